@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * otf2w.h - an independent writer for OTF2 3.0 trace archives.
+ *
+ * The only public header of format/. It knows nothing of threads, MPI,
+ * signals or the tracer: it turns calls into the byte layout that the
+ * reference reader (libotf2 3.0.2) reads (see ../shared/otf2-format.md).
+ *
+ * Object model (as in OTF2's own API):
+ *   otf2w_archive      one archive directory: anchor, global defs, per-location
+ *                      files, snapshot and marker files.
+ *   otf2w_evt_writer   one location's event stream. Owned by one thread at a
+ *                      time; its hot path takes no lock and allocates nothing.
+ *   otf2w_def_writer   one location's local definitions (mapping tables,
+ *                      clock offsets).
+ *   otf2w_gdef_writer  the global definitions (one per archive).
+ *   otf2w_snap_writer  one location's snapshots.
+ *   otf2w_marker_writer the archive's marker file.
+ *
+ * Thread safety: an archive's shared state (file creation, the chunk pool,
+ * writer lists, counters) is guarded only through the locking callbacks
+ * (otf2w_archive_set_locking); without them the archive must be used by one
+ * thread. Each writer is owned by one thread at a time.
+ *
+ * Errors: every call that can fail returns otf2w_status (OTF2W_OK == 0).
+ * otf2w_archive_error() gives the text of the last error of the archive
+ * (with path and strerror text for file errors). Nothing aborts or exits.
+ *
+ * Record functions are generated from format/records.tab into
+ * otf2w_records.h (included at the end of this header); their argument order
+ * is that of OTF2's C API (OTF2_EvtWriter_<Record>, OTF2_GlobalDefWriter_
+ * Write<Record>, ...), their names the snake_case record name:
+ *   otf2w_evt_<record>(otf2w_evt_writer *, const otf2w_attr_list *, uint64_t time, ...)
+ *   otf2w_gdef_<record>(otf2w_gdef_writer *, ...)
+ *   otf2w_ldef_<record>(otf2w_def_writer *, ...)     (local defs)
+ *   otf2w_snap_<record>(otf2w_snap_writer *, const otf2w_attr_list *,
+ *                       uint64_t snap_time, uint64_t orig_event_time, ...)
+ * e.g. otf2w_evt_enter(w, NULL, t, region), otf2w_evt_mpi_send(w, NULL, t,
+ * receiver, comm, tag, len), otf2w_gdef_region(g, self, name, canonical,
+ * description, role, paradigm, flags, source_file, begin_line, end_line).
+ */
+#ifndef OTF2W_H
+#define OTF2W_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- status ------------------------------------------------------------ */
+
+typedef enum otf2w_status {
+	OTF2W_OK = 0,
+	OTF2W_E_INVALID_ARGUMENT,   /* NULL writer, bad id, bad value */
+	OTF2W_E_INVALID_CALL,       /* wrong order of calls (e.g. write after close) */
+	OTF2W_E_TIME_BACKWARDS,     /* timestamp smaller than the previous one of the location */
+	OTF2W_E_RECORD_TOO_LARGE,   /* record larger than a chunk can hold */
+	OTF2W_E_NO_MEMORY,          /* allocation (or memory callback) failed */
+	OTF2W_E_IO,                 /* file error: see otf2w_archive_error() for path and errno text */
+	OTF2W_E_EXISTS,             /* archive directory already holds an archive */
+	OTF2W_E_STOPPED,            /* location stopped recording (buffer full, stop mode): event dropped and counted */
+	OTF2W_E_LOCKING,            /* a locking callback failed */
+	OTF2W_E_INTERRUPTED,        /* a callback asked to abort the operation */
+} otf2w_status;
+
+const char *otf2w_status_str(otf2w_status s);
+
+/* ---- enumerations (numeric values of OTF2 3.0; see otf2-format.md §6) ---- */
+
+#define OTF2W_UNDEFINED_UINT8   ((uint8_t)0xff)
+#define OTF2W_UNDEFINED_UINT32  ((uint32_t)0xffffffffu)
+#define OTF2W_UNDEFINED_UINT64  ((uint64_t)0xffffffffffffffffull)
+#define OTF2W_UNDEFINED_REF     OTF2W_UNDEFINED_UINT32
+#define OTF2W_UNDEFINED_LOCATION OTF2W_UNDEFINED_UINT64
+#define OTF2W_UNDEFINED_TIMESTAMP OTF2W_UNDEFINED_UINT64
+
+enum otf2w_type {
+	OTF2W_TYPE_NONE = 0, OTF2W_TYPE_UINT8, OTF2W_TYPE_UINT16, OTF2W_TYPE_UINT32,
+	OTF2W_TYPE_UINT64, OTF2W_TYPE_INT8, OTF2W_TYPE_INT16, OTF2W_TYPE_INT32,
+	OTF2W_TYPE_INT64, OTF2W_TYPE_FLOAT, OTF2W_TYPE_DOUBLE, OTF2W_TYPE_STRING,
+	OTF2W_TYPE_ATTRIBUTE, OTF2W_TYPE_LOCATION, OTF2W_TYPE_REGION, OTF2W_TYPE_GROUP,
+	OTF2W_TYPE_METRIC, OTF2W_TYPE_COMM, OTF2W_TYPE_PARAMETER, OTF2W_TYPE_RMA_WIN,
+	OTF2W_TYPE_SOURCE_CODE_LOCATION, OTF2W_TYPE_CALLING_CONTEXT,
+	OTF2W_TYPE_INTERRUPT_GENERATOR, OTF2W_TYPE_IO_FILE, OTF2W_TYPE_IO_HANDLE,
+	OTF2W_TYPE_LOCATION_GROUP,
+};
+
+enum otf2w_paradigm {
+	OTF2W_PARADIGM_UNKNOWN = 0, OTF2W_PARADIGM_USER = 1, OTF2W_PARADIGM_COMPILER = 2,
+	OTF2W_PARADIGM_OPENMP = 3, OTF2W_PARADIGM_MPI = 4, OTF2W_PARADIGM_CUDA = 5,
+	OTF2W_PARADIGM_MEASUREMENT_SYSTEM = 6, OTF2W_PARADIGM_PTHREAD = 7,
+	OTF2W_PARADIGM_HMPP = 8, OTF2W_PARADIGM_OMPSS = 9, OTF2W_PARADIGM_HARDWARE = 10,
+	OTF2W_PARADIGM_GASPI = 11, OTF2W_PARADIGM_UPC = 12, OTF2W_PARADIGM_SHMEM = 13,
+	OTF2W_PARADIGM_WINTHREAD = 14, OTF2W_PARADIGM_QTTHREAD = 15,
+	OTF2W_PARADIGM_ACETHREAD = 16, OTF2W_PARADIGM_TBBTHREAD = 17,
+	OTF2W_PARADIGM_OPENACC = 18, OTF2W_PARADIGM_OPENCL = 19, OTF2W_PARADIGM_MTAPI = 20,
+	OTF2W_PARADIGM_SAMPLING = 21, OTF2W_PARADIGM_NONE = 22, OTF2W_PARADIGM_HIP = 23,
+	OTF2W_PARADIGM_KOKKOS = 24,
+};
+
+enum otf2w_paradigm_class {
+	OTF2W_PARADIGM_CLASS_PROCESS = 0, OTF2W_PARADIGM_CLASS_THREAD_FORK_JOIN = 1,
+	OTF2W_PARADIGM_CLASS_THREAD_CREATE_WAIT = 2, OTF2W_PARADIGM_CLASS_ACCELERATOR = 3,
+};
+
+enum otf2w_region_role {
+	OTF2W_ROLE_UNKNOWN = 0, OTF2W_ROLE_FUNCTION = 1, OTF2W_ROLE_WRAPPER = 2,
+	OTF2W_ROLE_LOOP = 3, OTF2W_ROLE_CODE = 4, OTF2W_ROLE_PARALLEL = 5,
+	OTF2W_ROLE_SECTIONS = 6, OTF2W_ROLE_SECTION = 7, OTF2W_ROLE_WORKSHARE = 8,
+	OTF2W_ROLE_SINGLE = 9, OTF2W_ROLE_SINGLE_SBLOCK = 10, OTF2W_ROLE_MASTER = 11,
+	OTF2W_ROLE_CRITICAL = 12, OTF2W_ROLE_CRITICAL_SBLOCK = 13, OTF2W_ROLE_ATOMIC = 14,
+	OTF2W_ROLE_BARRIER = 15, OTF2W_ROLE_IMPLICIT_BARRIER = 16, OTF2W_ROLE_FLUSH = 17,
+	OTF2W_ROLE_ORDERED = 18, OTF2W_ROLE_ORDERED_SBLOCK = 19, OTF2W_ROLE_TASK = 20,
+	OTF2W_ROLE_TASK_CREATE = 21, OTF2W_ROLE_TASK_WAIT = 22,
+	OTF2W_ROLE_COLL_ONE2ALL = 23, OTF2W_ROLE_COLL_ALL2ONE = 24,
+	OTF2W_ROLE_COLL_ALL2ALL = 25, OTF2W_ROLE_COLL_OTHER = 26, OTF2W_ROLE_FILE_IO = 27,
+	OTF2W_ROLE_POINT2POINT = 28, OTF2W_ROLE_RMA = 29, OTF2W_ROLE_DATA_TRANSFER = 30,
+	OTF2W_ROLE_ARTIFICIAL = 31, OTF2W_ROLE_THREAD_CREATE = 32,
+	OTF2W_ROLE_THREAD_WAIT = 33, OTF2W_ROLE_TASK_UNTIED = 34,
+	OTF2W_ROLE_ALLOCATE = 35, OTF2W_ROLE_DEALLOCATE = 36, OTF2W_ROLE_REALLOCATE = 37,
+	OTF2W_ROLE_FILE_IO_METADATA = 38,
+};
+
+enum otf2w_region_flag { OTF2W_REGION_FLAG_NONE = 0, OTF2W_REGION_FLAG_DYNAMIC = 1, OTF2W_REGION_FLAG_PHASE = 2 };
+
+enum otf2w_group_type {
+	OTF2W_GROUP_UNKNOWN = 0, OTF2W_GROUP_LOCATIONS = 1, OTF2W_GROUP_REGIONS = 2,
+	OTF2W_GROUP_METRIC = 3, OTF2W_GROUP_COMM_LOCATIONS = 4, OTF2W_GROUP_COMM_GROUP = 5,
+	OTF2W_GROUP_COMM_SELF = 6,
+};
+enum otf2w_group_flag { OTF2W_GROUP_FLAG_NONE = 0, OTF2W_GROUP_FLAG_GLOBAL_MEMBERS = 1 };
+
+enum otf2w_location_group_type { OTF2W_LGROUP_UNKNOWN = 0, OTF2W_LGROUP_PROCESS = 1, OTF2W_LGROUP_ACCELERATOR = 2 };
+enum otf2w_location_type { OTF2W_LOC_UNKNOWN = 0, OTF2W_LOC_CPU_THREAD = 1, OTF2W_LOC_ACCELERATOR_STREAM = 2, OTF2W_LOC_METRIC = 3 };
+
+enum otf2w_system_tree_domain {
+	OTF2W_STD_MACHINE = 0, OTF2W_STD_SHARED_MEMORY = 1, OTF2W_STD_NUMA = 2,
+	OTF2W_STD_SOCKET = 3, OTF2W_STD_CACHE = 4, OTF2W_STD_CORE = 5, OTF2W_STD_PU = 6,
+	OTF2W_STD_ACCELERATOR_DEVICE = 7, OTF2W_STD_NETWORKING_DEVICE = 8,
+};
+
+enum otf2w_mapping_type {
+	OTF2W_MAP_STRING = 0, OTF2W_MAP_ATTRIBUTE = 1, OTF2W_MAP_LOCATION = 2,
+	OTF2W_MAP_REGION = 3, OTF2W_MAP_GROUP = 4, OTF2W_MAP_METRIC = 5, OTF2W_MAP_COMM = 6,
+	OTF2W_MAP_PARAMETER = 7, OTF2W_MAP_RMA_WIN = 8, OTF2W_MAP_SOURCE_CODE_LOCATION = 9,
+	OTF2W_MAP_CALLING_CONTEXT = 10, OTF2W_MAP_INTERRUPT_GENERATOR = 11,
+	OTF2W_MAP_IO_FILE = 12, OTF2W_MAP_IO_HANDLE = 13, OTF2W_MAP_LOCATION_GROUP = 14,
+	OTF2W_MAP_MAX = 15,
+};
+
+enum otf2w_measurement_mode { OTF2W_MEASUREMENT_ON = 1, OTF2W_MEASUREMENT_OFF = 2 };
+
+enum otf2w_collective_op {
+	OTF2W_COLL_BARRIER = 0, OTF2W_COLL_BCAST = 1, OTF2W_COLL_GATHER = 2,
+	OTF2W_COLL_GATHERV = 3, OTF2W_COLL_SCATTER = 4, OTF2W_COLL_SCATTERV = 5,
+	OTF2W_COLL_ALLGATHER = 6, OTF2W_COLL_ALLGATHERV = 7, OTF2W_COLL_ALLTOALL = 8,
+	OTF2W_COLL_ALLTOALLV = 9, OTF2W_COLL_ALLTOALLW = 10, OTF2W_COLL_ALLREDUCE = 11,
+	OTF2W_COLL_REDUCE = 12, OTF2W_COLL_REDUCE_SCATTER = 13, OTF2W_COLL_SCAN = 14,
+	OTF2W_COLL_EXSCAN = 15, OTF2W_COLL_REDUCE_SCATTER_BLOCK = 16,
+	OTF2W_COLL_CREATE_HANDLE = 17, OTF2W_COLL_DESTROY_HANDLE = 18,
+	OTF2W_COLL_ALLOCATE = 19, OTF2W_COLL_DEALLOCATE = 20,
+	OTF2W_COLL_CREATE_HANDLE_AND_ALLOCATE = 21,
+	OTF2W_COLL_DESTROY_HANDLE_AND_DEALLOCATE = 22,
+};
+#define OTF2W_COLLECTIVE_ROOT_NONE       0xffffffffu
+#define OTF2W_COLLECTIVE_ROOT_SELF       0xfffffffeu
+#define OTF2W_COLLECTIVE_ROOT_THIS_GROUP 0xfffffffdu
+
+enum otf2w_comm_flag { OTF2W_COMM_FLAG_NONE = 0, OTF2W_COMM_FLAG_CREATE_DESTROY_EVENTS = 1 };
+enum otf2w_rma_win_flag { OTF2W_RMA_WIN_FLAG_NONE = 0, OTF2W_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS = 1 };
+enum otf2w_rma_sync_type { OTF2W_RMA_SYNC_MEMORY = 0, OTF2W_RMA_SYNC_NOTIFY_IN = 1, OTF2W_RMA_SYNC_NOTIFY_OUT = 2 };
+enum otf2w_rma_sync_level { OTF2W_RMA_SYNC_LEVEL_NONE = 0, OTF2W_RMA_SYNC_LEVEL_PROCESS = 1, OTF2W_RMA_SYNC_LEVEL_MEMORY = 2 };
+enum otf2w_lock_type { OTF2W_LOCK_EXCLUSIVE = 0, OTF2W_LOCK_SHARED = 1 };
+enum otf2w_rma_atomic_type {
+	OTF2W_RMA_ATOMIC_ACCUMULATE = 0, OTF2W_RMA_ATOMIC_INCREMENT = 1,
+	OTF2W_RMA_ATOMIC_TEST_AND_SET = 2, OTF2W_RMA_ATOMIC_COMPARE_AND_SWAP = 3,
+	OTF2W_RMA_ATOMIC_SWAP = 4, OTF2W_RMA_ATOMIC_FETCH_AND_ADD = 5,
+	OTF2W_RMA_ATOMIC_FETCH_AND_INCREMENT = 6, OTF2W_RMA_ATOMIC_FETCH_AND_ACCUMULATE = 7,
+};
+
+enum otf2w_metric_type { OTF2W_METRIC_TYPE_OTHER = 0, OTF2W_METRIC_TYPE_PAPI = 1, OTF2W_METRIC_TYPE_RUSAGE = 2, OTF2W_METRIC_TYPE_USER = 3 };
+enum otf2w_metric_mode {
+	OTF2W_METRIC_ACCUMULATED_START = 0x00, OTF2W_METRIC_ACCUMULATED_POINT = 0x10,
+	OTF2W_METRIC_ACCUMULATED_LAST = 0x20, OTF2W_METRIC_ACCUMULATED_NEXT = 0x30,
+	OTF2W_METRIC_ABSOLUTE_POINT = 0x11, OTF2W_METRIC_ABSOLUTE_LAST = 0x21,
+	OTF2W_METRIC_ABSOLUTE_NEXT = 0x31, OTF2W_METRIC_RELATIVE_POINT = 0x12,
+	OTF2W_METRIC_RELATIVE_LAST = 0x22, OTF2W_METRIC_RELATIVE_NEXT = 0x32,
+};
+enum otf2w_metric_occurrence { OTF2W_METRIC_SYNCHRONOUS_STRICT = 0, OTF2W_METRIC_SYNCHRONOUS = 1, OTF2W_METRIC_ASYNCHRONOUS = 2 };
+enum otf2w_metric_scope { OTF2W_SCOPE_LOCATION = 0, OTF2W_SCOPE_LOCATION_GROUP = 1, OTF2W_SCOPE_SYSTEM_TREE_NODE = 2, OTF2W_SCOPE_GROUP = 3 };
+enum otf2w_recorder_kind { OTF2W_RECORDER_UNKNOWN = 0, OTF2W_RECORDER_ABSTRACT = 1, OTF2W_RECORDER_CPU = 2, OTF2W_RECORDER_GPU = 3 };
+enum otf2w_base { OTF2W_BASE_BINARY = 0, OTF2W_BASE_DECIMAL = 1 };
+enum otf2w_parameter_type { OTF2W_PARAMETER_STRING = 0, OTF2W_PARAMETER_INT64 = 1, OTF2W_PARAMETER_UINT64 = 2 };
+enum otf2w_interrupt_generator_mode { OTF2W_INTERRUPT_TIME = 0, OTF2W_INTERRUPT_COUNT = 1 };
+enum otf2w_marker_severity { OTF2W_SEVERITY_NONE = 0, OTF2W_SEVERITY_LOW = 1, OTF2W_SEVERITY_MEDIUM = 2, OTF2W_SEVERITY_HIGH = 3 };
+enum otf2w_marker_scope {
+	OTF2W_MARKER_SCOPE_GLOBAL = 0, OTF2W_MARKER_SCOPE_LOCATION = 1,
+	OTF2W_MARKER_SCOPE_LOCATION_GROUP = 2, OTF2W_MARKER_SCOPE_SYSTEM_TREE_NODE = 3,
+	OTF2W_MARKER_SCOPE_GROUP = 4, OTF2W_MARKER_SCOPE_COMM = 5,
+};
+
+/* A metric value: its raw 64-bit pattern is what is stored. */
+typedef union otf2w_metric_value {
+	int64_t signed_int;
+	uint64_t unsigned_int;
+	double floating_point;
+} otf2w_metric_value;
+
+/* ---- opaque objects ------------------------------------------------------ */
+
+typedef struct otf2w_archive otf2w_archive;
+typedef struct otf2w_evt_writer otf2w_evt_writer;
+typedef struct otf2w_def_writer otf2w_def_writer;
+typedef struct otf2w_gdef_writer otf2w_gdef_writer;
+typedef struct otf2w_snap_writer otf2w_snap_writer;
+typedef struct otf2w_marker_writer otf2w_marker_writer;
+typedef struct otf2w_attr_list otf2w_attr_list;
+typedef struct otf2w_id_map otf2w_id_map;
+
+/* ---- callbacks ------------------------------------------------------------- */
+
+/* Locking: guards only the archive's shared state (never an event write). */
+typedef struct otf2w_locking_callbacks {
+	int (*create)(void *user_data, void **lock);   /* 0 on success */
+	int (*destroy)(void *user_data, void *lock);
+	int (*lock)(void *user_data, void *lock);
+	int (*unlock)(void *user_data, void *lock);
+} otf2w_locking_callbacks;
+
+/* What to do when a location has used all its chunks. */
+typedef enum otf2w_flush_type {
+	OTF2W_NO_FLUSH = 0,   /* stop recording the location: MeasurementOnOff(OFF) + drop count */
+	OTF2W_FLUSH = 1,      /* write the chunks to disk and go on (BufferFlush record) */
+} otf2w_flush_type;
+
+typedef struct otf2w_flush_callbacks {
+	/* Called by the owning thread when a location's chunk budget is used up
+	 * (final = 0) and at close (final = 1, the answer is then ignored:
+	 * a closing writer always writes). May be NULL: then always FLUSH. */
+	otf2w_flush_type (*pre_flush)(void *user_data, uint64_t location, int final);
+	/* Gives the timestamp written as BufferFlush.stopTime after a flush
+	 * (the flush start time is the time of the last event). May be NULL:
+	 * then no BufferFlush record is written. */
+	uint64_t (*post_flush)(void *user_data, uint64_t location);
+} otf2w_flush_callbacks;
+
+/* Chunk memory (default: aligned_alloc/free). allocate may be called with
+ * the archive lock held, from the owning thread of the location. */
+typedef struct otf2w_memory_callbacks {
+	void *(*allocate)(void *user_data, size_t size);
+	void (*free_all)(void *user_data, void *chunk, size_t size);
+} otf2w_memory_callbacks;
+
+/* ---- archive ---------------------------------------------------------------- */
+
+typedef struct otf2w_archive_params {
+	const char *path;            /* archive directory, created if missing (mkdir -p) */
+	const char *name;            /* archive name; "traces" when NULL */
+	uint64_t event_chunk_size;   /* [262144, 16777216]; 0 -> 1 MiB */
+	uint64_t def_chunk_size;     /* same range; 0 -> 4 MiB */
+	uint32_t max_chunks;         /* per location in memory before pre_flush; 0 -> unbounded is NOT allowed: 0 -> 16 */
+	const char *machine_name;    /* anchor; may be NULL */
+	const char *creator;         /* anchor; may be NULL */
+	const char *description;     /* anchor; may be NULL */
+	int exclusive;               /* fail with OTF2W_E_EXISTS if NAME.otf2 or NAME/ exists */
+} otf2w_archive_params;
+
+otf2w_status otf2w_archive_open(const otf2w_archive_params *p, otf2w_archive **out);
+otf2w_status otf2w_archive_set_locking(otf2w_archive *ar, const otf2w_locking_callbacks *cb, void *user_data);
+otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callbacks *cb, void *user_data);
+otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data);
+/* Anchor property "NS::NAME[::...]" (chars [A-Za-z0-9_]); validated, an invalid name is rejected. */
+otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, const char *value);
+otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);
+otf2w_status otf2w_archive_set_number_of_snapshots(otf2w_archive *ar, uint32_t n);
+/* Text of the last error (thread-local per archive use; valid until the next call). */
+const char *otf2w_archive_error(const otf2w_archive *ar);
+
+/* Writers. Getting the writer of a location twice returns the same writer.
+ * Every location defined in the global definitions must get an event
+ * writer (otf2w_archive_close creates empty files for locations whose
+ * writer was never requested if it was told about them via gdef Location). */
+otf2w_status otf2w_archive_get_evt_writer(otf2w_archive *ar, uint64_t location, otf2w_evt_writer **out);
+otf2w_status otf2w_archive_get_def_writer(otf2w_archive *ar, uint64_t location, otf2w_def_writer **out);
+otf2w_status otf2w_archive_get_gdef_writer(otf2w_archive *ar, otf2w_gdef_writer **out);
+otf2w_status otf2w_archive_get_snap_writer(otf2w_archive *ar, uint64_t location, otf2w_snap_writer **out);
+otf2w_status otf2w_archive_get_marker_writer(otf2w_archive *ar, otf2w_marker_writer **out);
+
+/* Close one writer: writes what is buffered and the file end. Called by its
+ * owning thread. The writer object stays valid (counters readable) until
+ * otf2w_archive_close. */
+otf2w_status otf2w_archive_close_evt_writer(otf2w_archive *ar, otf2w_evt_writer *w);
+otf2w_status otf2w_archive_close_def_writer(otf2w_archive *ar, otf2w_def_writer *w);
+otf2w_status otf2w_archive_close_snap_writer(otf2w_archive *ar, otf2w_snap_writer *w);
+
+/* Writes everything still open (all writers, global defs, marker file, the
+ * anchor last) and frees the archive. Safe when some writers are unclosed:
+ * their buffered events are written (the caller must make sure their owner
+ * threads no longer write). Returns the first error met; the archive is
+ * freed in every case. */
+otf2w_status otf2w_archive_close(otf2w_archive *ar);
+
+/* Emergency variant for crash paths (SIGSEGV handler, abort): no locks, no
+ * malloc, only open/write/close. Writes the buffered chunks of every event
+ * writer, the global definitions written so far and the anchor. The archive
+ * must not be used afterwards (it is leaked). */
+otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar);
+
+/* After fork() in the child: forget the parent's writers and files without
+ * writing or freeing anything that the parent owns (the child re-opens its
+ * own archive). Async-signal-safe. */
+void otf2w_archive_abandon(otf2w_archive *ar);
+
+/* ---- event writer ------------------------------------------------------------- */
+
+uint64_t otf2w_evt_writer_location(const otf2w_evt_writer *w);
+/* Events recorded (written or buffered), events dropped while stopped. */
+uint64_t otf2w_evt_writer_count(const otf2w_evt_writer *w);
+uint64_t otf2w_evt_writer_dropped(const otf2w_evt_writer *w);
+/* Bytes of event data (including chunk headers and padding) so far. */
+uint64_t otf2w_evt_writer_bytes(const otf2w_evt_writer *w);
+/* Last timestamp written (0 before the first event). */
+uint64_t otf2w_evt_writer_last_time(const otf2w_evt_writer *w);
+/* Re-enable recording after a stop (writes MeasurementOnOff(ON) at time t
+ * once chunks are available again, i.e. after a flush). */
+otf2w_status otf2w_evt_writer_resume(otf2w_evt_writer *w, uint64_t t);
+/* Force the buffered chunks of this writer to disk now (owner thread). */
+otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w);
+
+/* ---- attribute lists (caller owned, reusable; no allocation after create) ---- */
+
+otf2w_attr_list *otf2w_attr_list_new(void);
+void otf2w_attr_list_delete(otf2w_attr_list *al);
+void otf2w_attr_list_clear(otf2w_attr_list *al);
+uint32_t otf2w_attr_list_count(const otf2w_attr_list *al);
+/* Generic add: value is the raw 64-bit pattern (double: its bits; refs: the id). */
+otf2w_status otf2w_attr_list_add(otf2w_attr_list *al, uint32_t attribute, uint8_t type, uint64_t value);
+otf2w_status otf2w_attr_list_add_uint64(otf2w_attr_list *al, uint32_t attribute, uint64_t v);
+otf2w_status otf2w_attr_list_add_int64(otf2w_attr_list *al, uint32_t attribute, int64_t v);
+otf2w_status otf2w_attr_list_add_double(otf2w_attr_list *al, uint32_t attribute, double v);
+otf2w_status otf2w_attr_list_add_string(otf2w_attr_list *al, uint32_t attribute, uint32_t string_id);
+
+/* ---- id maps (mapping tables) ---------------------------------------------------- */
+
+otf2w_id_map *otf2w_id_map_new(int sparse, uint64_t capacity_hint);
+void otf2w_id_map_delete(otf2w_id_map *m);
+otf2w_status otf2w_id_map_add(otf2w_id_map *m, uint64_t local_id, uint64_t global_id);
+/* Dense maps: otf2w_id_map_add(m, index, global) with index == count so far. */
+
+/* ---- generated record writers ------------------------------------------------------ */
+
+#include "otf2w_records.h"
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* OTF2W_H */

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tracer.h - the core of libtracer.so as seen by wrappers/ and sampling/.
+ *
+ * Layering: wrappers/ and sampling/ call down into preload/ (this header)
+ * and format/ (otf2w.h), never into each other. preload/ is the only code
+ * that reads the environment.
+ *
+ * Hot path contract (one wrapped call, one event): tr_thread_get(),
+ * tr_time(), tr_enter()/tr_leave() and the otf2w_evt_* writers allocate
+ * nothing, take no lock, do no stdio and never call a wrapped function.
+ *
+ * Typical wrapper:
+ *
+ *	TR_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
+ *	{
+ *		TR_REAL_INIT(pthread_mutex_lock);
+ *		struct tr_thread *t = tr_thread_get();   // NULL: not ready/dying/nested
+ *		if (!t)
+ *			return real_pthread_mutex_lock(m);
+ *		uint64_t t0 = tr_time();
+ *		tr_enter(t, t0, tr_rgn_mutex_lock);
+ *		int ret = real_pthread_mutex_lock(m);
+ *		tr_leave(t, tr_time(), tr_rgn_mutex_lock);
+ *		tr_thread_put(t);                        // restores errno
+ *		return ret;
+ *	}
+ */
+#ifndef TR_TRACER_H
+#define TR_TRACER_H
+
+#include <errno.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <stdarg.h>
+#include "otf2w.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TR_EXPORT __attribute__((visibility("default")))
+#define TR_HIDDEN __attribute__((visibility("hidden")))
+#define tr_likely(x)   __builtin_expect(!!(x), 1)
+#define tr_unlikely(x) __builtin_expect(!!(x), 0)
+#define TR_TLS __thread __attribute__((tls_model("initial-exec")))
+
+/* ---- logging (never on the hot path; "tracer: " prefix, one line) ------------ */
+
+/* Printed unless TRACER_VERBOSE=0 silences info; errors and warnings always. */
+void tr_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tr_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void tr_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* TRACER_VERBOSE >= 2 */
+void tr_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Async-signal-safe: formats %s %d %u %lu %llu %x %p into a fixed buffer, write(2). */
+void tr_log_sigsafe(const char *fmt, ...);
+
+/* ---- configuration (parsed once in the constructor, read-only afterwards) ---- */
+
+enum tr_on_full { TR_ON_FULL_FLUSH = 0, TR_ON_FULL_STOP = 1 };
+enum tr_clock_kind { TR_CLOCK_TSC = 0, TR_CLOCK_MONOTONIC = 1 };
+
+struct tr_config {
+	char output[4096];        /* TRACER_OUTPUT ("" = default name, decided at start or by MPI) */
+	uint64_t buffer_bytes;    /* TRACER_BUFFER, per thread (default 16M) */
+	uint64_t chunk_bytes;     /* TRACER_CHUNK (default 1M) */
+	int on_full;              /* TRACER_ON_FULL */
+	int pthread;              /* TRACER_PTHREAD (default 1) */
+	int mpi;                  /* TRACER_MPI (default 1) */
+	char filter[4096];        /* TRACER_FILTER file ("" = none) */
+	int verbose;              /* TRACER_VERBOSE (default 1) */
+	int clock;                /* TRACER_CLOCK: tsc (default where invariant) / monotonic */
+	/* sampling/ */
+	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off) */
+	uint32_t sampling_depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
+	char metrics[1024];            /* TRACER_METRICS ("" = none) */
+	/* wrappers/vt */
+	int detailed_states;           /* TRACER_DETAILED_STATES (default 0) */
+};
+extern struct tr_config tr_cfg;
+
+/* Helpers shared by every option parser (return 0 on success, -1 on bad input). */
+int tr_cfg_parse_size(const char *s, uint64_t *out);       /* "16M", "512k", "1G", "4096" */
+int tr_cfg_parse_duration(const char *s, uint64_t *ns);    /* "1ms", "250us", "1000Hz", "2s" */
+int tr_cfg_parse_bool(const char *s, int *out);            /* on/off/1/0/yes/no/true/false */
+
+/* ---- clock -------------------------------------------------------------------- */
+
+/* Ticks of the archive's clock (TSC or CLOCK_MONOTONIC ns). Async-signal-safe. */
+uint64_t tr_time(void);
+uint64_t tr_clock_resolution(void);    /* ticks per second */
+/* Convert a tick difference to ns (for reports, not hot path). */
+uint64_t tr_ticks_to_ns(uint64_t ticks);
+
+/* ---- per-thread state ----------------------------------------------------------- */
+
+enum tr_thread_state { TR_T_UNINIT = 0, TR_T_ACTIVE, TR_T_DYING, TR_T_DEAD };
+
+struct tr_thread {
+	otf2w_evt_writer *w;       /* this thread's location writer */
+	uint64_t location;         /* location id */
+	uint32_t index;            /* 0 = master thread, 1.. in creation order */
+	int state;                 /* enum tr_thread_state */
+	volatile int guard;        /* > 0 while inside the tracer (recursion guard) */
+	int saved_errno;           /* errno at tr_thread_get, restored by tr_thread_put */
+	volatile int in_record;    /* set by tr_enter/tr_leave while writing (sampler defers) */
+	uint64_t pthread_self;     /* pthread_t of the thread */
+	int tid;                   /* kernel tid */
+	/* Slots owned by other modules (set in their thread_init hooks). */
+	void *sampling;
+	void *metrics;
+	void *task;                /* wrappers/argobots: current work unit */
+	void *mpi;
+};
+
+/* The calling thread's state if tracing is active for it and the thread is
+ * not already inside the tracer; increments the guard and saves errno.
+ * NULL otherwise (call the real function untraced). Creates the thread's
+ * location on first use (the only non-hot call: may lock and allocate,
+ * with the guard set). */
+struct tr_thread *tr_thread_get(void);
+/* Decrements the guard and restores errno. */
+void tr_thread_put(struct tr_thread *t);
+/* The calling thread's state without guard/creation (NULL if none yet).
+ * Async-signal-safe. */
+struct tr_thread *tr_thread_peek(void);
+/* 1 once the constructor has run and until shut-down started. */
+int tr_is_active(void);
+
+/* ---- events (hot path) -------------------------------------------------------------- */
+
+/* Enter/Leave a region. Applies the filter (region filtered: nothing
+ * recorded), the region-enter hooks (metrics) and, when a module installed
+ * an enter/leave override (sampling: CallingContextEnter/Leave), that one. */
+void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region);
+void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region);
+
+/* Account the status of any otf2w_evt_* call made directly by a wrapper
+ * (counts errors; reports the first one at shut-down). Inline-cheap. */
+static inline void tr_evt_status(struct tr_thread *t, otf2w_status s)
+{
+	extern void tr_evt_status_slow(struct tr_thread *, otf2w_status);
+	if (tr_unlikely(s != OTF2W_OK))
+		tr_evt_status_slow(t, s);
+}
+
+/* ---- module hooks (sampling, metrics, argobots, MPI) ---------------------------------- */
+
+struct tr_module {
+	const char *name;
+	/* After configuration, before main (may allocate, read tr_cfg). */
+	void (*init)(void);
+	/* In the new thread, after its location exists, before its first event. */
+	void (*thread_init)(struct tr_thread *t);
+	/* In the thread (or at exit for threads still running), before its writer closes. */
+	void (*thread_fini)(struct tr_thread *t);
+	/* At shut-down before the definitions are written: add definitions. */
+	void (*fini)(void);
+	/* In the child after fork. */
+	void (*fork_child)(void);
+	/* Observers on every recorded region enter/leave (metrics). May be NULL. */
+	void (*on_enter)(struct tr_thread *t, uint64_t time, uint32_t region);
+	void (*on_leave)(struct tr_thread *t, uint64_t time, uint32_t region);
+	/* Override of how enter/leave are written (calling-context mode). At most
+	 * one module may set these; NULL: Enter/Leave records. */
+	void (*write_enter)(struct tr_thread *t, uint64_t time, uint32_t region);
+	void (*write_leave)(struct tr_thread *t, uint64_t time, uint32_t region);
+};
+/* Called from a module's constructor (priority 200+) or from tr's init; at
+ * most 16 modules. */
+void tr_module_register(const struct tr_module *m);
+
+/* ---- definitions registry -------------------------------------------------------------
+ * Thread-safe (registry lock), never on the hot path: wrappers define their
+ * regions once (e.g. at init or first use, cached in a static). Every call
+ * deduplicates by content, so calling twice with the same arguments returns
+ * the same id. Ids are process-local and dense from 0 per class; they are
+ * what the event writers record. With MPI they are unified at finalize
+ * (wrappers/mpi) and mapping tables translate them.
+ */
+uint32_t tr_def_string(const char *s);
+uint32_t tr_def_region(const char *name, const char *canonical_name, const char *description,
+		       uint8_t role, uint8_t paradigm, uint32_t flags,
+		       const char *source_file, uint32_t begin_line, uint32_t end_line);
+uint32_t tr_def_attribute(const char *name, const char *description, uint8_t type);
+uint32_t tr_def_source_code_location(const char *file, uint32_t line);
+uint32_t tr_def_calling_context(uint32_t region, uint32_t scl, uint32_t parent);
+uint32_t tr_def_calling_context_property(uint32_t cc, const char *name, uint8_t type, uint64_t value);
+uint32_t tr_def_interrupt_generator(const char *name, uint8_t mode, uint8_t base, int64_t exponent, uint64_t period);
+uint32_t tr_def_parameter(const char *name, uint8_t type);
+uint32_t tr_def_metric_member(const char *name, const char *description, uint8_t metric_type,
+			      uint8_t metric_mode, uint8_t value_type, uint8_t base, int64_t exponent,
+			      const char *unit);
+uint32_t tr_def_metric_class(uint32_t n, const uint32_t *members, uint8_t occurrence, uint8_t recorder_kind);
+void tr_def_metric_class_recorder(uint32_t metric_class, uint64_t location);
+/* Groups: members are ranks (COMM_GROUP/COMM_SELF) or location ids (COMM_LOCATIONS/LOCATIONS). */
+uint32_t tr_def_group(const char *name, uint8_t group_type, uint8_t paradigm, uint32_t flags,
+		      uint32_t n, const uint64_t *members);
+uint32_t tr_def_comm(const char *name, uint32_t group, uint32_t parent, uint32_t flags);
+uint32_t tr_def_inter_comm(const char *name, uint32_t group_a, uint32_t group_b, uint32_t common_comm, uint32_t flags);
+uint32_t tr_def_rma_win(const char *name, uint32_t comm, uint32_t flags);
+uint32_t tr_def_cart_dimension(const char *name, uint32_t size, uint8_t periodic);
+uint32_t tr_def_cart_topology(const char *name, uint32_t comm, uint32_t ndims, const uint32_t *dims);
+void tr_def_cart_coordinate(uint32_t topology, uint32_t rank, uint32_t ndims, const uint32_t *coords);
+uint32_t tr_def_callsite(const char *file, uint32_t line, uint32_t entered_region, uint32_t left_region);
+uint32_t tr_def_callpath(uint32_t parent, uint32_t region);
+/* A Comm over the locations of this process for a thread paradigm (PTHREAD
+ * thread contingent, ARGOBOTS/other thread teams); created once. */
+uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name);
+/* Properties attached at shut-down. */
+void tr_def_location_property(uint64_t location, const char *name, const char *value);
+void tr_def_location_group_property(const char *name, const char *value);
+
+/* Generic view of the registry for MPI unification (wrappers/mpi). Each
+ * definition is one tr_def_rec; fields hold ids (of the class given by the
+ * field kind table tr_def_field_kinds) or plain values; strings are String
+ * ids. Iteration and id remapping are done under the registry lock. */
+enum tr_def_class {
+	TR_DEF_STRING = 0, TR_DEF_ATTRIBUTE, TR_DEF_REGION, TR_DEF_GROUP, TR_DEF_COMM,
+	TR_DEF_RMA_WIN, TR_DEF_PARAMETER, TR_DEF_METRIC_MEMBER, TR_DEF_METRIC,
+	TR_DEF_METRIC_CLASS_RECORDER, TR_DEF_SOURCE_CODE_LOCATION, TR_DEF_CALLING_CONTEXT,
+	TR_DEF_CALLING_CONTEXT_PROPERTY, TR_DEF_INTERRUPT_GENERATOR, TR_DEF_CART_DIMENSION,
+	TR_DEF_CART_TOPOLOGY, TR_DEF_CART_COORDINATE, TR_DEF_CALLSITE, TR_DEF_CALLPATH,
+	TR_DEF_LOCATION_PROPERTY, TR_DEF_LOCATION_GROUP_PROPERTY,
+	TR_DEF_NCLASSES
+};
+/* Serialize all local definitions into a malloc'ed self-describing buffer
+ * (strings inline), and the inverse used by the unifier. Format private to
+ * preload/defs.c; the unifier treats the buffers as opaque and merges them
+ * with tr_defs_merge. */
+int tr_defs_pack(void **buf, size_t *len);
+/* Merge packed buffers (from other ranks) into a unified packed buffer
+ * (content-deduplicated, deterministic order so every rank agrees). */
+int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out, size_t *out_len);
+/* Install the unified set: this process then writes the unified global
+ * definitions (rank 0 only when write_global) and mapping tables local ->
+ * unified for all its locations. */
+int tr_defs_install_unified(const void *buf, size_t len, int write_global);
+
+/* ---- process identity, locations, archive life cycle -------------------------------- */
+
+struct tr_process {
+	int rank;                 /* MPI rank or -1 (from OMPI_COMM_WORLD_RANK/PMIX_RANK at start, fixed at MPI_Init) */
+	int size;                 /* MPI world size or 0 */
+	char hostname[256];
+	char progname[256];
+	int argc;
+	char **argv;              /* copy made at start */
+};
+extern struct tr_process tr_proc;
+
+/* Location id of thread `index` of this process: (rank or 0) << 32 | index. */
+uint64_t tr_location_id(uint32_t index);
+
+/* Change the archive directory before any file is written (MPI: rank 0's
+ * choice broadcast at MPI_Init). Returns 0, or -1 if files already exist. */
+int tr_archive_set_dir(const char *dir);
+const char *tr_archive_dir(void);
+/* MPI: set rank/size once known (before any location file is written). */
+void tr_set_rank(int rank, int size);
+/* Write the whole archive now (normal path, idempotent). Called by the
+ * destructor/exit paths, and by MPI_Finalize after unification. */
+void tr_finish(void);
+/* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
+void tr_set_global_writer(int yes);
+
+/* Stop/restart recording on the calling thread (VT_traceoff/on) with a
+ * MeasurementOnOff record. */
+void tr_measurement(struct tr_thread *t, int on);
+
+/* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated
+ * once per region at definition time. */
+int tr_region_filtered(uint32_t region);
+
+/* ---- real symbols (dlsym(RTLD_NEXT)) ------------------------------------------------- */
+
+/* Resolve a symbol of the next object after libtracer.so; safe while dlsym
+ * itself allocates (preload/ provides a static calloc pool for that). */
+void *tr_dlsym_next(const char *name);
+#define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
+#define TR_REAL_INIT(fn)                                                        \
+	do {                                                                    \
+		if (tr_unlikely(!real_##fn))                                    \
+			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn); \
+	} while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TR_TRACER_H */
