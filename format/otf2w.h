@@ -349,6 +349,21 @@ void otf2w_id_map_delete(otf2w_id_map *m);
 otf2w_status otf2w_id_map_add(otf2w_id_map *m, uint64_t local_id, uint64_t global_id);
 /* Dense maps: otf2w_id_map_add(m, index, global) with index == count so far. */
 
+/* ---- additions (fmt, issue 2) ------------------------------------------------------ */
+
+/* Change the archive directory. Allowed until the first file or directory
+ * was created (files are created lazily: first flush or close); afterwards
+ * OTF2W_E_INVALID_CALL. Locks the archive. */
+otf2w_status otf2w_archive_set_path(otf2w_archive *ar, const char *path);
+/* Current archive directory (valid until the next set_path/close). */
+const char *otf2w_archive_path(const otf2w_archive *ar);
+/* Give an event writer another location id (e.g. the MPI rank became known).
+ * Allowed until any of its data hit the disk; afterwards OTF2W_E_INVALID_CALL;
+ * OTF2W_E_INVALID_ARGUMENT if another writer already has that location. */
+otf2w_status otf2w_evt_writer_set_location(otf2w_evt_writer *w, uint64_t location);
+/* 1 while the location is stopped (NO_FLUSH or a failed flush), else 0. */
+int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
+
 /* ---- generated record writers ------------------------------------------------------ */
 
 #include "otf2w_records.h"

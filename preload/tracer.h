@@ -87,8 +87,22 @@ int tr_cfg_parse_bool(const char *s, int *out);            /* on/off/1/0/yes/no/
 
 /* ---- clock -------------------------------------------------------------------- */
 
-/* Ticks of the archive's clock (TSC or CLOCK_MONOTONIC ns). Async-signal-safe. */
-uint64_t tr_time(void);
+/* Ticks of the archive's clock (TSC or CLOCK_MONOTONIC ns). Async-signal-safe.
+ * Inline: one predictable branch on tr_clock_is_tsc + rdtsc (~12 ns), or
+ * clock_gettime(CLOCK_MONOTONIC) through tr_time_monotonic(). */
+extern int tr_clock_is_tsc;
+uint64_t tr_time_monotonic(void);
+static inline uint64_t tr_time(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	if (tr_likely(tr_clock_is_tsc)) {
+		uint32_t lo, hi;
+		__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+		return ((uint64_t)hi << 32) | lo;
+	}
+#endif
+	return tr_time_monotonic();
+}
 uint64_t tr_clock_resolution(void);    /* ticks per second */
 /* Convert a tick difference to ns (for reports, not hot path). */
 uint64_t tr_ticks_to_ns(uint64_t ticks);
@@ -112,16 +126,43 @@ struct tr_thread {
 	void *metrics;
 	void *task;                /* wrappers/argobots: current work unit */
 	void *mpi;
+	/* ---- preload/ private from here (do not touch outside preload/) ---- */
+	struct tr_thread *next;    /* list of all threads of the process */
+	uint64_t seq;              /* sequence count given at tr_thread_begin (0: none) */
+	int off;                   /* tr_measurement(t, 0) in effect */
+	uint32_t depth;            /* shadow stack of open tr_enter regions */
+	uint32_t stack[128];
+	uint64_t errors;
+	uint32_t name_sid;         /* String id of the location name */
+	int closed;                /* event writer closed */
 };
 
 /* The calling thread's state if tracing is active for it and the thread is
  * not already inside the tracer; increments the guard and saves errno.
  * NULL otherwise (call the real function untraced). Creates the thread's
  * location on first use (the only non-hot call: may lock and allocate,
- * with the guard set). */
-struct tr_thread *tr_thread_get(void);
-/* Decrements the guard and restores errno. */
-void tr_thread_put(struct tr_thread *t);
+ * with the guard set). Inline: one TLS load and two compares. */
+extern TR_TLS struct tr_thread *tr_tls_self;
+struct tr_thread *tr_thread_get_slow(void);
+static inline struct tr_thread *tr_thread_get(void)
+{
+	struct tr_thread *t = tr_tls_self;
+	if (tr_likely(t && t->state == TR_T_ACTIVE && t->guard == 0)) {
+		t->guard = 1;
+		t->saved_errno = errno;
+		return t;
+	}
+	return tr_thread_get_slow();
+}
+/* Decrements the guard and restores errno: the value saved by
+ * tr_thread_get, or the value seen at the start of the last tr_leave()
+ * (so get -> enter -> real call -> leave -> put returns the real call's
+ * errno to the program). */
+static inline void tr_thread_put(struct tr_thread *t)
+{
+	errno = t->saved_errno;
+	t->guard--;
+}
 /* The calling thread's state without guard/creation (NULL if none yet).
  * Async-signal-safe. */
 struct tr_thread *tr_thread_peek(void);
@@ -135,6 +176,32 @@ int tr_is_active(void);
  * an enter/leave override (sampling: CallingContextEnter/Leave), that one. */
 void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region);
 void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region);
+
+/* Wrappers that write otf2w_evt_* records themselves (ThreadCreate, MPI
+ * records, ...) bracket them with these: tr_rec_begin returns 0 when the
+ * location may not be written any more (shut-down started on another thread,
+ * measurement off) - then skip the record. It also tells the sampler to defer
+ * (in_record). Cheap: two stores and a load.
+ *
+ *	if (tr_rec_begin(t)) {
+ *		tr_evt_status(t, otf2w_evt_thread_create(t->w, NULL, tr_time(), comm, seq));
+ *		tr_rec_end(t);
+ *	}
+ */
+static inline int tr_rec_begin(struct tr_thread *t)
+{
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tr_likely(t->state == TR_T_ACTIVE && !t->off && t->w))
+		return 1;
+	t->in_record = 0;
+	return 0;
+}
+static inline void tr_rec_end(struct tr_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+}
 
 /* Account the status of any otf2w_evt_* call made directly by a wrapper
  * (counts errors; reports the first one at shut-down). Inline-cheap. */
@@ -284,6 +351,77 @@ void *tr_dlsym_next(const char *name);
 		if (tr_unlikely(!real_##fn))                                    \
 			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn); \
 	} while (0)
+
+/* ==== additions by preload/ (core) ============================================== */
+
+/* ---- thread life cycle (for wrappers/pthread) ------------------------------------
+ *
+ * Creator (in the pthread_create wrapper, before calling the real one):
+ *	uint64_t seq = tr_thread_reserve_seq();      // unique, > 0
+ *	ThreadCreate(comm = tr_def_thread_comm(OTF2W_PARADIGM_PTHREAD, ...), seq)
+ *	pass seq to the new thread (trampoline argument)
+ * New thread (trampoline, before the user start routine):
+ *	struct tr_thread *t = tr_thread_begin(&index);   // guard held, like tr_thread_get
+ *	if (t) { t->seq = seq; ThreadBegin(comm, seq) ...; tr_thread_put(t); }
+ *	ret = start(arg);
+ *	t = tr_thread_get(); if (t) { ThreadEnd(comm, seq) ...; tr_thread_put(t); }
+ *	tr_thread_end(t_from_begin);                      // closes the location
+ * tr_thread_end is also run automatically (TSD destructor) for threads that
+ * leave by pthread_exit/cancel or were never seen by a trampoline, so calling
+ * it is optional but makes the close deterministic. Threads still running at
+ * exit are stopped (DYING) by the exiting thread and their buffers written.
+ */
+/* Create (or return) the calling thread's location: index = next in creation
+ * order; runs the modules' thread_init hooks. Returns the state with the
+ * guard held and errno saved (release with tr_thread_put), or NULL when not
+ * tracing. *index_out (may be NULL) receives the location index. */
+struct tr_thread *tr_thread_begin(uint32_t *index_out);
+/* Same, with an index reserved by the creator with tr_thread_reserve_index()
+ * (so "Thread N" follows pthread_create order, not start order). */
+uint32_t tr_thread_reserve_index(void);
+struct tr_thread *tr_thread_begin_index(uint32_t index);
+/* End of the calling thread (t may be NULL = the calling thread's): runs
+ * thread_fini hooks, closes open regions, writes and closes the location's
+ * event stream; later calls in this thread are untraced. */
+void tr_thread_end(struct tr_thread *t);
+/* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
+uint64_t tr_thread_reserve_seq(void);
+
+/* ---- MPI support (wrappers/mpi) ------------------------------------------------
+ * - Ranks started by mpirun know their rank from the environment
+ *   (OMPI_COMM_WORLD_RANK / PMIX_RANK): location ids are final from the start.
+ *   At MPI_Init call tr_set_rank() and make every rank use rank 0's
+ *   directory: tr_archive_set_dir(rank 0's tr_archive_dir()) (a no-op when
+ *   they agree already; refused (-1) once this rank flushed files elsewhere).
+ * - tr_set_global_writer(0) on every rank at MPI_Init: from then on the
+ *   process does not write global definitions by itself, unless MPI_Finalize
+ *   is never reached (see below).
+ * - At MPI_Finalize: pack / gather / merge (on rank 0) / broadcast /
+ *   tr_defs_install_unified(buf, len, rank == 0) on every rank. Everything
+ *   is then written at process exit (events keep being recorded until then),
+ *   or call tr_finish() right away.
+ * - Files (directory D, the same on every rank: TRACER_OUTPUT, else
+ *   tracer-<prog>-<job id> from PMIX_NAMESPACE/SLURM_JOB_ID/..., else rank 0's
+ *   choice via tr_archive_set_dir): every rank always writes a complete
+ *   standalone archive D/rank<r>.otf2 (+ rank<r>.def, rank<r>/<loc>.evt) at
+ *   any exit (normal, _exit, signals, crash: emergency path, MPI_Abort via
+ *   tr_finish) - that is the partial data when MPI_Finalize is never reached.
+ *   tr_defs_install_unified() then writes D/traces/<loc>.def (mapping tables
+ *   + ClockOffsets) for this rank's locations right away, and at exit rank 0
+ *   (write_global) writes the unified D/traces.def + D/traces.otf2 with
+ *   D/traces/<loc>.evt -> ../rank<r>/<loc>.evt links. No rank ever writes
+ *   another rank's files.
+ */
+/* ClockOffset (MPI clock synchronisation) for every location of this
+ * process; the offsets recorded before tr_defs_install_unified() go into the
+ * unified archive's local definitions (times must increase; at least two
+ * are needed for the reader to apply them). */
+void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
+/* A CallingContext without content deduplication: always a new id (the
+ * next one), for samplers whose node index must equal the id. */
+uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
+/* 1 once the archive directory can no longer change. */
+int tr_archive_dir_fixed(void);
 
 #ifdef __cplusplus
 }

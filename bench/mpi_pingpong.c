@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* bench/mpi_pingpong: 8-byte ping-pong between ranks 0 and 1 with blocking
+ * MPI_Send/MPI_Recv. Rank 0 prints the one-way latency in us (half the
+ * round-trip time, median over BLOCKS blocks of N/BLOCKS round trips).
+ * usage: mpi_pingpong [N] */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BLOCKS 20
+
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+	int rank, n = argc > 1 ? atoi(argv[1]) : 100000;
+	double buf = 0, lat[BLOCKS];
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	int per = n / BLOCKS > 0 ? n / BLOCKS : 1;
+	for (int w = 0; w < 1000; w++) {   /* warm-up */
+		if (rank == 0) {
+			MPI_Send(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+			MPI_Recv(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		} else if (rank == 1) {
+			MPI_Recv(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			MPI_Send(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+		}
+	}
+	for (int b = 0; b < BLOCKS; b++) {
+		MPI_Barrier(MPI_COMM_WORLD);
+		double t0 = MPI_Wtime();
+		for (int i = 0; i < per; i++) {
+			if (rank == 0) {
+				MPI_Send(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+				MPI_Recv(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+			} else if (rank == 1) {
+				MPI_Recv(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+				MPI_Send(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+			}
+		}
+		lat[b] = (MPI_Wtime() - t0) / per / 2 * 1e6;
+	}
+	qsort(lat, BLOCKS, sizeof(double), cmp);
+	if (rank == 0)
+		printf("%.4f\n", (lat[BLOCKS / 2 - 1] + lat[BLOCKS / 2]) / 2);
+	MPI_Finalize();
+	return 0;
+}

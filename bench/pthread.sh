@@ -1,0 +1,44 @@
+#!/bin/sh
+# bench/pthread.sh - ns added per wrapped pthread call (run: scripts/bench pthread).
+#
+# 10^7 uncontended pthread_mutex_lock/unlock pairs in one thread, untraced
+# and traced (default settings: TSC clock, 16M buffer, flush to disk), and
+# with TRACER_PTHREAD=off (pass-through cost). Each variant runs REPS times
+# (interleaved); the median ns per pair is used. A traced pair records
+# Enter/ThreadAcquireLock/Leave (one timestamp) + ThreadReleaseLock.
+#   PTH_BENCH_N (default 10000000), PTH_BENCH_REPS (default 5)
+set -e
+top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${TRACER_BUILD_DIR:-$top/build-bench}
+n=${PTH_BENCH_N:-10000000}
+reps=${PTH_BENCH_REPS:-5}
+bin=$build/bench/bench_pthread_mutex
+lib=$build/lib/libtracer.so
+for f in "$bin" "$lib"; do
+	[ -e "$f" ] || { echo "bench/pthread: $f missing (build first)" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-pthread.XXXXXX")
+trap 'rm -rf "$work"' EXIT INT TERM
+
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+: >"$work/plain"; : >"$work/traced"; : >"$work/off"
+i=0
+while [ "$i" -lt "$reps" ]; do
+	"$bin" "$n" >>"$work/plain"
+	rm -rf "$work/trace"
+	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 LD_PRELOAD="$lib" "$bin" "$n" >>"$work/traced"
+	size=$(du -sm "$work/trace" | cut -f1)
+	rm -rf "$work/trace"
+	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 TRACER_PTHREAD=off LD_PRELOAD="$lib" "$bin" "$n" >>"$work/off"
+	i=$((i + 1))
+done
+plain=$(median <"$work/plain")
+traced=$(median <"$work/traced")
+off=$(median <"$work/off")
+echo "bench/pthread: $n lock/unlock pairs, $reps runs each, median ns per pair"
+echo "  untraced:                 $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
+echo "  traced:                   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
+echo "  TRACER_PTHREAD=off:       $off   (runs: $(tr '\n' ' ' <"$work/off"))"
+awk -v p="$plain" -v o="$off" 'BEGIN { printf "  pass-through ns per call: %.1f\n", (o - p) / 2 }'
+awk -v p="$plain" -v t="$traced" 'BEGIN { printf "pthread overhead ns per call: %.1f\n", (t - p) / 2 }'

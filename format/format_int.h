@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* format_int.h - internal functions shared by the format/ sources. */
+#ifndef OTF2W_FORMAT_INT_H
+#define OTF2W_FORMAT_INT_H
+
+#include "otf2w_int.h"
+
+/* archive.c */
+otf2w_status otf2w__lock(otf2w_archive *ar);
+void otf2w__unlock(otf2w_archive *ar);
+otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* Concatenate NULL-terminated list of strings into out; returns the full
+ * length (>= n: truncated). Async-signal-safe. */
+size_t otf2w__path_join(char *out, size_t n, ...);
+/* Decimal text of v (buffer of >= 21 bytes). Async-signal-safe. */
+void otf2w__u64_dec(char *out, uint64_t v);
+/* Create the archive directory (and NAME/ when loc_dir); caller holds the lock. */
+otf2w_status otf2w__make_dirs(otf2w_archive *ar, int loc_dir);
+void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir);
+
+/* buffer.c */
+void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc);
+void otf2w__buf_release(struct otf2w_buf *b);
+void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size);
+size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n);
+otf2w_status otf2w__buf_flush(struct otf2w_buf *b);
+otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t);
+otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg);
+
+#endif

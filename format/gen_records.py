@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Generate otf2w_records.h and records.c from records.tab.
+
+usage: gen_records.py records.tab OUT_HEADER OUT_SOURCE
+"""
+import re
+import sys
+
+ENC = {
+    # enc: (C type, max bytes, writer)
+    'u8': ('uint8_t', 1, 'otf2w__put_u8'),
+    'cu32': ('uint32_t', 5, 'otf2w__put_cu32'),
+    'cu64': ('uint64_t', 9, 'otf2w__put_cu64'),
+    'ci64': ('int64_t', 9, 'otf2w__put_ci64'),
+    't64': ('uint64_t', 8, 'otf2w__put_u64'),
+    'f64': ('double', 8, 'otf2w__put_f64'),
+    'str': ('const char *', None, 'otf2w__put_str'),
+    'av': ('uint64_t', 9, None),
+    'idmap': ('const otf2w_id_map *', None, None),
+}
+
+KIND_FN = {'evt': 'evt', 'gdef': 'gdef', 'ldef': 'ldef', 'snap': 'snap',
+           'marker': 'marker'}
+KIND_WRITER = {'evt': 'otf2w_evt_writer', 'gdef': 'otf2w_gdef_writer',
+               'ldef': 'otf2w_def_writer', 'snap': 'otf2w_snap_writer',
+               'marker': 'otf2w_marker_writer'}
+
+
+def snake(name):
+    s = re.sub(r'([a-z0-9])([A-Z])', r'\1_\2', name)
+    s = re.sub(r'([A-Z]+)([A-Z][a-z])', r'\1_\2', s)
+    return s.lower()
+
+
+class Field:
+    def __init__(self, text):
+        self.attic = None
+        self.array = None
+        if '=' in text:
+            text, self.attic = text.split('=', 1)
+        m = re.match(r'(\w+):(\w+)\[(.*)\]$', text)
+        if m:
+            self.name, self.enc = m.group(1), m.group(2)
+            self.array = [Field(x) for x in m.group(3).split(',')]
+        else:
+            self.name, self.enc = text.split(':')
+        self.c = snake(self.name)
+
+
+class Record:
+    def __init__(self, line):
+        api = None
+        if ' @api ' in line:
+            line, api = line.split(' @api ')
+            api = api.strip().split(',')
+        parts = line.split()
+        self.kind, self.id, self.name, self.flags = parts[0], int(parts[1]), parts[2], parts[3]
+        self.fields = [Field(x) for x in parts[4:]]
+        self.single = self.flags == 'S'
+        flat = []
+        for f in self.fields:
+            if f.attic:
+                continue
+            flat.append(f)
+            if f.array:
+                flat.extend(f.array)
+        if api:
+            byname = {f.name: f for f in flat}
+            flat = [byname[a] for a in api]
+        self.params = flat
+        for f in self.fields:
+            if f.array:
+                for a in f.array:
+                    a.count = f
+        self.fn = 'otf2w_%s_%s' % (KIND_FN[self.kind], snake(self.name))
+        if self.kind == 'marker':
+            self.fn = 'otf2w_marker_%s' % snake(self.name)
+
+
+def ctype(f, record):
+    if hasattr(f, 'count'):
+        if f.name == 'metricValues':
+            return 'const otf2w_metric_value *'
+        return 'const %s *' % ENC[f.enc][0]
+    return ENC[f.enc][0]
+
+
+def proto(r, name=None):
+    args = ['%s *w' % KIND_WRITER[r.kind]]
+    if r.kind in ('evt', 'snap'):
+        args.append('const otf2w_attr_list *al')
+        args.append('uint64_t %s' % ('time' if r.kind == 'evt' else 'snap_time'))
+    for f in r.params:
+        t = ctype(f, r)
+        sep = '' if t.endswith('*') else ' '
+        args.append('%s%s%s' % (t, sep, f.c))
+    return 'otf2w_status %s(%s)' % (name or r.fn, ', '.join(args))
+
+
+def attic_expr(f, r):
+    if f.attic == '@region_type':
+        return 'otf2w__region_type(paradigm, region_role, region_flags)'
+    if f.attic == '@group_pre12':
+        return 'otf2w__group_pre12(group_type, paradigm, group_flags)'
+    if f.attic == '@prop_string':
+        return '(type == OTF2W_TYPE_STRING ? (uint32_t)value : OTF2W_UNDEFINED_UINT32)'
+    raise SystemExit('unknown attic ' + f.attic)
+
+
+def size_terms(r):
+    """Static max payload size and list of runtime terms."""
+    static = 0
+    dyn = []
+    for f in r.fields:
+        if f.array:
+            static += ENC[f.enc][1]
+            per = sum(ENC[a.enc][1] for a in f.array)
+            dyn.append('(size_t)%s * %d' % (f.c, per))
+        elif f.enc == 'str':
+            dyn.append('(%s ? strlen(%s) : 0) + 1' % (f.c, f.c))
+        elif f.enc == 'idmap':
+            dyn.append('otf2w__idmap_size(id_map)')
+        else:
+            static += ENC[f.enc][1]
+    return static, dyn
+
+
+def put(f, val, r):
+    if f.enc == 'av':
+        t = 'type' if val == 'value' else 'types[i]'
+        return 'p = otf2w__put_av(p, %s, %s);' % (t, val)
+    if f.enc == 'idmap':
+        return 'p = otf2w__put_idmap(p, %s);' % val
+    if f.name == 'metricValues':
+        return 'p = otf2w__put_cu64(p, %s.unsigned_int);' % val
+    return 'p = %s(p, %s);' % (ENC[f.enc][2], val)
+
+
+def body(r, out):
+    static, dyn = size_terms(r)
+    w = out.append
+    if r.single:
+        w('\tsize_t max = %d;' % (1 + static))
+    else:
+        w('\tsize_t payload = %d%s;' % (static, ''.join(' + ' + d for d in dyn)))
+        w('\tsize_t max = 1 + (payload < 255 ? 1 : 9) + payload;')
+    w('\totf2w_status st;')
+    if r.kind == 'evt':
+        w('\tuint8_t *p = otf2w__evt_begin(w, al, time, max, &st);')
+    elif r.kind == 'snap':
+        w('\tuint8_t *p = otf2w__snap_begin(w, al, snap_time, max, &st);')
+    else:
+        w('\tuint8_t *p = otf2w__%s_begin(w, max, &st);' % r.kind)
+    w('\tif (!p)')
+    w('\t\treturn st;')
+    if r.single:
+        w('\t*p++ = %d;' % r.id)
+    else:
+        w('\tuint8_t *start = otf2w__rec_open(&p, %d, payload);' % r.id)
+    for f in r.fields:
+        if f.attic:
+            w('\t' + put(f, attic_expr(f, r), r))
+        elif f.array:
+            w('\t' + put(f, f.c, r))
+            w('\tfor (size_t i = 0; i < (size_t)%s; i++) {' % f.c)
+            for a in f.array:
+                w('\t\t' + put(a, '%s[i]' % a.c, r))
+            w('\t}')
+        else:
+            w('\t' + put(f, f.c, r))
+    if not r.single:
+        w('\totf2w__rec_close(start, p, payload);')
+    w('\totf2w__commit(w, p);')
+    if r.kind == 'gdef' and r.name == 'Location':
+        w('\treturn otf2w__gdef_note_location(w, self);')
+    else:
+        w('\treturn OTF2W_OK;')
+
+
+def null_checks(r, out):
+    arrs = [f for f in r.fields if f.array]
+    for f in arrs:
+        for a in f.array:
+            out.append('\tif (%s && !%s)' % (f.c, a.c))
+            out.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
+    for f in r.fields:
+        if f.enc == 'idmap':
+            out.append('\tif (!%s || %s->n == 0)  /* an empty map breaks the reader */' % (f.c, f.c))
+            out.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
+
+
+INLINE = ('Enter', 'Leave')
+
+
+def main():
+    tab, hout, cout = sys.argv[1:4]
+    recs = []
+    for line in open(tab):
+        line = line.strip()
+        if not line or line.startswith('#'):
+            continue
+        recs.append(Record(line))
+    h = ['/* Generated by gen_records.py from records.tab - do not edit. */',
+         '#ifndef OTF2W_RECORDS_H', '#define OTF2W_RECORDS_H', '',
+         '#include "otf2w.h"', '#include "buffer_inline.h"', '',
+         '/* internal helpers used by the generated writers (format/ only) */',
+         'uint8_t *otf2w__evt_begin(otf2w_evt_writer *w, const otf2w_attr_list *al, uint64_t time, size_t max, otf2w_status *st);',
+         'uint8_t *otf2w__snap_begin(otf2w_snap_writer *w, const otf2w_attr_list *al, uint64_t time, size_t max, otf2w_status *st);',
+         'uint8_t *otf2w__gdef_begin(otf2w_gdef_writer *w, size_t max, otf2w_status *st);',
+         'uint8_t *otf2w__ldef_begin(otf2w_def_writer *w, size_t max, otf2w_status *st);',
+         'uint8_t *otf2w__marker_begin(otf2w_marker_writer *w, size_t max, otf2w_status *st);',
+         'size_t otf2w__idmap_size(const otf2w_id_map *m);',
+         'uint8_t *otf2w__put_idmap(uint8_t *p, const otf2w_id_map *m);',
+         'uint8_t otf2w__region_type(uint8_t paradigm, uint8_t role, uint32_t flags);',
+         'uint8_t otf2w__group_pre12(uint8_t type, uint8_t paradigm, uint32_t flags);',
+         'otf2w_status otf2w__gdef_note_location(otf2w_gdef_writer *w, uint64_t location);',
+         '']
+    c = ['/* Generated by gen_records.py from records.tab - do not edit. */',
+         '#include <string.h>', '#include "otf2w_int.h"', '']
+    counts = {}
+    for r in recs:
+        counts[r.kind] = counts.get(r.kind, 0) + 1
+        h.append('/* %s %d %s */' % (r.kind, r.id, r.name))
+        if r.kind == 'evt' and r.name in INLINE:
+            slow = 'otf2w__evt_%s_slow' % snake(r.name)
+            h.append(proto(r, slow) + ';')
+            h.append('static inline ' + proto(r))
+            h.append('{')
+            h.append('\tstruct otf2w_fast *f = OTF2W__FAST(w);')
+            h.append('\tif (otf2w_unlikely(w == NULL))')
+            h.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
+            h.append('\tuint8_t *p = f->pos;')
+            h.append('\tif (otf2w_unlikely(al != NULL || (size_t)(f->end - p) < OTF2W__SINGLETON32_MAX ||')
+            h.append('\t\t\t    time < f->last_time))')
+            h.append('\t\treturn %s(w, al, time, region);' % slow)
+            h.append('\tif (time != f->last_time || time == 0) {')
+            h.append('\t\t*p = 5;')
+            h.append('\t\tmemcpy(p + 1, &time, 8);')
+            h.append('\t\tp += 9;')
+            h.append('\t\tf->last_time = time;')
+            h.append('\t}')
+            h.append('\t*p = %d;' % r.id)
+            h.append('\tp = otf2w__put_cu32(p + 1, region);')
+            h.append('\tf->pos = p;')
+            h.append('\tf->nevents++;')
+            h.append('\treturn OTF2W_OK;')
+            h.append('}')
+            c.append(proto(r, slow))
+        else:
+            h.append(proto(r) + ';')
+            c.append(proto(r))
+        c.append('{')
+        null_checks(r, c)
+        body(r, c)
+        c.append('}')
+        c.append('')
+    h += ['', '#define OTF2W_NUM_EVT_RECORDS %d' % counts.get('evt', 0),
+          '#define OTF2W_NUM_GDEF_RECORDS %d' % counts.get('gdef', 0),
+          '#define OTF2W_NUM_LDEF_RECORDS %d' % counts.get('ldef', 0),
+          '#define OTF2W_NUM_SNAP_RECORDS %d' % counts.get('snap', 0),
+          '', '#endif /* OTF2W_RECORDS_H */', '']
+    open(hout, 'w').write('\n'.join(h))
+    open(cout, 'w').write('\n'.join(c))
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * otf2w_int.h - internal structures of format/ (never include outside format/
+ * and its unit tests).
+ */
+#ifndef OTF2W_INT_H
+#define OTF2W_INT_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "otf2w.h"
+#include "buffer_inline.h"
+
+#define OTF2W_CHUNK_HEADER 18
+/* Space kept free in the last chunk a location may use, so that
+ * MeasurementOnOff(OFF) always fits: timestamp (9) + 0b 01 02 (3). */
+#define OTF2W_STOP_RESERVE 12
+#define OTF2W_ATTR_MAX 128
+/* event files kept open between flushes (beyond: close, re-open later) */
+#define OTF2W_MAX_OPEN_FILES 64
+
+enum otf2w_buf_kind {
+	OTF2W_BUF_EVT,
+	OTF2W_BUF_SNAP,
+	OTF2W_BUF_LDEF,
+	OTF2W_BUF_GDEF,
+	OTF2W_BUF_MARKER,
+};
+
+/* A chunked buffer; every writer starts with one. */
+struct otf2w_buf {
+	struct otf2w_fast f;          /* must stay first (inline fast path) */
+	otf2w_archive *ar;
+	int kind;
+	int timed;                     /* timestamp records + counted headers */
+	uint64_t chunk_size;
+	uint8_t **chunks;              /* chunks owned by this buffer */
+	uint32_t nchunks;
+	uint32_t cap;
+	uint32_t max;                  /* chunk budget; 0 = unbounded */
+	int32_t cur;                   /* current chunk index, -1 = none */
+	uint64_t chunk_first;          /* records before the current chunk */
+	int need_ts;                   /* next record starts a chunk: force timestamp */
+	uint64_t disk_chunks;          /* chunks already in the file */
+	int fd;                        /* -1 until the file is opened */
+	int closed;                    /* file complete (end written) */
+	int stopped;                   /* NO_FLUSH stop or I/O failure */
+	int resume_pending;
+	uint64_t resume_time;
+	uint64_t dropped;
+	uint64_t location;
+	int file_used;                 /* some data went to the file: location fixed */
+};
+
+struct otf2w_evt_writer {
+	struct otf2w_buf b;
+};
+
+struct otf2w_def_writer {
+	struct otf2w_buf b;
+};
+
+struct otf2w_gdef_writer {
+	struct otf2w_buf b;
+};
+
+struct otf2w_snap_writer {
+	struct otf2w_buf b;
+};
+
+struct otf2w_marker_writer {
+	struct otf2w_buf b;
+};
+
+struct otf2w_attr_entry {
+	uint32_t id;
+	uint8_t type;
+	uint64_t value;
+};
+
+struct otf2w_attr_list {
+	uint32_t n;
+	struct otf2w_attr_entry e[OTF2W_ATTR_MAX];
+};
+
+struct otf2w_id_map {
+	int sparse;
+	uint64_t n;
+	uint64_t cap;
+	uint64_t *v;       /* dense: globals; sparse: (local, global) pairs */
+};
+
+struct otf2w_prop {
+	char *name;
+	char *value;
+};
+
+/* A growable array of writer pointers. */
+struct otf2w_vec {
+	void **v;
+	uint32_t n;
+	uint32_t cap;
+};
+
+struct otf2w_archive {
+	char *dir;                     /* archive directory */
+	char *name;                    /* archive name ("traces") */
+	uint64_t evt_chunk;
+	uint64_t def_chunk;
+	uint32_t max_chunks;
+	char *machine;
+	char *creator;
+	char *description;
+	int exclusive;
+	struct otf2w_prop *props;
+	uint32_t nprops;
+	uint64_t trace_id;
+	uint32_t nsnapshots;
+
+	otf2w_locking_callbacks lock_cb;
+	void *lock_ud;
+	void *lock;
+	int have_lock;
+	otf2w_flush_callbacks flush_cb;
+	void *flush_ud;
+	otf2w_memory_callbacks mem_cb;
+	void *mem_ud;
+
+	int files_created;             /* path fixed from now on */
+	uint32_t nopen;                /* open per-location files (lock) */
+	int loc_dir_made;
+
+	struct otf2w_vec evt;          /* otf2w_evt_writer * */
+	struct otf2w_vec def;          /* otf2w_def_writer * */
+	struct otf2w_vec snap;         /* otf2w_snap_writer * */
+	otf2w_gdef_writer *gdef;
+	otf2w_marker_writer *marker;
+
+	uint64_t *locations;           /* Location ids from the global defs */
+	uint64_t nlocations;
+	uint64_t cap_locations;
+
+	uint8_t **pool;                /* free event chunks */
+	uint32_t npool;
+	uint32_t cap_pool;
+
+	int abandoned;
+	otf2w_status first_error;
+	char err[1024];
+};
+
+#endif /* OTF2W_INT_H */

@@ -1,0 +1,733 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive.c - the archive life cycle of this process.
+ *
+ * One otf2w archive per process, opened at start (the writer creates no
+ * file before the first flush or close). Non-MPI: name "traces", this
+ * process writes everything. MPI (rank known from the launcher's
+ * environment): every rank writes a complete standalone archive
+ * "rank<r>.otf2" (+ rank<r>.def, rank<r>/) in the common directory; after
+ * unification (tr_defs_install_unified) every rank writes the mapping tables
+ * of its locations into traces/<loc>.def and rank 0 writes the unified
+ * traces.otf2 + traces.def with traces/<loc>.evt -> ../rank<r>/<loc>.evt.
+ * A rank that never unifies still leaves its standalone archive.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+
+struct tr_global tr_g;
+struct tr_process tr_proc = { .rank = -1 };
+
+static TR_TLS int tr_tls_flush_errno;
+static char tr_arname[64] = "traces";
+
+/* ---- writer callbacks ---- */
+
+static int cb_lock_create(void *ud, void **lock)
+{
+	struct tr_lock *l = calloc(1, sizeof(*l));
+	*lock = l;
+	return l ? 0 : -1;
+}
+
+static int cb_lock_destroy(void *ud, void *lock)
+{
+	free(lock);
+	return 0;
+}
+
+static int cb_lock(void *ud, void *lock)
+{
+	tr_lock(lock);
+	return 0;
+}
+
+static int cb_unlock(void *ud, void *lock)
+{
+	tr_unlock(lock);
+	return 0;
+}
+
+static const otf2w_locking_callbacks tr_locking = { cb_lock_create, cb_lock_destroy, cb_lock, cb_unlock };
+
+static otf2w_flush_type cb_pre_flush(void *ud, uint64_t location, int final)
+{
+	tr_tls_flush_errno = errno;
+	if (final)
+		return OTF2W_FLUSH;
+	return tr_cfg.on_full == TR_ON_FULL_STOP ? OTF2W_NO_FLUSH : OTF2W_FLUSH;
+}
+
+static uint64_t cb_post_flush(void *ud, uint64_t location)
+{
+	errno = tr_tls_flush_errno;   /* the program never sees our write(2) errors */
+	uint64_t t = tr_time();
+	struct tr_thread *self = tr_tls_self;
+	if (self && self->w && otf2w_evt_writer_last_time(self->w) > t)
+		t = otf2w_evt_writer_last_time(self->w);
+	return t;
+}
+
+static const otf2w_flush_callbacks tr_flush = { cb_pre_flush, cb_post_flush };
+
+/* Chunks come from mmap: async-signal-safe, never the program's malloc. */
+static void *cb_alloc(void *ud, size_t size)
+{
+	int saved = errno;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void cb_free(void *ud, void *chunk, size_t size)
+{
+	int saved = errno;
+	munmap(chunk, size);
+	errno = saved;
+}
+
+static const otf2w_memory_callbacks tr_memory = { cb_alloc, cb_free };
+
+/* ---- directory choice ---- */
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* 1 if dir holds an archive (any *.otf2 anchor or a traces/ directory). */
+static int holds_archive(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces");
+	}
+	closedir(d);
+	return found;
+}
+
+/* Can we create files in dir (or create dir)? Sets errno. */
+__attribute__((unused)) static int dir_writable(const char *dir)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", dir);
+	for (;;) {
+		if (access(p, F_OK) == 0) {
+			if (!is_dir(p)) {
+				errno = ENOTDIR;
+				return 0;
+			}
+			return access(p, W_OK | X_OK) == 0;
+		}
+		char *s = strrchr(p, '/');
+		while (s && s > p && s[1] == 0) {   /* trailing slashes */
+			*s = 0;
+			s = strrchr(p, '/');
+		}
+		if (!s)
+			return access(".", W_OK | X_OK) == 0;
+		if (s == p) {
+			p[1] = 0;
+			return access(p, W_OK | X_OK) == 0;
+		}
+		*s = 0;
+	}
+}
+
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '-' || *s == '_' || *s == '.'))
+			*s = '_';
+}
+
+/* A job id shared by the ranks of one mpirun (for a common default name). */
+static int job_id(char *out, size_t n)
+{
+	static const char *const vars[] = { "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
+					    "PMI_JOBID", NULL };
+	for (int i = 0; vars[i]; i++) {
+		const char *v = tr_getenv(vars[i]);
+		if (v && *v) {
+			snprintf(out, n, "%s", v);
+			sanitize(out);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* mkdir -p; 0 or -1 with errno. */
+static int mkdirs(const char *dir)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s", dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		return -1;
+	return is_dir(p) ? 0 : (errno = ENOTDIR, -1);
+}
+
+/* Claim dir for this process: create it and an empty placeholder anchor
+ * with O_EXCL (concurrent processes with the same TRACER_OUTPUT, e.g. a
+ * launcher and its child, never share an archive). 1 claimed, 0 taken,
+ * -1 error (errno). */
+static int claim(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	if (mkdirs(dir))
+		return -1;
+	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -1;
+	close(fd);
+	return 1;
+}
+
+static void unclaim(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64];
+	struct stat st;
+	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	if (stat(p, &st) == 0 && st.st_size == 0)
+		unlink(p);
+	rmdir(dir);   /* only if empty */
+}
+
+static void set_arname(void)
+{
+	if (tr_g.mpi_expected)
+		snprintf(tr_arname, sizeof(tr_arname), "rank%d", tr_proc.rank);
+	else
+		snprintf(tr_arname, sizeof(tr_arname), "traces");
+}
+
+/* Decide and claim tr_g.dir. Returns 0, or -1 when tracing must be disabled. */
+static int choose_dir(void)
+{
+	char base[4096], prog[256];
+	int explicit = tr_cfg.output[0] != 0;
+
+	snprintf(prog, sizeof(prog), "%s", tr_proc.progname[0] ? tr_proc.progname : "prog");
+	sanitize(prog);
+	if (explicit) {
+		snprintf(base, sizeof(base), "%s", tr_cfg.output);
+		size_t l = strlen(base);
+		while (l > 1 && base[l - 1] == '/')
+			base[--l] = 0;
+	} else {
+		char when[64], job[200];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+		if (tr_g.mpi_expected && job_id(job, sizeof(job)) == 0) {
+			snprintf(base, sizeof(base), "tracer-%.200s-%.200s", prog, job);
+			tr_g.dir_from_job = 1;
+		}
+		else
+			snprintf(base, sizeof(base), "tracer-%.200s-%s-%d", prog, when, (int)getpid());
+	}
+	set_arname();
+	/* never overwrite an existing archive: <base>, <base>.1, <base>.2 ... */
+	for (int i = 0; i < 10000; i++) {
+		if (i == 0)
+			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", base);
+		else
+			snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s.%d", base, i);
+		/* a non-MPI archive never goes next to another one */
+		if (!tr_g.mpi_expected && holds_archive(tr_g.dir))
+			continue;
+		int c = claim(tr_g.dir, tr_arname);
+		if (c == 1)
+			break;
+		if (c < 0) {
+			tr_log_error("%s%s: cannot create the archive there (%s); tracing disabled, the program "
+				     "runs untraced", explicit ? "TRACER_OUTPUT=" : "", tr_g.dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (strcmp(tr_g.dir, base) && (!tr_g.mpi_expected || tr_proc.rank <= 0))
+		tr_log_info("%s already holds an archive; writing to %s", base, tr_g.dir);
+	return 0;
+}
+
+int tr_archive_open(void)
+{
+	otf2w_archive_params p;
+	char desc[512];
+	uint64_t chunks = tr_cfg.buffer_bytes / tr_cfg.chunk_bytes;
+
+	memset(&p, 0, sizeof(p));
+	set_arname();
+	snprintf(desc, sizeof(desc), "libtracer (LD_PRELOAD) trace of %s", tr_proc.progname);
+	p.path = tr_g.dir;
+	p.name = tr_arname;
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = (uint32_t)(chunks < 1 ? 1 : chunks > 0xffffffffu ? 0xffffffffu : chunks);
+	p.machine_name = tr_proc.hostname;
+	p.creator = "libtracer";
+	p.description = desc;
+	p.exclusive = 0;
+	otf2w_status st = otf2w_archive_open(&p, &tr_g.ar);
+	if (st != OTF2W_OK) {
+		tr_log_error("cannot open the archive in %s: %s; tracing disabled", tr_g.dir, otf2w_status_str(st));
+		tr_g.ar = NULL;
+		return -1;
+	}
+	otf2w_archive_set_locking(tr_g.ar, &tr_locking, NULL);
+	otf2w_archive_set_flush(tr_g.ar, &tr_flush, NULL);
+	otf2w_archive_set_memory(tr_g.ar, &tr_memory, NULL);
+	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
+		tr_g.gdw = NULL;
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.dir, tr_arname);
+	return 0;
+}
+
+int tr_archive_prepare(void)
+{
+	tr_g.mpi_expected = tr_cfg.mpi && tr_proc.rank >= 0;
+	tr_g.global_writer = 1;
+	if (choose_dir())
+		return -1;
+	/* the directory is final unless MPI may still move it at MPI_Init */
+	tr_g.dir_final = !tr_g.mpi_expected || tr_cfg.output[0] || tr_g.dir_from_job;
+	return tr_archive_open();
+}
+
+/* ---- public archive API ---- */
+
+int tr_archive_set_dir(const char *dir)
+{
+	if (!dir || !*dir || !tr_g.ar)
+		return -1;
+	tr_lock(&tr_g.lock);
+	int ret = 0;
+	if (strcmp(dir, tr_g.dir)) {
+		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, dir) == OTF2W_OK) {
+			unclaim(tr_g.dir, tr_arname);
+			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);
+			snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.dir, tr_arname);
+		} else {
+			ret = -1;
+		}
+	}
+	if (ret == 0)
+		tr_g.dir_final = 1;
+	tr_unlock(&tr_g.lock);
+	if (ret)
+		tr_log_warn("archive directory can no longer change to %s (files exist in %s)", dir, tr_g.dir);
+	return ret;
+}
+
+const char *tr_archive_dir(void)
+{
+	return tr_g.dir;
+}
+
+int tr_archive_dir_fixed(void)
+{
+	return tr_g.dir_final;
+}
+
+void tr_set_rank(int rank, int size)
+{
+	if (!tr_cfg.mpi)
+		return;
+	tr_proc.size = size;
+	if (rank == tr_proc.rank) {
+		tr_g.dir_final = 1;
+		return;
+	}
+	tr_lock(&tr_g.lock);
+	int old = tr_proc.rank;
+	tr_proc.rank = rank;
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		uint64_t id = tr_location_id(t->index);
+		if (t->w && otf2w_evt_writer_set_location(t->w, id) == OTF2W_OK)
+			t->location = id;
+		else if (t->w)
+			tr_log_warn("location %llu: data already written, keeps its id",
+				    (unsigned long long)t->location);
+	}
+	tr_g.dir_final = 1;
+	tr_unlock(&tr_g.lock);
+	tr_defs_process_renamed();
+	if (old < 0)
+		tr_log_debug("MPI rank %d of %d (not known at start: the archive keeps the name %s)", rank, size,
+			     tr_arname);
+}
+
+void tr_set_global_writer(int yes)
+{
+	tr_g.global_writer = yes;
+}
+
+/* ---- unified output (MPI) ---- */
+
+static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
+{
+	char link[8192], target[256];
+	snprintf(link, sizeof(link), "%s/traces/%llu.evt", tr_g.dir, (unsigned long long)loc);
+	snprintf(target, sizeof(target), "../rank%d/%llu.evt", (int)rank, (unsigned long long)loc);
+	unlink(link);
+	if (symlink(target, link) && tr_g.errors++ == 0)
+		tr_log_error("cannot create %s: %s", link, strerror(errno));
+}
+
+static int rm_rf(const char *path)
+{
+	struct stat st;
+	if (lstat(path, &st))
+		return -1;
+	if (S_ISDIR(st.st_mode)) {
+		DIR *d = opendir(path);
+		if (d) {
+			struct dirent *e;
+			char sub[8192];
+			while ((e = readdir(d))) {
+				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+					continue;
+				snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+				rm_rf(sub);
+			}
+			closedir(d);
+		}
+		return rmdir(path);
+	}
+	return unlink(path);
+}
+
+/* Every rank after unification: traces/<loc>.def with the mapping tables
+ * and clock offsets of this process's locations. */
+static void write_unified_local(void)
+{
+	otf2w_archive_params p;
+	otf2w_archive *a;
+	char d[4200];
+
+	memset(&p, 0, sizeof(p));
+	p.path = tr_g.dir;
+	p.name = "traces";
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = 4;
+	snprintf(d, sizeof(d), "%s/traces", tr_g.dir);
+	mkdir(tr_g.dir, 0755);
+	mkdir(d, 0755);
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
+		return;
+	otf2w_archive_set_memory(a, &tr_memory, NULL);
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		otf2w_def_writer *dw;
+		if (otf2w_archive_get_def_writer(a, t->location, &dw) != OTF2W_OK)
+			continue;
+		tr_defs_write_local_to(dw);
+		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_g.errors++ == 0)
+			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir,
+				     (unsigned long long)t->location, otf2w_archive_error(a));
+	}
+	/* the object is dropped without otf2w_archive_close: that would write
+	 * an anchor; only rank 0 writes traces.otf2 */
+	otf2w_archive_abandon(a);
+}
+
+/* Rank 0 after unification: traces.def + traces.otf2 (+ evt links). */
+static void write_unified_global(void)
+{
+	otf2w_archive_params p;
+	otf2w_archive *a;
+	otf2w_gdef_writer *g;
+	char tmp[4200], from[8400], to[8400];
+
+	snprintf(tmp, sizeof(tmp), "%s/.tracer-unify-%d", tr_g.dir, (int)getpid());
+	memset(&p, 0, sizeof(p));
+	p.path = tmp;
+	p.name = "traces";
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = 4;
+	p.machine_name = tr_proc.hostname;
+	p.creator = "libtracer";
+	p.description = "libtracer (LD_PRELOAD) trace, MPI unified";
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK || otf2w_archive_get_gdef_writer(a, &g) != OTF2W_OK) {
+		tr_log_error("cannot write the unified definitions in %s", tmp);
+		return;
+	}
+	otf2w_archive_set_memory(a, &tr_memory, NULL);
+	snprintf(to, sizeof(to), "%s/traces", tr_g.dir);
+	mkdir(to, 0755);
+	tr_defs_write_unified(g, symlink_loc, NULL);
+	otf2w_status st = otf2w_archive_close(a);
+	if (st != OTF2W_OK) {
+		tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
+		rm_rf(tmp);
+		return;
+	}
+	/* per-location files of locations no rank wrote (ranks that did not
+	 * unify): the empty ones of the temporary archive */
+	snprintf(from, sizeof(from), "%s/traces", tmp);
+	DIR *dd = opendir(from);
+	if (dd) {
+		struct dirent *e;
+		while ((e = readdir(dd))) {
+			char f[8800], t[8800];
+			struct stat st;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(f, sizeof(f), "%s/%s", from, e->d_name);
+			snprintf(t, sizeof(t), "%s/traces/%s", tr_g.dir, e->d_name);
+			if (lstat(t, &st) != 0)
+				rename(f, t);
+		}
+		closedir(dd);
+	}
+	snprintf(from, sizeof(from), "%s/traces.def", tmp);
+	snprintf(to, sizeof(to), "%s/traces.def", tr_g.dir);
+	rename(from, to);
+	snprintf(from, sizeof(from), "%s/traces.otf2", tmp);
+	snprintf(to, sizeof(to), "%s/traces.otf2", tr_g.dir);
+	if (rename(from, to))
+		tr_log_error("cannot create %s: %s", to, strerror(errno));
+	rm_rf(tmp);
+}
+
+/* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
+void tr_archive_unified_installed(void)
+{
+	tr_lock(&tr_g.lock);
+	write_unified_local();
+	tr_unlock(&tr_g.lock);
+}
+
+/* ---- shut-down ---- */
+
+static uint64_t dir_bytes(const char *dir, const char *name)
+{
+	char p[8400];
+	struct stat st;
+	uint64_t sum = 0;
+	const char *sfx[] = { ".otf2", ".def", ".marker" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%s/%s%s", dir, name, sfx[i]);
+		if (stat(p, &st) == 0)
+			sum += (uint64_t)st.st_size;
+	}
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	DIR *d = opendir(p);
+	if (d) {
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			char f[8800];
+			snprintf(f, sizeof(f), "%s/%s", p, e->d_name);
+			if (e->d_name[0] != '.' && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+				sum += (uint64_t)st.st_size;
+		}
+		closedir(d);
+	}
+	return sum;
+}
+
+/* ProgramEnd on the master location (owned by the caller: stopped or self). */
+static void write_program_end(int status, int have_status)
+{
+	struct tr_thread *m = tr_g.master;
+	if (!m || !m->w || m->closed || m->state == TR_T_DEAD || !have_status)
+		return;
+	uint64_t now = tr_time();
+	tr_thread_close_open_regions(m, now);
+	uint64_t last = otf2w_evt_writer_last_time(m->w);
+	otf2w_status st = otf2w_evt_program_end(m->w, NULL, now > last ? now : last, status);
+	if (st != OTF2W_OK)
+		tr_log_sigsafe("error: ProgramEnd not written: %s", otf2w_status_str(st));
+}
+
+void tr_finish_status(int status, int have_status)
+{
+	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
+		return;
+	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST)) {
+		/* another thread is writing the archive (e.g. exit() and _exit()
+		 * racing): wait for it, bounded, so the process does not end under it */
+		struct timespec ms = { 0, 1000000 };
+		for (int i = 0; i < 20000 && !tr_g.finished && tr_g.finisher != gettid(); i++)
+			nanosleep(&ms, NULL);
+		return;
+	}
+	tr_g.finisher = gettid();
+	struct tr_thread *self = tr_tls_self;
+	int saved = errno;
+	tr_tls_creating++;
+	if (self)
+		self->guard++;
+
+	tr_threads_stop_all(self);
+	/* thread_fini and open regions of every thread (self included) */
+	uint64_t now = tr_time();
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		if (t->state != TR_T_ACTIVE && t->state != TR_T_DYING)
+			continue;
+		tr_modules_thread_fini(t);
+		if (t != tr_g.master)
+			tr_thread_close_open_regions(t, now);
+	}
+	tr_modules_fini();
+	write_program_end(status, have_status);
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
+		if (t->state == TR_T_ACTIVE)
+			t->state = TR_T_DYING;
+	tr_clock_final();
+
+	uint64_t dropped = 0;
+	uint64_t events = tr_threads_count_events(&dropped);
+	uint32_t nloc = tr_g.nthreads;
+
+	tr_lock(&tr_g.lock);
+	tr_defs_write_global(tr_g.gdw, 0);
+	otf2w_status st = otf2w_archive_close(tr_g.ar);
+	char err[1200];
+	err[0] = 0;
+	if (st != OTF2W_OK)
+		snprintf(err, sizeof(err), "%s", otf2w_status_str(st));
+	tr_g.ar = NULL;
+	tr_g.gdw = NULL;
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		t->w = NULL;
+		t->state = TR_T_DEAD;
+	}
+	tr_unlock(&tr_g.lock);
+
+	int unified_global = tr_defs_unified_write_global();
+	if (unified_global)
+		write_unified_global();
+	tr_g.finished = 1;
+	tr_g.active = 0;
+
+	uint64_t bytes = dir_bytes(tr_g.dir, tr_arname);
+	int print = tr_cfg.verbose >= 1 && (!tr_g.mpi_expected || tr_proc.rank <= 0 || tr_cfg.verbose >= 2);
+	if (err[0])
+		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
+	if (tr_g.errors)
+		tr_log_error("%llu events could not be recorded (first error: %s)",
+			     (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
+	if (print || dropped) {
+		char extra[128] = "";
+		if (dropped)
+			snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
+				 (unsigned long long)dropped);
+		tr_log_write("", 0);
+		char line[8800];
+		int n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
+				 unified_global ? "" : tr_g.anchor, nloc, (unsigned long long)events,
+				 (unsigned long long)bytes, extra);
+		if (unified_global)
+			n = snprintf(line, sizeof(line),
+				     "tracer: archive %s/traces.otf2: MPI, %d ranks; this rank: %u locations, "
+				     "%llu events, %llu bytes%s\n", tr_g.dir, tr_proc.size, nloc,
+				     (unsigned long long)events, (unsigned long long)bytes, extra);
+		if (n > 0)
+			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	}
+	if (self)
+		self->guard--;
+	tr_tls_creating--;
+	errno = saved;
+}
+
+void tr_finish(void)
+{
+	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
+}
+
+/* Crash path (signal handler): no locks, no malloc. */
+void tr_emergency(int sig)
+{
+	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid() || !tr_g.ar)
+		return;
+	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST))
+		return;
+	struct tr_thread *self = tr_tls_self;
+	tr_tls_creating++;
+	tr_threads_stop_all(self);
+	if (self && self->state == TR_T_ACTIVE)
+		self->state = TR_T_DYING;
+	/* balanced streams: Leave for every open region of the stopped threads
+	 * (not for the crashing thread if it was cut inside a record) */
+	uint64_t now = tr_time();
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		if (t->state != TR_T_DYING || !t->w || t->in_record || t == tr_g.master)
+			continue;
+		tr_thread_close_open_regions(t, now);
+	}
+	if (tr_g.master && !tr_g.master->in_record && tr_g.master->state == TR_T_DYING)
+		write_program_end(128 + sig, 1);
+	uint64_t dropped = 0;
+	uint64_t events = tr_threads_count_events(&dropped);
+	tr_defs_write_global(tr_g.gdw, 1);
+	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
+	tr_g.finished = 1;
+	tr_g.active = 0;
+	if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
+		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
+			       tr_g.nthreads, (unsigned long long)events, sig,
+			       st == OTF2W_OK ? "" : ", with errors");
+	tr_tls_creating--;
+}
+
+/* ---- fork ---- */
+
+void tr_archive_fork_child(void)
+{
+	char base[4096];
+	if (tr_g.ar)
+		otf2w_archive_abandon(tr_g.ar);
+	tr_g.ar = NULL;
+	tr_g.gdw = NULL;
+	snprintf(base, sizeof(base), "%s", tr_g.dir);
+	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)getpid());
+	tr_g.mpi_expected = 0;
+	tr_g.dir_final = 1;
+	tr_g.unified = 0;
+	tr_g.global_writer = 1;
+	tr_proc.rank = -1;
+	if (claim(tr_g.dir, "traces") < 0 || tr_archive_open() != 0) {
+		tr_g.active = 0;
+	}
+}
+
+/* Drop the archive without writing anything (fork child that execs right
+ * away): removes the claimed directory if nothing else is in it. */
+void tr_archive_discard(void)
+{
+	if (tr_g.ar)
+		otf2w_archive_abandon(tr_g.ar);
+	tr_g.ar = NULL;
+	tr_g.gdw = NULL;
+	unclaim(tr_g.dir, tr_arname);
+}

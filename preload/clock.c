@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * clock.c - the archive's time base.
+ *
+ * Default: the invariant TSC (constant_tsc + nonstop_tsc in /proc/cpuinfo),
+ * read inline by tr_time() (rdtsc, ~12 ns). Its frequency is calibrated
+ * against CLOCK_MONOTONIC at start (0.5 ms) and refined at the end over the
+ * whole run; it becomes the archive's timer resolution. Otherwise, or with
+ * TRACER_CLOCK=monotonic, timestamps are CLOCK_MONOTONIC nanoseconds.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+
+int tr_clock_is_tsc;
+int tr_clock_explicit;   /* TRACER_CLOCK given (set by config.c) */
+
+static uint64_t freq = 1000000000ull;   /* ticks per second */
+static uint64_t tsc0, mono0, real0;       /* paired readings at start */
+
+static inline uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+uint64_t tr_time_monotonic(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts_ns(&ts);
+}
+
+static uint64_t rdtsc(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+/* One (tsc, monotonic) pair, the tsc taken as the middle of a sandwich. */
+static void pair(uint64_t *tsc, uint64_t *mono)
+{
+	uint64_t best = UINT64_MAX;
+	for (int i = 0; i < 5; i++) {
+		uint64_t a = rdtsc();
+		uint64_t m = tr_time_monotonic();
+		uint64_t b = rdtsc();
+		if (b - a < best) {
+			best = b - a;
+			*tsc = a + (b - a) / 2;
+			*mono = m;
+		}
+	}
+}
+
+static int tsc_invariant(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	char buf[8192];
+	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = 0, r;
+	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	char *flags = strstr(buf, "\nflags");
+	if (!flags)
+		return 0;
+	char *eol = strchr(flags + 1, '\n');
+	if (eol)
+		*eol = 0;
+	return strstr(flags, " constant_tsc") && strstr(flags, " nonstop_tsc");
+#else
+	return 0;
+#endif
+}
+
+void tr_clock_init(void)
+{
+	struct timespec rt;
+	int want_tsc = tr_cfg.clock == TR_CLOCK_TSC;
+	int inv = want_tsc && tsc_invariant();
+
+	if (want_tsc && !inv && tr_clock_explicit)
+		tr_log_warn("TRACER_CLOCK=tsc: this CPU has no invariant TSC (constant_tsc, nonstop_tsc); "
+			    "using monotonic");
+	if (inv) {
+		uint64_t t1, m1;
+		pair(&tsc0, &mono0);
+		clock_gettime(CLOCK_REALTIME, &rt);
+		real0 = ts_ns(&rt) - (tr_time_monotonic() - mono0);
+		do
+			pair(&t1, &m1);
+		while (m1 - mono0 < 500000);
+		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
+		if (freq < 1000000ull) {
+			inv = 0;
+		}
+	}
+	if (!inv) {
+		tr_cfg.clock = TR_CLOCK_MONOTONIC;
+		freq = 1000000000ull;
+		mono0 = tr_time_monotonic();
+		tsc0 = mono0;
+		clock_gettime(CLOCK_REALTIME, &rt);
+		real0 = ts_ns(&rt) - (tr_time_monotonic() - mono0);
+	}
+	tr_clock_is_tsc = inv;
+}
+
+void tr_clock_final(void)
+{
+	if (!tr_clock_is_tsc)
+		return;
+	uint64_t t1, m1;
+	pair(&t1, &m1);
+	if (m1 - mono0 >= 50000000ull && t1 > tsc0)
+		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
+}
+
+uint64_t tr_clock_freq(void)
+{
+	return freq;
+}
+
+uint64_t tr_clock_resolution(void)
+{
+	return freq;
+}
+
+uint64_t tr_ticks_to_ns(uint64_t ticks)
+{
+	if (freq == 1000000000ull)
+		return ticks;
+	return (uint64_t)((unsigned __int128)ticks * 1000000000ull / freq);
+}
+
+uint64_t tr_clock_realtime_of(uint64_t ticks)
+{
+	if (ticks >= tsc0)
+		return real0 + tr_ticks_to_ns(ticks - tsc0);
+	uint64_t d = tr_ticks_to_ns(tsc0 - ticks);
+	return real0 > d ? real0 - d : 0;
+}

@@ -1,0 +1,318 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * config.c - TRACER_* environment variables -> struct tr_config.
+ *
+ * The only place that reads the environment. Parsed once (constructor or
+ * lazy init). A bad value gives one "tracer:" line naming the variable, the
+ * value and what is accepted; the default is used and the program runs on.
+ * Unknown TRACER_* names give one warning each.
+ */
+#include <ctype.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "tr_int.h"
+
+struct tr_config tr_cfg = {
+	.buffer_bytes = 16ull << 20,
+	.chunk_bytes = 1ull << 20,
+	.on_full = TR_ON_FULL_FLUSH,
+	.pthread = 1,
+	.mpi = 1,
+	.verbose = 1,
+	.clock = TR_CLOCK_TSC,
+	.sampling_depth = 64,
+};
+
+extern char **environ;
+
+/* The environment; before libc set up environ (lazy init from a
+ * .preinit_array function) it is read from /proc/self/environ. */
+static char **tr_env;
+
+static void env_init(void)
+{
+	static char buf[131072];
+	static char *vec[2048];
+	if (environ && environ[0]) {
+		tr_env = environ;
+		return;
+	}
+	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+	if (fd >= 0) {
+		while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+			n += r;
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = 0;
+	size_t k = 0;
+	for (char *p = buf; p < buf + n && *p && k < sizeof(vec) / sizeof(vec[0]) - 1; p += strlen(p) + 1)
+		vec[k++] = p;
+	vec[k] = NULL;
+	tr_env = vec;
+}
+
+static const char *env_get(const char *name)
+{
+	size_t l = strlen(name);
+	for (char **e = tr_env; e && *e; e++)
+		if (!strncmp(*e, name, l) && (*e)[l] == '=')
+			return *e + l + 1;
+	return NULL;
+}
+
+int tr_cfg_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	if (!s || !*s || !isdigit((unsigned char)*s))
+		return -1;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mul = 1;
+	switch (tolower((unsigned char)*end)) {
+	case 'k': mul = 1ull << 10; end++; break;
+	case 'm': mul = 1ull << 20; end++; break;
+	case 'g': mul = 1ull << 30; end++; break;
+	case 't': mul = 1ull << 40; end++; break;
+	default: break;
+	}
+	if (mul > 1 && tolower((unsigned char)*end) == 'i')
+		end++;
+	if (tolower((unsigned char)*end) == 'b')
+		end++;
+	if (*end)
+		return -1;
+	if (v && mul > UINT64_MAX / v)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
+int tr_cfg_parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	if (!s || !*s || (!isdigit((unsigned char)*s) && *s != '.'))
+		return -1;
+	double v = strtod(s, &end);
+	if (end == s || v < 0)
+		return -1;
+	double r;
+	if (!*end || !strcasecmp(end, "ns"))
+		r = v;
+	else if (!strcasecmp(end, "us"))
+		r = v * 1e3;
+	else if (!strcasecmp(end, "ms"))
+		r = v * 1e6;
+	else if (!strcasecmp(end, "s"))
+		r = v * 1e9;
+	else if (!strcasecmp(end, "hz")) {
+		if (v <= 0)
+			return -1;
+		r = 1e9 / v;
+	} else if (!strcasecmp(end, "khz")) {
+		if (v <= 0)
+			return -1;
+		r = 1e6 / v;
+	} else
+		return -1;
+	if (r > 1.8e19)
+		return -1;
+	*ns = (uint64_t)(r + 0.5);
+	return 0;
+}
+
+int tr_cfg_parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "1", "on", "yes", "true", "y" };
+	static const char *const no[] = { "0", "off", "no", "false", "n" };
+	if (!s)
+		return -1;
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static void bad(const char *var, const char *val, const char *accepted, const char *dflt)
+{
+	tr_log_warn("invalid %s='%s' (accepted: %s); using %s", var, val, accepted, dflt);
+}
+
+static int parse_int(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	if (!s || !*s)
+		return -1;
+	long v = strtol(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* Names accepted silently: used by scripts/ and bench/, not by the library. */
+static const char *const tr_env_ignored[] = { "TRACER_LIB", "TRACER_BUILD_DIR", "TRACER_TOP", NULL };
+
+static const char *const tr_env_known[] = {
+	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
+	"TRACER_MPI", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
+	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES", NULL
+};
+
+int tr_env_rank(void)
+{
+	const char *v = env_get("OMPI_COMM_WORLD_RANK");
+	if (!v)
+		v = env_get("PMIX_RANK");
+	if (!v)
+		v = env_get("PMI_RANK");
+	long r;
+	if (v && parse_int(v, 0, 0x7fffffff, &r) == 0)
+		return (int)r;
+	return -1;
+}
+
+static int env_size(void)
+{
+	const char *v = env_get("OMPI_COMM_WORLD_SIZE");
+	if (!v)
+		v = env_get("PMI_SIZE");
+	long r;
+	if (v && parse_int(v, 1, 0x7fffffff, &r) == 0)
+		return (int)r;
+	return 0;
+}
+
+void tr_cfg_load(void)
+{
+	const char *v;
+	long l;
+
+	env_init();
+	/* TRACER_VERBOSE first: it decides what the other checks print. */
+	if ((v = env_get("TRACER_VERBOSE"))) {
+		if (parse_int(v, 0, 3, &l) == 0)
+			tr_cfg.verbose = (int)l;
+		else if (!strcasecmp(v, "quiet") || !strcasecmp(v, "off"))
+			tr_cfg.verbose = 0;
+		else
+			bad("TRACER_VERBOSE", v, "0 (silent), 1 (summary), 2 (debug)", "1");
+	}
+	if ((v = env_get("TRACER_OUTPUT"))) {
+		if (!*v || strlen(v) >= sizeof(tr_cfg.output) - 64)
+			bad("TRACER_OUTPUT", v, "a directory path shorter than 4000 bytes",
+			    "a new directory tracer-<prog>-<time>-<pid>");
+		else
+			strcpy(tr_cfg.output, v);
+	}
+	if ((v = env_get("TRACER_CHUNK"))) {
+		uint64_t x;
+		if (tr_cfg_parse_size(v, &x) == 0 && x >= (256u << 10) && x <= (16u << 20))
+			tr_cfg.chunk_bytes = x;
+		else
+			bad("TRACER_CHUNK", v, "a size from 256K to 16M, e.g. 1M", "1M");
+	}
+	if ((v = env_get("TRACER_BUFFER"))) {
+		uint64_t x;
+		if (tr_cfg_parse_size(v, &x) == 0 && x >= tr_cfg.chunk_bytes && x <= (1ull << 40))
+			tr_cfg.buffer_bytes = x;
+		else
+			bad("TRACER_BUFFER", v, "a size >= TRACER_CHUNK, e.g. 16M, 512K, 1G", "16M");
+	}
+	if (tr_cfg.buffer_bytes < tr_cfg.chunk_bytes)
+		tr_cfg.buffer_bytes = tr_cfg.chunk_bytes;
+	if ((v = env_get("TRACER_ON_FULL"))) {
+		if (!strcasecmp(v, "flush"))
+			tr_cfg.on_full = TR_ON_FULL_FLUSH;
+		else if (!strcasecmp(v, "stop"))
+			tr_cfg.on_full = TR_ON_FULL_STOP;
+		else
+			bad("TRACER_ON_FULL", v, "flush, stop", "flush");
+	}
+	if ((v = env_get("TRACER_PTHREAD")) && tr_cfg_parse_bool(v, &tr_cfg.pthread))
+		bad("TRACER_PTHREAD", v, "on/off/1/0/yes/no/true/false", "on");
+	if ((v = env_get("TRACER_MPI")) && tr_cfg_parse_bool(v, &tr_cfg.mpi))
+		bad("TRACER_MPI", v, "on/off/1/0/yes/no/true/false", "on");
+	if ((v = env_get("TRACER_FILTER"))) {
+		if (!*v || strlen(v) >= sizeof(tr_cfg.filter))
+			bad("TRACER_FILTER", v, "a readable file name", "no filter");
+		else
+			strcpy(tr_cfg.filter, v);
+	}
+	if ((v = env_get("TRACER_CLOCK"))) {
+		extern int tr_clock_explicit;
+		if (!strcasecmp(v, "tsc")) {
+			tr_cfg.clock = TR_CLOCK_TSC;
+			tr_clock_explicit = 1;
+		}
+		else if (!strcasecmp(v, "monotonic"))
+			tr_cfg.clock = TR_CLOCK_MONOTONIC;
+		else
+			bad("TRACER_CLOCK", v, "tsc, monotonic", "tsc where invariant, else monotonic");
+	}
+	if ((v = env_get("TRACER_SAMPLING"))) {
+		uint64_t ns;
+		int b;
+		if (tr_cfg_parse_bool(v, &b) == 0 && b == 0)
+			tr_cfg.sampling_period_ns = 0;
+		else if (tr_cfg_parse_duration(v, &ns) == 0 && (ns == 0 || ns >= 1000))
+			tr_cfg.sampling_period_ns = ns;
+		else
+			bad("TRACER_SAMPLING", v, "off or a period >= 1us: 1ms, 250us, 1000Hz, 2s", "off");
+	}
+	if ((v = env_get("TRACER_SAMPLING_DEPTH"))) {
+		if (parse_int(v, 1, 4096, &l) == 0)
+			tr_cfg.sampling_depth = (uint32_t)l;
+		else
+			bad("TRACER_SAMPLING_DEPTH", v, "an integer 1..4096", "64");
+	}
+	if ((v = env_get("TRACER_METRICS"))) {
+		if (strlen(v) < sizeof(tr_cfg.metrics))
+			strcpy(tr_cfg.metrics, v);
+		else
+			bad("TRACER_METRICS", v, "a comma-separated list shorter than 1024 bytes", "none");
+	}
+	if ((v = env_get("TRACER_DETAILED_STATES"))) {
+		int b;
+		if (parse_int(v, 0, 1000, &l) == 0)
+			tr_cfg.detailed_states = (int)l;
+		else if (tr_cfg_parse_bool(v, &b) == 0)
+			tr_cfg.detailed_states = b;
+		else
+			bad("TRACER_DETAILED_STATES", v, "an integer level 0..1000 (or on/off)", "0");
+	}
+
+	/* Unknown TRACER_* variables: one warning each. */
+	for (char **e = tr_env; e && *e; e++) {
+		if (strncmp(*e, "TRACER_", 7))
+			continue;
+		size_t n = strcspn(*e, "=");
+		int known = 0;
+		for (int i = 0; tr_env_known[i] && !known; i++)
+			known = strlen(tr_env_known[i]) == n && !strncmp(*e, tr_env_known[i], n);
+		for (int i = 0; tr_env_ignored[i] && !known; i++)
+			known = strlen(tr_env_ignored[i]) == n && !strncmp(*e, tr_env_ignored[i], n);
+		if (!known)
+			tr_log_warn("unknown variable %.*s ignored (misspelt? the TRACER_* settings are listed by tracer-run --help)", (int)n, *e);
+	}
+
+	tr_proc.rank = tr_cfg.mpi ? tr_env_rank() : -1;
+	tr_proc.size = tr_proc.rank >= 0 ? env_size() : 0;
+}
+
+/* For the other files of preload/ (the only code reading the environment). */
+const char *tr_getenv(const char *name)
+{
+	if (!tr_env)
+		env_init();
+	return env_get(name);
+}

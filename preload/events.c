@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * events.c - the hot path (tr_enter/tr_leave), modules and measurement
+ * on/off.
+ */
+#include <string.h>
+#include "tr_int.h"
+
+void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
+{
+	if (s == OTF2W_E_STOPPED)
+		return;   /* counted by the writer as dropped */
+	if (t)
+		t->errors++;
+	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) == 0)
+		tr_g.first_error = s;
+}
+
+void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	if (tr_unlikely(tr_region_is_filtered(region)))
+		return;
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tr_likely(t->state == TR_T_ACTIVE && !t->off)) {
+		if (tr_unlikely(tr_g.nobservers)) {
+			for (int i = 0; i < tr_g.nmodules; i++)
+				if (tr_g.modules[i]->on_enter)
+					tr_g.modules[i]->on_enter(t, time, region);
+		}
+		if (tr_unlikely(tr_g.writer_module != NULL)) {
+			tr_g.writer_module->write_enter(t, time, region);
+		} else {
+			otf2w_status s = otf2w_evt_enter(t->w, NULL, time, region);
+			if (tr_unlikely(s != OTF2W_OK))
+				tr_evt_status_slow(t, s);
+		}
+		if (tr_likely(t->depth < TR_SHADOW_DEPTH))
+			t->stack[t->depth] = region;
+		t->depth++;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+}
+
+void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	t->saved_errno = errno;   /* the errno of the wrapped call (see tr_thread_put) */
+	if (tr_unlikely(tr_region_is_filtered(region)))
+		return;
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tr_likely(t->state == TR_T_ACTIVE && !t->off)) {
+		if (tr_unlikely(tr_g.nobservers)) {
+			for (int i = 0; i < tr_g.nmodules; i++)
+				if (tr_g.modules[i]->on_leave)
+					tr_g.modules[i]->on_leave(t, time, region);
+		}
+		if (tr_unlikely(tr_g.writer_module != NULL)) {
+			tr_g.writer_module->write_leave(t, time, region);
+		} else {
+			otf2w_status s = otf2w_evt_leave(t->w, NULL, time, region);
+			if (tr_unlikely(s != OTF2W_OK))
+				tr_evt_status_slow(t, s);
+		}
+		if (tr_likely(t->depth > 0))
+			t->depth--;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+}
+
+void tr_measurement(struct tr_thread *t, int on)
+{
+	if (!t || !t->w || t->state != TR_T_ACTIVE)
+		return;
+	if ((on && !t->off) || (!on && t->off))
+		return;
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t now = tr_time();
+	otf2w_status s = otf2w_evt_measurement_on_off(t->w, NULL, now,
+						      on ? OTF2W_MEASUREMENT_ON : OTF2W_MEASUREMENT_OFF);
+	if (s != OTF2W_OK)
+		tr_evt_status_slow(t, s);
+	t->off = !on;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+}
+
+/* ---- modules ---- */
+
+static struct tr_lock tr_mod_lock = TR_LOCK_INIT;
+
+void tr_module_register(const struct tr_module *m)
+{
+	if (!m)
+		return;
+	tr_lock(&tr_mod_lock);
+	if (tr_g.nmodules >= TR_MAX_MODULES) {
+		tr_unlock(&tr_mod_lock);
+		tr_log_error("too many modules: %s ignored", m->name ? m->name : "?");
+		return;
+	}
+	if (m->write_enter && m->write_leave) {
+		if (tr_g.writer_module)
+			tr_log_warn("module %s: enter/leave writer already set by %s; ignored",
+				    m->name ? m->name : "?", tr_g.writer_module->name ? tr_g.writer_module->name : "?");
+		else
+			tr_g.writer_module = m;
+	}
+	tr_g.modules[tr_g.nmodules++] = m;
+	if (m->on_enter || m->on_leave)
+		tr_g.nobservers++;
+	int started = tr_g.modules_started;
+	tr_unlock(&tr_mod_lock);
+	tr_log_debug("module %s registered", m->name ? m->name : "?");
+	if (started && tr_g.active) {
+		/* late registration: initialise now, for the calling thread too */
+		struct tr_thread *t = tr_tls_self;
+		tr_tls_creating++;
+		if (m->init)
+			m->init();
+		if (t && t->state == TR_T_ACTIVE && m->thread_init)
+			m->thread_init(t);
+		tr_tls_creating--;
+	}
+}
+
+/* After all constructors of libtracer.so registered their modules. */
+void tr_modules_start(void)
+{
+	if (!tr_g.initialized)
+		tr_init();
+	tr_lock(&tr_mod_lock);
+	if (tr_g.modules_started) {
+		tr_unlock(&tr_mod_lock);
+		return;
+	}
+	tr_g.modules_started = 1;
+	int n = tr_g.nmodules;
+	tr_unlock(&tr_mod_lock);
+	if (!tr_g.active)
+		return;
+	struct tr_thread *t = tr_tls_self;
+	if (t)
+		t->guard++;
+	for (int i = 0; i < n; i++)
+		if (tr_g.modules[i]->init)
+			tr_g.modules[i]->init();
+	if (t && t->state == TR_T_ACTIVE)
+		for (int i = 0; i < n; i++)
+			if (tr_g.modules[i]->thread_init)
+				tr_g.modules[i]->thread_init(t);
+	if (t)
+		t->guard--;
+}
+
+void tr_modules_thread_init(struct tr_thread *t)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->thread_init)
+			tr_g.modules[i]->thread_init(t);
+}
+
+void tr_modules_thread_fini(struct tr_thread *t)
+{
+	if (!tr_g.modules_started)
+		return;
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->thread_fini)
+			tr_g.modules[i]->thread_fini(t);
+}
+
+void tr_modules_fini(void)
+{
+	if (!tr_g.modules_started)
+		return;
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->fini)
+			tr_g.modules[i]->fini();
+}
+
+void tr_modules_fork_child(void)
+{
+	tr_mod_lock.v = 0;
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->fork_child)
+			tr_g.modules[i]->fork_child();
+}

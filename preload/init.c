@@ -1,0 +1,367 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * init.c - start-up (constructor or lazy), exit paths (on_exit, _exit,
+ * _Exit, exec family) and fork.
+ */
+#include <alloca.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "tr_int.h"
+
+void tr_threads_init(void);
+void tr_modules_start(void);
+void tr_archive_unified_installed(void);
+void tr_archive_discard(void);
+
+/* argv from /proc/self/cmdline (works before main and for every program). */
+static void read_cmdline(void)
+{
+	static char buf[65536];
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+	if (fd >= 0) {
+		while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+			n += r;
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = 0;
+	int argc = 0;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == 0)
+			argc++;
+	if (n > 0 && buf[n - 1] != 0)
+		argc++;
+	char **argv = calloc((size_t)argc + 1, sizeof(char *));
+	if (argv) {
+		char *p = buf;
+		for (int i = 0; i < argc; i++) {
+			argv[i] = p;
+			p += strlen(p) + 1;
+		}
+	}
+	tr_proc.argc = argv ? argc : 0;
+	tr_proc.argv = argv;
+	const char *a0 = argc > 0 && argv ? argv[0] : "";
+	const char *base = strrchr(a0, '/');
+	snprintf(tr_proc.progname, sizeof(tr_proc.progname), "%.255s", base ? base + 1 : a0);
+	if (!tr_proc.progname[0]) {
+		char exe[4096];
+		ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (l > 0) {
+			exe[l] = 0;
+			base = strrchr(exe, '/');
+			snprintf(tr_proc.progname, sizeof(tr_proc.progname), "%.255s", base ? base + 1 : exe);
+		}
+	}
+}
+
+/* ProgramBegin (name = argv[0], arguments = argv[1..]) on the master location. */
+static void program_begin(struct tr_thread *m)
+{
+	uint32_t args[256];
+	uint32_t n = 0;
+	if (!m || !m->w)
+		return;
+	uint32_t name = tr_def_string(tr_proc.argc > 0 ? tr_proc.argv[0] : tr_proc.progname);
+	for (int i = 1; i < tr_proc.argc && n < 256; i++)
+		args[n++] = tr_def_string(tr_proc.argv[i]);
+	uint64_t now = tr_time();
+	if (now < tr_g.t_start)
+		now = tr_g.t_start;
+	tr_evt_status(m, otf2w_evt_program_begin(m->w, NULL, now, name, n, args));
+}
+
+static void tr_on_exit(int status, void *arg)
+{
+	tr_g.exit_status = status;
+	tr_g.have_exit_status = 1;
+	tr_finish_status(status, 1);
+}
+
+static void tr_atfork_prepare(void)
+{
+	if (!tr_g.initialized)
+		return;
+	tr_lock(tr_defs_lock());
+	tr_lock(&tr_g.lock);
+}
+
+static void tr_atfork_parent(void)
+{
+	if (!tr_g.initialized)
+		return;
+	tr_unlock(&tr_g.lock);
+	tr_unlock(tr_defs_lock());
+}
+
+static void tr_atfork_child(void)
+{
+	if (!tr_g.initialized)
+		return;
+	/* the locks were held by this thread at fork: reset them */
+	tr_g.lock.v = 0;
+	tr_defs_lock()->v = 0;
+	tr_tls_internal -= 2;
+	if (!tr_g.active || tr_g.finishing) {
+		tr_g.pid = getpid();
+		tr_g.active = 0;
+		return;
+	}
+	tr_tls_creating++;
+	tr_g.pid = getpid();
+	tr_g.fork_child = 1;
+	tr_archive_fork_child();
+	tr_defs_fork_child();
+	tr_g.t_start = tr_time();
+	if (tr_g.active) {
+		tr_threads_fork_child();
+		struct tr_thread *m = tr_g.master;
+		program_begin(m);
+		/* re-open the regions that were open at fork: balanced streams */
+		if (m && m->w) {
+			uint32_t d = m->depth < TR_SHADOW_DEPTH ? m->depth : TR_SHADOW_DEPTH;
+			uint64_t now = tr_time();
+			for (uint32_t i = 0; i < d; i++)
+				otf2w_evt_enter(m->w, NULL, now, m->stack[i]);
+			m->depth = d;
+		}
+		tr_modules_fork_child();
+		tr_log_debug("fork child: archive %s", tr_g.dir);
+	}
+	tr_tls_creating--;
+}
+
+static void get_hostname(void)
+{
+	if (gethostname(tr_proc.hostname, sizeof(tr_proc.hostname) - 1) != 0 || !tr_proc.hostname[0])
+		snprintf(tr_proc.hostname, sizeof(tr_proc.hostname), "localhost");
+	tr_proc.hostname[sizeof(tr_proc.hostname) - 1] = 0;
+}
+
+void tr_init(void)
+{
+	if (tr_g.initialized || __atomic_exchange_n(&tr_g.initializing, 1, __ATOMIC_SEQ_CST))
+		return;
+	int saved = errno;
+	tr_tls_creating++;
+	tr_real_init();
+	tr_cfg_load();
+	get_hostname();
+	read_cmdline();
+	tr_clock_init();
+	tr_g.pid = getpid();
+	tr_g.t_start = tr_time();
+	tr_g.next_index = 1;
+	tr_defs_init();
+	tr_filter_load();
+	tr_threads_init();
+	if (tr_archive_prepare() == 0)
+		tr_g.active = 1;
+	on_exit(tr_on_exit, NULL);
+	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
+	tr_signals_init();
+	tr_g.initialized = 1;
+	if (tr_g.active) {
+		struct tr_thread *m = tr_thread_create_current(1, 0);
+		program_begin(m);
+		tr_log_debug("tracing %s (pid %d) into %s, clock %s %llu Hz", tr_proc.progname, (int)getpid(),
+			     tr_g.dir, tr_clock_is_tsc ? "tsc" : "monotonic",
+			     (unsigned long long)tr_clock_resolution());
+	}
+	tr_tls_creating--;
+	tr_g.initializing = 0;
+	errno = saved;
+}
+
+__attribute__((constructor(101))) static void tr_ctor(void)
+{
+	tr_init();
+}
+
+/* Last constructor of libtracer.so: every module registered by now. */
+__attribute__((constructor(65535))) static void tr_ctor_modules(void)
+{
+	tr_modules_start();
+}
+
+/* main() wrapper: on_exit registered from inside main runs before the
+ * libraries' destructors (_dl_fini was registered before main), so the
+ * archive gets ProgramEnd with the exit status of return-from-main and exit(). */
+typedef int (*tr_main_fn)(int, char **, char **);
+static tr_main_fn tr_real_main;
+
+static int tr_main(int argc, char **argv, char **envp)
+{
+	on_exit(tr_on_exit, NULL);
+	return tr_real_main(argc, argv, envp);
+}
+
+TR_EXPORT int __libc_start_main(tr_main_fn main, int argc, char **argv, void (*init)(void),
+				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
+{
+	int (*real)(tr_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
+		(__typeof__(real))tr_dlsym_next("__libc_start_main");
+	tr_real_main = main;
+	return real(tr_main, argc, argv, init, fini, rtld_fini, stack_end);
+}
+
+/* Fallback for paths that skip on_exit (none known; cheap). */
+__attribute__((destructor)) static void tr_dtor(void)
+{
+	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
+}
+
+/* ---- _exit / _Exit: write the archive first ---- */
+
+static __attribute__((noreturn)) void exit_now(void (*real)(int), int status)
+{
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+TR_EXPORT void _exit(int status)
+{
+	TR_REAL_INIT(_exit);
+	tr_finish_status(status, 1);
+	exit_now(real__exit, status);
+}
+
+TR_EXPORT void _Exit(int status)
+{
+	TR_REAL_INIT(_Exit);
+	tr_finish_status(status, 1);
+	exit_now(real__Exit, status);
+}
+
+/* ---- exec family: the archive is complete before the new image starts ---- */
+
+static int tr_exec_prepare(void)
+{
+	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != getpid())
+		return 0;   /* vfork child or not tracing: touch nothing */
+	struct tr_thread *m = tr_g.master;
+	if (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
+	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
+		/* fork + exec with nothing recorded in between: no archive */
+		tr_g.finishing = 1;
+		tr_archive_discard();
+		tr_g.active = 0;
+		tr_g.finished = 1;
+		return 1;
+	}
+	tr_finish_status(0, 1);
+	return 1;
+}
+
+static void tr_exec_failed(int was, int err)
+{
+	if (was)
+		tr_log_debug("exec failed (%s); the rest of this process is not traced", strerror(err));
+}
+
+TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	TR_REAL_INIT(execve);
+	int was = tr_exec_prepare();
+	int r = real_execve(path, argv, envp);
+	int e = errno;
+	tr_exec_failed(was, e);
+	errno = e;
+	return r;
+}
+
+TR_EXPORT int execv(const char *path, char *const argv[])
+{
+	TR_REAL_INIT(execv);
+	int was = tr_exec_prepare();
+	int r = real_execv(path, argv);
+	int e = errno;
+	tr_exec_failed(was, e);
+	errno = e;
+	return r;
+}
+
+TR_EXPORT int execvp(const char *file, char *const argv[])
+{
+	TR_REAL_INIT(execvp);
+	int was = tr_exec_prepare();
+	int r = real_execvp(file, argv);
+	int e = errno;
+	tr_exec_failed(was, e);
+	errno = e;
+	return r;
+}
+
+TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	TR_REAL_INIT(execvpe);
+	int was = tr_exec_prepare();
+	int r = real_execvpe(file, argv, envp);
+	int e = errno;
+	tr_exec_failed(was, e);
+	errno = e;
+	return r;
+}
+
+TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	TR_REAL_INIT(fexecve);
+	int was = tr_exec_prepare();
+	int r = real_fexecve(fd, argv, envp);
+	int e = errno;
+	tr_exec_failed(was, e);
+	errno = e;
+	return r;
+}
+
+/* execl, execlp, execle: collect the variadic arguments, then the v form. */
+#define TR_COLLECT_ARGS(first, av)                                   \
+	va_list ap;                                                  \
+	size_t n = 1;                                                \
+	va_start(ap, first);                                         \
+	while (va_arg(ap, char *))                                   \
+		n++;                                                 \
+	va_end(ap);                                                  \
+	char **av = alloca((n + 1) * sizeof(char *));                \
+	av[0] = (char *)first;                                       \
+	va_start(ap, first);                                         \
+	for (size_t i = 1; i < n; i++)                               \
+		av[i] = va_arg(ap, char *);                          \
+	av[n] = NULL;                                                \
+	(void)va_arg(ap, char *)
+
+TR_EXPORT int execl(const char *path, const char *arg, ...)
+{
+	TR_COLLECT_ARGS(arg, av);
+	va_end(ap);
+	return execv(path, av);
+}
+
+TR_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	TR_COLLECT_ARGS(arg, av);
+	va_end(ap);
+	return execvp(file, av);
+}
+
+TR_EXPORT int execle(const char *path, const char *arg, ...)
+{
+	TR_COLLECT_ARGS(arg, av);
+	char *const *envp = va_arg(ap, char *const *);
+	va_end(ap);
+	return execve(path, av, envp);
+}
+
+/* MPI hook: after the unified set is installed, write this rank's mapping tables. */
+void tr_defs_installed_hook(void)
+{
+	tr_archive_unified_installed();
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * signals.c - termination and crash signals.
+ *
+ * We keep our own handler installed for the signals below and remember
+ * the program's disposition (interposed sigaction/signal). On delivery:
+ *  - program handler installed: it is called (with its flags: SA_SIGINFO,
+ *    SA_RESETHAND); if it exits (exit/_exit/abort) the archive is written on
+ *    that path; if it returns, the program goes on and so does tracing;
+ *  - program disposition ignore: really ignored (installed as SIG_IGN);
+ *  - default: termination signals write the whole archive (or, when the
+ *    thread was interrupted inside the tracer, the emergency path); crash
+ *    signals use otf2w_archive_close_emergency (no lock, no malloc). Then
+ *    the default action runs (re-raised): the exit status and core dump seen
+ *    by the parent are those without the tracer.
+ * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
+ */
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "tr_int.h"
+
+static const int tr_term_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGALRM, SIGXCPU, SIGXFSZ };
+static const int tr_crash_sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+
+#define TR_NSIG 65
+static struct sigaction tr_prog[TR_NSIG];   /* the program's disposition */
+static unsigned char tr_managed[TR_NSIG];   /* 1 term, 2 crash */
+static unsigned char tr_ours[TR_NSIG];      /* our handler is installed */
+static volatile int tr_sig_ready;
+static struct tr_lock tr_sig_lock = TR_LOCK_INIT;
+
+static void tr_handler(int sig, siginfo_t *info, void *uctx);
+
+static int install_ours(int sig, const struct sigaction *like)
+{
+	struct sigaction a;
+	memset(&a, 0, sizeof(a));
+	a.sa_sigaction = tr_handler;
+	if (like)
+		a.sa_mask = like->sa_mask;
+	else
+		sigemptyset(&a.sa_mask);
+	a.sa_flags = SA_SIGINFO | (like ? (like->sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER)) : SA_RESTART);
+	if (real_sigaction(sig, &a, NULL) == 0) {
+		tr_ours[sig] = 1;
+		return 0;
+	}
+	return -1;
+}
+
+void tr_signals_init(void)
+{
+	if (!real_sigaction)
+		return;
+	for (size_t i = 0; i < sizeof(tr_term_sigs) / sizeof(int); i++)
+		tr_managed[tr_term_sigs[i]] = 1;
+	for (size_t i = 0; i < sizeof(tr_crash_sigs) / sizeof(int); i++)
+		tr_managed[tr_crash_sigs[i]] = 2;
+	if (!tr_g.active)
+		return;
+	for (int sig = 1; sig < TR_NSIG; sig++) {
+		if (!tr_managed[sig])
+			continue;
+		struct sigaction old;
+		if (real_sigaction(sig, NULL, &old))
+			continue;
+		tr_prog[sig] = old;
+		if (old.sa_handler == SIG_IGN)
+			continue;   /* e.g. nohup: stays ignored */
+		install_ours(sig, (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL ? &old : NULL);
+	}
+	tr_sig_ready = 1;
+}
+
+void tr_signals_fork_child(void)
+{
+	tr_sig_lock.v = 0;
+}
+
+static void default_action(int sig)
+{
+	struct sigaction a;
+	sigset_t set;
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = SIG_DFL;
+	sigemptyset(&a.sa_mask);
+	if (real_sigaction)
+		real_sigaction(sig, &a, NULL);
+	tr_ours[sig] = 0;
+	syscall(SYS_tgkill, getpid(), gettid(), sig);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	/* a fault re-executes the instruction with the default action */
+}
+
+static void tr_handler(int sig, siginfo_t *info, void *uctx)
+{
+	int saved = errno;
+	struct sigaction p = tr_prog[sig];
+
+	if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+		if (p.sa_flags & SA_RESETHAND) {
+			tr_prog[sig].sa_handler = SIG_DFL;
+			tr_prog[sig].sa_flags &= ~(SA_RESETHAND | SA_SIGINFO);
+		}
+		if (p.sa_flags & SA_SIGINFO)
+			p.sa_sigaction(sig, info, uctx);
+		else
+			p.sa_handler(sig);
+		errno = saved;
+		return;
+	}
+	if (p.sa_handler == SIG_IGN) {
+		errno = saved;
+		return;
+	}
+	struct tr_thread *t = tr_tls_self;
+	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating)
+		tr_finish_status(128 + sig, 1);
+	else
+		tr_emergency(sig);
+	default_action(sig);
+	errno = saved;
+}
+
+/* ---- interposed signal / sigaction ---- */
+
+static int tr_sigaction_impl(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	if (sig <= 0 || sig >= TR_NSIG || !tr_managed[sig] || !tr_sig_ready)
+		return real_sigaction(sig, act, old);
+	tr_lock(&tr_sig_lock);
+	struct sigaction prev = tr_prog[sig];
+	int ret = 0;
+	if (act) {
+		if (act->sa_handler == SIG_IGN) {
+			ret = real_sigaction(sig, act, NULL);
+			if (ret == 0)
+				tr_ours[sig] = 0;
+		} else if (tr_g.active || tr_ours[sig]) {
+			ret = install_ours(sig, act);
+		} else {
+			ret = real_sigaction(sig, act, NULL);
+		}
+		if (ret == 0)
+			tr_prog[sig] = *act;
+	}
+	tr_unlock(&tr_sig_lock);
+	if (ret == 0 && old)
+		*old = prev;
+	return ret;
+}
+
+TR_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	TR_REAL_INIT(sigaction);
+	if (!tr_g.initialized && !tr_g.initializing)
+		tr_init();
+	return tr_sigaction_impl(sig, act, old);
+}
+
+TR_EXPORT sighandler_t signal(int sig, sighandler_t handler)
+{
+	struct sigaction a, old;
+	TR_REAL_INIT(sigaction);
+	if (!tr_g.initialized && !tr_g.initializing)
+		tr_init();
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = handler;
+	sigemptyset(&a.sa_mask);
+	if (sig > 0 && sig < TR_NSIG)
+		sigaddset(&a.sa_mask, sig);
+	a.sa_flags = SA_RESTART;   /* BSD semantics, as glibc's signal() */
+	if (tr_sigaction_impl(sig, &a, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}
+
+TR_EXPORT sighandler_t bsd_signal(int sig, sighandler_t handler)
+{
+	return signal(sig, handler);
+}
+
+TR_EXPORT sighandler_t sysv_signal(int sig, sighandler_t handler)
+{
+	struct sigaction a, old;
+	TR_REAL_INIT(sigaction);
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = handler;
+	sigemptyset(&a.sa_mask);
+	a.sa_flags = SA_RESETHAND | SA_NODEFER;
+	if (tr_sigaction_impl(sig, &a, &old) != 0)
+		return SIG_ERR;
+	return old.sa_handler;
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * thread.c - per-thread state and locations.
+ *
+ * struct tr_thread lives on the heap (it must outlive the thread: the
+ * exiting thread writes the buffers of threads still running at exit, and
+ * the counters are read at shut-down); the thread reaches it through an
+ * initial-exec TLS pointer (no TLS allocation, no malloc on access).
+ *
+ * States: UNINIT (no struct) -> ACTIVE -> DYING (shut-down or thread end in
+ * progress: no new records) -> DEAD (writer closed). The exiting thread
+ * marks every other thread DYING and waits (bounded) until none is inside a
+ * record (in_record) before it touches their writers.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+
+TR_TLS struct tr_thread *tr_tls_self;
+TR_TLS int tr_tls_creating;
+
+static pthread_key_t tr_key;
+static int tr_key_ok;
+
+uint64_t tr_location_id(uint32_t index)
+{
+	uint64_t r = tr_proc.rank > 0 ? (uint64_t)tr_proc.rank : 0;
+	return (r << 32) | index;
+}
+
+struct tr_thread *tr_thread_peek(void)
+{
+	return tr_tls_self;
+}
+
+int tr_is_active(void)
+{
+	return tr_g.active && !tr_g.finishing;
+}
+
+static void tr_key_destructor(void *p)
+{
+	struct tr_thread *t = p;
+	if (t && t == tr_tls_self && t->state == TR_T_ACTIVE)
+		tr_thread_end(t);
+}
+
+void tr_threads_init(void)
+{
+	if (!tr_key_ok && pthread_key_create(&tr_key, tr_key_destructor) == 0)
+		tr_key_ok = 1;
+}
+
+static void thread_name(char *buf, size_t n, uint32_t index)
+{
+	if (index == 0)
+		snprintf(buf, n, "Master thread");
+	else
+		snprintf(buf, n, "Thread %u", index);
+}
+
+/* Create the calling thread's state and location. tr_tls_creating is set by
+ * the caller (everything called from here is untraced). */
+struct tr_thread *tr_thread_create_current(int master, uint32_t index)
+{
+	char name[64];
+	struct tr_thread *t = tr_xcalloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->index = index;
+	t->location = tr_location_id(index);
+	t->pthread_self = (uint64_t)pthread_self();
+	t->tid = (int)gettid();
+	thread_name(name, sizeof(name), index);
+	t->name_sid = tr_def_string(name);
+
+	tr_lock(&tr_g.lock);
+	otf2w_status st = tr_g.ar ? otf2w_archive_get_evt_writer(tr_g.ar, t->location, &t->w) : OTF2W_E_INVALID_CALL;
+	if (st != OTF2W_OK) {
+		t->w = NULL;
+		if (tr_g.ar && tr_g.errors++ == 0)
+			tr_log_error("cannot create the event writer of location %llu: %s",
+				     (unsigned long long)t->location, otf2w_archive_error(tr_g.ar));
+	}
+	t->next = tr_g.threads;
+	tr_g.threads = t;
+	tr_g.nthreads++;
+	if (master)
+		tr_g.master = t;
+	t->state = (t->w && !tr_g.finishing) ? TR_T_ACTIVE : TR_T_DEAD;
+	tr_unlock(&tr_g.lock);
+
+	tr_tls_self = t;
+	if (!master && tr_key_ok)
+		pthread_setspecific(tr_key, t);
+	if (t->state == TR_T_ACTIVE && tr_g.modules_started)
+		tr_modules_thread_init(t);
+	tr_log_debug("location %llu (%s) for tid %d", (unsigned long long)t->location, name, t->tid);
+	return t;
+}
+
+static struct tr_thread *create_locked_out(uint32_t index)
+{
+	int saved = errno;
+	tr_tls_creating = 1;
+	struct tr_thread *t = tr_thread_create_current(0, index);
+	tr_tls_creating = 0;
+	errno = saved;
+	return t;
+}
+
+static struct tr_thread *hold(struct tr_thread *t)
+{
+	if (!t || t->state != TR_T_ACTIVE || t->guard != 0)
+		return NULL;
+	t->guard = 1;
+	t->saved_errno = errno;
+	return t;
+}
+
+struct tr_thread *tr_thread_get_slow(void)
+{
+	struct tr_thread *t = tr_tls_self;
+	if (t || tr_tls_creating)
+		return NULL;
+	if (tr_unlikely(!tr_g.initialized)) {
+		if (tr_g.initializing)
+			return NULL;
+		tr_init();
+		if (tr_tls_self)
+			return hold(tr_tls_self);
+	}
+	if (!tr_g.active || tr_g.finishing || tr_g.pid != getpid())
+		return NULL;
+	return hold(create_locked_out(__atomic_fetch_add(&tr_g.next_index, 1, __ATOMIC_RELAXED)));
+}
+
+uint32_t tr_thread_reserve_index(void)
+{
+	return __atomic_fetch_add(&tr_g.next_index, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t tr_thread_reserve_seq(void)
+{
+	return __atomic_add_fetch(&tr_g.next_seq, 1, __ATOMIC_RELAXED);
+}
+
+struct tr_thread *tr_thread_begin_index(uint32_t index)
+{
+	struct tr_thread *t = tr_tls_self;
+	if (t)
+		return hold(t);
+	if (!tr_g.initialized && !tr_g.initializing)
+		tr_init();
+	if (!tr_g.active || tr_g.finishing || tr_tls_creating)
+		return NULL;
+	return hold(create_locked_out(index));
+}
+
+struct tr_thread *tr_thread_begin(uint32_t *index_out)
+{
+	struct tr_thread *t = tr_tls_self;
+	if (!t && tr_g.initialized && tr_g.active)
+		t = tr_thread_begin_index(tr_thread_reserve_index());
+	else
+		t = t ? hold(t) : tr_thread_get_slow();
+	if (t && index_out)
+		*index_out = t->index;
+	return t;
+}
+
+/* Leave records for the regions still open on t (its writer must be owned
+ * by the caller: t is DYING or is the calling thread). */
+void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time)
+{
+	if (!t->w || tr_g.writer_module)
+		return;
+	uint64_t last = otf2w_evt_writer_last_time(t->w);
+	if (time < last)
+		time = last;
+	while (t->depth > 0) {
+		t->depth--;
+		if (t->depth < TR_SHADOW_DEPTH)
+			otf2w_evt_leave(t->w, NULL, time, t->stack[t->depth]);
+	}
+}
+
+void tr_thread_end(struct tr_thread *t)
+{
+	if (!t)
+		t = tr_tls_self;
+	if (!t || t != tr_tls_self)
+		return;
+	tr_lock(&tr_g.lock);
+	if (t->state != TR_T_ACTIVE) {
+		tr_unlock(&tr_g.lock);
+		return;
+	}
+	t->in_record = 1;   /* the exiting thread waits for us */
+	tr_unlock(&tr_g.lock);
+
+	t->guard++;
+	int saved = errno;
+	tr_modules_thread_fini(t);
+	tr_thread_close_open_regions(t, tr_time());
+	tr_lock(&tr_g.lock);
+	t->state = TR_T_DYING;
+	if (tr_g.ar && !tr_g.finishing && tr_g.dir_final && t->w && !t->closed) {
+		otf2w_status st = otf2w_archive_close_evt_writer(tr_g.ar, t->w);
+		if (st != OTF2W_OK && tr_g.errors++ == 0)
+			tr_log_error("closing location %llu: %s", (unsigned long long)t->location,
+				     otf2w_archive_error(tr_g.ar));
+		t->closed = 1;
+	}
+	t->state = TR_T_DEAD;
+	tr_unlock(&tr_g.lock);
+	t->in_record = 0;
+	t->guard--;
+	errno = saved;
+}
+
+/* Shut-down: every other thread stops recording; wait (bounded) until none
+ * is inside a record. Safe in a signal handler. */
+void tr_threads_stop_all(struct tr_thread *self)
+{
+	int others = 0;
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		if (t == self)
+			continue;
+		if (t->state == TR_T_ACTIVE)
+			__atomic_store_n(&t->state, TR_T_DYING, __ATOMIC_SEQ_CST);
+		if (t->state == TR_T_DYING)
+			others++;
+	}
+	if (!others)
+		return;
+	struct timespec ms = { 0, 1000000 };
+	nanosleep(&ms, NULL);   /* lets a record that saw ACTIVE publish in_record */
+	for (int i = 0; i < 500; i++) {
+		int busy = 0;
+		for (struct tr_thread *t = tr_g.threads; t; t = t->next)
+			if (t != self && __atomic_load_n(&t->in_record, __ATOMIC_SEQ_CST))
+				busy++;
+		if (!busy)
+			return;
+		nanosleep(&ms, NULL);
+	}
+	tr_log_sigsafe("warning: a thread stayed inside a record at shut-down; its last event may be cut");
+}
+
+uint64_t tr_threads_count_events(uint64_t *dropped)
+{
+	uint64_t n = 0, d = 0;
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		if (!t->w)
+			continue;
+		n += otf2w_evt_writer_count(t->w);
+		d += otf2w_evt_writer_dropped(t->w);
+	}
+	if (dropped)
+		*dropped = d;
+	return n;
+}
+
+/* In the fork child, after the new archive is open: only the calling thread
+ * survives; it becomes the master thread (index 0) of the child. */
+void tr_threads_fork_child(void)
+{
+	struct tr_thread *self = tr_tls_self;
+	tr_g.lock.v = 0;
+	tr_g.threads = NULL;
+	tr_g.master = NULL;
+	tr_g.nthreads = 0;
+	tr_g.next_index = 1;
+	if (!self) {
+		tr_tls_creating = 1;
+		tr_thread_create_current(1, 0);
+		tr_tls_creating = 0;
+		tr_g.next_index = 1;
+		return;
+	}
+	self->index = 0;
+	self->location = tr_location_id(0);
+	self->tid = (int)gettid();
+	self->w = NULL;
+	self->closed = 0;
+	self->next = NULL;
+	self->name_sid = tr_def_string("Master thread");
+	if (tr_g.ar && otf2w_archive_get_evt_writer(tr_g.ar, self->location, &self->w) != OTF2W_OK)
+		self->w = NULL;
+	tr_g.threads = self;
+	tr_g.master = self;
+	tr_g.nthreads = 1;
+	self->state = self->w ? TR_T_ACTIVE : TR_T_DEAD;
+}

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tr_int.h - internals shared by the files of preload/ (never included
+ * outside preload/).
+ */
+#ifndef TR_INT_H
+#define TR_INT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "tracer.h"
+
+#define TR_MAX_MODULES 16
+#define TR_SHADOW_DEPTH 128
+
+/* ---- futex lock: no pthread call, so never traced and never interposed ---- */
+
+struct tr_lock {
+	int v;  /* 0 free, 1 locked, 2 locked with waiters */
+};
+#define TR_LOCK_INIT { 0 }
+void tr_lock_slow(struct tr_lock *l);
+void tr_unlock_slow(struct tr_lock *l);
+/* Calling-thread nesting of tracer-internal critical sections (a signal
+ * arriving while > 0 must not take the same locks). */
+extern TR_TLS int tr_tls_internal;
+
+static inline void tr_lock(struct tr_lock *l)
+{
+	int c = 0;
+	tr_tls_internal++;
+	if (!__atomic_compare_exchange_n(&l->v, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		tr_lock_slow(l);
+}
+
+static inline int tr_trylock(struct tr_lock *l)
+{
+	int c = 0;
+	if (__atomic_compare_exchange_n(&l->v, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
+		tr_tls_internal++;
+		return 1;
+	}
+	return 0;
+}
+
+static inline void tr_unlock(struct tr_lock *l)
+{
+	if (__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)
+		tr_unlock_slow(l);
+	tr_tls_internal--;
+}
+
+/* ---- global state -------------------------------------------------------------- */
+
+struct tr_global {
+	volatile int initialized;   /* core init done (config, clock, archive prepared) */
+	volatile int initializing;
+	volatile int active;        /* recording (between init and shut-down) */
+	volatile int finishing;     /* shut-down started */
+	volatile int finished;      /* archive written (or abandoned) */
+	pid_t pid;                  /* pid the state belongs to (fork/vfork detection) */
+
+	otf2w_archive *ar;
+	otf2w_gdef_writer *gdw;
+	char dir[4096];             /* archive directory */
+	char anchor[4200];          /* dir/traces.otf2 for the summary */
+	int dir_final;              /* location files may be written now */
+	int mpi_expected;           /* started by mpirun (rank in env) and TRACER_MPI on */
+	int global_writer;          /* this process writes the global definitions */
+	int unified;                /* tr_defs_install_unified done */
+	int fork_child;             /* this process is a traced fork child */
+	int dir_from_job;           /* MPI default name from the job id: same on every rank */
+	volatile pid_t finisher;    /* tid writing the archive */
+
+	uint64_t t_start;           /* tr_time() at init (<= every timestamp) */
+
+	struct tr_lock lock;        /* thread list, archive life cycle */
+	struct tr_thread *threads;  /* every thread that got a location (newest first) */
+	struct tr_thread *master;
+	uint32_t next_index;        /* atomic */
+	uint64_t next_seq;          /* atomic */
+	uint32_t nthreads;
+
+	int exit_status;            /* for ProgramEnd */
+	int have_exit_status;
+
+	uint64_t errors;            /* event write errors */
+	otf2w_status first_error;
+	uint64_t program_name_sid;
+
+	const struct tr_module *modules[TR_MAX_MODULES];
+	int nmodules;
+	int modules_started;
+	const struct tr_module *writer_module;  /* write_enter/leave override */
+	int nobservers;
+};
+extern struct tr_global tr_g;
+
+/* Internal per-thread extension (struct tr_thread is public, this is appended
+ * via the tail fields there). */
+
+/* ---- files ------------------------------------------------------------------------ */
+
+/* log.c */
+void tr_log_init(void);
+void tr_log_write(const char *buf, size_t n);
+
+/* config.c */
+void tr_cfg_load(void);
+int tr_env_rank(void);       /* rank from OMPI_COMM_WORLD_RANK/PMIX_RANK or -1 */
+const char *tr_getenv(const char *name);
+
+/* clock.c */
+void tr_clock_init(void);
+void tr_clock_final(void);   /* refine the resolution at the end */
+uint64_t tr_clock_realtime_of(uint64_t ticks);  /* ns since epoch of a timestamp */
+uint64_t tr_clock_freq(void);
+
+/* real.c */
+void tr_real_init(void);
+TR_REAL_DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
+TR_REAL_DECL(void, _exit, int);
+TR_REAL_DECL(void, _Exit, int);
+TR_REAL_DECL(int, execve, const char *, char *const[], char *const[]);
+TR_REAL_DECL(int, execv, const char *, char *const[]);
+TR_REAL_DECL(int, execvp, const char *, char *const[]);
+TR_REAL_DECL(int, execvpe, const char *, char *const[], char *const[]);
+TR_REAL_DECL(int, fexecve, int, char *const[], char *const[]);
+
+/* filter.c */
+void tr_filter_load(void);
+void tr_filter_region_defined(uint32_t region, const char *name);
+extern uint8_t tr_filter_bits[];
+#define TR_FILTER_CAP (1u << 16)
+static inline int tr_region_is_filtered(uint32_t r)
+{
+	return r < TR_FILTER_CAP && (tr_filter_bits[r >> 3] >> (r & 7)) & 1;
+}
+extern int tr_filter_active;
+
+/* defs.c */
+void tr_defs_init(void);
+void tr_defs_fork_child(void);
+struct tr_lock *tr_defs_lock(void);
+/* Write the global definitions (ClockProperties .. Locations .. everything).
+ * nolock: crash path (no lock, no malloc beyond what the writer needs). */
+void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
+/* Mapping tables + clock offsets into a local def file of this process. */
+void tr_defs_write_local_to(otf2w_def_writer *dw);
+int tr_defs_unified_write_global(void);
+void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, int32_t rank, void *),
+			   void *ud);
+int tr_defs_have_clock_offsets(void);
+void tr_defs_process_renamed(void);
+void tr_defs_installed_hook(void);   /* init.c */
+uint32_t tr_defs_count(int cls);
+
+/* thread.c */
+struct tr_thread *tr_thread_create_current(int master, uint32_t index);
+void tr_threads_stop_all(struct tr_thread *self);
+void tr_threads_fork_child(void);
+uint64_t tr_threads_count_events(uint64_t *dropped);
+void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time);
+extern TR_TLS int tr_tls_creating;
+
+/* archive.c */
+int tr_archive_prepare(void);      /* decide the directory, open the archive object */
+int tr_archive_open(void);
+void tr_archive_fork_child(void);
+void tr_emergency(int sig);         /* crash path */
+void tr_finish_status(int status, int have_status);
+
+/* init.c */
+void tr_init(void);
+void tr_modules_thread_init(struct tr_thread *t);
+void tr_modules_thread_fini(struct tr_thread *t);
+void tr_modules_fini(void);
+void tr_modules_fork_child(void);
+
+/* signals.c */
+void tr_signals_init(void);
+void tr_signals_fork_child(void);
+
+/* mem helpers */
+void *tr_xcalloc(size_t n, size_t sz);
+char *tr_xstrdup(const char *s);
+
+#endif /* TR_INT_H */

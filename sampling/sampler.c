@@ -1,0 +1,893 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sampler.c - statistical sampling with libunwind (module "sampling").
+ *
+ * TRACER_SAMPLING=<period> turns it on (off by default). Every thread gets a
+ * POSIX timer on its own CPU-time clock (timer_create(CLOCK_THREAD_CPUTIME_ID)
+ * with SIGEV_THREAD_ID), so a thread is sampled in proportion to the CPU time
+ * it uses. The SIGPROF handler unwinds the interrupted stack with libunwind
+ * (unw_backtrace: the fast frame-cache tracer, which handles the sigreturn
+ * frame; the frames of the handler itself are skipped by finding the
+ * interrupted pc taken from the ucontext) and inserts the stack into the
+ * thread's calling-context tree, then writes a CallingContextSample.
+ *
+ * With sampling on, tr_enter/tr_leave regions are written as
+ * CallingContextEnter/Leave (write_enter/write_leave override): their node
+ * hangs below the caller's unwound stack, and samples taken while a region
+ * is open hang below the region's node, so instrumented regions and sampled
+ * frames form one tree.
+ *
+ * Signal safety. The handler touches only: the thread's preallocated state
+ * (mmap'ed at thread_init), the global node array (index handed out with an
+ * atomic add), tr_time(), libunwind local unwinding and the thread's event
+ * writer when the record fits the current chunk (no chunk switch, so no
+ * allocation). It never takes a lock, never allocates, never prints.
+ * When the signal lands while the thread is inside the tracer (guard > 0),
+ * writing a record (in_record), changing its own tree (busy), or when the
+ * chunk is full, the unwound stack is queued (SMP_QN slots per thread) and
+ * written by the thread before its next calling-context record, or in the
+ * next handler call that may write; a full queue counts the sample lost.
+ * While the thread itself runs libunwind (enter unwinding) the sample is
+ * counted lost (libunwind's per-thread cache is not reentrant).
+ */
+#define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <errno.h>
+#include <libunwind.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "smp_int.h"
+
+#define SMP_QN          16            /* deferred samples per thread */
+#define SMP_HASH_BITS   17            /* per-thread (parent, key) -> node table */
+#define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
+#define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
+#define SMP_NODE_CAP    (1u << 22)    /* global node array (lazily backed) */
+
+struct smp_region {
+	uint32_t node;       /* CallingContext of the region */
+	uint32_t region;     /* region id */
+	uint32_t depth;      /* program frames root..caller at enter (0: unknown) */
+	uint32_t pad;
+	uint64_t caller;     /* key of the caller frame at enter */
+};
+
+struct smp_pending {
+	uint64_t time;
+	uint32_t n;          /* frames (leaf first, leaf = interrupted pc) */
+	uint32_t trunc;
+	void *ip[];          /* maxdepth entries */
+};
+
+struct smp_thread {
+	struct tr_thread *t;
+	volatile int active;          /* handler may use this state */
+	volatile int in_handler;      /* handler running (cross-thread fini waits) */
+	volatile int busy;            /* thread changes its tree / writes CC records */
+	volatile int unwinding;       /* thread inside libunwind */
+	int timer_ok;
+	timer_t timer;
+	uint32_t maxdepth;
+	uint32_t cur;                 /* node of the previous calling-context event */
+	uint32_t nreg;                /* open regions (may exceed SMP_MAX_REGIONS) */
+	struct smp_region reg[SMP_MAX_REGIONS];
+	uint32_t *hash;               /* node index + 1, 0 = empty */
+	uint32_t hused, hlimit;
+	volatile uint32_t qhead;      /* consumer index (thread or writing handler) */
+	volatile uint32_t qtail;      /* producer index (handler) */
+	size_t qslot;                 /* bytes per queue slot */
+	uint8_t *q;
+	void **sigbuf;                /* unwind buffer of the handler */
+	void **thrbuf;                /* unwind buffer of the thread (enter) */
+	uint32_t bufcap;
+	size_t map_len;
+	/* statistics */
+	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
+	struct smp_thread *next;      /* all states, for shut-down */
+};
+
+struct smp_node *tr_smp_nodes;
+uint32_t tr_smp_nnodes;
+uint32_t tr_smp_node_cap;
+volatile int tr_smp_enabled;
+
+static TR_TLS struct smp_thread *smp_tls;
+static uint32_t smp_ig = SMP_UNDEF;         /* InterruptGenerator id */
+static volatile int smp_frozen;             /* no new nodes (definitions made) */
+static int smp_use_itimer;                  /* fallback: process-wide ITIMER_PROF */
+static int smp_marker;                      /* sigev_value of our timers */
+static struct itimerspec smp_its;
+static struct sigaction smp_old_sa;
+static int smp_handler_installed;
+static uint32_t smp_hash_mask;
+
+/* all thread states (list guarded by a spin flag; never touched by the handler) */
+static atomic_flag smp_list_lock = ATOMIC_FLAG_INIT;
+static struct smp_thread *smp_threads;
+/* totals of finished threads */
+static uint64_t smp_tot[7];
+static uint32_t smp_nthreads;
+
+static void smp_list_lock_take(void)
+{
+	while (atomic_flag_test_and_set_explicit(&smp_list_lock, memory_order_acquire))
+		sched_yield();
+}
+
+static void smp_list_lock_drop(void)
+{
+	atomic_flag_clear_explicit(&smp_list_lock, memory_order_release);
+}
+
+/* ---- calling-context tree --------------------------------------------------------- */
+
+static inline int smp_is_tracer(uintptr_t ip)
+{
+	return ip >= tr_smp_self_lo && ip < tr_smp_self_hi;
+}
+
+static inline uint32_t smp_hash(uint32_t parent, uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ull ^ ((uint64_t)parent + 1) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 40) & smp_hash_mask;
+}
+
+/* Child of parent with key: found or created. SMP_UNDEF when the table or
+ * the node array is full, or after the definitions were made.
+ * Async-signal-safe (caller owns the thread's tree: handler, or busy set). */
+static uint32_t smp_child(struct smp_thread *s, uint32_t parent, uint64_t key)
+{
+	uint32_t h = smp_hash(parent, key);
+	for (;;) {
+		uint32_t v = s->hash[h];
+		if (!v)
+			break;
+		struct smp_node *n = &tr_smp_nodes[v - 1];
+		if (n->key == key && n->parent == parent)
+			return v - 1;
+		h = (h + 1) & smp_hash_mask;
+	}
+	if (s->hused >= s->hlimit || smp_frozen)
+		return SMP_UNDEF;
+	uint32_t id = __atomic_fetch_add(&tr_smp_nnodes, 1, __ATOMIC_RELAXED);
+	if (id >= tr_smp_node_cap) {
+		__atomic_fetch_sub(&tr_smp_nnodes, 1, __ATOMIC_RELAXED);
+		return SMP_UNDEF;
+	}
+	struct smp_node *n = &tr_smp_nodes[id];
+	n->key = key;
+	n->parent = parent;
+	uint32_t d = parent == SMP_UNDEF ? 1 : (uint32_t)tr_smp_nodes[parent].depth + 1;
+	n->depth = d > 0xffff ? 0xffff : (uint16_t)d;
+	n->gen = (uint16_t)tr_smp_obj_gen;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->hash[h] = id + 1;
+	s->hused++;
+	return id;
+}
+
+static inline uint32_t smp_depth(uint32_t n)
+{
+	return n == SMP_UNDEF ? 0 : tr_smp_nodes[n].depth;
+}
+
+static inline uint32_t smp_parent(uint32_t n)
+{
+	return n == SMP_UNDEF ? SMP_UNDEF : tr_smp_nodes[n].parent;
+}
+
+/* unwindDistance of node `to` after the previous calling context `from`
+ * (OTF2 CallingContext semantics): the nodes of `to` below the common
+ * ancestor were newly entered, the common ancestor made progress; distance =
+ * newly entered + 1 (>= 1). When no ancestor is common the distance reaches
+ * the undefined root. */
+static uint32_t smp_unwind_distance(uint32_t from, uint32_t to)
+{
+	uint32_t a = to, b = from, da = smp_depth(to), db = smp_depth(from), n = 0;
+	while (da > db) {
+		a = smp_parent(a);
+		da--;
+		n++;
+	}
+	while (db > da) {
+		b = smp_parent(b);
+		db--;
+	}
+	while (a != b) {
+		a = smp_parent(a);
+		b = smp_parent(b);
+		n++;
+	}
+	return n + 1;
+}
+
+/* Node of a stack f[0..n-1] (leaf first; f[0] is the exact interrupted pc
+ * when exact_leaf, else every frame is a return address), placed below the
+ * innermost open region. trunc: frames beyond the depth limit were cut (the
+ * root side), a "[truncated]" node stands for them. */
+static uint32_t smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact_leaf, int trunc)
+{
+	uint32_t node = SMP_UNDEF;
+	uint32_t start = 0;
+	int skip_wrapper = 0;
+
+	if (s->nreg) {
+		uint32_t ri = s->nreg <= SMP_MAX_REGIONS ? s->nreg - 1 : SMP_MAX_REGIONS - 1;
+		const struct smp_region *r = &s->reg[ri];
+		node = r->node;
+		if (r->depth && !trunc) {
+			start = r->depth - 1;
+			if (start >= n)
+				start = n ? n - 1 : 0;
+			if (start < n) {
+				uintptr_t ip = (uintptr_t)f[n - 1 - start];
+				uint64_t key = (start == n - 1 && exact_leaf) ? ip : ip | SMP_KEY_RET;
+				if (key == r->caller) {
+					start++;
+					skip_wrapper = 1;
+				}
+			}
+		}
+	}
+	if (trunc) {
+		node = smp_child(s, node, SMP_KEY_TRUNC);
+		if (node == SMP_UNDEF)
+			return SMP_UNDEF;
+	}
+	int in_tracer = 0;
+	for (uint32_t j = start; j < n; j++) {
+		uintptr_t ip = (uintptr_t)f[n - 1 - j];
+		if (smp_is_tracer(ip)) {
+			if (skip_wrapper) {
+				/* the wrapper frame right below the region's caller */
+				skip_wrapper = 0;
+				continue;
+			}
+			if (!in_tracer) {
+				node = smp_child(s, node, SMP_KEY_TRACER);
+				if (node == SMP_UNDEF)
+					return SMP_UNDEF;
+			}
+			in_tracer = 1;
+			continue;
+		}
+		skip_wrapper = 0;
+		in_tracer = 0;
+		uint64_t key = (j == n - 1 && exact_leaf) ? ip : ip | SMP_KEY_RET;
+		node = smp_child(s, node, key);
+		if (node == SMP_UNDEF)
+			return SMP_UNDEF;
+	}
+	return node;
+}
+
+/* ---- records --------------------------------------------------------------------- */
+
+/* Bytes free in the current chunk: a record that fits is stored without a
+ * chunk switch (no allocation, no lock). Uses format/'s exposed fast prefix. */
+static inline size_t smp_room(otf2w_evt_writer *w)
+{
+	struct otf2w_fast *f = OTF2W__FAST(w);
+	if (!f->pos || f->end < f->pos)
+		return 0;
+	return (size_t)(f->end - f->pos);
+}
+
+static inline uint64_t smp_clamp_time(otf2w_evt_writer *w, uint64_t time)
+{
+	uint64_t last = OTF2W__FAST(w)->last_time;
+	return time < last ? last : time;
+}
+
+/* Insert one stack and write its CallingContextSample. Caller owns the tree. */
+static void smp_write_sample(struct smp_thread *s, struct tr_thread *t, uint64_t time,
+			     void *const *f, uint32_t n, int trunc)
+{
+	uint32_t node = smp_path(s, f, n, 1, trunc);
+	if (node == SMP_UNDEF) {
+		s->full++;
+		s->lost++;
+		return;
+	}
+	time = smp_clamp_time(t->w, time);
+	uint32_t ud = smp_unwind_distance(s->cur, node);
+	otf2w_status st = otf2w_evt_calling_context_sample(t->w, NULL, time, node, ud, smp_ig);
+	if (st != OTF2W_OK) {
+		s->errors++;
+		return;
+	}
+	s->cur = node;
+	s->samples++;
+	s->truncated += trunc != 0;
+	if (tr_smp_met_with_samples)
+		tr_smp_met_record(t, time);
+}
+
+static inline struct smp_pending *smp_slot(struct smp_thread *s, uint32_t i)
+{
+	return (struct smp_pending *)(void *)(s->q + (size_t)(i % SMP_QN) * s->qslot);
+}
+
+/* Write the queued samples with time <= limit (all: UINT64_MAX), oldest
+ * first. Caller owns the tree (busy set, or the handler on the fast path). */
+static void smp_drain(struct smp_thread *s, struct tr_thread *t, uint64_t limit)
+{
+	while (s->qhead != s->qtail) {
+		struct smp_pending *p = smp_slot(s, s->qhead);
+		if (p->time > limit)
+			break;
+		if (t->w && t->state == TR_T_ACTIVE)
+			smp_write_sample(s, t, p->time, p->ip, p->n, p->trunc);
+		else
+			s->lost++;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->qhead++;
+	}
+}
+
+/* ---- the handler --------------------------------------------------------------------- */
+
+static void smp_handler(int sig, siginfo_t *si, void *ucv)
+{
+	int saved_errno = errno;
+	struct smp_thread *s = smp_tls;
+
+	if (!s || !s->active)
+		goto out;
+	s->in_handler = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (!s->active || !tr_smp_enabled)
+		goto done;
+	if (!smp_use_itimer && !(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &smp_marker)) {
+		s->foreign++;
+		goto done;
+	}
+	struct tr_thread *t = s->t;
+	uint64_t now = tr_time();
+
+	if (s->unwinding) {
+		s->lost++;
+		goto done;
+	}
+	ucontext_t *uc = ucv;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	int n = unw_backtrace(s->sigbuf, (int)s->bufcap);
+	int i = 0;
+	while (i < n && i < SMP_EXTRA && (uintptr_t)s->sigbuf[i] != pc)
+		i++;
+	void **f;
+	uint32_t nf;
+	int trunc = 0;
+	if (i >= n || i >= SMP_EXTRA) {
+		/* unwinding from the handler failed: keep the pc alone */
+		s->sigbuf[0] = (void *)pc;
+		f = s->sigbuf;
+		nf = 1;
+		trunc = 1;
+	} else {
+		f = s->sigbuf + i;
+		nf = (uint32_t)(n - i);
+		if (n == (int)s->bufcap || nf > s->maxdepth) {
+			trunc = 1;
+			if (nf > s->maxdepth)
+				nf = s->maxdepth;
+		}
+	}
+
+	int can_write = t && t->guard == 0 && !t->in_record && !s->busy &&
+			t->state == TR_T_ACTIVE && t->w &&
+			smp_room(t->w) >= (tr_smp_met_with_samples ? 1024u : 128u);
+	if (can_write) {
+		t->guard++;
+		t->in_record = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		smp_drain(s, t, UINT64_MAX);
+		smp_write_sample(s, t, now, f, nf, trunc);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		t->in_record = 0;
+		t->guard--;
+	} else if (s->qtail - s->qhead < SMP_QN) {
+		struct smp_pending *p = smp_slot(s, s->qtail);
+		p->time = now;
+		p->n = nf;
+		p->trunc = (uint32_t)trunc;
+		memcpy(p->ip, f, nf * sizeof(void *));
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->qtail++;
+		s->deferred++;
+	} else {
+		s->lost++;
+	}
+done:
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->in_handler = 0;
+out:
+	errno = saved_errno;
+}
+
+/* ---- timers ------------------------------------------------------------------------- */
+
+static int smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o)
+{
+	return (int)syscall(SYS_setitimer, which, v, o);
+}
+
+static void smp_timer_start(struct smp_thread *s)
+{
+	if (smp_use_itimer)
+		return;
+	struct sigevent sev;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev.sigev_value.sival_ptr = &smp_marker;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &s->timer) != 0) {
+		tr_log_warn("sampling: timer_create on the thread CPU clock failed (%s); thread %u not sampled",
+			    strerror(errno), s->t ? s->t->index : 0);
+		return;
+	}
+	if (syscall(SYS_timer_settime, s->timer, 0, &smp_its, NULL) != 0) {
+		syscall(SYS_timer_delete, s->timer);
+		return;
+	}
+	s->timer_ok = 1;
+}
+
+static void smp_timer_stop(struct smp_thread *s)
+{
+	if (s->timer_ok) {
+		s->timer_ok = 0;
+		syscall(SYS_timer_delete, s->timer);
+	}
+}
+
+/* ---- per-thread state ------------------------------------------------------------ */
+
+static struct smp_thread *smp_state_new(struct tr_thread *t)
+{
+	uint32_t depth = tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64;
+	if (depth > 4096)
+		depth = 4096;
+	uint32_t bufcap = depth + SMP_EXTRA;
+	size_t hsz = sizeof(uint32_t) << SMP_HASH_BITS;
+	size_t qslot = (sizeof(struct smp_pending) + sizeof(void *) * bufcap + 15) & ~(size_t)15;
+	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
+		     2 * sizeof(void *) * bufcap + SMP_QN * qslot;
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct smp_thread *s = (struct smp_thread *)m;
+	uint8_t *p = m + ((sizeof(struct smp_thread) + 63) & ~(size_t)63);
+	s->t = t;
+	s->map_len = len;
+	s->maxdepth = depth;
+	s->bufcap = bufcap;
+	s->cur = SMP_UNDEF;
+	s->hash = (uint32_t *)p;
+	p += hsz;
+	s->hlimit = (1u << SMP_HASH_BITS) / 4 * 3;
+	s->sigbuf = (void **)p;
+	p += sizeof(void *) * bufcap;
+	s->thrbuf = (void **)p;
+	p += sizeof(void *) * bufcap;
+	s->q = p;
+	s->qslot = qslot;
+	return s;
+}
+
+static void smp_stats_add(struct smp_thread *s)
+{
+	smp_tot[0] += s->samples;
+	smp_tot[1] += s->deferred;
+	smp_tot[2] += s->lost;
+	smp_tot[3] += s->truncated;
+	smp_tot[4] += s->full;
+	smp_tot[5] += s->foreign;
+	smp_tot[6] += s->errors;
+	smp_nthreads++;
+}
+
+static void smp_thread_init(struct tr_thread *t)
+{
+	if (!tr_smp_enabled)
+		return;
+	struct smp_thread *s = smp_state_new(t);
+	if (!s) {
+		tr_log_warn("sampling: no memory for thread %u; it is not sampled", t->index);
+		return;
+	}
+	/* Warm libunwind's per-thread trace cache here (it mmaps on first use),
+	 * not in the handler. */
+	s->unwinding = 1;
+	unw_backtrace(s->thrbuf, (int)s->bufcap);
+	s->unwinding = 0;
+	t->sampling = s;
+	smp_list_lock_take();
+	s->next = smp_threads;
+	smp_threads = s;
+	smp_list_lock_drop();
+	smp_tls = s;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->active = 1;
+	smp_timer_start(s);
+	tr_smp_objects_refresh();
+}
+
+/* Stop sampling thread s (its own thread, or the exiting thread for threads
+ * still running at exit) and write what it queued. */
+static void smp_thread_stop(struct smp_thread *s, int own)
+{
+	sigset_t set, old;
+	if (own) {
+		sigemptyset(&set);
+		sigaddset(&set, SIGPROF);
+		pthread_sigmask(SIG_BLOCK, &set, &old);
+	}
+	smp_timer_stop(s);
+	s->active = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!own) {
+		/* the thread may be inside the handler right now */
+		for (int i = 0; i < 100000 && s->in_handler; i++)
+			sched_yield();
+	}
+	struct tr_thread *t = s->t;
+	if (own && t && t->state == TR_T_ACTIVE && t->w) {
+		s->busy = 1;
+		smp_drain(s, t, UINT64_MAX);
+		s->busy = 0;
+	} else {
+		s->lost += s->qtail - s->qhead;
+		s->qhead = s->qtail;
+	}
+	if (own)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void smp_thread_fini(struct tr_thread *t)
+{
+	struct smp_thread *s = t->sampling;
+	if (!s)
+		return;
+	int own = smp_tls == s;
+	if (s->active)
+		smp_thread_stop(s, own);
+	tr_smp_objects_refresh();
+}
+
+/* ---- calling-context enter/leave ----------------------------------------------------- */
+
+static void smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	struct smp_thread *s = t->sampling;
+	if (!s) {
+		tr_evt_status(t, otf2w_evt_enter(t->w, NULL, time, region));
+		return;
+	}
+	s->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	smp_drain(s, t, time);
+
+	uint32_t node = SMP_UNDEF;
+	uint32_t nf = 0;
+	uint64_t caller = 0;
+	int trunc = 0;
+	if (s->nreg < SMP_MAX_REGIONS) {
+		s->unwinding = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		int n = unw_backtrace(s->thrbuf, (int)s->bufcap);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		s->unwinding = 0;
+		int i = 0;
+		while (i < n && smp_is_tracer((uintptr_t)s->thrbuf[i]))
+			i++;
+		nf = (uint32_t)(n - i);
+		if (n == (int)s->bufcap || nf > s->maxdepth) {
+			trunc = 1;
+			if (nf > s->maxdepth)
+				nf = s->maxdepth;
+		}
+		if (nf)
+			caller = (uintptr_t)s->thrbuf[i] | SMP_KEY_RET;
+		uint32_t p = smp_path(s, s->thrbuf + i, nf, 0, trunc);
+		if (p != SMP_UNDEF || !nf)
+			node = smp_child(s, p, SMP_KEY_REGION | region);
+	} else {
+		/* too deep to track: one deterministic node below the last tracked */
+		node = smp_child(s, s->reg[SMP_MAX_REGIONS - 1].node, SMP_KEY_REGION | region);
+	}
+	if (node == SMP_UNDEF) {
+		/* tree full: keep the region structure at least */
+		s->full++;
+		node = smp_child(s, s->nreg ? s->reg[(s->nreg <= SMP_MAX_REGIONS ? s->nreg : SMP_MAX_REGIONS) - 1].node
+					    : SMP_UNDEF, SMP_KEY_REGION | region);
+	}
+	if (s->nreg < SMP_MAX_REGIONS) {
+		struct smp_region *r = &s->reg[s->nreg];
+		r->node = node;
+		r->region = region;
+		r->depth = trunc ? 0 : nf;
+		r->caller = caller;
+	}
+	s->nreg++;
+	if (node != SMP_UNDEF) {
+		uint32_t ud = smp_unwind_distance(s->cur, node);
+		tr_evt_status(t, otf2w_evt_calling_context_enter(t->w, NULL, time, node, ud));
+		s->cur = node;
+	} else {
+		s->errors++;
+		tr_evt_status(t, otf2w_evt_enter(t->w, NULL, time, region));
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->busy = 0;
+}
+
+static void smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	struct smp_thread *s = t->sampling;
+	if (!s) {
+		tr_evt_status(t, otf2w_evt_leave(t->w, NULL, time, region));
+		return;
+	}
+	s->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	smp_drain(s, t, time);
+
+	uint32_t node = SMP_UNDEF;
+	if (s->nreg > SMP_MAX_REGIONS) {
+		node = smp_child(s, s->reg[SMP_MAX_REGIONS - 1].node, SMP_KEY_REGION | region);
+		s->nreg--;
+	} else {
+		/* the innermost open region with this id (normally the top) */
+		uint32_t k = s->nreg;
+		while (k > 0 && s->reg[k - 1].region != region)
+			k--;
+		if (k > 0) {
+			node = s->reg[k - 1].node;
+			s->nreg = k - 1;
+		}
+	}
+	if (node != SMP_UNDEF) {
+		tr_evt_status(t, otf2w_evt_calling_context_leave(t->w, NULL, time, node));
+		s->cur = smp_parent(node);
+	} else {
+		s->errors++;
+		tr_evt_status(t, otf2w_evt_leave(t->w, NULL, time, region));
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->busy = 0;
+}
+
+/* ---- SIGPROF ownership --------------------------------------------------------------- */
+
+static atomic_int smp_yielded;
+
+void tr_smp_yield_sigprof(const char *what)
+{
+	if (!tr_smp_enabled || atomic_exchange(&smp_yielded, 1))
+		return;
+	tr_smp_enabled = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	smp_list_lock_take();
+	for (struct smp_thread *s = smp_threads; s; s = s->next)
+		smp_timer_stop(s);
+	smp_list_lock_drop();
+	if (smp_use_itimer) {
+		struct itimerval z;
+		memset(&z, 0, sizeof(z));
+		smp_real_setitimer(ITIMER_PROF, &z, NULL);
+	}
+	tr_log_warn("sampling: the program uses SIGPROF itself (%s); sampling stopped, the program's handler is in charge",
+		    what);
+}
+
+/* Interposed: programs that drive SIGPROF themselves (gprof-like profilers,
+ * gperftools). Only reacts while our sampler runs. */
+TR_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
+{
+	if (which == ITIMER_PROF && nv && (nv->it_value.tv_sec || nv->it_value.tv_usec) && tr_smp_enabled)
+		tr_smp_yield_sigprof("setitimer(ITIMER_PROF)");
+	return smp_real_setitimer(which, nv, ov);
+}
+
+/* Called by a sigaction/signal wrapper (preload/) when the program installs
+ * a handler for SIGPROF. Exported with a weak-friendly name. */
+TR_EXPORT void tr_smp_sigaction_hook(int sig, const void *act)
+{
+	if (sig == SIGPROF && act && tr_smp_enabled)
+		tr_smp_yield_sigprof("sigaction(SIGPROF)");
+}
+
+/* ---- module ------------------------------------------------------------------------- */
+
+static void smp_init(void)
+{
+	if (!tr_cfg.sampling_period_ns)
+		return;
+	uint64_t ns = tr_cfg.sampling_period_ns;
+	if (ns < 10000)
+		ns = 10000;
+	smp_its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
+	smp_its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
+	smp_its.it_value = smp_its.it_interval;
+	smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
+
+	tr_smp_node_cap = SMP_NODE_CAP;
+	void *m = mmap(NULL, sizeof(struct smp_node) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED) {
+		tr_log_error("sampling: cannot map the calling-context node array; sampling off");
+		return;
+	}
+	tr_smp_nodes = m;
+	/* libunwind: per-thread caches are what a signal handler may use */
+	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	tr_smp_objects_init();
+
+	char name[96];
+	snprintf(name, sizeof(name), "CPU time timer (SIGPROF, every %llu ns)", (unsigned long long)ns);
+	smp_ig = tr_def_interrupt_generator(name, OTF2W_INTERRUPT_TIME, OTF2W_BASE_DECIMAL, -9, ns);
+
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = smp_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) =
+		(int (*)(int, const struct sigaction *, struct sigaction *))tr_dlsym_next("sigaction");
+	if (!real_sigaction) {
+		tr_log_error("sampling: sigaction not found; sampling off");
+		return;
+	}
+	struct sigaction old;
+	if (real_sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ? (void *)old.sa_sigaction != NULL
+						    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
+		tr_log_warn("sampling: SIGPROF already has a handler; sampling off, the program's handler is in charge");
+		return;
+	}
+	if (real_sigaction(SIGPROF, &sa, &smp_old_sa) != 0) {
+		tr_log_error("sampling: cannot install the SIGPROF handler (%s); sampling off", strerror(errno));
+		return;
+	}
+	smp_handler_installed = 1;
+
+	/* CPU-time timers per thread need SIGEV_THREAD_ID; probe once. */
+	struct sigevent sev;
+	timer_t probe;
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGPROF;
+	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
+		syscall(SYS_timer_delete, probe);
+	} else {
+		smp_use_itimer = 1;
+		tr_log_warn("sampling: per-thread CPU-time timers unavailable (%s); using setitimer(ITIMER_PROF): "
+			    "process CPU time, delivered to whichever thread runs", strerror(errno));
+	}
+	tr_smp_enabled = 1;
+	if (smp_use_itimer) {
+		struct itimerval iv;
+		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
+		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
+		iv.it_value = iv.it_interval;
+		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
+	}
+	tr_log_debug("sampling: every %llu ns, depth %u", (unsigned long long)ns,
+		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
+}
+
+static void smp_fini(void)
+{
+	if (!tr_smp_nodes)
+		return;
+	int was = tr_smp_enabled;
+	tr_smp_enabled = 0;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (smp_use_itimer) {
+		struct itimerval z;
+		memset(&z, 0, sizeof(z));
+		smp_real_setitimer(ITIMER_PROF, &z, NULL);
+	}
+	/* Stop every thread still sampling; the calling thread writes its queue. */
+	smp_list_lock_take();
+	for (struct smp_thread *s = smp_threads; s; s = s->next)
+		if (s->active)
+			smp_thread_stop(s, s == smp_tls);
+	smp_list_lock_drop();
+	tr_smp_objects_refresh();
+
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	smp_frozen = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	tr_smp_define_contexts(n);
+
+	uint64_t tot[7] = { 0 };
+	uint32_t nthr = 0;
+	smp_list_lock_take();
+	for (struct smp_thread *s = smp_threads; s; s = s->next) {
+		tot[0] += s->samples;
+		tot[1] += s->deferred;
+		tot[2] += s->lost;
+		tot[3] += s->truncated;
+		tot[4] += s->full;
+		tot[5] += s->foreign;
+		tot[6] += s->errors;
+		nthr++;
+	}
+	smp_list_lock_drop();
+	for (int i = 0; i < 7; i++)
+		tot[i] += smp_tot[i];
+	nthr += smp_nthreads;
+	if (was || tot[0])
+		tr_log_info("sampling: %llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
+			    "%u calling contexts%s)",
+			    (unsigned long long)tot[0], nthr, (unsigned long long)tot[1],
+			    (unsigned long long)tot[2], (unsigned long long)tot[3], n,
+			    tot[4] ? ", tree full" : "");
+	if (tot[6])
+		tr_log_warn("sampling: %llu sample records could not be written", (unsigned long long)tot[6]);
+	(void)smp_stats_add;
+}
+
+static void smp_fork_child(void)
+{
+	if (!tr_smp_enabled)
+		return;
+	/* Timers are not inherited; other threads do not exist in the child. */
+	smp_list_lock_take();
+	struct smp_thread *mine = smp_tls;
+	for (struct smp_thread *s = smp_threads; s; s = s->next) {
+		s->timer_ok = 0;
+		if (s != mine)
+			s->active = 0;
+	}
+	smp_list_lock_drop();
+	if (mine) {
+		mine->qhead = mine->qtail;
+		smp_timer_start(mine);
+	}
+	if (smp_use_itimer) {
+		struct itimerval iv;
+		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
+		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
+		iv.it_value = iv.it_interval;
+		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
+	}
+}
+
+static struct tr_module smp_module = {
+	.name = "sampling",
+	.init = smp_init,
+	.thread_init = smp_thread_init,
+	.thread_fini = smp_thread_fini,
+	.fini = smp_fini,
+	.fork_child = smp_fork_child,
+};
+
+__attribute__((constructor(210))) static void smp_register(void)
+{
+	/* The calling-context record override only when sampling is asked for:
+	 * tr_cfg is parsed by preload/'s constructor (priority < 200). */
+	if (tr_cfg.sampling_period_ns) {
+		smp_module.write_enter = smp_write_enter;
+		smp_module.write_leave = smp_write_leave;
+	}
+	tr_module_register(&smp_module);
+	tr_smp_metrics_register();
+}

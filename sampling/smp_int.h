@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * smp_int.h - internals shared by the files of sampling/ (never included
+ * outside sampling/).
+ *
+ * sampling/ has two modules:
+ *   "sampling"  SIGPROF sampler on per-thread CPU-time timers, a calling
+ *               context tree per thread (ids global), CallingContextSample /
+ *               CallingContextEnter / CallingContextLeave records, symbol
+ *               resolution at shut-down (sampler.c, symbols.c).
+ *   "metrics"   PAPI and getrusage counters recorded as Metric events at
+ *               every region enter/leave (metrics.c).
+ */
+#ifndef SMP_INT_H
+#define SMP_INT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "tracer.h"
+
+/* ---- calling-context nodes ----------------------------------------------------
+ *
+ * A node is (parent, key). Its index in the global node array is the id of
+ * the CallingContext definition made for it at shut-down, and the id the
+ * events carry. Keys:
+ *   ip                 exact interrupted pc (leaf of a sample)
+ *   ip | SMP_KEY_RET   return address (caller frames; resolved at ip - 1)
+ *   SMP_KEY_REGION|r   an instrumented region (tr_enter) with region id r
+ *   SMP_KEY_TRUNC      "[truncated]": the stack was deeper than the limit
+ *   SMP_KEY_TRACER     "[tracer]": frames inside libtracer.so itself
+ */
+#define SMP_UNDEF        0xffffffffu
+#define SMP_KEY_RET      (1ull << 62)
+#define SMP_KEY_REGION   (1ull << 61)
+#define SMP_KEY_PSEUDO   (1ull << 60)
+#define SMP_KEY_TRUNC    (SMP_KEY_PSEUDO | 1)
+#define SMP_KEY_TRACER   (SMP_KEY_PSEUDO | 2)
+#define SMP_KEY_ADDR(k)  ((k) & ((1ull << 60) - 1))
+
+struct smp_node {
+	uint64_t key;
+	uint32_t parent;     /* SMP_UNDEF for roots */
+	uint16_t depth;      /* 1 for roots (saturates) */
+	uint16_t gen;        /* object-table generation when created */
+};
+
+extern struct smp_node *tr_smp_nodes;
+extern uint32_t tr_smp_nnodes;      /* atomic: nodes handed out */
+extern uint32_t tr_smp_node_cap;
+
+/* ---- loaded objects (symbols.c) ------------------------------------------------ */
+
+/* Generation of the object table; bumped when a refresh sees a change. */
+extern volatile uint32_t tr_smp_obj_gen;
+/* Text range of libtracer.so itself (frames there are the tracer's). */
+extern uintptr_t tr_smp_self_lo, tr_smp_self_hi;
+
+void tr_smp_objects_init(void);          /* init: own range + first snapshot */
+void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
+/* Resolve every node and define Region, SourceCodeLocation and
+ * CallingContext definitions, ids = node indices. n = node count. */
+void tr_smp_define_contexts(uint32_t n);
+
+/* ---- metrics (metrics.c) ------------------------------------------------------- */
+
+/* 1 when metrics are recorded with samples (only async-signal-safe sources,
+ * i.e. rusage:: metrics without PAPI ones). */
+extern int tr_smp_met_with_samples;
+/* Write the Metric record of thread t at time (handler-safe when
+ * tr_smp_met_with_samples). */
+void tr_smp_met_record(struct tr_thread *t, uint64_t time);
+void tr_smp_metrics_register(void);
+
+/* ---- sampler (sampler.c) --------------------------------------------------------- */
+
+/* Stop our sampling for good (program installed its own SIGPROF machinery):
+ * deletes every timer; prints one tracer: line naming what. Thread context. */
+void tr_smp_yield_sigprof(const char *what);
+extern volatile int tr_smp_enabled;
+
+/* Weak: provided by preload/ when available (CallingContext definition
+ * without content deduplication, so that ids equal node indices). */
+uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent)
+	__attribute__((weak));
+
+#endif /* SMP_INT_H */

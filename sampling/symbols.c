@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * symbols.c - loaded objects and symbol resolution for the sampler.
+ *
+ * At sample time a frame is only a raw address (the handler cannot resolve
+ * anything). The object table records every object seen by dl_iterate_phdr
+ * (at init, at every thread start/end, around every dlclose - interposed
+ * here because it serves sampling - and at shut-down) with the table
+ * generation in which it appeared and disappeared; a node remembers the
+ * generation it was created in, so an address of a library that was
+ * dlclose'd before the end is still resolved against the right file.
+ *
+ * At shut-down (never in the handler) each address is resolved with libdw
+ * (libdwfl): the function from the ELF symbol tables (.symtab, .dynsym,
+ * MiniDebugInfo, separate debuginfo by build-id), file and line from DWARF,
+ * C++ names demangled with libstdc++'s __cxa_demangle when the program has
+ * it. Frames that cannot be resolved are named "0x<offset> [<library>]".
+ * Return addresses are looked up at ip - 1 (the call instruction).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <elfutils/libdwfl.h>
+#include <link.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "smp_int.h"
+
+struct smp_obj {
+	char *path;           /* file to read (NULL: no file, e.g. vdso) */
+	char *name;           /* basename for display */
+	uintptr_t bias, lo, hi;
+	uint32_t gen_from, gen_to;   /* alive in generations [from, to) */
+	int live;
+};
+
+volatile uint32_t tr_smp_obj_gen;
+uintptr_t tr_smp_self_lo, tr_smp_self_hi;
+
+static struct smp_obj *smp_objs;
+static uint32_t smp_nobjs, smp_capobjs;
+static atomic_flag smp_obj_lock = ATOMIC_FLAG_INIT;
+static unsigned long long smp_last_adds = ~0ull, smp_last_subs = ~0ull;
+
+struct smp_cur {
+	const char *name;
+	uintptr_t bias, lo, hi;
+	int seen;
+};
+
+struct smp_scan {
+	struct smp_cur *v;
+	size_t n, cap;
+	int unchanged;
+	int first;
+};
+
+static int smp_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct smp_scan *sc = arg;
+	if (sc->first) {
+		sc->first = 0;
+		if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof(info->dlpi_subs)) {
+			if (info->dlpi_adds == smp_last_adds && info->dlpi_subs == smp_last_subs) {
+				sc->unchanged = 1;
+				return 1;
+			}
+			smp_last_adds = info->dlpi_adds;
+			smp_last_subs = info->dlpi_subs;
+		}
+	}
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + ph->p_memsz > hi)
+			hi = a + ph->p_memsz;
+	}
+	if (hi <= lo)
+		return 0;
+	if (sc->n == sc->cap) {
+		size_t nc = sc->cap ? sc->cap * 2 : 64;
+		struct smp_cur *nv = realloc(sc->v, nc * sizeof(*nv));
+		if (!nv)
+			return 1;
+		sc->v = nv;
+		sc->cap = nc;
+	}
+	struct smp_cur *c = &sc->v[sc->n++];
+	c->name = info->dlpi_name ? info->dlpi_name : "";
+	c->bias = info->dlpi_addr;
+	c->lo = lo;
+	c->hi = hi;
+	c->seen = 0;
+	return 0;
+}
+
+static char *smp_exe_path(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return strdup("/proc/self/exe");
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
+{
+	if (smp_nobjs == smp_capobjs) {
+		uint32_t nc = smp_capobjs ? smp_capobjs * 2 : 64;
+		struct smp_obj *nv = realloc(smp_objs, nc * sizeof(*nv));
+		if (!nv)
+			return -1;
+		smp_objs = nv;
+		smp_capobjs = nc;
+	}
+	struct smp_obj *o = &smp_objs[smp_nobjs];
+	memset(o, 0, sizeof(*o));
+	if (!c->name[0]) {
+		o->path = smp_exe_path();
+	} else if (c->name[0] == '/' || access(c->name, R_OK) == 0) {
+		o->path = strdup(c->name);
+	}
+	const char *disp = c->name[0] ? c->name : (o->path ? o->path : "?");
+	const char *sl = strrchr(disp, '/');
+	o->name = strdup(sl ? sl + 1 : disp);
+	o->bias = c->bias;
+	o->lo = c->lo;
+	o->hi = c->hi;
+	o->gen_from = gen;
+	o->gen_to = UINT32_MAX;
+	o->live = 1;
+	smp_nobjs++;
+	return 0;
+}
+
+void tr_smp_objects_refresh(void)
+{
+	struct smp_scan sc;
+	memset(&sc, 0, sizeof(sc));
+	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
+		sched_yield();
+	sc.first = 1;
+	dl_iterate_phdr(smp_phdr_cb, &sc);
+	if (sc.unchanged)
+		goto out;
+	uint32_t gen = tr_smp_obj_gen + 1;
+	int changed = 0;
+	for (uint32_t i = 0; i < smp_nobjs; i++) {
+		struct smp_obj *o = &smp_objs[i];
+		if (!o->live)
+			continue;
+		int found = 0;
+		for (size_t k = 0; k < sc.n; k++) {
+			struct smp_cur *c = &sc.v[k];
+			if (!c->seen && c->bias == o->bias && c->lo == o->lo && c->hi == o->hi) {
+				c->seen = 1;
+				found = 1;
+				break;
+			}
+		}
+		if (!found) {
+			o->live = 0;
+			o->gen_to = gen;
+			changed = 1;
+		}
+	}
+	for (size_t k = 0; k < sc.n; k++) {
+		if (!sc.v[k].seen) {
+			smp_obj_add(&sc.v[k], smp_nobjs ? gen : 0);
+			changed = 1;
+		}
+	}
+	if (changed && smp_nobjs)
+		__atomic_store_n(&tr_smp_obj_gen, gen, __ATOMIC_RELEASE);
+out:
+	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	free(sc.v);
+}
+
+void tr_smp_objects_init(void)
+{
+	tr_smp_objects_refresh();
+	uintptr_t me = (uintptr_t)(void *)tr_smp_objects_init;
+	for (uint32_t i = 0; i < smp_nobjs; i++) {
+		if (me >= smp_objs[i].lo && me < smp_objs[i].hi) {
+			tr_smp_self_lo = smp_objs[i].lo;
+			tr_smp_self_hi = smp_objs[i].hi;
+			break;
+		}
+	}
+}
+
+/* Interposed (serves the sampler): capture an object before it goes away. */
+TR_EXPORT int dlclose(void *handle)
+{
+	static int (*real_dlclose)(void *);
+	if (!real_dlclose)
+		real_dlclose = (int (*)(void *))tr_dlsym_next("dlclose");
+	if (!real_dlclose)
+		return -1;
+	if (!tr_smp_enabled)
+		return real_dlclose(handle);
+	tr_smp_objects_refresh();
+	int ret = real_dlclose(handle);
+	tr_smp_objects_refresh();
+	return ret;
+}
+
+/* ---- resolution at shut-down ------------------------------------------------------ */
+
+struct smp_addr {
+	uint64_t addr;        /* lookup address */
+	uint64_t raw;         /* address as recorded */
+	uint32_t node;
+	uint32_t obj;         /* UINT32_MAX: none */
+};
+
+static int smp_addr_cmp(const void *a, const void *b)
+{
+	const struct smp_addr *x = a, *y = b;
+	if (x->obj != y->obj)
+		return x->obj < y->obj ? -1 : 1;
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return 0;
+}
+
+static uint32_t smp_obj_of(uint64_t a, uint32_t gen)
+{
+	uint32_t best = UINT32_MAX;
+	for (uint32_t i = 0; i < smp_nobjs; i++) {
+		const struct smp_obj *o = &smp_objs[i];
+		if (a < o->lo || a >= o->hi)
+			continue;
+		if (o->gen_from <= gen && gen < o->gen_to)
+			return i;
+		if (gen < o->gen_to && best == UINT32_MAX)
+			best = i;   /* loaded after the node's generation was taken */
+	}
+	return best;
+}
+
+typedef char *(*smp_demangle_fn)(const char *, char *, size_t *, int *);
+
+static char *smp_demangle(const char *s)
+{
+	static smp_demangle_fn fn;
+	static int looked;
+	if (!s || s[0] != '_' || s[1] != 'Z')
+		return NULL;
+	if (!looked) {
+		looked = 1;
+		fn = (smp_demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+	}
+	if (!fn)
+		return NULL;
+	int status = -1;
+	char *d = fn(s, NULL, NULL, &status);
+	if (status != 0) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+struct smp_res {
+	uint32_t region;
+	uint32_t scl;
+	uint32_t bline;
+	const char *name;    /* region name (owned by the name list) */
+	const char *file;    /* owned by libdw until dwfl_end: copied */
+};
+
+/* names kept until the definitions are made */
+static char **smp_names;
+static size_t smp_nnames, smp_capnames;
+
+static const char *smp_keep(char *s)
+{
+	if (!s)
+		return NULL;
+	if (smp_nnames == smp_capnames) {
+		size_t nc = smp_capnames ? smp_capnames * 2 : 256;
+		char **nv = realloc(smp_names, nc * sizeof(*nv));
+		if (!nv) {
+			free(s);
+			return NULL;
+		}
+		smp_names = nv;
+		smp_capnames = nc;
+	}
+	smp_names[smp_nnames++] = s;
+	return s;
+}
+
+static uint32_t smp_pseudo_region(const char *name, const char *desc)
+{
+	return tr_def_region(name, name, desc, OTF2W_ROLE_ARTIFICIAL, OTF2W_PARADIGM_MEASUREMENT_SYSTEM,
+			     OTF2W_REGION_FLAG_NONE, NULL, 0, 0);
+}
+
+/* Resolve the addresses v[0..n-1] (all of object o, sorted) into res. */
+static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t n, struct smp_res *res)
+{
+	static char *debuginfo_path;
+	static const Dwfl_Callbacks cb = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.section_address = dwfl_offline_section_address,
+		.debuginfo_path = &debuginfo_path,
+	};
+	Dwfl *dwfl = NULL;
+	Dwfl_Module *mod = NULL;
+	if (o && o->path) {
+		dwfl = dwfl_begin(&cb);
+		if (dwfl) {
+			dwfl_report_begin(dwfl);
+			mod = dwfl_report_elf(dwfl, o->name, o->path, -1, o->bias, false);
+			dwfl_report_end(dwfl, NULL, NULL);
+		}
+	}
+	uint64_t prev = ~0ull;
+	struct smp_res last = { SMP_UNDEF, SMP_UNDEF, 0, NULL, NULL };
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].addr == prev) {
+			res[i] = last;
+			continue;
+		}
+		prev = v[i].addr;
+		const char *sym = NULL;
+		GElf_Sym es;
+		GElf_Off off = 0;
+		const char *file = NULL;
+		int line = 0, bline = 0;
+		if (mod) {
+			memset(&es, 0, sizeof(es));
+			sym = dwfl_module_addrinfo(mod, v[i].addr, &off, &es, NULL, NULL, NULL);
+			Dwfl_Line *l = dwfl_module_getsrc(mod, v[i].addr);
+			if (l)
+				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+			if (sym) {
+				Dwfl_Line *bl = dwfl_module_getsrc(mod, es.st_value);
+				const char *bfile = bl ? dwfl_lineinfo(bl, NULL, &bline, NULL, NULL, NULL) : NULL;
+				if (!bfile || !file || strcmp(bfile, file) != 0)
+					bline = 0;
+			}
+		}
+		char buf[512];
+		uint32_t region;
+		const char *name;
+		if (sym && sym[0]) {
+			char *dm = smp_demangle(sym);
+			name = smp_keep(dm ? dm : strdup(sym));
+			region = tr_def_region(name ? name : sym, sym, o ? o->name : "", OTF2W_ROLE_FUNCTION,
+					       OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE,
+					       file, (uint32_t)(bline > 0 ? bline : 0), 0);
+		} else {
+			uint64_t offset = o ? v[i].raw - o->bias : v[i].raw;
+			snprintf(buf, sizeof(buf), "0x%llx [%s]", (unsigned long long)offset,
+				 o ? o->name : "unknown");
+			name = smp_keep(strdup(buf));
+			region = tr_def_region(buf, buf, o ? o->name : "", OTF2W_ROLE_FUNCTION,
+					       OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE, file, 0, 0);
+			bline = 0;
+		}
+		uint32_t scl = SMP_UNDEF;
+		if (file && line > 0)
+			scl = tr_def_source_code_location(file, (uint32_t)line);
+		last.region = region;
+		last.scl = scl;
+		last.name = name;
+		last.file = file ? smp_keep(strdup(file)) : NULL;
+		last.bline = (uint32_t)(bline > 0 ? bline : 0);
+		res[i] = last;
+	}
+	if (dwfl)
+		dwfl_end(dwfl);
+}
+
+/* A Region like node i's but distinct in content (fallback when the
+ * registry deduplicates CallingContexts: keeps ids == node indices). */
+static uint32_t smp_variant_region(uint32_t node, const struct smp_res *r, const struct smp_addr *a)
+{
+	char desc[128];
+	snprintf(desc, sizeof(desc), "calling context %u (pc 0x%llx)", node,
+		 (unsigned long long)(a ? a->raw : 0));
+	const char *name = r->name ? r->name : desc;
+	return tr_def_region(name, name, desc, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
+			     OTF2W_REGION_FLAG_NONE, r->file, r->bline, 0);
+}
+
+void tr_smp_define_contexts(uint32_t n)
+{
+	if (!n)
+		return;
+	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
+		sched_yield();
+
+	struct smp_res *nres = malloc(sizeof(*nres) * n);
+	struct smp_addr *v = malloc(sizeof(*v) * n);
+	struct smp_res *res = malloc(sizeof(*res) * n);
+	uint32_t *where = malloc(sizeof(*where) * n);   /* node -> index in v, or UINT32_MAX */
+	if (!nres || !v || !res || !where) {
+		tr_log_error("sampling: no memory to resolve %u calling contexts", n);
+		goto out;
+	}
+	uint32_t trunc_r = SMP_UNDEF, tracer_r = SMP_UNDEF;
+	size_t nv = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct smp_node *nd = &tr_smp_nodes[i];
+		where[i] = UINT32_MAX;
+		memset(&nres[i], 0, sizeof(nres[i]));
+		nres[i].scl = SMP_UNDEF;
+		if (nd->key & SMP_KEY_REGION) {
+			nres[i].region = (uint32_t)(nd->key & 0xffffffffu);
+		} else if (nd->key & SMP_KEY_PSEUDO) {
+			if (nd->key == SMP_KEY_TRUNC) {
+				if (trunc_r == SMP_UNDEF)
+					trunc_r = smp_pseudo_region("[truncated]",
+								    "frames beyond TRACER_SAMPLING_DEPTH");
+				nres[i].region = trunc_r;
+			} else {
+				if (tracer_r == SMP_UNDEF)
+					tracer_r = smp_pseudo_region("[tracer]", "time spent inside libtracer.so");
+				nres[i].region = tracer_r;
+			}
+		} else {
+			uint64_t raw = SMP_KEY_ADDR(nd->key);
+			v[nv].raw = raw;
+			v[nv].addr = (nd->key & SMP_KEY_RET) && raw ? raw - 1 : raw;
+			v[nv].node = i;
+			v[nv].obj = smp_obj_of(v[nv].addr, nd->gen);
+			nv++;
+		}
+	}
+	qsort(v, nv, sizeof(*v), smp_addr_cmp);
+	for (size_t i = 0; i < nv;) {
+		size_t j = i;
+		while (j < nv && v[j].obj == v[i].obj)
+			j++;
+		smp_resolve_obj(v[i].obj == UINT32_MAX ? NULL : &smp_objs[v[i].obj], v + i, j - i, res + i);
+		i = j;
+	}
+	for (size_t i = 0; i < nv; i++) {
+		nres[v[i].node] = res[i];
+		where[v[i].node] = (uint32_t)i;
+	}
+
+	/* CallingContext definitions, ids = node indices (parents come first). */
+	uint32_t bad = 0, variants = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct smp_node *nd = &tr_smp_nodes[i];
+		uint32_t id;
+		if (tr_def_calling_context_new) {
+			id = tr_def_calling_context_new(nres[i].region, nres[i].scl, nd->parent);
+		} else {
+			id = tr_def_calling_context(nres[i].region, nres[i].scl, nd->parent);
+			if (id < i) {
+				/* same content as an earlier node (e.g. two pcs on one
+				 * line): same name, a region of its own */
+				uint32_t r = smp_variant_region(i, &nres[i],
+								where[i] != UINT32_MAX ? &v[where[i]] : NULL);
+				id = tr_def_calling_context(r, nres[i].scl, nd->parent);
+				variants++;
+			}
+		}
+		if (id != i)
+			bad++;
+	}
+	if (bad)
+		tr_log_error("sampling: %u calling-context ids differ from the recorded ones; samples may be misattributed",
+			     bad);
+	if (variants)
+		tr_log_debug("sampling: %u calling contexts defined with variant content (no tr_def_calling_context_new)",
+			     variants);
+out:
+	for (size_t i = 0; i < smp_nnames; i++)
+		free(smp_names[i]);
+	free(smp_names);
+	smp_names = NULL;
+	smp_nnames = smp_capnames = 0;
+	free(nres);
+	free(v);
+	free(res);
+	free(where);
+	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * core_prog.c - target program of tests/core: one shut-down path per mode.
+ * Regions are recorded through the weak test hooks of
+ * libtracer_coretest.so (absent: the program runs the same, untraced).
+ * Output is deterministic so traced and untraced runs can be compared.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern void tracer_test_enter(const char *name) __attribute__((weak));
+extern void tracer_test_leave(const char *name) __attribute__((weak));
+extern void tracer_test_thread_begin(void) __attribute__((weak));
+extern void tracer_test_thread_end(void) __attribute__((weak));
+
+static void enter(const char *n)
+{
+	if (tracer_test_enter)
+		tracer_test_enter(n);
+}
+
+static void leave(const char *n)
+{
+	if (tracer_test_leave)
+		tracer_test_leave(n);
+}
+
+static void msleep(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static void work(int n)
+{
+	for (int i = 0; i < n; i++) {
+		enter("outer");
+		enter("inner");
+		leave("inner");
+		enter("filtered_me");
+		leave("filtered_me");
+		leave("outer");
+	}
+}
+
+static volatile int stop;
+
+/* Runs before every shared library constructor (libtracer's included): the
+ * tracer must initialise itself lazily on the first call. */
+static void early(int argc, char **argv, char **envp)
+{
+	(void)argc;
+	(void)argv;
+	for (char **e = envp; e && *e; e++)
+		if (!strcmp(*e, "CORE_PREINIT=1")) {
+			enter("preinit");
+			leave("preinit");
+		}
+}
+__attribute__((section(".preinit_array"), used)) static void (*const early_p)(int, char **, char **) = early;
+
+static void *spinner(void *a)
+{
+	(void)a;
+	while (!stop) {
+		enter("spin");
+		work(1);
+		leave("spin");
+	}
+	return NULL;
+}
+
+static void *worker(void *a)
+{
+	if (tracer_test_thread_begin)
+		tracer_test_thread_begin();
+	work((int)(long)a);
+	if (tracer_test_thread_end)
+		tracer_test_thread_end();
+	return NULL;
+}
+
+static void *exiter(void *a)
+{
+	(void)a;
+	enter("exiter");
+	msleep(5);
+	exit(7);
+}
+
+static volatile sig_atomic_t got;
+
+static void h_return(int s)
+{
+	got = s;
+}
+
+static void h_exit(int s)
+{
+	static const char m[] = "handler\n";
+	(void)s;
+	if (write(1, m, sizeof(m) - 1) < 0)
+		_exit(99);
+	exit(42);
+}
+
+static int signum(const char *s)
+{
+	if (!strcmp(s, "INT")) return SIGINT;
+	if (!strcmp(s, "TERM")) return SIGTERM;
+	if (!strcmp(s, "HUP")) return SIGHUP;
+	return atoi(s);
+}
+
+int main(int argc, char **argv)
+{
+	const char *m = argc > 1 ? argv[1] : "basic";
+	pthread_t t[4];
+
+	setvbuf(stdout, NULL, _IONBF, 0);
+	printf("mode %s\n", m);
+	if (!strcmp(m, "basic")) {
+		enter("main_work");
+		work(10);
+		leave("main_work");
+		return 3;
+	}
+	if (!strcmp(m, "threads")) {
+		for (long i = 0; i < 3; i++)
+			pthread_create(&t[i], NULL, worker, (void *)(i + 2));
+		for (int i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		work(1);
+		return 0;
+	}
+	if (!strcmp(m, "running")) {           /* thread inside a region at exit */
+		pthread_create(&t[0], NULL, spinner, NULL);
+		msleep(30);
+		enter("main_exit");
+		return 5;                       /* main_exit left open too */
+	}
+	if (!strcmp(m, "thread_exit")) {      /* exit() from another thread */
+		pthread_create(&t[0], NULL, exiter, NULL);
+		enter("join");
+		pthread_join(t[0], NULL);
+		return 1;
+	}
+	if (!strcmp(m, "_exit") || !strcmp(m, "_Exit")) {
+		pthread_create(&t[0], NULL, spinner, NULL);
+		msleep(10);
+		enter("before_exit");
+		if (m[1] == 'e')
+			_exit(9);
+		_Exit(10);
+	}
+	if (!strcmp(m, "signal")) {           /* signal NAME default|return|exit */
+		int sig = signum(argc > 2 ? argv[2] : "TERM");
+		const char *how = argc > 3 ? argv[3] : "default";
+		if (!strcmp(how, "return"))
+			signal(sig, h_return);
+		else if (!strcmp(how, "exit")) {
+			struct sigaction sa;
+			memset(&sa, 0, sizeof(sa));
+			sa.sa_handler = h_exit;
+			sigaction(sig, &sa, NULL);
+		}
+		pthread_create(&t[0], NULL, spinner, NULL);
+		msleep(10);
+		enter("signalled");
+		kill(getpid(), sig);
+		msleep(10);
+		leave("signalled");
+		stop = 1;
+		pthread_join(t[0], NULL);
+		printf("survived %d\n", (int)got);
+		return 0;
+	}
+	if (!strcmp(m, "abort") || !strcmp(m, "segv")) {
+		pthread_create(&t[0], NULL, spinner, NULL);
+		msleep(10);
+		enter("crashing");
+		if (m[0] == 'a')
+			abort();
+		*(volatile int *)(long)(argc - 2) = 1;   /* argc == 2: NULL */
+		return 0;
+	}
+	if (!strcmp(m, "exec")) {
+		enter("before_exec");
+		work(2);
+		execl("/proc/self/exe", argv[0], "basic", (char *)NULL);
+		perror("execl");
+		return 99;
+	}
+	if (!strcmp(m, "fork")) {
+		enter("before_fork");
+		pid_t p = fork();
+		if (p == 0) {
+			pthread_create(&t[0], NULL, worker, (void *)3L);
+			pthread_join(t[0], NULL);
+			work(4);
+			leave("before_fork");
+			return 4;
+		}
+		int st = 0;
+		waitpid(p, &st, 0);
+		leave("before_fork");
+		printf("child %d\n", WEXITSTATUS(st));
+		return 0;
+	}
+	fprintf(stderr, "unknown mode %s\n", m);
+	return 2;
+}

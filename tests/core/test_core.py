@@ -1,0 +1,416 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tests/core: traced-program tests of the core (preload/).
+
+usage: test_core.py CASE     (CTest runs one case per test)
+
+Environment (set by tests/core/CMakeLists.txt):
+  CORE_PROG   the target program (core_prog.c)
+  CORE_LIB    libtracer_coretest.so (core only + test hooks for user regions)
+  FULL_LIB    libtracer.so (the product)
+  TRACER_RUN  scripts/tracer-run
+  WORK        scratch directory
+
+Every case runs the program untraced first (baseline) and then under
+LD_PRELOAD, and requires identical stdout and exit status (signal deaths
+included), then reads the archive back with the reference reader.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import tracecheck as tc  # noqa: E402
+
+PROG = os.environ.get('CORE_PROG')
+LIB = os.environ.get('CORE_LIB')
+FULL = os.environ.get('FULL_LIB')
+TRACER_RUN = os.environ.get('TRACER_RUN')
+WORK = os.environ.get('WORK', '/tmp/tracer-core-tests')
+
+SUMMARY = re.compile(r'^tracer: archive (\S+)/traces\.otf2: (\d+) locations, (\d+) events, (\d+) bytes')
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def clean_env():
+    env = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
+    return env
+
+
+def run(args, lib=None, env=None, cwd=None, timeout=60):
+    e = clean_env()
+    if lib:
+        e['LD_PRELOAD'] = lib
+    e.update(env or {})
+    p = subprocess.run(args, env=e, cwd=cwd or WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=timeout)
+    return p
+
+
+def traced(mode_args, out='out', env=None, lib=None, expect_same=True):
+    """Baseline run + traced run; returns (proc, archive dir)."""
+    args = [PROG] + mode_args
+    base = run(args)
+    e = {'TRACER_OUTPUT': os.path.join(WORK, out)}
+    e.update(env or {})
+    p = run(args, lib=lib or LIB, env=e)
+    if expect_same:
+        check(p.returncode == base.returncode,
+              'exit status %d traced vs %d untraced\nstderr: %s' % (p.returncode, base.returncode, p.stderr))
+        check(p.stdout == base.stdout, 'stdout differs:\n%r\n%r' % (p.stdout, base.stdout))
+    return p, os.path.join(WORK, out)
+
+
+def tracer_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith('tracer:')]
+
+
+def summary(stderr):
+    for l in tracer_lines(stderr):
+        m = SUMMARY.match(l)
+        if m:
+            return m
+    raise Fail('no summary line in stderr:\n' + stderr)
+
+
+def enters(tr, region, loc=None):
+    return tr.count('Enter', loc=loc, region=region)
+
+
+# ---------------------------------------------------------------- cases
+
+def case_basic():
+    p, d = traced(['basic'])
+    check(p.returncode == 3, 'exit %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=3)
+    check(len(tr.locations) == 1, 'locations %r' % tr.locations)
+    m = tr.master
+    check(m.group.startswith('Process '), 'group %r' % m.group)
+    check(enters(tr, 'outer') == 10 and enters(tr, 'inner') == 10 and enters(tr, 'main_work') == 1,
+          'enter counts')
+    pb = tr.program_begin.ev
+    check(pb.program_name == PROG, 'program name %r' % pb.program_name)
+    check(list(pb.program_arguments) == ['basic'], 'arguments %r' % list(pb.program_arguments))
+    check(tr.system_tree[0] == ('machine', 'machine') and tr.system_tree[1][1] == 'node', 'system tree %r'
+          % tr.system_tree)
+    check(tr.clock.timer_resolution > 1000000, 'resolution %d' % tr.clock.timer_resolution)
+    names = [str(x) for x in tr.paradigms]
+    check(any('USER' in n for n in names) and any('MEASUREMENT' in n for n in names), 'paradigms %r' % names)
+    s = summary(p.stderr)
+    check(s.group(1) == d and int(s.group(2)) == 1 and int(s.group(3)) == len(tr.events()),
+          'summary %r vs %d events' % (s.group(0), len(tr.events())))
+    check(int(s.group(4)) > 0, 'bytes')
+    check(len(tracer_lines(p.stderr)) == 1, 'extra tracer lines: %r' % tracer_lines(p.stderr))
+    # the location's event count in the definitions
+    check(m.number_of_events == len(m.events), 'numberOfEvents %d vs %d' % (m.number_of_events, len(m.events)))
+
+
+def case_threads():
+    p, d = traced(['threads'])
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    names = sorted(l.name for l in tr.locations)
+    check(names == ['Master thread', 'Thread 1', 'Thread 2', 'Thread 3'], 'locations %r' % names)
+    ids = sorted(l.id for l in tr.locations)
+    check(ids == [0, 1, 2, 3], 'location ids %r' % ids)
+    per = sorted(enters(tr, 'outer', l) for l in tr.locations if l.name != 'Master thread')
+    check(per == [2, 3, 4], 'outer per thread %r' % per)
+    check(enters(tr, 'outer', tr.master) == 1, 'master outer')
+    check(int(summary(p.stderr).group(2)) == 4, 'summary locations')
+
+
+def case_running():
+    p, d = traced(['running'])
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=5)     # open regions closed at exit: balanced
+    th = tr.loc('Thread 1')
+    check(enters(tr, 'spin', th) > 0, 'no spin events')
+    check(th.events[-1].time <= tr.program_end.time, 'thread events after ProgramEnd')
+    check(tr.master.events[-2].kind == 'Leave' and tr.master.events[-2].region == 'main_exit',
+          'main_exit not closed before ProgramEnd: %r' % tr.master.events[-3:])
+
+
+def case_thread_exit():
+    p, d = traced(['thread_exit'])
+    check(p.returncode == 7, 'exit %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=7)
+    check(enters(tr, 'exiter') == 1 and enters(tr, 'join') == 1, 'regions')
+
+
+def case__exit():
+    p, d = traced(['_exit'])
+    check(p.returncode == 9, 'exit %d' % p.returncode)
+    tc.check_all(tc.load(d), exit_status=9)
+
+
+def case__Exit():
+    p, d = traced(['_Exit'])
+    check(p.returncode == 10, 'exit %d' % p.returncode)
+    tc.check_all(tc.load(d), exit_status=10)
+
+
+def signal_default(name, sig):
+    p, d = traced(['signal', name, 'default'])
+    check(p.returncode == -sig, 'status %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=128 + sig)
+    check(enters(tr, 'signalled') == 1, 'signalled region')
+    check(len(tr.locations) == 2, 'locations')
+    summary(p.stderr)
+
+
+def case_sigterm():
+    signal_default('TERM', signal.SIGTERM)
+
+
+def case_sigint():
+    signal_default('INT', signal.SIGINT)
+
+
+def case_sighup():
+    signal_default('HUP', signal.SIGHUP)
+
+
+def case_signal_handler_return():
+    p, d = traced(['signal', 'INT', 'return'])
+    check(p.returncode == 0 and 'survived 2' in p.stdout, 'handler not called: %r' % p.stdout)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    check(tr.count('Leave', region='signalled') == 1, 'tracing stopped at the signal')
+
+
+def case_signal_handler_exit():
+    for sig in ('TERM', 'HUP'):
+        out = 'out_' + sig
+        p, d = traced(['signal', sig, 'exit'], out=out)
+        check(p.returncode == 42 and p.stdout.endswith('handler\n'), 'program handler: %d %r'
+              % (p.returncode, p.stdout))
+        tc.check_all(tc.load(d), exit_status=42, allow_open=False)
+
+
+def crash(mode, sig):
+    p, d = traced([mode])
+    check(p.returncode == -sig, 'status %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=128 + sig)
+    check(enters(tr, 'crashing') == 1 and enters(tr, 'spin') > 0, 'events before the crash')
+    check(any('signal %d' % sig in l for l in tracer_lines(p.stderr)), 'crash summary: %r' % p.stderr)
+
+
+def case_abort():
+    crash('abort', signal.SIGABRT)
+
+
+def case_segv():
+    crash('segv', signal.SIGSEGV)
+
+
+def case_exec():
+    p, d = traced(['exec'])
+    check(p.returncode == 3, 'exit %d' % p.returncode)
+    first = tc.load(d)
+    tc.check_all(first, exit_status=0)
+    check(enters(first, 'before_exec') == 1 and enters(first, 'outer') == 2, 'first image events')
+    second = tc.load(d + '.1')
+    tc.check_all(second, exit_status=3)
+    check(list(second.program_begin.ev.program_arguments) == ['basic'], 'second image arguments')
+    check(enters(second, 'outer') == 10, 'second image events')
+    check(any('writing to ' + d + '.1' in l for l in tracer_lines(p.stderr)), 'no .1 notice: %r' % p.stderr)
+
+
+def case_fork():
+    p, d = traced(['fork'])
+    parent = tc.load(d)
+    tc.check_all(parent, exit_status=0)
+    check(len(parent.locations) == 1 and enters(parent, 'outer') == 0, 'child events in the parent archive')
+    forks = [x for x in os.listdir(WORK) if x.startswith('out-fork')]
+    check(len(forks) == 1, 'child archives %r' % forks)
+    child = tc.load(os.path.join(WORK, forks[0]))
+    tc.check_all(child, exit_status=4)
+    check(len(child.locations) == 2, 'child locations %r' % child.locations)
+    check(enters(child, 'outer', child.master) == 4 and enters(child, 'before_fork') == 1, 'child events')
+    check(child.master.group == 'Process ' + forks[0].split('fork')[-1], 'child group %r' % child.master.group)
+    check(parent.master.group != child.master.group, 'same location group')
+
+
+def case_invalid_setting():
+    p, d = traced(['basic'], env={'TRACER_BUFFER': 'lots', 'TRACER_FOO': '1'})
+    lines = tracer_lines(p.stderr)
+    bad = [l for l in lines if 'TRACER_BUFFER' in l]
+    check(len(bad) == 1 and "'lots'" in bad[0] and '16M' in bad[0], 'invalid value line: %r' % lines)
+    unk = [l for l in lines if 'TRACER_FOO' in l]
+    check(len(unk) == 1, 'unknown variable line: %r' % lines)
+    check(len(lines) == 3, 'tracer lines: %r' % lines)   # + summary
+    tc.check_all(tc.load(d), exit_status=3)
+
+
+def case_unwritable_output():
+    e = {'TRACER_OUTPUT': '/dev/null/archive'}
+    base = run([PROG, 'basic'])
+    p = run([PROG, 'basic'], lib=LIB, env=e)
+    check(p.returncode == base.returncode and p.stdout == base.stdout, 'program changed')
+    lines = tracer_lines(p.stderr)
+    check(len(lines) == 1 and '/dev/null/archive' in lines[0] and 'untraced' in lines[0], 'lines %r' % lines)
+
+
+def case_filter():
+    f = os.path.join(WORK, 'filter.txt')
+    with open(f, 'w') as fh:
+        fh.write('# comment\n-filtered_me\nexclude in*\n+inner\n\n')
+    p, d = traced(['basic'], env={'TRACER_FILTER': f})
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=3)
+    check(enters(tr, 'filtered_me') == 0, 'filtered region recorded')
+    check(enters(tr, 'inner') == 10 and enters(tr, 'outer') == 10, 'last match must win')
+    p = run([PROG, 'basic'], lib=LIB, env={'TRACER_OUTPUT': os.path.join(WORK, 'o2'),
+                                           'TRACER_FILTER': os.path.join(WORK, 'missing')})
+    check(p.returncode == 3 and any('missing' in l for l in tracer_lines(p.stderr)), 'missing filter file')
+
+
+def case_verbose():
+    p, d = traced(['basic'], env={'TRACER_VERBOSE': '0'})
+    check(tracer_lines(p.stderr) == [], 'TRACER_VERBOSE=0 printed %r' % p.stderr)
+    tc.check_all(tc.load(d), exit_status=3)
+    p, d = traced(['basic'], out='o2', env={'TRACER_VERBOSE': '2'})
+    check(len(tracer_lines(p.stderr)) > 2, 'no debug output')
+
+
+def case_existing_output():
+    p1, d = traced(['basic'])
+    p2, _ = traced(['basic'])
+    check(summary(p2.stderr).group(1) == d + '.1', 'second run: %r' % p2.stderr)
+    check(any('already holds an archive' in l for l in tracer_lines(p2.stderr)), 'no notice')
+    tc.check_all(tc.load(d), exit_status=3)
+    tc.check_all(tc.load(d + '.1'), exit_status=3)
+
+
+def case_default_dir():
+    p = run([PROG, 'basic'], lib=LIB)
+    m = summary(p.stderr)
+    check(re.match(r'tracer-core_prog-\d{8}-\d{6}-\d+$', m.group(1)), 'default name %r' % m.group(1))
+    tc.check_all(tc.load(os.path.join(WORK, m.group(1))), exit_status=3)
+
+
+def case_on_full_stop():
+    p, d = traced(['running'], env={'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K', 'TRACER_ON_FULL': 'stop'})
+    check('dropped' in summary(p.stderr).string, 'no dropped count: %r' % p.stderr)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=5, allow_open=True)
+    check(tr.count('MeasurementOnOff') >= 1, 'no MeasurementOnOff')
+
+
+def case_on_full_flush():
+    p, d = traced(['running'], env={'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K'})
+    check('dropped' not in summary(p.stderr).string, 'dropped with flush')
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=5)
+    check(tr.count('BufferFlush') >= 1, 'no BufferFlush')
+
+
+def case_clock_monotonic():
+    p, d = traced(['basic'], env={'TRACER_CLOCK': 'monotonic'})
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=3)
+    check(tr.clock.timer_resolution == 1000000000, 'resolution %d' % tr.clock.timer_resolution)
+
+
+def case_lazy_init():
+    # regions recorded from .preinit_array, before libtracer's constructor
+    p, d = traced(['basic'], env={'CORE_PREINIT': '1'})
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=3)
+    check(tr.master.events[0].kind == 'ProgramBegin', 'ProgramBegin not first')
+    check(enters(tr, 'preinit') == 1 and enters(tr, 'outer') == 10, 'preinit region')
+
+
+def case_mpi_unify():
+    # rank-specific definitions: the unified archive must map every rank's ids
+    mpirun = os.environ.get('MPIRUN')
+    prog = os.environ.get('MPI_PROG')
+    d = os.path.join(WORK, 'mpi')
+    e = clean_env()
+    e.update({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
+    p = subprocess.run([mpirun, '--oversubscribe', '-np', '2', '-x', 'LD_PRELOAD=' + FULL,
+                        '-x', 'TRACER_OUTPUT=' + d, prog], env=e, cwd=WORK, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    groups = sorted(set(l.group for l in tr.locations))
+    check(groups == ['MPI Rank 0', 'MPI Rank 1'], 'location groups %r' % groups)
+    r1 = [l for l in tr.locations if l.id >> 32 == 1]
+    sends = sum(enters(tr, 'MPI_Send', l) for l in r1)
+    recvs = sum(enters(tr, 'MPI_Recv', l) for l in tr.locations if l.id >> 32 == 0)
+    check(sends == 1 and recvs == 1, 'MPI_Send on rank 1 / MPI_Recv on rank 0: %d %d' % (sends, recvs))
+    check(tr.count('MpiSend') == 1 and tr.count('MpiRecv') == 1, 'message records')
+    check(any(ev.kind == 'ThreadBegin' for l in r1 for ev in l.events), 'rank 1 thread')
+    # each rank also has a standalone archive
+    for r in (0, 1):
+        one = tc.load(os.path.join(d, 'rank%d.otf2' % r))
+        tc.check_all(one, exit_status=0)
+        own = [l for l in one.locations if l.group == 'MPI Rank %d' % r]
+        check(own and all(l.id >> 32 == r for l in own), 'rank archive %d: %r' % (r, one.locations))
+        # other ranks' locations referenced by MPI groups: defined, empty
+        check(all(not l.events for l in one.locations if l not in own), 'foreign locations with events')
+
+
+def case_full_library():
+    p, d = traced(['threads'], lib=FULL)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    check(len(tr.locations) == 4, 'locations %r' % tr.locations)
+    p, d = traced(['signal', 'TERM', 'default'], out='o2', lib=FULL)
+    tc.check_all(tc.load(d), exit_status=128 + signal.SIGTERM)
+
+
+def case_tracer_run():
+    d = os.path.join(WORK, 'run')
+    e = clean_env()
+    e['TRACER_LIB'] = LIB
+    p = subprocess.run([TRACER_RUN, '-o', d, '--buffer', '4M', '--clock', 'monotonic', '-q', '--', PROG, 'basic'],
+                       env=e, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    check(p.returncode == 3 and p.stdout == 'mode basic\n', 'tracer-run: %d %r %r' % (p.returncode, p.stdout, p.stderr))
+    check(tracer_lines(p.stderr) == [], '-q printed %r' % p.stderr)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=3)
+    check(tr.clock.timer_resolution == 1000000000, '--clock ignored')
+    p = subprocess.run([TRACER_RUN, '--help'], stdout=subprocess.PIPE, universal_newlines=True)
+    check(p.returncode == 0 and '--on-full' in p.stdout, 'help')
+    p = subprocess.run([TRACER_RUN, '--on-full', 'maybe', PROG], stderr=subprocess.PIPE, universal_newlines=True,
+                       env=e)
+    check(p.returncode == 2 and 'on-full' in p.stderr, 'bad option accepted')
+
+
+def main():
+    case = sys.argv[1]
+    fn = globals().get('case_' + case)
+    if not fn:
+        print('unknown case %s' % case)
+        return 2
+    global WORK
+    WORK = os.path.join(WORK, case)
+    shutil.rmtree(WORK, ignore_errors=True)
+    os.makedirs(WORK)
+    try:
+        fn()
+    except (Fail, tc.CheckError) as e:
+        print('FAIL %s: %s' % (case, e))
+        return 1
+    print('ok %s' % case)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

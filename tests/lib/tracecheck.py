@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tracecheck - read an OTF2 archive back with the reference reader and check it.
+
+Shared by the test suites of every area (run with /usr/bin/python3: it has
+the reference `otf2` bindings of OTF2 3.0.2).
+
+Library use (tests/<area>/*.py):
+
+    import sys, os
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', 'lib'))
+    import tracecheck as tc
+
+    tr = tc.load('out/traces.otf2')     # also accepts the archive directory
+    tc.otf2_print(tr.anchor)            # otf2-print must exit 0 (returns stdout)
+    tr.locations                         # [Loc(id, name, group, events=[Ev...])]
+    tr.master                            # location named "Master thread" (first)
+    tr.loc('Thread 1').events            # events of one location, file order
+    tr.regions                           # region names (definition order)
+    tr.count('Enter'), tr.count('Enter', loc) , tr.kinds(loc)
+    tc.check_all(tr)                     # timestamps + nesting + ProgramBegin/End
+    tc.check_timestamps(tr)              # per location non-decreasing
+    tc.check_nesting(tr, allow_open=False)   # Enter/Leave balanced and nested
+    tr.program_begin / tr.program_end    # the events (or None)
+
+Every Ev has .kind (reference class name: 'Enter', 'Leave', 'ProgramBegin',
+'ThreadCreate', 'MpiSend', ...), .time, .loc (location id), .ev (the
+reference event object: .region.name, .exit_status, .program_name, ...)
+and .region (name, for Enter/Leave).
+
+Failures raise CheckError with a message naming the archive, location and
+event index. Command line:
+
+    tracecheck.py ARCHIVE [--locations N] [--min-events N] [--region NAME]...
+                  [--no-region NAME]... [--exit-status N] [--print] [--open-ok]
+
+runs check_all plus the given expectations and prints a one-line summary;
+exit status 0 when everything holds, 1 otherwise.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+import otf2
+
+OTF2_PRINT = os.environ.get('OTF2_PRINT', 'otf2-print')
+
+
+class CheckError(AssertionError):
+    pass
+
+
+class Ev:
+    __slots__ = ('kind', 'time', 'loc', 'ev', 'region')
+
+    def __init__(self, loc, ev):
+        self.kind = type(ev).__name__
+        self.time = ev.time
+        self.loc = loc
+        self.ev = ev
+        r = getattr(ev, 'region', None)
+        self.region = r.name if r is not None else None
+
+    def __repr__(self):
+        extra = ' ' + self.region if self.region else ''
+        return '<%s%s @%d loc %d>' % (self.kind, extra, self.time, self.loc)
+
+
+class Loc:
+    def __init__(self, d):
+        self.id = d._ref
+        self.name = d.name
+        self.group = d.group.name if d.group is not None else None
+        self.number_of_events = d.number_of_events
+        self.events = []
+
+    def __repr__(self):
+        return '<Loc %d %r %d events>' % (self.id, self.name, len(self.events))
+
+
+class Trace:
+    def __init__(self, anchor):
+        self.anchor = anchor
+        with otf2.reader.open(anchor) as r:
+            d = r.definitions
+            self.clock = d.clock_properties
+            self.locations = [Loc(l) for l in d.locations]
+            self.regions = [x.name for x in d.regions]
+            self.region_defs = list(d.regions)
+            self.strings = [str(s) for s in d.strings]
+            self.paradigms = [p.paradigm for p in d.paradigms]
+            self.groups = list(d.groups)
+            self.comms = list(d.comms)
+            self.location_groups = [g.name for g in d.location_groups]
+            self.system_tree = [(n.name, n.class_name) for n in d.system_tree_nodes]
+            by_id = {l.id: l for l in self.locations}
+            for loc, ev in r.events:
+                e = Ev(loc._ref, ev)
+                by_id[loc._ref].events.append(e)
+        self._by_id = {l.id: l for l in self.locations}
+
+    # -- queries --
+    def loc(self, key):
+        """Location by id or by name (first match)."""
+        if isinstance(key, int):
+            return self._by_id[key]
+        for l in self.locations:
+            if l.name == key:
+                return l
+        raise CheckError('%s: no location named %r (have %s)' %
+                         (self.anchor, key, [l.name for l in self.locations]))
+
+    @property
+    def master(self):
+        return self.loc('Master thread')
+
+    def events(self, loc=None):
+        if loc is not None:
+            return self._loc(loc).events
+        return [e for l in self.locations for e in l.events]
+
+    def _loc(self, loc):
+        return loc if isinstance(loc, Loc) else self.loc(loc)
+
+    def count(self, kind, loc=None, region=None):
+        return sum(1 for e in self.events(loc)
+                   if e.kind == kind and (region is None or e.region == region))
+
+    def kinds(self, loc=None):
+        return [e.kind for e in self.events(loc)]
+
+    @property
+    def program_begin(self):
+        evs = [e for e in self.events() if e.kind == 'ProgramBegin']
+        return evs[0] if evs else None
+
+    @property
+    def program_end(self):
+        evs = [e for e in self.events() if e.kind == 'ProgramEnd']
+        return evs[-1] if evs else None
+
+    def __repr__(self):
+        return '<Trace %s: %d locations, %d events>' % (
+            self.anchor, len(self.locations), len(self.events()))
+
+
+def find_anchor(path):
+    """ARCHIVE may be the anchor file or a directory holding traces.otf2
+    (or a single *.otf2)."""
+    if os.path.isdir(path):
+        cand = os.path.join(path, 'traces.otf2')
+        if os.path.exists(cand):
+            return cand
+        anchors = sorted(f for f in os.listdir(path) if f.endswith('.otf2'))
+        if len(anchors) == 1:
+            return os.path.join(path, anchors[0])
+        raise CheckError('%s: no traces.otf2 (anchors: %s)' % (path, anchors))
+    return path
+
+
+def load(path):
+    anchor = find_anchor(path)
+    if not os.path.exists(anchor):
+        raise CheckError('%s: archive anchor missing' % anchor)
+    return Trace(anchor)
+
+
+def otf2_print(anchor, *args):
+    """Run otf2-print; it must exit 0. Returns stdout."""
+    anchor = find_anchor(anchor)
+    p = subprocess.run([OTF2_PRINT] + list(args) + [anchor], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True)
+    if p.returncode != 0:
+        raise CheckError('otf2-print %s: exit %d: %s' % (anchor, p.returncode, p.stderr.strip()[-500:]))
+    return p.stdout
+
+
+def check_timestamps(tr):
+    for l in tr.locations:
+        prev = None
+        for i, e in enumerate(l.events):
+            if prev is not None and e.time < prev:
+                raise CheckError('%s: location %d (%s): event %d %r goes back in time (%d < %d)' %
+                                 (tr.anchor, l.id, l.name, i, e, e.time, prev))
+            prev = e.time
+    if tr.clock is not None:
+        res = tr.clock.timer_resolution
+        if res <= 0:
+            raise CheckError('%s: timer resolution %d' % (tr.anchor, res))
+        off = tr.clock.global_offset
+        for l in tr.locations:
+            if l.events and l.events[0].time < off:
+                raise CheckError('%s: location %d starts before the global offset' % (tr.anchor, l.id))
+
+
+def check_nesting(tr, allow_open=False):
+    """Enter/Leave balanced and properly nested per location (also
+    CallingContextEnter/Leave). allow_open: regions may stay open at the end."""
+    for l in tr.locations:
+        stack = []
+        for i, e in enumerate(l.events):
+            if e.kind == 'Enter':
+                stack.append(e.region)
+            elif e.kind == 'Leave':
+                if not stack:
+                    raise CheckError('%s: location %d (%s): event %d Leave %s without Enter' %
+                                     (tr.anchor, l.id, l.name, i, e.region))
+                top = stack.pop()
+                if top != e.region:
+                    raise CheckError('%s: location %d (%s): event %d Leave %s does not match Enter %s' %
+                                     (tr.anchor, l.id, l.name, i, e.region, top))
+        if stack and not allow_open:
+            raise CheckError('%s: location %d (%s): regions still open at the end: %s' %
+                             (tr.anchor, l.id, l.name, stack))
+
+
+def check_program(tr, exit_status=None):
+    """ProgramBegin first and ProgramEnd last on the master location."""
+    m = tr.locations[0] if tr.locations else None
+    try:
+        m = tr.master
+    except CheckError:
+        pass
+    if m is None or not m.events:
+        raise CheckError('%s: no events on the master location' % tr.anchor)
+    if m.events[0].kind != 'ProgramBegin':
+        raise CheckError('%s: first master event is %r, not ProgramBegin' % (tr.anchor, m.events[0]))
+    if exit_status is not None:
+        if m.events[-1].kind != 'ProgramEnd':
+            raise CheckError('%s: last master event is %r, not ProgramEnd' % (tr.anchor, m.events[-1]))
+        got = m.events[-1].ev.exit_status
+        if got != exit_status:
+            raise CheckError('%s: ProgramEnd exit status %d, expected %d' % (tr.anchor, got, exit_status))
+
+
+def check_all(tr, exit_status=None, allow_open=False):
+    otf2_print(tr.anchor)
+    check_timestamps(tr)
+    check_nesting(tr, allow_open=allow_open)
+    check_program(tr, exit_status)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description='check an OTF2 archive with the reference reader')
+    ap.add_argument('archive')
+    ap.add_argument('--locations', type=int)
+    ap.add_argument('--min-events', type=int)
+    ap.add_argument('--region', action='append', default=[])
+    ap.add_argument('--no-region', action='append', default=[])
+    ap.add_argument('--exit-status', type=int)
+    ap.add_argument('--open-ok', action='store_true', help='regions may stay open')
+    ap.add_argument('--print', action='store_true', help='print the events')
+    a = ap.parse_args(argv)
+    try:
+        tr = load(a.archive)
+        check_all(tr, a.exit_status, a.open_ok)
+        if a.locations is not None and len(tr.locations) != a.locations:
+            raise CheckError('%d locations, expected %d' % (len(tr.locations), a.locations))
+        if a.min_events is not None and len(tr.events()) < a.min_events:
+            raise CheckError('%d events, expected >= %d' % (len(tr.events()), a.min_events))
+        for r in a.region:
+            if tr.count('Enter', region=r) == 0:
+                raise CheckError('no Enter of region %s' % r)
+        for r in a.no_region:
+            if tr.count('Enter', region=r) != 0:
+                raise CheckError('region %s recorded' % r)
+        if a.print:
+            for e in sorted(tr.events(), key=lambda e: (e.time, e.loc)):
+                print(e)
+        print('ok: %r' % tr)
+        return 0
+    except CheckError as e:
+        print('FAIL: %s' % e)
+        return 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,27 @@
+#!/bin/sh
+# libtracer.so must not depend on libmpi and must trace non-MPI programs:
+# every PMPI_* / ompi_* reference has to be weak.
+# usage: check_nompi.sh LIB PROG OUTDIR
+set -u
+lib=$1 prog=$2 out=$3
+rc=0
+if ldd "$lib" | grep -q libmpi; then
+	echo "FAIL: $lib depends on libmpi"; rc=1
+fi
+strong=$(nm -D --undefined-only "$lib" | grep -E ' U (PMPI_|MPI_|ompi_|mca_|opal_)' || true)
+if [ -n "$strong" ]; then
+	echo "FAIL: strong undefined MPI symbols:"; echo "$strong"; rc=1
+fi
+n=$(nm -D --defined-only "$lib" | grep -c ' T MPI_')
+if [ "$n" -lt 100 ]; then
+	echo "FAIL: only $n MPI_* wrappers exported"; rc=1
+fi
+rm -rf "$out"
+if ! env LD_PRELOAD="$lib" TRACER_OUTPUT="$out" "$prog" | grep -q "nompi ok"; then
+	echo "FAIL: traced non-MPI program failed"; rc=1
+fi
+if ! otf2-print -Werror "$out/traces.otf2" >/dev/null; then
+	echo "FAIL: archive of the non-MPI program unreadable"; rc=1
+fi
+[ $rc = 0 ] && echo "ok ($n MPI wrappers, no libmpi)"
+exit $rc

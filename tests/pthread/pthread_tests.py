@@ -1,0 +1,317 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""tests/pthread: traced programs read back with the reference OTF2 reader.
+
+usage: pthread_tests.py CASE --lib libtracer.so --bindir DIR --demo PATH --work DIR
+CASE: locks | sync | exit | churn | mainexit | fork | demo | off | xz
+"""
+import argparse
+import collections
+import glob
+import hashlib
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import otf2  # noqa: E402
+from otf2.events import (Enter, Leave, ThreadAcquireLock, ThreadBegin,  # noqa: E402
+                         ThreadCreate, ThreadEnd, ThreadReleaseLock, ThreadWait)
+from pthcheck import (CheckError, Trace, check_all, expect, find_anchor,  # noqa: E402
+                      run_traced, summary)
+
+NTHREADS = 4
+ITERS = 1000
+ROUNDS = 50
+
+
+def trace_of(args, name, cmd, **kw):
+    out = os.path.join(args.work, name)
+    for old in glob.glob(out + "-fork*"):
+        shutil.rmtree(old, ignore_errors=True)
+    p = run_traced(cmd, out, args.lib, **kw)
+    tr = Trace(find_anchor(out))
+    print("%s: %d locations; %s" % (name, len(tr.events), summary(tr)))
+    return tr, p
+
+
+def case_locks(args):
+    tr, _ = trace_of(args, "locks", [os.path.join(args.bindir, "pth_locks"), str(NTHREADS), str(ITERS)])
+    master = tr.master()
+    mc = tr.lock_counts(master)
+    # main took A 1x, B 2x, R 3x, S 4x, T 5x: that names the lock ids
+    by_count = {v: k for k, v in mc.items()}
+    expect(sorted(mc.values()) == [1, 2, 3, 4, 5], "main's acquisitions per lock: %r" % dict(mc))
+    A, B, R, S, T = (by_count[i] for i in range(1, 6))
+    expect(len({A, B, R, S, T}) == 5, "lock ids not distinct")
+    threads = tr.thread_locations()
+    expect(len(threads) == NTHREADS, "%d thread locations, want %d" % (len(threads), NTHREADS))
+    seen_m = set()
+    for loc in threads:
+        c = tr.lock_counts(loc)
+        m = (c[A] - 0) // (ITERS + 1)
+        expect(1 <= m <= NTHREADS and m not in seen_m, "%s: %d acquisitions of A" % (tr.names[loc], c[A]))
+        seen_m.add(m)
+        want = {A: m * ITERS + m, B: 3 * m + m, R: ITERS + m, S: m * ITERS, T: m}
+        for lock, n in want.items():
+            expect(c[lock] == n, "%s (m=%d): lock %d acquired %d times, want %d"
+                   % (tr.names[loc], m, lock, c[lock], n))
+        rel = collections.Counter(e.lock_id for e in tr.events[loc] if isinstance(e, ThreadReleaseLock))
+        expect(rel == c, "%s: releases %r != acquisitions %r" % (tr.names[loc], dict(rel), dict(c)))
+        # an uncontended lock is Enter/Acquire/Leave at one timestamp; every
+        # pthread_mutex_lock region holds exactly one acquisition
+        evs = tr.events[loc]
+        for i, e in enumerate(evs):
+            if isinstance(e, Enter) and e.region.name == "pthread_mutex_lock":
+                expect(isinstance(evs[i + 1], ThreadAcquireLock) and isinstance(evs[i + 2], Leave),
+                       "%s: pthread_mutex_lock region is not Enter/Acquire/Leave" % tr.names[loc])
+                expect(evs[i + 2].time >= e.time, "Leave before Enter")
+        n_lock = len(tr.enters(loc, "pthread_mutex_lock"))
+        expect(n_lock == m * ITERS + 2 * m, "%s: %d pthread_mutex_lock regions, want %d"
+               % (tr.names[loc], n_lock, m * ITERS + 2 * m))
+        expect(len(tr.enters(loc, "pthread_spin_lock")) == m * ITERS, "spin regions")
+        expect(len(tr.enters(loc, "pthread_mutex_timedlock")) == m, "timedlock regions")
+        expect(len(tr.enters(loc, "pthread_rwlock_rdlock")) == ITERS, "rdlock regions")
+        expect(len(tr.enters(loc, "pthread_rwlock_wrlock")) == m, "wrlock regions")
+        ntry = len(tr.enters(loc, "pthread_mutex_trylock"))
+        expect(ntry >= 3 * m, "%s: %d trylock regions < %d" % (tr.names[loc], ntry, 3 * m))
+    expect(seen_m == set(range(1, NTHREADS + 1)), "thread counts %r" % seen_m)
+    check_all(tr, exclusive_ids={A, B, S, T})
+    # all acquisitions of A across locations: 1 + sum(m*ITERS + m)
+    total_a = sum(tr.lock_counts(l)[A] for l in tr.events)
+    expect(total_a == 1 + sum(m * ITERS + m for m in range(1, NTHREADS + 1)), "total A %d" % total_a)
+
+
+def case_sync(args):
+    tr, _ = trace_of(args, "sync", [os.path.join(args.bindir, "pth_sync"), str(NTHREADS), str(ROUNDS)])
+    check_all(tr)
+    threads = tr.thread_locations()
+    expect(len(threads) == NTHREADS, "%d thread locations" % len(threads))
+    # barrier: ROUNDS regions per thread; round r: every Enter <= every Leave
+    rounds = []
+    for loc in threads:
+        en, lv = tr.enters(loc, "pthread_barrier_wait"), tr.leaves(loc, "pthread_barrier_wait")
+        expect(len(en) == ROUNDS and len(lv) == ROUNDS, "%s: %d/%d barrier enter/leave"
+               % (tr.names[loc], len(en), len(lv)))
+        rounds.append((en, lv))
+    for r in range(ROUNDS):
+        last_in = max(en[r].time for en, _ in rounds)
+        first_out = min(lv[r].time for _, lv in rounds)
+        expect(last_in <= first_out, "barrier round %d: a thread left at %d before the last arrived at %d"
+               % (r, first_out, last_in))
+    # semaphores: two threads with ROUNDS sem_wait and ROUNDS sem_post each
+    pingpong = [l for l in threads if len(tr.enters(l, "sem_post")) == ROUNDS]
+    expect(len(pingpong) == 2, "ping-pong threads: %d" % len(pingpong))
+    for loc in pingpong:
+        n = len(tr.enters(loc, "sem_wait"))
+        expect(n == ROUNDS, "%s: %d sem_wait regions" % (tr.names[loc], n))
+    # thread 0's errno checks went through the wrappers; the timed-out
+    # condition wait released and re-acquired its mutex inside its region
+    t0 = [l for l in threads if tr.enters(l, "sem_trywait")]
+    expect(len(t0) == 1 and len(tr.enters(t0[0], "sem_timedwait")) == 1, "sem_trywait/timedwait regions")
+    evs = tr.events[t0[0]]
+    i = next(i for i, e in enumerate(evs) if isinstance(e, Enter) and e.region.name == "pthread_cond_timedwait")
+    expect(isinstance(evs[i + 1], ThreadReleaseLock) and isinstance(evs[i + 2], ThreadAcquireLock)
+           and isinstance(evs[i + 3], Leave), "cond_timedwait: not Enter/Release/Acquire/Leave")
+    expect(evs[i + 1].lock_id == evs[i + 2].lock_id and
+           evs[i + 2].acquisition_order == evs[i + 1].acquisition_order + 1,
+           "cond_timedwait: mutex not re-acquired with the next order")
+    expect(evs[i + 2].time - evs[i + 1].time > 0, "timed wait took no time")
+
+
+def case_exit(args):
+    tr, _ = trace_of(args, "exit", [os.path.join(args.bindir, "pth_exit")])
+    master = tr.master()
+    creates = sorted(tr.of_type(master, ThreadCreate), key=lambda e: e.time)
+    expect(len(creates) == 8, "%d ThreadCreate in main, want 8" % len(creates))
+    seq_of = [c.sequence_count for c in creates]
+    loc_of = {}
+    for loc in tr.thread_locations():
+        loc_of[tr.events[loc][0].sequence_count] = loc
+    expect(sorted(loc_of) == sorted(seq_of), "ThreadBegin seqs %r vs creates %r" % (sorted(loc_of), seq_of))
+    running_sem = loc_of[seq_of[7]]
+    _, begins, ends, waits = check_all(tr, allow_open={running_sem})
+    joined = set(seq_of[:4])
+    expect(set(waits) == joined, "ThreadWait for seqs %r, want %r (threads 0-3)" % (sorted(waits), sorted(joined)))
+    for i in range(8):
+        expect(seq_of[i] in ends, "thread %d has no ThreadEnd" % i)
+    # 1: released its mutex in the cleanup handler run by pthread_exit
+    evs1 = tr.events[loc_of[seq_of[1]]]
+    acq = [e for e in evs1 if isinstance(e, ThreadAcquireLock)]
+    rel = [e for e in evs1 if isinstance(e, ThreadReleaseLock)]
+    expect(len(acq) == 1 and len(rel) == 1, "thread 1: %d acquire, %d release" % (len(acq), len(rel)))
+    kinds1 = [type(e).__name__ + ":" + getattr(getattr(e, "region", None), "name", "") for e in evs1]
+    expect(kinds1[-5:] == ["Enter:pthread_exit", "Leave:pthread_exit", "ThreadReleaseLock:", "ThreadEnd:"][-5:]
+           or kinds1[-4:] == ["Enter:pthread_exit", "Leave:pthread_exit", "ThreadReleaseLock:", "ThreadEnd:"],
+           "thread 1 ends with %r, want pthread_exit, the cleanup handler's release, ThreadEnd" % kinds1[-4:])
+    # 2: cancelled in pthread_cond_wait: region closed, mutex re-acquired, then released by the handler
+    loc2 = tr.events[loc_of[seq_of[2]]]
+    names2 = [(type(e).__name__, getattr(getattr(e, "region", None), "name", None)) for e in loc2]
+    expect(("Leave", "pthread_cond_wait") in names2, "thread 2: cond wait not left: %r" % names2)
+    expect(sum(1 for e in loc2 if isinstance(e, ThreadAcquireLock)) == 2 and
+           sum(1 for e in loc2 if isinstance(e, ThreadReleaseLock)) == 2, "thread 2 lock events %r" % names2)
+    loc3 = tr.events[loc_of[seq_of[3]]]
+    expect(len(tr.leaves(loc_of[seq_of[3]], "sem_wait")) == 1, "thread 3: sem_wait not left")
+    expect(isinstance(loc3[-1], ThreadEnd), "thread 3: last event is not ThreadEnd")
+    # main: the join regions
+    expect(len(tr.enters(master, "pthread_tryjoin_np")) >= 1, "no tryjoin region")
+    expect(len(tr.enters(master, "pthread_timedjoin_np")) == 1, "no timedjoin region")
+    expect(len(tr.enters(master, "pthread_join")) == 2, "join regions")
+    expect(len(tr.enters(master, "pthread_cancel")) == 2, "cancel regions")
+    expect(len(tr.enters(loc_of[seq_of[5]], "pthread_detach")) == 1, "detach region")
+
+
+def case_demo(args):
+    plain = subprocess.run([args.demo], stdout=subprocess.PIPE, timeout=60)
+    expect(plain.returncode == 0, "demo failed untraced")
+    tr, p = trace_of(args, "demo", [args.demo])
+    expect(p.stdout == plain.stdout, "traced output differs: %r vs %r" % (p.stdout, plain.stdout))
+    check_all(tr)
+    master = tr.master()
+    threads = tr.thread_locations()
+    expect(len(threads) == 4, "%d threads" % len(threads))
+    expect(len(tr.of_type(master, ThreadCreate)) == 4 and len(tr.of_type(master, ThreadWait)) == 4,
+           "main: creates/waits")
+    for loc in threads:
+        expect(len(tr.enters(loc, "pthread_barrier_wait")) == 1, "barrier per thread")
+    nwait = sum(len(tr.enters(l, "pthread_cond_wait")) for l in threads)
+    nsig = sum(len(tr.enters(l, "pthread_cond_signal")) for l in threads)
+    # every put and every get signals once: 2 x (4000 items + 2 end markers)
+    expect(nsig == 2 * 4002, "%d cond signals, want 8004" % nsig)
+    print("demo: %d condition waits" % nwait)
+    for name in ("pthread_create", "pthread_join", "pthread_mutex_lock", "pthread_cond_wait",
+                 "pthread_barrier_wait"):
+        expect(name in tr.regions, "region %s not defined" % name)
+
+
+def case_off(args):
+    plain = subprocess.run([args.demo], stdout=subprocess.PIPE, timeout=60)
+    tr, p = trace_of(args, "off", [args.demo], env_extra={"TRACER_PTHREAD": "off"})
+    expect(p.stdout == plain.stdout, "output differs with TRACER_PTHREAD=off")
+    for loc, evs in tr.events.items():
+        for e in evs:
+            expect(not isinstance(e, (ThreadCreate, ThreadBegin, ThreadEnd, ThreadWait,
+                                      ThreadAcquireLock, ThreadReleaseLock)),
+                   "TRACER_PTHREAD=off but %s recorded" % type(e).__name__)
+            if isinstance(e, (Enter, Leave)):
+                expect(e.region.paradigm != otf2.Paradigm.PTHREAD, "pthread region %s recorded" % e.region.name)
+
+
+def make_data(path, size, seed=20261121):
+    if os.path.exists(path) and os.path.getsize(path) == size:
+        return
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(2, 10))) for _ in range(5000)]
+    chunks, n = [], 0
+    while n < size:
+        words = rng.choices(vocab, k=200000)
+        s = (" ".join(words) + "\n").encode()
+        chunks.append(s)
+        n += len(s)
+    with open(path + ".tmp", "wb") as f:
+        f.write(b"".join(chunks)[:size])
+    os.rename(path + ".tmp", path)
+
+
+def case_xz(args):
+    os.makedirs(args.work, exist_ok=True)
+    data = os.path.join(args.work, "xz-input.txt")
+    make_data(data, 24 << 20)
+    ref = os.path.join(args.work, "xz-ref.xz")
+    out = os.path.join(args.work, "xz-traced.xz")
+    cmd = ["xz", "-T2", "-1", "-c", data]
+    with open(ref, "wb") as f:
+        expect(subprocess.run(cmd, stdout=f).returncode == 0, "xz failed untraced")
+    with open(out, "wb") as f:
+        tr, _ = trace_of(args, "xz", cmd, stdout=f, timeout=300)
+    h = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
+    expect(h(out) == h(ref), "traced xz output differs from the untraced one")
+    dec = subprocess.run(["xz", "-dc", out], stdout=subprocess.PIPE)
+    expect(dec.returncode == 0 and hashlib.sha256(dec.stdout).hexdigest() == h(data),
+           "traced xz output does not decompress to the input")
+    master = tr.master()
+    ncreate = len(tr.of_type(master, ThreadCreate))
+    expect(ncreate >= 2, "xz -T2 created %d threads" % ncreate)
+    threads = tr.thread_locations()
+    # threads not joined before exit may be blocked in a condition wait
+    waited = {e.sequence_count for e in tr.of_type(master, ThreadWait)}
+    open_ok = {l for l in threads if tr.events[l][0].sequence_count not in waited}
+    _, begins, ends, waits = check_all(tr, allow_open=open_ok, allow_held=open_ok)
+    expect(len(begins) == ncreate, "%d ThreadBegin for %d ThreadCreate" % (len(begins), ncreate))
+    nacq = sum(tr.count(ThreadAcquireLock, l) for l in threads)
+    expect(nacq > 0, "no lock acquisitions in the xz worker threads")
+    print("xz: %d threads, %d joined, %d acquisitions in workers" % (ncreate, len(waits), nacq))
+
+
+def case_churn(args):
+    tr, _ = trace_of(args, "churn", [os.path.join(args.bindir, "pth_misc"), "churn"])
+    creates, begins, ends, waits = check_all(tr, exclusive_ids=None)
+    expect(len(creates) == 200 and len(begins) == 200 and len(ends) == 200,
+           "creates/begins/ends: %d/%d/%d, want 200" % (len(creates), len(begins), len(ends)))
+    expect(len(waits) == 100, "%d ThreadWait, want 100 (the joined half)" % len(waits))
+    expect(len(tr.events) == 201, "%d locations, want 201" % len(tr.events))
+    master = tr.master()
+    expect(len(tr.enters(master, "pthread_detach")) == 100, "detach regions")
+    # the detached threads have no ThreadWait; the joined ones exactly one
+    joined = {e.sequence_count for e in tr.of_type(master, ThreadWait)}
+    expect(joined <= set(begins), "ThreadWait for unknown threads")
+    for loc in tr.thread_locations():
+        expect(tr.lock_counts(loc) and sum(tr.lock_counts(loc).values()) == 10,
+               "%s: %r acquisitions, want 10" % (tr.names[loc], dict(tr.lock_counts(loc))))
+
+
+def case_mainexit(args):
+    tr, p = trace_of(args, "mainexit", [os.path.join(args.bindir, "pth_misc"), "mainexit"])
+    expect(b"total 6" in p.stdout, "program output %r" % p.stdout)
+    # the process ends when its last thread returns: no exit status known
+    creates, begins, ends, waits = check_all(tr, exit_status=None)
+    expect(len(creates) == 3 and len(begins) == 3 and len(ends) == 3 and not waits,
+           "creates/begins/ends/waits: %d/%d/%d/%d" % (len(creates), len(begins), len(ends), len(waits)))
+    expect(not tr.of_type(tr.master(), ThreadEnd), "ThreadEnd on the master thread")
+
+
+def case_fork(args):
+    tr, _ = trace_of(args, "fork", [os.path.join(args.bindir, "pth_misc"), "fork"])
+    creates, begins, ends, waits = check_all(tr)
+    expect(len(creates) == 1 and len(begins) == 1 and len(ends) == 1 and len(waits) == 1,
+           "parent: creates/begins/ends/waits %d/%d/%d/%d" % (len(creates), len(begins), len(ends), len(waits)))
+    kids = glob.glob(os.path.join(args.work, "fork-fork*", "*.otf2"))
+    expect(len(kids) == 1, "child archives: %r" % kids)
+    child = Trace(kids[0])
+    print("fork child: %d locations; %s" % (len(child.events), summary(child)))
+    creates, begins, ends, waits = check_all(child, exit_status=None)
+    expect(len(creates) == 1 and len(begins) == 1 and len(ends) == 1 and len(waits) == 1,
+           "child: creates/begins/ends/waits %d/%d/%d/%d" % (len(creates), len(begins), len(ends), len(waits)))
+    # the child's locks are numbered afresh: its mutex is acquired once, order 1
+    acq = [e for evs in child.events.values() for e in evs if isinstance(e, ThreadAcquireLock)]
+    expect([(e.lock_id, e.acquisition_order) for e in acq] == [(0, 1)], "child acquisitions %r"
+           % [(e.lock_id, e.acquisition_order) for e in acq])
+    expect(not isinstance(child.events[child.master()][0], ThreadBegin), "child master has a ThreadBegin")
+
+
+CASES = {"locks": case_locks, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
+         "off": case_off, "xz": case_xz}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("case", choices=sorted(CASES))
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--demo", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    try:
+        CASES[args.case](args)
+    except CheckError as e:
+        print("FAIL pthread.%s: %s" % (args.case, e))
+        return 1
+    print("PASS pthread.%s" % args.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * smp_accuracy.c - three CPU-bound leaves with known shares of CPU time
+ * (leaf_a 60 %, leaf_b 30 %, leaf_c 10 %: identical loop bodies, iteration
+ * counts 6:3:1), called from caller(), on two threads (main and a worker),
+ * each running until it used SMP_CPU_SECONDS (default 1.5) of CPU time.
+ * Compiled -g -O1 -fno-omit-frame-pointer -fno-inline. smp_check.py reads
+ * the line markers (LEAF_x_BEGIN/END, CALL_x) from this file.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define K 20000L
+
+volatile double smp_sink;
+
+__attribute__((noinline)) void leaf_a(long n)
+{ /* LEAF_A_BEGIN */
+	double x = smp_sink;
+	for (long i = 0; i < n; i++)
+		x = x * 0.9999999 + 1.0;
+	smp_sink = x;
+} /* LEAF_A_END */
+
+__attribute__((noinline)) void leaf_b(long n)
+{ /* LEAF_B_BEGIN */
+	double x = smp_sink;
+	for (long i = 0; i < n; i++)
+		x = x * 0.9999999 + 1.0;
+	smp_sink = x;
+} /* LEAF_B_END */
+
+__attribute__((noinline)) void leaf_c(long n)
+{ /* LEAF_C_BEGIN */
+	double x = smp_sink;
+	for (long i = 0; i < n; i++)
+		x = x * 0.9999999 + 1.0;
+	smp_sink = x;
+} /* LEAF_C_END */
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static double budget = 1.5;
+
+__attribute__((noinline)) long caller(void)
+{
+	long units = 0;
+	double end = cpu_seconds() + budget;
+	while (cpu_seconds() < end) {
+		leaf_a(6 * K); /* CALL_A */
+		leaf_b(3 * K); /* CALL_B */
+		leaf_c(1 * K); /* CALL_C */
+		units++;
+	}
+	return units;
+}
+
+__attribute__((noinline)) void *worker(void *arg)
+{
+	long *units = arg;
+	*units = caller(); /* CALL_WORKER */
+	return NULL;
+}
+
+int main(void)
+{
+	const char *s = getenv("SMP_CPU_SECONDS");
+	if (s)
+		budget = atof(s);
+	pthread_t th;
+	long wu = 0;
+	if (pthread_create(&th, NULL, worker, &wu) != 0)
+		return 1;
+	long mu = caller(); /* CALL_MAIN */
+	pthread_join(th, NULL);
+	printf("units main=%ld worker=%ld\n", mu, wu);
+	return 0;
+}

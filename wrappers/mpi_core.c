@@ -1,0 +1,764 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mpi_core.c - hand-written part of the MPI tracing: MPI_Init*, MPI_Finalize,
+ * MPI_Abort, MPI_Comm_idup; communicator, group and window definitions;
+ * the archive directory agreed by all ranks; clock offsets to rank 0;
+ * unification of the definitions at MPI_Finalize.
+ *
+ * Communicator identity across ranks: every new communicator gets a name
+ * "<creating call> [<r>.<n>]" where r is the world rank of its rank 0 and n
+ * a counter of that process, broadcast on the new communicator when it is
+ * created. Its Group lists the world ranks of its members. The definitions
+ * are therefore equal by content on every member, and the content
+ * deduplicating merge of tr_defs_merge unifies them into one Comm.
+ *
+ * Unification (MPI_Finalize): tr_defs_pack on every rank, binomial-tree
+ * reduction to rank 0 (log2 P steps, each rank sends once), tr_defs_merge at
+ * every inner node, broadcast of the unified set, tr_defs_install_unified.
+ */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mpi_int.h"
+
+int tr_mpi_on;
+uint32_t tr_mpi_rgn[TR_MPI_NFN];
+struct tr_mpi_comm tr_mpi_world = { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 };
+struct tr_mpi_comm tr_mpi_self = { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 };
+int tr_mpi_world_rank = -1, tr_mpi_world_size = 0;
+
+static MPI_Comm tr_mpi_pcomm;            /* private dup of WORLD for the tracer's traffic */
+static int tr_mpi_inited, tr_mpi_finalized;
+static uint32_t tr_mpi_comm_ctr;         /* agreed ids created by this process */
+static uint32_t tr_mpi_locs_group;       /* Group(COMM_LOCATIONS) */
+static int tr_mpi_lockv;
+
+#define TAG_SYNC  0x7ace
+#define TAG_UNIFY 0x7acf
+
+void tr_mpi_lock(void)
+{
+	while (__atomic_exchange_n(&tr_mpi_lockv, 1, __ATOMIC_ACQUIRE))
+		sched_yield();
+}
+
+void tr_mpi_unlock(void)
+{
+	__atomic_store_n(&tr_mpi_lockv, 0, __ATOMIC_RELEASE);
+}
+
+uint32_t tr_mpi_region_slow(int fn)
+{
+	uint32_t r = tr_def_region(tr_mpi_fn_info[fn].name, tr_mpi_fn_info[fn].name, "", tr_mpi_fn_info[fn].role,
+				   OTF2W_PARADIGM_MPI, OTF2W_REGION_FLAG_NONE, "", 0, 0);
+	__atomic_store_n(&tr_mpi_rgn[fn], r + 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+/* ---- handle tables (communicators, windows) ------------------------------------------
+ * Small open-addressing tables: inserts and removals under tr_mpi_lock,
+ * lookups lock-free (a handle is only looked up by calls that use it, which
+ * the MPI standard orders after its creation). */
+
+#define HT_BITS  12
+#define HT_SLOTS (1u << HT_BITS)
+#define HT_TOMB  ((uintptr_t)1)
+
+struct comm_slot {
+	_Atomic uintptr_t key;
+	struct tr_mpi_comm c;
+};
+struct win_slot {
+	_Atomic uintptr_t key;
+	struct tr_mpi_win w;
+};
+static struct comm_slot comm_tab[HT_SLOTS];
+static struct win_slot win_tab[HT_SLOTS / 4];
+
+static inline uint32_t ht_hash(uintptr_t k, unsigned bits)
+{
+	return (uint32_t)(((uint64_t)k * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+static struct comm_slot *comm_find(uintptr_t k)
+{
+	uint32_t h = ht_hash(k, HT_BITS);
+	for (uint32_t i = 0; i < HT_SLOTS; i++) {
+		struct comm_slot *s = &comm_tab[(h + i) & (HT_SLOTS - 1)];
+		uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+		if (cur == k)
+			return s;
+		if (!cur)
+			return NULL;
+	}
+	return NULL;
+}
+
+/* Under tr_mpi_lock. */
+static struct comm_slot *comm_insert(uintptr_t k, const struct tr_mpi_comm *c)
+{
+	struct comm_slot *s = comm_find(k);
+	if (!s) {
+		uint32_t h = ht_hash(k, HT_BITS);
+		for (uint32_t i = 0; i < HT_SLOTS; i++) {
+			struct comm_slot *x = &comm_tab[(h + i) & (HT_SLOTS - 1)];
+			uintptr_t cur = atomic_load_explicit(&x->key, memory_order_relaxed);
+			if (cur == 0 || cur == HT_TOMB) {
+				s = x;
+				break;
+			}
+		}
+	}
+	if (!s)
+		return NULL;
+	atomic_store_explicit(&s->key, HT_TOMB, memory_order_relaxed);
+	s->c = *c;
+	atomic_store_explicit(&s->key, k, memory_order_release);
+	return s;
+}
+
+static struct win_slot *win_find(uintptr_t k)
+{
+	const uint32_t n = HT_SLOTS / 4;
+	uint32_t h = ht_hash(k, HT_BITS - 2);
+	for (uint32_t i = 0; i < n; i++) {
+		struct win_slot *s = &win_tab[(h + i) & (n - 1)];
+		uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+		if (cur == k)
+			return s;
+		if (!cur)
+			return NULL;
+	}
+	return NULL;
+}
+
+static struct win_slot *win_insert(uintptr_t k)
+{
+	const uint32_t n = HT_SLOTS / 4;
+	struct win_slot *s = win_find(k);
+	if (s)
+		return s;
+	uint32_t h = ht_hash(k, HT_BITS - 2);
+	for (uint32_t i = 0; i < n; i++) {
+		struct win_slot *x = &win_tab[(h + i) & (n - 1)];
+		uintptr_t cur = atomic_load_explicit(&x->key, memory_order_relaxed);
+		if (cur == 0 || cur == HT_TOMB)
+			return x;
+	}
+	return NULL;
+}
+
+/* ---- groups and communicators ----------------------------------------------------------- */
+
+/* World ranks of the members of g in group order (malloc'ed, *n set). */
+static uint64_t *group_world_ranks(MPI_Group g, int *n)
+{
+	MPI_Group wg;
+	*n = 0;
+	if (PMPI_Group_size(g, n) != MPI_SUCCESS || *n <= 0) {
+		*n = 0;
+		return NULL;
+	}
+	int *in = malloc(sizeof(int) * (size_t)*n * 2);
+	uint64_t *out = malloc(sizeof(uint64_t) * (size_t)*n);
+	if (!in || !out) {
+		free(in);
+		free(out);
+		*n = 0;
+		return NULL;
+	}
+	for (int i = 0; i < *n; i++)
+		in[i] = i;
+	PMPI_Comm_group(MPI_COMM_WORLD, &wg);
+	if (PMPI_Group_translate_ranks(g, *n, in, wg, in + *n) != MPI_SUCCESS)
+		for (int i = 0; i < *n; i++)
+			in[*n + i] = MPI_UNDEFINED;
+	PMPI_Group_free(&wg);
+	for (int i = 0; i < *n; i++)
+		out[i] = in[*n + i] == MPI_UNDEFINED ? OTF2W_UNDEFINED_UINT64 : (uint64_t)in[*n + i];
+	free(in);
+	return out;
+}
+
+static uint32_t group_def(MPI_Group g)
+{
+	int n;
+	uint64_t *m = group_world_ranks(g, &n);
+	uint32_t ref = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE,
+				    (uint32_t)n, m);
+	free(m);
+	return ref;
+}
+
+uint32_t tr_mpi_group_ref(MPI_Group g, struct tr_mpi_comm *ci)
+{
+	(void)ci;
+	if (g == MPI_GROUP_NULL)
+		return OTF2W_UNDEFINED_REF;
+	return group_def(g);
+}
+
+static void comm_info(MPI_Comm c, struct tr_mpi_comm *ci)
+{
+	ci->ref = OTF2W_UNDEFINED_REF;
+	ci->inter = 0;
+	ci->remote_size = 0;
+	ci->nb_in = ci->nb_out = -1;
+	PMPI_Comm_size(c, &ci->size);
+	PMPI_Comm_rank(c, &ci->rank);
+	PMPI_Comm_test_inter(c, &ci->inter);
+	if (ci->inter)
+		PMPI_Comm_remote_size(c, &ci->remote_size);
+}
+
+/* A communicator created outside the wrapped calls (or by an untraced
+ * call): defined from its members only, without agreement. */
+struct tr_mpi_comm *tr_mpi_comm_lookup(MPI_Comm c)
+{
+	static struct tr_mpi_comm none = { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 };
+	struct comm_slot *s = comm_find((uintptr_t)c);
+	if (tr_likely(s != NULL))
+		return &s->c;
+	if (c == MPI_COMM_NULL || !tr_mpi_inited)
+		return &none;
+	struct tr_mpi_comm ci;
+	MPI_Group g;
+	comm_info(c, &ci);
+	PMPI_Comm_group(c, &g);
+	uint32_t grp = group_def(g);
+	PMPI_Group_free(&g);
+	ci.ref = tr_def_comm("MPI communicator (created untraced)", grp, OTF2W_UNDEFINED_REF, OTF2W_COMM_FLAG_NONE);
+	tr_mpi_lock();
+	s = comm_insert((uintptr_t)c, &ci);
+	tr_mpi_unlock();
+	return s ? &s->c : &none;
+}
+
+/* (world rank of rank 0, its counter) broadcast on an intracommunicator. */
+static void agree_id(MPI_Comm c, int *pair)
+{
+	int r = 0;
+	PMPI_Comm_rank(c, &r);
+	if (r == 0) {
+		pair[0] = tr_mpi_world_rank;
+		pair[1] = (int)__atomic_add_fetch(&tr_mpi_comm_ctr, 1, __ATOMIC_RELAXED);
+	}
+	PMPI_Bcast(pair, 2, MPI_INT, 0, c);
+}
+
+static void define_cart(MPI_Comm c, struct tr_mpi_comm *ci, const char *name)
+{
+	int st = MPI_UNDEFINED, nd = 0;
+	if (PMPI_Topo_test(c, &st) != MPI_SUCCESS || st != MPI_CART)
+		return;
+	if (PMPI_Cartdim_get(c, &nd) != MPI_SUCCESS || nd <= 0 || nd > 255)
+		return;
+	int dims[nd], periods[nd], coords[nd];
+	uint32_t dref[nd], ucoords[nd];
+	if (PMPI_Cart_get(c, nd, dims, periods, coords) != MPI_SUCCESS)
+		return;
+	for (int i = 0; i < nd; i++) {
+		char dn[32];
+		snprintf(dn, sizeof(dn), "dimension %d", i);
+		dref[i] = tr_def_cart_dimension(dn, (uint32_t)dims[i], (uint8_t)(periods[i] != 0));
+		ucoords[i] = (uint32_t)coords[i];
+	}
+	uint32_t topo = tr_def_cart_topology(name, ci->ref, (uint32_t)nd, dref);
+	tr_def_cart_coordinate(topo, (uint32_t)ci->rank, (uint32_t)nd, ucoords);
+}
+
+static uint32_t define_comm(MPI_Comm newc, struct tr_mpi_comm *ci, uint32_t parent, const char *how,
+			    const int *pair)
+{
+	char name[256];
+	MPI_Group g;
+	snprintf(name, sizeof(name), "%s [%d.%d]", how, pair[0], pair[1]);
+	PMPI_Comm_group(newc, &g);
+	if (!ci->inter) {
+		uint32_t grp = group_def(g);
+		PMPI_Group_free(&g);
+		return tr_def_comm(name, grp, parent, OTF2W_COMM_FLAG_CREATE_DESTROY_EVENTS);
+	}
+	MPI_Group rg;
+	PMPI_Comm_remote_group(newc, &rg);
+	int nl, nr;
+	uint64_t *ml = group_world_ranks(g, &nl), *mr = group_world_ranks(rg, &nr);
+	uint32_t gl = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, 0, (uint32_t)nl, ml);
+	uint32_t gr = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, 0, (uint32_t)nr, mr);
+	/* Same order on both sides: group A holds the lower world rank. */
+	int local_first = nl > 0 && (nr == 0 || ml[0] < mr[0]);
+	free(ml);
+	free(mr);
+	PMPI_Group_free(&g);
+	PMPI_Group_free(&rg);
+	/* No common communicator and no CommCreate/Destroy events: the two
+	 * sides pass different local comms, and python3-otf2 3.0.2 cannot read
+	 * an InterComm whose flags are not NONE (its field list is shifted). */
+	(void)parent;
+	return tr_def_inter_comm(name, local_first ? gl : gr, local_first ? gr : gl, OTF2W_UNDEFINED_REF,
+				 OTF2W_COMM_FLAG_NONE);
+}
+
+uint64_t tr_mpi_comm_created(struct tr_thread *t, MPI_Comm newc, MPI_Comm parent, const char *how, int topo)
+{
+	if (newc == MPI_COMM_NULL)
+		return tr_time();
+	struct tr_mpi_comm ci;
+	int pair[2] = { -1, 0 };
+	uint32_t pref = parent == MPI_COMM_NULL ? OTF2W_UNDEFINED_REF : tr_mpi_comm_get(parent)->ref;
+	comm_info(newc, &ci);
+	if (!ci.inter) {
+		agree_id(newc, pair);
+	} else {
+		MPI_Comm m;
+		if (PMPI_Intercomm_merge(newc, 0, &m) == MPI_SUCCESS) {
+			agree_id(m, pair);
+			PMPI_Comm_free(&m);
+		}
+	}
+	ci.ref = define_comm(newc, &ci, pref, how, pair);
+	if (topo == TR_MPI_TOPO_CART) {
+		char name[256];
+		snprintf(name, sizeof(name), "%s [%d.%d]", how, pair[0], pair[1]);
+		define_cart(newc, &ci, name);
+	}
+	tr_mpi_lock();
+	comm_insert((uintptr_t)newc, &ci);
+	tr_mpi_unlock();
+	uint64_t now = tr_time();
+	if (!ci.inter)
+		TR_MPI_REC(t, otf2w_evt_comm_create(t->w, NULL, now, ci.ref));
+	return now;
+}
+
+void tr_mpi_comm_destroy(struct tr_thread *t, uint64_t time, MPI_Comm c)
+{
+	if (c == MPI_COMM_NULL || c == MPI_COMM_WORLD || c == MPI_COMM_SELF)
+		return;
+	struct comm_slot *s = comm_find((uintptr_t)c);
+	if (!s)
+		return;
+	if (!s->c.inter)
+		TR_MPI_REC(t, otf2w_evt_comm_destroy(t->w, NULL, time, s->c.ref));
+	tr_mpi_lock();
+	atomic_store_explicit(&s->key, HT_TOMB, memory_order_release);
+	tr_mpi_unlock();
+}
+
+int tr_mpi_nb(struct tr_mpi_comm *ci, MPI_Comm c, int dir)
+{
+	if (ci->nb_in < 0) {
+		int st = MPI_UNDEFINED, in = 0, out = 0, w = 0;
+		PMPI_Topo_test(c, &st);
+		if (st == MPI_CART) {
+			PMPI_Cartdim_get(c, &in);
+			in = out = 2 * in;
+		} else if (st == MPI_GRAPH) {
+			PMPI_Graph_neighbors_count(c, ci->rank, &in);
+			out = in;
+		} else if (st == MPI_DIST_GRAPH) {
+			PMPI_Dist_graph_neighbors_count(c, &in, &out, &w);
+		}
+		ci->nb_out = out;
+		ci->nb_in = in;
+	}
+	return dir ? ci->nb_out : ci->nb_in;
+}
+
+TR_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	struct tr_thread *t = tr_mpi_tget();
+	if (!t)
+		return PMPI_Comm_idup(comm, newcomm, request);
+	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Comm_idup);
+	uint64_t t0 = tr_time();
+	tr_enter(t, t0, rgn);
+	struct tr_mpi_comm *pc = tr_mpi_comm_get(comm);
+	struct tr_mpi_comm ci = *pc;
+	int pair[2] = { -1, 0 };
+	/* The new handle is not usable before the request completes: agree on
+	 * the parent, whose members are the same (collective order is the same
+	 * on every member). */
+	if (!pc->inter)
+		agree_id(comm, pair);
+	int ret = PMPI_Comm_idup(comm, newcomm, request);
+	uint64_t t1 = tr_time();
+	if (ret == MPI_SUCCESS && !pc->inter && *newcomm != MPI_COMM_NULL) {
+		char name[256];
+		MPI_Group g;
+		snprintf(name, sizeof(name), "MPI_Comm_idup [%d.%d]", pair[0], pair[1]);
+		PMPI_Comm_group(comm, &g);
+		uint32_t grp = group_def(g);
+		PMPI_Group_free(&g);
+		ci.ref = tr_def_comm(name, grp, pc->ref, OTF2W_COMM_FLAG_CREATE_DESTROY_EVENTS);
+		ci.nb_in = ci.nb_out = -1;
+		tr_mpi_lock();
+		comm_insert((uintptr_t)*newcomm, &ci);
+		tr_mpi_unlock();
+		t1 = tr_time();
+		TR_MPI_REC(t, otf2w_evt_comm_create(t->w, NULL, t1, ci.ref));
+	}
+	tr_leave(t, t1, rgn);
+	tr_thread_put(t);
+	return ret;
+}
+
+/* ---- windows --------------------------------------------------------------------------- */
+
+static struct tr_mpi_win win_none = { OTF2W_UNDEFINED_REF, &win_none.commc, { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 }, 0, 0 };
+
+struct tr_mpi_win *tr_mpi_win_get(MPI_Win w)
+{
+	struct win_slot *s = win_find((uintptr_t)w);
+	return s ? &s->w : &win_none;
+}
+
+uint64_t tr_mpi_win_created(struct tr_thread *t, MPI_Win w, MPI_Comm c, int allocates)
+{
+	uint8_t op = allocates ? OTF2W_COLL_CREATE_HANDLE_AND_ALLOCATE : OTF2W_COLL_CREATE_HANDLE;
+	struct tr_mpi_win *wi = &win_none;
+	if (w != MPI_WIN_NULL) {
+		struct tr_mpi_comm *ci = tr_mpi_comm_get(c);
+		int pair[2] = { -1, 0 };
+		char name[256];
+		if (!ci->inter)
+			agree_id(c, pair);
+		snprintf(name, sizeof(name), "MPI window [%d.%d]", pair[0], pair[1]);
+		uint32_t ref = tr_def_rma_win(name, ci->ref, OTF2W_RMA_WIN_FLAG_CREATE_DESTROY_EVENTS);
+		tr_mpi_lock();
+		struct win_slot *s = win_insert((uintptr_t)w);
+		if (s) {
+			atomic_store_explicit(&s->key, HT_TOMB, memory_order_relaxed);
+			s->w.ref = ref;
+			s->w.commc = *ci;
+			s->w.comm = &s->w.commc;
+			s->w.next_id = s->w.done_id = 0;
+			atomic_store_explicit(&s->key, (uintptr_t)w, memory_order_release);
+			wi = &s->w;
+		}
+		tr_mpi_unlock();
+	}
+	uint64_t now = tr_time();
+	if (wi != &win_none)
+		TR_MPI_REC(t, otf2w_evt_rma_win_create(t->w, NULL, now, wi->ref));
+	TR_MPI_REC(t, otf2w_evt_rma_collective_end(t->w, NULL, now, op, OTF2W_RMA_SYNC_LEVEL_NONE, wi->ref,
+						   OTF2W_COLLECTIVE_ROOT_NONE, 0, 0));
+	return now;
+}
+
+uint64_t tr_mpi_win_freed(struct tr_thread *t, struct tr_mpi_win *wi)
+{
+	uint64_t now = tr_time();
+	tr_mpi_rma_complete(t, now, wi);
+	if (wi != &win_none)
+		TR_MPI_REC(t, otf2w_evt_rma_win_destroy(t->w, NULL, now, wi->ref));
+	TR_MPI_REC(t, otf2w_evt_rma_collective_end(t->w, NULL, now, OTF2W_COLL_DESTROY_HANDLE,
+						   OTF2W_RMA_SYNC_LEVEL_NONE, wi->ref, OTF2W_COLLECTIVE_ROOT_NONE, 0, 0));
+	if (wi != &win_none) {
+		struct win_slot *s = (struct win_slot *)((char *)wi - offsetof(struct win_slot, w));
+		tr_mpi_lock();
+		atomic_store_explicit(&s->key, HT_TOMB, memory_order_release);
+		tr_mpi_unlock();
+	}
+	return now;
+}
+
+void tr_mpi_rma_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_win *wi)
+{
+	uint64_t hi = wi->next_id, lo = wi->done_id;
+	if (hi - lo > 4096)
+		lo = hi - 4096;   /* bound the records of one sync */
+	for (uint64_t id = lo; id < hi; id++)
+		TR_MPI_REC(t, otf2w_evt_rma_op_complete_blocking(t->w, NULL, time, wi->ref, id));
+	wi->done_id = hi;
+}
+
+/* ---- archive directory, clocks, unification --------------------------------------------- */
+
+static void agree_dir(void)
+{
+	char dir[4096];
+	memset(dir, 0, sizeof(dir));
+	if (tr_mpi_world_rank == 0) {
+		const char *d = tr_archive_dir();
+		if (d)
+			snprintf(dir, sizeof(dir), "%s", d);
+	}
+	PMPI_Bcast(dir, (int)sizeof(dir), MPI_CHAR, 0, tr_mpi_pcomm);
+	if (tr_mpi_world_rank == 0 || !dir[0])
+		return;
+	const char *mine = tr_archive_dir();
+	if (mine && !strcmp(mine, dir))
+		return;
+	if (tr_archive_set_dir(dir) != 0)
+		tr_log_error("rank %d: cannot use the archive directory %s of rank 0 (files already written); "
+			     "this rank's trace stays in %s", tr_mpi_world_rank, dir, mine ? mine : "?");
+}
+
+/* Ping-pong with rank 0; offset = t_root - midpoint of the min-RTT sample. */
+static void clock_sync(void)
+{
+	enum { K = 12 };
+	if (tr_mpi_world_size <= 1) {
+		tr_def_clock_offset(tr_time(), 0, 0.0);
+		return;
+	}
+	PMPI_Barrier(tr_mpi_pcomm);
+	if (tr_mpi_world_rank == 0) {
+		for (int r = 1; r < tr_mpi_world_size; r++) {
+			for (int k = 0; k < K; k++) {
+				uint64_t v;
+				PMPI_Recv(&v, 8, MPI_BYTE, r, TAG_SYNC, tr_mpi_pcomm, MPI_STATUS_IGNORE);
+				v = tr_time();
+				PMPI_Send(&v, 8, MPI_BYTE, r, TAG_SYNC, tr_mpi_pcomm);
+			}
+		}
+		tr_def_clock_offset(tr_time(), 0, 0.0);
+		return;
+	}
+	uint64_t best = UINT64_MAX, mid = 0, root = 0;
+	for (int k = 0; k < K; k++) {
+		uint64_t v = 0, t1 = tr_time();
+		PMPI_Send(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm);
+		PMPI_Recv(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm, MPI_STATUS_IGNORE);
+		uint64_t t2 = tr_time();
+		if (t2 - t1 < best) {
+			best = t2 - t1;
+			mid = t1 + best / 2;
+			root = v;
+		}
+	}
+	int64_t off = (int64_t)(root - mid);
+	/* The true offset lies within +-RTT/2 of the estimate: if 0 is inside,
+	 * the clocks agree as far as we can tell (same node, shared clock). */
+	if ((uint64_t)(off < 0 ? -off : off) <= best / 2)
+		off = 0;
+	tr_def_clock_offset(mid, off, (double)best / 2.0);
+}
+
+static int send_buf(const void *buf, uint64_t len, int to)
+{
+	if (PMPI_Send(&len, 8, MPI_BYTE, to, TAG_UNIFY, tr_mpi_pcomm) != MPI_SUCCESS)
+		return -1;
+	for (uint64_t off = 0; off < len;) {
+		int n = len - off > (1u << 30) ? (1 << 30) : (int)(len - off);
+		if (PMPI_Send((const char *)buf + off, n, MPI_BYTE, to, TAG_UNIFY, tr_mpi_pcomm) != MPI_SUCCESS)
+			return -1;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+static void *recv_buf(uint64_t *len, int from)
+{
+	*len = 0;
+	if (PMPI_Recv(len, 8, MPI_BYTE, from, TAG_UNIFY, tr_mpi_pcomm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+		return NULL;
+	char *b = malloc(*len ? *len : 1);
+	for (uint64_t off = 0; off < *len;) {
+		int n = *len - off > (1u << 30) ? (1 << 30) : (int)(*len - off);
+		PMPI_Recv(b ? b + off : NULL, b ? n : 0, MPI_BYTE, from, TAG_UNIFY, tr_mpi_pcomm, MPI_STATUS_IGNORE);
+		off += (uint64_t)n;
+	}
+	return b;
+}
+
+static void unify(void)
+{
+	void *buf = NULL;
+	size_t len = 0;
+	int rank = tr_mpi_world_rank, size = tr_mpi_world_size;
+	uint64_t t0 = tr_time();
+	if (tr_defs_pack(&buf, &len) != 0) {
+		tr_log_error("rank %d: packing the definitions failed", rank);
+		buf = NULL;
+		len = 0;
+	}
+	for (int mask = 1; mask < size; mask <<= 1) {
+		if (rank & mask) {
+			send_buf(buf, len, rank - mask);
+			break;
+		}
+		if (rank + mask >= size)
+			continue;
+		uint64_t rlen;
+		void *rb = recv_buf(&rlen, rank + mask);
+		if (rb && rlen) {
+			if (!len) {
+				free(buf);
+				buf = rb;
+				len = rlen;
+				continue;
+			}
+			const void *bufs[2] = { buf, rb };
+			size_t lens[2] = { len, rlen };
+			void *out = NULL;
+			size_t olen = 0;
+			if (tr_defs_merge(bufs, lens, 2, &out, &olen) == 0) {
+				free(buf);
+				buf = out;
+				len = olen;
+			} else {
+				tr_log_error("rank %d: merging the definitions of rank %d failed", rank, rank + mask);
+			}
+		}
+		free(rb);
+	}
+	/* Broadcast the unified set. */
+	uint64_t blen = len;
+	PMPI_Bcast(&blen, 8, MPI_BYTE, 0, tr_mpi_pcomm);
+	if (rank != 0) {
+		free(buf);
+		buf = malloc(blen ? blen : 1);
+		len = blen;
+	}
+	for (uint64_t off = 0; off < blen;) {
+		int n = blen - off > (1u << 30) ? (1 << 30) : (int)(blen - off);
+		PMPI_Bcast(buf ? (char *)buf + off : NULL, buf ? n : 0, MPI_BYTE, 0, tr_mpi_pcomm);
+		off += (uint64_t)n;
+	}
+	if (buf && len) {
+		if (tr_defs_install_unified(buf, len, rank == 0) != 0)
+			tr_log_error("rank %d: installing the unified definitions failed", rank);
+	} else {
+		tr_log_error("rank %d: no unified definitions (trace left per rank)", rank);
+	}
+	free(buf);
+	if (rank == 0)
+		tr_log_debug("MPI unification of %d ranks: %llu bytes, %llu us", size, (unsigned long long)blen,
+			     (unsigned long long)(tr_ticks_to_ns(tr_time() - t0) / 1000));
+}
+
+/* ---- MPI_Init / MPI_Finalize / MPI_Abort ---------------------------------------------- */
+
+static void after_init(void)
+{
+	int rank = 0, size = 1;
+	if (tr_mpi_inited)
+		return;
+	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	tr_mpi_world_rank = rank;
+	tr_mpi_world_size = size;
+	tr_set_rank(rank, size);
+	tr_set_global_writer(0);
+	if (PMPI_Comm_dup(MPI_COMM_WORLD, &tr_mpi_pcomm) != MPI_SUCCESS) {
+		tr_log_error("rank %d: MPI_Comm_dup failed: MPI tracing disabled", rank);
+		return;
+	}
+	PMPI_Comm_set_errhandler(tr_mpi_pcomm, MPI_ERRORS_RETURN);
+	agree_dir();
+	if (tr_mpi_req_init() != 0)
+		tr_log_warn("rank %d: no memory for the request table: non-blocking calls not tracked", rank);
+
+	/* Group(COMM_LOCATIONS): the master location of every rank. */
+	uint64_t *m = malloc(sizeof(uint64_t) * (size_t)size);
+	if (m) {
+		for (int r = 0; r < size; r++)
+			m[r] = (uint64_t)r << 32;
+		tr_mpi_locs_group = tr_def_group("MPI", OTF2W_GROUP_COMM_LOCATIONS, OTF2W_PARADIGM_MPI,
+						 OTF2W_GROUP_FLAG_NONE, (uint32_t)size, m);
+		for (int r = 0; r < size; r++)
+			m[r] = (uint64_t)r;
+		uint32_t wg = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE,
+					   (uint32_t)size, m);
+		free(m);
+		uint32_t sg = tr_def_group("", OTF2W_GROUP_COMM_SELF, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE, 0, NULL);
+		tr_mpi_world.ref = tr_def_comm("MPI_COMM_WORLD", wg, OTF2W_UNDEFINED_REF, OTF2W_COMM_FLAG_NONE);
+		tr_mpi_self.ref = tr_def_comm("MPI_COMM_SELF", sg, OTF2W_UNDEFINED_REF, OTF2W_COMM_FLAG_NONE);
+	}
+	tr_mpi_world.size = size;
+	tr_mpi_world.rank = rank;
+	tr_mpi_world.nb_in = tr_mpi_world.nb_out = -1;
+	tr_mpi_self.size = 1;
+	tr_mpi_self.rank = 0;
+	tr_mpi_self.nb_in = tr_mpi_self.nb_out = -1;
+	clock_sync();
+	tr_mpi_inited = 1;
+	__atomic_store_n(&tr_mpi_on, tr_cfg.mpi ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+static void before_finalize(void)
+{
+	if (!tr_mpi_inited || tr_mpi_finalized)
+		return;
+	tr_mpi_finalized = 1;
+	clock_sync();
+	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
+	if (tr_mpi_req_lost())
+		tr_log_warn("rank %d: %llu non-blocking requests not tracked (request table full)",
+			    tr_mpi_world_rank, (unsigned long long)tr_mpi_req_lost());
+	unify();
+	PMPI_Comm_free(&tr_mpi_pcomm);
+}
+
+TR_EXPORT int MPI_Init(int *argc, char ***argv)
+{
+	struct tr_thread *t = tr_thread_get();
+	uint32_t rgn = 0;
+	if (t) {
+		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
+		tr_enter(t, tr_time(), rgn);
+	}
+	int ret = PMPI_Init(argc, argv);
+	if (ret == MPI_SUCCESS)
+		after_init();
+	if (t) {
+		tr_leave(t, tr_time(), rgn);
+		tr_thread_put(t);
+	}
+	return ret;
+}
+
+TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	struct tr_thread *t = tr_thread_get();
+	uint32_t rgn = 0;
+	if (t) {
+		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
+		tr_enter(t, tr_time(), rgn);
+	}
+	int ret = PMPI_Init_thread(argc, argv, required, provided);
+	if (ret == MPI_SUCCESS)
+		after_init();
+	if (t) {
+		tr_leave(t, tr_time(), rgn);
+		tr_thread_put(t);
+	}
+	return ret;
+}
+
+TR_EXPORT int MPI_Finalize(void)
+{
+	struct tr_thread *t = tr_thread_get();
+	uint32_t rgn = 0;
+	if (t) {
+		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
+		tr_enter(t, tr_time(), rgn);
+	}
+	before_finalize();
+	int ret = PMPI_Finalize();
+	if (t) {
+		tr_leave(t, tr_time(), rgn);
+		tr_thread_put(t);
+	}
+	return ret;
+}
+
+TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	struct tr_thread *t = tr_thread_get();
+	if (t) {
+		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);
+		tr_enter(t, tr_time(), rgn);
+		tr_thread_put(t);
+	}
+	/* MPI_Abort does not return and the other ranks are killed: write what
+	 * this rank has now (partial archive, see docs/mpi.md). */
+	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
+	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
+		    tr_mpi_world_rank, errorcode);
+	tr_finish();
+	return PMPI_Abort(comm, errorcode);
+}

@@ -1,0 +1,5 @@
+# pthread interposition (TRACER_PTHREAD): thread life cycle, locks,
+# condition variables, barriers, semaphores.
+target_sources(tr_wrappers PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/pthread.c
+  ${CMAKE_CURRENT_LIST_DIR}/pthread_lock.c)
