@@ -49,13 +49,18 @@ echo "  untraced one-way latency us: $plain   (runs: $(tr '\n' ' ' <"$work/plain
 echo "  traced one-way latency us:   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
 
 for np in 2 4 8; do
-	: >"$work/fp"; : >"$work/ft"
+	: >"$work/fp"; : >"$work/ft"; : >"$work/fu"
 	for k in 1 2 3; do
 		mpirun -np $np --oversubscribe --bind-to none "$fin" | awk '{ if ($3 > m) m = $3 } END { print m }' >>"$work/fp"
 		rm -rf "$work/ftrace"
 		mpirun -np $np --oversubscribe --bind-to none -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$work/ftrace" \
-			-x TRACER_VERBOSE=0 "$fin" | awk '{ if ($3 > m) m = $3 } END { print m }' >>"$work/ft"
+			-x TRACER_VERBOSE=2 "$fin" >"$work/out" 2>"$work/err" || true
+		awk '/^finalize/ { if ($3 > m) m = $3 } END { print m }' "$work/out" >>"$work/ft"
+		# rank 0's debug line: "MPI unification of N ranks: B bytes, U us"
+		sed -n 's/.*MPI unification of [0-9]* ranks: \([0-9]*\) bytes, \([0-9]*\) us.*/\2 \1/p' "$work/err" >>"$work/fu"
 	done
-	echo "  MPI_Finalize ms, $np ranks: untraced $(median <"$work/fp"), traced $(median <"$work/ft") (max over ranks, median of 3)"
+	u=$(cut -d' ' -f1 <"$work/fu" | median)
+	b=$(cut -d' ' -f2 <"$work/fu" | median)
+	echo "  MPI_Finalize ms, $np ranks: untraced $(median <"$work/fp"), traced $(median <"$work/ft") (max over ranks, median of 3); unification $u us ($b bytes of definitions)"
 done
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "mpi overhead us per call: %.3f\n", (t - p) / 2 }'

@@ -30,6 +30,17 @@ struct tr_process tr_proc = { .rank = -1 };
 
 static TR_TLS int tr_tls_flush_errno;
 static char tr_arname[64] = "traces";
+/* MPI: the packed local definitions for tracer-merge (rank<r>.tdefs). */
+static char tr_tdefs_path[4200];
+
+static void set_tdefs_path(void)
+{
+	tr_tdefs_path[0] = 0;
+	if (tr_g.mpi_expected) {
+		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/rank%d.tdefs", tr_g.dir, tr_proc.rank);
+		tr_defs_arena_init();
+	}
+}
 
 /* ---- writer callbacks ---- */
 
@@ -274,6 +285,11 @@ static int choose_dir(void)
 	}
 	if (strcmp(tr_g.dir, base) && (!tr_g.mpi_expected || tr_proc.rank <= 0))
 		tr_log_info("%s already holds an archive; writing to %s", base, tr_g.dir);
+	/* the writer gets the absolute path: the program may chdir() */
+	char abs[PATH_MAX];
+	snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", tr_g.dir);
+	if (realpath(tr_g.dir, abs))
+		snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", abs);
 	return 0;
 }
 
@@ -306,7 +322,8 @@ int tr_archive_open(void)
 	otf2w_archive_set_memory(tr_g.ar, &tr_memory, NULL);
 	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
 		tr_g.gdw = NULL;
-	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.dir, tr_arname);
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+	set_tdefs_path();
 	return 0;
 }
 
@@ -333,7 +350,9 @@ int tr_archive_set_dir(const char *dir)
 		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, dir) == OTF2W_OK) {
 			unclaim(tr_g.dir, tr_arname);
 			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);
-			snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.dir, tr_arname);
+			snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", dir);
+			snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+			set_tdefs_path();
 		} else {
 			ret = -1;
 		}
@@ -394,7 +413,8 @@ void tr_set_global_writer(int yes)
 static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
 {
 	char link[8192], target[256];
-	snprintf(link, sizeof(link), "%s/traces/%llu.evt", tr_g.dir, (unsigned long long)loc);
+	const char *dir = ud ? (const char *)ud : tr_g.dir;
+	snprintf(link, sizeof(link), "%.4000s/traces/%llu.evt", dir, (unsigned long long)loc);
 	snprintf(target, sizeof(target), "../rank%d/%llu.evt", (int)rank, (unsigned long long)loc);
 	unlink(link);
 	if (symlink(target, link) && tr_g.errors++ == 0)
@@ -458,15 +478,17 @@ static void write_unified_local(void)
 	otf2w_archive_abandon(a);
 }
 
-/* Rank 0 after unification: traces.def + traces.otf2 (+ evt links). */
-static void write_unified_global(void)
+/* traces.def + traces.otf2 (+ evt links) of the unified archive in dir:
+ * the definitions are written by write_defs into a temporary archive whose
+ * global files are then moved into place (the anchor last). */
+static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_writer *, void *), void *ud)
 {
 	otf2w_archive_params p;
 	otf2w_archive *a;
 	otf2w_gdef_writer *g;
 	char tmp[4200], from[8400], to[8400];
 
-	snprintf(tmp, sizeof(tmp), "%s/.tracer-unify-%d", tr_g.dir, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%.4000s/.tracer-unify-%d", dir, (int)getpid());
 	memset(&p, 0, sizeof(p));
 	p.path = tmp;
 	p.name = "traces";
@@ -478,17 +500,17 @@ static void write_unified_global(void)
 	p.description = "libtracer (LD_PRELOAD) trace, MPI unified";
 	if (otf2w_archive_open(&p, &a) != OTF2W_OK || otf2w_archive_get_gdef_writer(a, &g) != OTF2W_OK) {
 		tr_log_error("cannot write the unified definitions in %s", tmp);
-		return;
+		return -1;
 	}
 	otf2w_archive_set_memory(a, &tr_memory, NULL);
-	snprintf(to, sizeof(to), "%s/traces", tr_g.dir);
+	snprintf(to, sizeof(to), "%s/traces", dir);
 	mkdir(to, 0755);
-	tr_defs_write_unified(g, symlink_loc, NULL);
+	write_defs(g, ud);
 	otf2w_status st = otf2w_archive_close(a);
 	if (st != OTF2W_OK) {
 		tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
 		rm_rf(tmp);
-		return;
+		return -1;
 	}
 	/* per-location files of locations no rank wrote (ranks that did not
 	 * unify): the empty ones of the temporary archive */
@@ -498,24 +520,91 @@ static void write_unified_global(void)
 		struct dirent *e;
 		while ((e = readdir(dd))) {
 			char f[8800], t[8800];
-			struct stat st;
+			struct stat st2;
 			if (e->d_name[0] == '.')
 				continue;
 			snprintf(f, sizeof(f), "%s/%s", from, e->d_name);
-			snprintf(t, sizeof(t), "%s/traces/%s", tr_g.dir, e->d_name);
-			if (lstat(t, &st) != 0)
+			snprintf(t, sizeof(t), "%s/traces/%s", dir, e->d_name);
+			if (lstat(t, &st2) != 0)
 				rename(f, t);
 		}
 		closedir(dd);
 	}
 	snprintf(from, sizeof(from), "%s/traces.def", tmp);
-	snprintf(to, sizeof(to), "%s/traces.def", tr_g.dir);
+	snprintf(to, sizeof(to), "%s/traces.def", dir);
 	rename(from, to);
 	snprintf(from, sizeof(from), "%s/traces.otf2", tmp);
-	snprintf(to, sizeof(to), "%s/traces.otf2", tr_g.dir);
-	if (rename(from, to))
+	snprintf(to, sizeof(to), "%s/traces.otf2", dir);
+	int ret = 0;
+	if (rename(from, to)) {
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
+		ret = -1;
+	}
 	rm_rf(tmp);
+	return ret;
+}
+
+static void online_defs(otf2w_gdef_writer *g, void *ud)
+{
+	tr_defs_write_unified(g, symlink_loc, NULL);
+}
+
+/* Rank 0 after unification. */
+static void write_unified_global(void)
+{
+	write_unified_files(tr_g.dir, online_defs, NULL);
+}
+
+/* ---- offline unification (tracer-merge DIR) ---- */
+
+struct offline {
+	const char *dir;
+	const void *ubuf;
+	size_t ulen;
+};
+
+static void offline_defs(otf2w_gdef_writer *g, void *ud)
+{
+	struct offline *o = ud;
+	tr_defs_write_unified_buf(g, o->ubuf, o->ulen, symlink_loc, (void *)o->dir);
+}
+
+/* traces/<loc>.def (mapping tables, clock offsets) of one rank. */
+int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m)
+{
+	otf2w_archive_params p;
+	otf2w_archive *a;
+	char d[4200];
+	int ret = 0;
+
+	memset(&p, 0, sizeof(p));
+	p.path = dir;
+	p.name = "traces";
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = 4;
+	snprintf(d, sizeof(d), "%.4000s/traces", dir);
+	mkdir(d, 0755);
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
+		return -1;
+	otf2w_archive_set_memory(a, &tr_memory, NULL);
+	for (uint32_t i = 0; i < m->nlocs; i++) {
+		otf2w_def_writer *dw;
+		if (otf2w_archive_get_def_writer(a, m->locs[i], &dw) != OTF2W_OK) {
+			ret = -1;
+			continue;
+		}
+		tr_defs_write_mapped(dw, m);
+		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK)
+			ret = -1;
+	}
+	otf2w_archive_abandon(a);
+	return ret;
+}
+
+int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen)
+{
+	struct offline o = { dir, ubuf, ulen };
+	return write_unified_files(dir, offline_defs, &o);
 }
 
 /* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
@@ -587,7 +676,7 @@ void tr_finish_status(int status, int have_status)
 	if (self)
 		self->guard++;
 
-	tr_threads_stop_all(self);
+	tr_threads_stop_all(self, 1);
 	/* thread_fini and open regions of every thread (self included) */
 	uint64_t now = tr_time();
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
@@ -623,6 +712,8 @@ void tr_finish_status(int status, int have_status)
 	}
 	tr_unlock(&tr_g.lock);
 
+	if (tr_g.mpi_expected && tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
+		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
 	int unified_global = tr_defs_unified_write_global();
 	if (unified_global)
 		write_unified_global();
@@ -633,24 +724,26 @@ void tr_finish_status(int status, int have_status)
 	int print = tr_cfg.verbose >= 1 && (!tr_g.mpi_expected || tr_proc.rank <= 0 || tr_cfg.verbose >= 2);
 	if (err[0])
 		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
-	if (tr_g.errors)
-		tr_log_error("%llu events could not be recorded (first error: %s)",
-			     (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
-	if (print || dropped) {
-		char extra[128] = "";
+	if (print || dropped || tr_g.errors) {
+		char extra[256] = "";
+		int k = 0;
 		if (dropped)
-			snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
-				 (unsigned long long)dropped);
-		tr_log_write("", 0);
+			k = snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
+				     (unsigned long long)dropped);
+		if (tr_g.errors && k >= 0 && (size_t)k < sizeof(extra))
+			snprintf(extra + k, sizeof(extra) - (size_t)k, ", %llu errors (first: %s)",
+				 (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
 		char line[8800];
-		int n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
-				 unified_global ? "" : tr_g.anchor, nloc, (unsigned long long)events,
-				 (unsigned long long)bytes, extra);
+		int n;
 		if (unified_global)
 			n = snprintf(line, sizeof(line),
-				     "tracer: archive %s/traces.otf2: MPI, %d ranks; this rank: %u locations, "
-				     "%llu events, %llu bytes%s\n", tr_g.dir, tr_proc.size, nloc,
-				     (unsigned long long)events, (unsigned long long)bytes, extra);
+				     "tracer: archive %s/traces.otf2: %u locations, %llu events, %llu bytes%s "
+				     "(MPI rank %d; all %d ranks unified)\n", tr_g.shown, nloc,
+				     (unsigned long long)events, (unsigned long long)bytes, extra, tr_proc.rank,
+				     tr_proc.size);
+		else
+			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
+				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);
 		if (n > 0)
 			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
@@ -674,7 +767,7 @@ void tr_emergency(int sig)
 		return;
 	struct tr_thread *self = tr_tls_self;
 	tr_tls_creating++;
-	tr_threads_stop_all(self);
+	tr_threads_stop_all(self, 0);
 	if (self && self->state == TR_T_ACTIVE)
 		self->state = TR_T_DYING;
 	/* balanced streams: Leave for every open region of the stopped threads
@@ -691,6 +784,8 @@ void tr_emergency(int sig)
 	uint64_t events = tr_threads_count_events(&dropped);
 	tr_defs_write_global(tr_g.gdw, 1);
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
+	if (tr_g.mpi_expected && tr_tdefs_path[0])
+		tr_defs_save(tr_tdefs_path, 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
 	if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
@@ -711,6 +806,8 @@ void tr_archive_fork_child(void)
 	tr_g.gdw = NULL;
 	snprintf(base, sizeof(base), "%s", tr_g.dir);
 	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)getpid());
+	snprintf(base, sizeof(base), "%s", tr_g.shown);
+	snprintf(tr_g.shown, sizeof(tr_g.shown), "%.4000s-fork%d", base, (int)getpid());
 	tr_g.mpi_expected = 0;
 	tr_g.dir_final = 1;
 	tr_g.unified = 0;

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include "tr_int.h"
 
 #define UNDEF OTF2W_UNDEFINED_UINT32
@@ -54,7 +56,12 @@ struct tr_procinfo {
 	struct tr_loc *locs;
 };
 
-struct tr_coff;
+struct tr_coff {
+	uint64_t time;
+	int64_t offset;
+	double stddev;
+};
+
 struct defset {
 	struct def **items[TR_DEF_NCLASSES];
 	uint32_t n[TR_DEF_NCLASSES];
@@ -65,7 +72,7 @@ struct defset {
 	uint32_t paradigm_name[TR_NPARADIGMS];  /* String id or UNDEF: paradigm used */
 	struct tr_procinfo *procs;
 	uint32_t nprocs;
-	struct tr_coff_s *coffs;   /* unpacked clock offsets */
+	struct tr_coff *coffs;   /* unpacked clock offsets */
 	uint32_t ncoffs;
 };
 
@@ -82,12 +89,6 @@ static struct tr_tcomm tr_tcomms[8];
 static int tr_ntcomms;
 
 /* Clock offsets (MPI clock synchronisation). */
-#define tr_coff_s tr_coff
-struct tr_coff {
-	uint64_t time;
-	int64_t offset;
-	double stddev;
-};
 static struct tr_coff tr_coffs[64];
 static int tr_ncoffs;
 
@@ -1662,32 +1663,36 @@ static const int tr_map_type[TR_DEF_NCLASSES] = {
 
 /* Mapping tables (non-identity entries only, never empty) and clock
  * offsets into a local def writer. */
+static void write_maps(otf2w_def_writer *dw, uint32_t *const *maps, const uint32_t *n,
+		       const struct tr_coff *co, uint32_t nco)
+{
+	for (int c = 0; maps && c < TR_DEF_NCLASSES; c++) {
+		if (!tr_map_type[c] || !maps[c])
+			continue;
+		uint32_t nonid = 0;
+		for (uint32_t i = 0; i < n[c]; i++)
+			nonid += maps[c][i] != i;
+		if (!nonid)
+			continue;
+		otf2w_id_map *m = otf2w_id_map_new(1, nonid);
+		if (!m)
+			continue;
+		for (uint32_t i = 0; i < n[c]; i++)
+			if (maps[c][i] != i)
+				otf2w_id_map_add(m, i, maps[c][i]);
+		otf2w_status st = otf2w_ldef_mapping_table(dw, (uint8_t)(tr_map_type[c] - 1), m);
+		if (st)
+			tr_log_error("writing a mapping table: %s", otf2w_status_str(st));
+		otf2w_id_map_delete(m);
+	}
+	for (uint32_t i = 0; i < nco; i++)
+		otf2w_ldef_clock_offset(dw, co[i].time, co[i].offset, co[i].stddev);
+}
+
 void tr_defs_write_local_to(otf2w_def_writer *dw)
 {
 	tr_lock(&tr_reg_lock);
-	if (tr_g.unified) {
-		for (int c = 0; c < TR_DEF_NCLASSES; c++) {
-			if (!tr_map_type[c] || !tr_umap[c])
-				continue;
-			uint32_t n = tr_local.n[c], nonid = 0;
-			for (uint32_t i = 0; i < n; i++)
-				nonid += tr_umap[c][i] != i;
-			if (!nonid)
-				continue;
-			otf2w_id_map *m = otf2w_id_map_new(1, nonid);
-			if (!m)
-				continue;
-			for (uint32_t i = 0; i < n; i++)
-				if (tr_umap[c][i] != i)
-					otf2w_id_map_add(m, i, tr_umap[c][i]);
-			otf2w_status st = otf2w_ldef_mapping_table(dw, (uint8_t)(tr_map_type[c] - 1), m);
-			if (st)
-				tr_log_error("writing a mapping table: %s", otf2w_status_str(st));
-			otf2w_id_map_delete(m);
-		}
-	}
-	for (int i = 0; i < tr_ncoffs; i++)
-		otf2w_ldef_clock_offset(dw, tr_coffs[i].time, tr_coffs[i].offset, tr_coffs[i].stddev);
+	write_maps(dw, tr_g.unified ? tr_umap : NULL, tr_local.n, tr_coffs, (uint32_t)tr_ncoffs);
 	tr_unlock(&tr_reg_lock);
 }
 
@@ -1726,4 +1731,154 @@ uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t pare
 		id = UNDEF;
 	tr_unlock(&tr_reg_lock);
 	return id;
+}
+
+/* ---- offline unification (tracer-merge) ---- */
+
+static void cl_from_set(const struct defset *u, struct cl_union *cl)
+{
+	memset(cl, 0, sizeof(*cl) * TR_NPARADIGMS);
+	for (uint32_t i = 0; i < u->n[TR_DEF_GROUP]; i++) {
+		const struct def *d = u->items[TR_DEF_GROUP][i];
+		if (d->len < 5 || d->v[1] != OTF2W_GROUP_COMM_LOCATIONS || d->v[2] >= TR_NPARADIGMS)
+			continue;
+		struct cl_union *cu = &cl[d->v[2]];
+		if (cu->have)
+			continue;
+		cu->have = 1;
+		cu->name = d->v[0];
+		cu->flags = d->v[3];
+		for (uint32_t m = 5; m < d->len; m++)
+			cl_add(cu, d->v[m]);
+	}
+}
+
+/* Local -> unified maps of one packed local set against a packed unified set. */
+int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen, struct tr_mapped *out)
+{
+	struct defset u, l;
+	struct cl_union cl[TR_NPARADIGMS];
+	memset(out, 0, sizeof(*out));
+	if (unpack_set(ubuf, ulen, &u))
+		return -1;
+	if (unpack_set(lbuf, llen, &l)) {
+		set_free(&u);
+		return -1;
+	}
+	cl_from_set(&u, cl);
+	uint32_t gi = 0;
+	if (l.nprocs) {
+		for (uint32_t i = 0; i < u.nprocs; i++)
+			if (u.procs[i].rank == l.procs[0].rank && u.procs[i].pid == l.procs[0].pid)
+				gi = i;
+		out->rank = l.procs[0].rank;
+		out->nlocs = l.procs[0].nlocs;
+		out->locs = calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
+		for (uint32_t k = 0; out->locs && k < out->nlocs; k++)
+			out->locs[k] = l.procs[0].locs[k].id;
+	}
+	struct xlate x = { .src = &l, .group_index = gi, .cl = cl };
+	int missing = xlate_all(&x, &u, 0);
+	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
+		out->map[c] = x.map[c];
+		out->n[c] = l.n[c];
+	}
+	out->coffs = l.coffs;
+	out->ncoffs = l.ncoffs;
+	l.coffs = NULL;
+	set_free(&l);
+	set_free(&u);
+	cl_free(cl);
+	return missing < 0 || !out->locs ? -1 : missing;
+}
+
+void tr_defs_mapped_free(struct tr_mapped *m)
+{
+	for (int c = 0; c < TR_DEF_NCLASSES; c++)
+		free(m->map[c]);
+	free(m->locs);
+	free(m->coffs);
+	memset(m, 0, sizeof(*m));
+}
+
+void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m)
+{
+	write_maps(dw, m->map, m->n, m->coffs, m->ncoffs);
+}
+
+int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
+			      void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud)
+{
+	struct defset u;
+	if (unpack_set(ubuf, ulen, &u))
+		return -1;
+	otf2w_status st = write_set(g, &u);
+	for (uint32_t i = 0; each_loc && i < u.nprocs; i++)
+		for (uint32_t k = 0; k < u.procs[i].nlocs; k++)
+			each_loc(u.procs[i].locs[k].id, u.procs[i].rank, ud);
+	set_free(&u);
+	return st == OTF2W_OK ? 0 : -1;
+}
+
+/* The packed local definitions into a file (MPI ranks, for tracer-merge).
+ * crash: no lock, no malloc (arena prepared by tr_defs_arena_init). */
+static uint8_t *tr_arena;
+static size_t tr_arena_size;
+
+void tr_defs_arena_init(void)
+{
+	if (tr_arena)
+		return;
+	size_t sz = 256u << 20;   /* virtual only: pages are touched on use */
+	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p != MAP_FAILED) {
+		tr_arena = p;
+		tr_arena_size = sz;
+	}
+}
+
+int tr_defs_save(const char *path, int crash)
+{
+	struct bbuf b = { 0 };
+	struct tr_procinfo p;
+	int ret = -1;
+
+	if (crash) {
+		if (!tr_arena)
+			return -1;
+		b.p = tr_arena;
+		b.cap = tr_arena_size;
+		b.fixed = 1;
+	} else {
+		tr_lock(&tr_reg_lock);
+	}
+	if (local_proc(&p, crash) == 0) {
+		struct tr_procinfo *saved = tr_local.procs;
+		uint32_t savedn = tr_local.nprocs;
+		tr_local.procs = &p;
+		tr_local.nprocs = 1;
+		pack_set(&b, &tr_local);
+		tr_local.procs = saved;
+		tr_local.nprocs = savedn;
+		if (!crash)
+			free(p.locs);
+		if (!b.err) {
+			int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (fd >= 0) {
+				size_t off = 0;
+				while (off < b.n) {
+					ssize_t w = write(fd, b.p + off, b.n - off);
+					if (w <= 0)
+						break;
+					off += (size_t)w;
+				}
+				ret = close(fd) == 0 && off == b.n ? 0 : -1;
+			}
+		}
+	}
+	if (!crash) {
+		tr_unlock(&tr_reg_lock);
+		free(b.p);
+	}
+	return ret;
 }

@@ -108,6 +108,7 @@ static void tr_atfork_child(void)
 	tr_g.lock.v = 0;
 	tr_defs_lock()->v = 0;
 	tr_tls_internal -= 2;
+	tr_signals_fork_child();
 	if (!tr_g.active || tr_g.finishing) {
 		tr_g.pid = getpid();
 		tr_g.active = 0;
@@ -144,8 +145,14 @@ static void get_hostname(void)
 	tr_proc.hostname[sizeof(tr_proc.hostname) - 1] = 0;
 }
 
+/* Defined (non-zero) by programs that link the preload/ objects as a
+ * library (tools/tracer-merge): then nothing starts by itself. */
+extern int tr_tool_mode __attribute__((weak));
+
 void tr_init(void)
 {
+	if (&tr_tool_mode && tr_tool_mode)
+		return;
 	if (tr_g.initialized || __atomic_exchange_n(&tr_g.initializing, 1, __ATOMIC_SEQ_CST))
 		return;
 	int saved = errno;

@@ -224,9 +224,12 @@ void tr_thread_end(struct tr_thread *t)
 
 /* Shut-down: every other thread stops recording; wait (bounded) until none
  * is inside a record. Safe in a signal handler. */
-void tr_threads_stop_all(struct tr_thread *self)
+void tr_threads_stop_all(struct tr_thread *self, int may_lock)
 {
 	int others = 0;
+	/* under the lock (if we can take it): a thread creating its location
+	 * right now is either in the list or sees tr_g.finishing */
+	int locked = may_lock ? (tr_lock(&tr_g.lock), 1) : tr_trylock(&tr_g.lock);
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		if (t == self)
 			continue;
@@ -235,6 +238,8 @@ void tr_threads_stop_all(struct tr_thread *self)
 		if (t->state == TR_T_DYING)
 			others++;
 	}
+	if (locked)
+		tr_unlock(&tr_g.lock);
 	if (!others)
 		return;
 	struct timespec ms = { 0, 1000000 };

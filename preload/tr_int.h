@@ -63,7 +63,8 @@ struct tr_global {
 
 	otf2w_archive *ar;
 	otf2w_gdef_writer *gdw;
-	char dir[4096];             /* archive directory */
+	char dir[4096];             /* archive directory (absolute) */
+	char shown[4096];           /* the same as given/chosen (messages) */
 	char anchor[4200];          /* dir/traces.otf2 for the summary */
 	int dir_final;              /* location files may be written now */
 	int mpi_expected;           /* started by mpirun (rank in env) and TRACER_MPI on */
@@ -154,11 +155,28 @@ void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, 
 int tr_defs_have_clock_offsets(void);
 void tr_defs_process_renamed(void);
 void tr_defs_installed_hook(void);   /* init.c */
+/* MPI partial data / offline unification (tracer-merge) */
+struct tr_mapped {
+	int32_t rank;
+	uint32_t nlocs;
+	uint64_t *locs;
+	uint32_t n[TR_DEF_NCLASSES];
+	uint32_t *map[TR_DEF_NCLASSES];
+	struct tr_coff *coffs;
+	uint32_t ncoffs;
+};
+void tr_defs_arena_init(void);
+int tr_defs_save(const char *path, int crash);
+int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen, struct tr_mapped *out);
+void tr_defs_mapped_free(struct tr_mapped *m);
+void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m);
+int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
+			      void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud);
 uint32_t tr_defs_count(int cls);
 
 /* thread.c */
 struct tr_thread *tr_thread_create_current(int master, uint32_t index);
-void tr_threads_stop_all(struct tr_thread *self);
+void tr_threads_stop_all(struct tr_thread *self, int may_lock);
 void tr_threads_fork_child(void);
 uint64_t tr_threads_count_events(uint64_t *dropped);
 void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time);
@@ -170,6 +188,8 @@ int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
 void tr_finish_status(int status, int have_status);
+int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m);
+int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen);
 
 /* init.c */
 void tr_init(void);

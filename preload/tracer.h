@@ -405,7 +405,9 @@ uint64_t tr_thread_reserve_seq(void);
  *   choice via tr_archive_set_dir): every rank always writes a complete
  *   standalone archive D/rank<r>.otf2 (+ rank<r>.def, rank<r>/<loc>.evt) at
  *   any exit (normal, _exit, signals, crash: emergency path, MPI_Abort via
- *   tr_finish) - that is the partial data when MPI_Finalize is never reached.
+ *   tr_finish) - that is the partial data when MPI_Finalize is never reached -
+ *   and D/rank<r>.tdefs, its packed definitions (tr_defs_pack format, also
+ *   from the crash path) for an exact offline unification (tr_defs_merge).
  *   tr_defs_install_unified() then writes D/traces/<loc>.def (mapping tables
  *   + ClockOffsets) for this rank's locations right away, and at exit rank 0
  *   (write_global) writes the unified D/traces.def + D/traces.otf2 with

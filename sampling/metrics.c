@@ -263,6 +263,7 @@ static void met_thread_init(struct tr_thread *t)
 		return;
 	m->es = PAPI_NULL;
 	m->tid = (pid_t)syscall(SYS_gettid);
+	t->guard++;   /* PAPI's own locks and allocations are not traced */
 	if (met_papi_on) {
 		int ok = PAPI_create_eventset(&m->es) == PAPI_OK;
 		for (int i = 0; ok && i < met_npapi; i++)
@@ -277,12 +278,14 @@ static void met_thread_init(struct tr_thread *t)
 				PAPI_destroy_eventset(&m->es);
 			}
 			free(m);
+			t->guard--;
 			return;
 		}
 		m->papi_ok = 1;
 	}
 	tr_def_metric_class_recorder(met_class, t->location);
 	t->metrics = m;
+	t->guard--;
 }
 
 /* Async-signal-safe when no PAPI metric is configured (rusage only). */
@@ -341,6 +344,7 @@ static void met_thread_fini(struct tr_thread *t)
 	if (m->tid != (pid_t)syscall(SYS_gettid))
 		return;   /* another thread's PAPI state cannot be touched from here */
 	t->metrics = NULL;
+	t->guard++;
 	if (m->papi_ok) {
 		long long tmp[MET_MAX];
 		PAPI_stop(m->es, tmp);
@@ -348,6 +352,7 @@ static void met_thread_fini(struct tr_thread *t)
 		PAPI_destroy_eventset(&m->es);
 		PAPI_unregister_thread();
 	}
+	t->guard--;
 	free(m);
 }
 

@@ -363,7 +363,15 @@ static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	}
 	ucontext_t *uc = ucv;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	/* libunwind's slow path locks a pthread mutex (with signals blocked):
+	 * the guard keeps our own wrappers out of it */
+	if (t)
+		t->guard++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	int n = unw_backtrace(s->sigbuf, (int)s->bufcap);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t)
+		t->guard--;
 	int i = 0;
 	while (i < n && i < SMP_EXTRA && (uintptr_t)s->sigbuf[i] != pc)
 		i++;
@@ -415,6 +423,14 @@ done:
 	s->in_handler = 0;
 out:
 	errno = saved_errno;
+}
+
+/* For tests ("no malloc in the handler"): 1 while the calling thread runs
+ * the sampler's SIGPROF handler. */
+TR_EXPORT int tr_smp_in_handler(void)
+{
+	struct smp_thread *s = smp_tls;
+	return s && s->in_handler;
 }
 
 /* ---- timers ------------------------------------------------------------------------- */
@@ -510,7 +526,9 @@ static void smp_thread_init(struct tr_thread *t)
 		return;
 	}
 	/* Warm libunwind's per-thread trace cache here (it mmaps on first use),
-	 * not in the handler. */
+	 * not in the handler. The guard keeps the locks libunwind and the
+	 * loader take out of the trace. */
+	t->guard++;
 	s->unwinding = 1;
 	unw_backtrace(s->thrbuf, (int)s->bufcap);
 	s->unwinding = 0;
@@ -524,6 +542,7 @@ static void smp_thread_init(struct tr_thread *t)
 	s->active = 1;
 	smp_timer_start(s);
 	tr_smp_objects_refresh();
+	t->guard--;
 }
 
 /* Stop sampling thread s (its own thread, or the exiting thread for threads
@@ -563,9 +582,27 @@ static void smp_thread_fini(struct tr_thread *t)
 	if (!s)
 		return;
 	int own = smp_tls == s;
+	t->guard++;
 	if (s->active)
 		smp_thread_stop(s, own);
+	/* preload/ leaves closing open regions to the enter/leave writer */
+	if (t->w && (own || t->state != TR_T_ACTIVE)) {
+		uint64_t now = smp_clamp_time(t->w, tr_time());
+		s->busy = 1;
+		while (s->nreg) {
+			uint32_t k = s->nreg <= SMP_MAX_REGIONS ? s->nreg - 1 : SMP_MAX_REGIONS - 1;
+			uint32_t node = s->nreg <= SMP_MAX_REGIONS
+						? s->reg[k].node
+						: smp_child(s, s->reg[k].node, SMP_KEY_REGION | s->reg[k].region);
+			if (node != SMP_UNDEF)
+				otf2w_evt_calling_context_leave(t->w, NULL, now, node);
+			s->cur = smp_parent(node);
+			s->nreg--;
+		}
+		s->busy = 0;
+	}
 	tr_smp_objects_refresh();
+	t->guard--;
 }
 
 /* ---- calling-context enter/leave ----------------------------------------------------- */

@@ -350,7 +350,7 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 			if (l)
 				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 			if (sym) {
-				Dwfl_Line *bl = dwfl_module_getsrc(mod, es.st_value);
+				Dwfl_Line *bl = dwfl_module_getsrc(mod, v[i].addr - off);
 				const char *bfile = bl ? dwfl_lineinfo(bl, NULL, &bline, NULL, NULL, NULL) : NULL;
 				if (!bfile || !file || strcmp(bfile, file) != 0)
 					bline = 0;
@@ -359,6 +359,12 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 		char buf[512];
 		uint32_t region;
 		const char *name;
+		char sbuf[512];
+		if (sym && strchr(sym, '@')) {
+			/* versioned symbol: "__libc_start_main@@GLIBC_2.34" */
+			snprintf(sbuf, sizeof(sbuf), "%.*s", (int)(strchr(sym, '@') - sym), sym);
+			sym = sbuf;
+		}
 		if (sym && sym[0]) {
 			char *dm = smp_demangle(sym);
 			name = smp_keep(dm ? dm : strdup(sym));

@@ -297,6 +297,37 @@ CB(param, OTF2_ParameterRef self, OTF2_StringRef name, OTF2_ParameterType t)
 	return OTF2_CALLBACK_SUCCESS;
 }
 
+/* Group(COMM_LOCATIONS) is one per paradigm: the union of every rank's
+ * members; COMM_GROUP members are indices into it and are translated. */
+struct ulocs {
+	int paradigm;
+	uint64_t gid;
+	uint64_t *m;         /* union members (location ids) */
+	uint32_t n;
+	uint64_t *cur;       /* the current rank's own list */
+	uint32_t ncur;
+};
+static struct ulocs ul[32];
+static int nul;
+
+static struct ulocs *ulocs_of(int paradigm)
+{
+	for (int i = 0; i < nul; i++)
+		if (ul[i].paradigm == paradigm)
+			return &ul[i];
+	return NULL;
+}
+
+static uint64_t ulocs_index(struct ulocs *u, uint64_t loc)
+{
+	for (uint32_t i = 0; i < u->n; i++)
+		if (u->m[i] == loc)
+			return i;
+	u->m = xrealloc(u->m, (u->n + 1) * sizeof(uint64_t));
+	u->m[u->n] = loc;
+	return u->n++;
+}
+
 CB(group, OTF2_GroupRef self, OTF2_StringRef name, OTF2_GroupType t, OTF2_Paradigm p, OTF2_GroupFlag fl,
    uint32_t n, const uint64_t *m)
 {
@@ -305,10 +336,37 @@ CB(group, OTF2_GroupRef self, OTF2_StringRef name, OTF2_GroupType t, OTF2_Paradi
 	r.f[1] = t;
 	r.f[2] = p;
 	r.f[3] = fl;
+	if (t == OTF2_GROUP_TYPE_COMM_LOCATIONS) {
+		struct ulocs *u = ulocs_of(p);
+		if (!u && nul < 32) {
+			u = &ul[nul++];
+			u->paradigm = p;
+			r.sub = 100 + p;   /* placeholder, members written at the end */
+			u->gid = unify(&r);
+		}
+		if (!u)
+			return OTF2_CALLBACK_SUCCESS;
+		free(u->cur);
+		u->cur = xrealloc(NULL, sizeof(uint64_t) * n);
+		u->ncur = n;
+		for (uint32_t i = 0; i < n; i++) {
+			u->cur[i] = m[i];
+			ulocs_index(u, m[i]);
+		}
+		map_set(C_GROUP, self, u->gid);
+		return OTF2_CALLBACK_SUCCESS;
+	}
+	struct ulocs *u = t == OTF2_GROUP_TYPE_COMM_GROUP ? ulocs_of(p) : NULL;
 	r.narr = n;
 	r.arr = xrealloc(NULL, sizeof(uint64_t) * n);
-	for (uint32_t i = 0; i < n; i++)   /* ranks and location ids are global already */
-		r.arr[i] = t == OTF2_GROUP_TYPE_REGIONS ? M(C_REGION, m[i]) : m[i];
+	for (uint32_t i = 0; i < n; i++) {
+		if (t == OTF2_GROUP_TYPE_REGIONS)
+			r.arr[i] = M(C_REGION, m[i]);
+		else if (u && m[i] < u->ncur)
+			r.arr[i] = ulocs_index(u, u->cur[m[i]]);
+		else
+			r.arr[i] = m[i];   /* ranks / location ids: global already */
+	}
 	map_set(C_GROUP, self, unify(&r));
 	return OTF2_CALLBACK_SUCCESS;
 }
@@ -519,6 +577,8 @@ static int read_rank(struct rank *rk)
 	OTF2_GlobalDefReaderCallbacks_Delete(cb);
 	cur_rank = rk->r;
 	memset(cur_map, 0, sizeof(cur_map));
+	for (int i = 0; i < nul; i++)
+		ul[i].ncur = 0;
 	size_t loc0 = nlocs;
 	uint64_t n;
 	OTF2_ErrorCode e = OTF2_Reader_ReadAllGlobalDefinitions(rd, gr, &n);
@@ -595,7 +655,12 @@ static void write_global(OTF2_GlobalDefWriter *w)
 			case C_ATTR: OTF2_GlobalDefWriter_WriteAttribute(w, g, f[0], f[1], f[2]); break;
 			case C_PARAM: OTF2_GlobalDefWriter_WriteParameter(w, g, f[0], f[1]); break;
 			case C_GROUP:
-				OTF2_GlobalDefWriter_WriteGroup(w, g, f[0], f[1], f[2], f[3], r->narr, r->arr);
+				if (r->sub >= 100) {
+					struct ulocs *u = ulocs_of(r->sub - 100);
+					OTF2_GlobalDefWriter_WriteGroup(w, g, f[0], f[1], f[2], f[3], u->n, u->m);
+				} else {
+					OTF2_GlobalDefWriter_WriteGroup(w, g, f[0], f[1], f[2], f[3], r->narr, r->arr);
+				}
 				break;
 			case C_COMM:
 				if (r->sub)

@@ -317,9 +317,8 @@ static void abt_callback(tr_abt_thread thread, tr_abt_xstream xstream, uint64_t 
 
 	switch (event) {
 	case TR_ABT_EV_CREATE:
-		abt_new_unit(t, now, key);
-		break;
 	case TR_ABT_EV_REVIVE:
+		/* a known handle (revived, or its FREE was missed): new generation */
 		task = abt_map_find(key, NULL);
 		if (!task) {
 			abt_new_unit(t, now, key);

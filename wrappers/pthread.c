@@ -334,10 +334,12 @@ static inline int pth_released(struct tr_thread *t, uint64_t time, const void *a
 	if (!t)                                                     \
 		return CALL;                                        \
 	int ret = TRY;                                              \
+	__asm__ __volatile__("lfence" ::: "memory");                \
 	uint64_t now = tr_time();                                   \
 	tr_enter(t, now, pth_rgn[R]);                               \
 	if (ret != 0 && ret != EOWNERDEAD) {                        \
 		ret = CALL;                                         \
+		__asm__ __volatile__("lfence" ::: "memory");        \
 		now = tr_time();                                    \
 	}                                                           \
 	if (ret == 0 || ret == EOWNERDEAD)                          \

@@ -903,10 +903,17 @@ static void vt_mod_fini(void)
 	free(members);
 }
 
+/* A thread of the parent may have held the definitions lock at fork(). */
+static void vt_mod_fork_child(void)
+{
+	atomic_flag_clear(&vt_lock);
+}
+
 static const struct tr_module vt_module = {
 	.name = "vt",
 	.init = vt_mod_init,
 	.fini = vt_mod_fini,
+	.fork_child = vt_mod_fork_child,
 };
 
 __attribute__((constructor(201))) static void vt_register(void)

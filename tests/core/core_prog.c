@@ -89,6 +89,23 @@ static void *worker(void *a)
 	return NULL;
 }
 
+static void *leaf(void *a)
+{
+	work(5);
+	return a;
+}
+
+/* creates and joins short threads until the process ends */
+static void *spawner(void *a)
+{
+	for (;;) {
+		pthread_t t;
+		if (pthread_create(&t, NULL, leaf, NULL) == 0)
+			pthread_join(t, NULL);
+	}
+	return a;
+}
+
 static void *exiter(void *a)
 {
 	(void)a;
@@ -133,6 +150,20 @@ int main(int argc, char **argv)
 		work(10);
 		leave("main_work");
 		return 3;
+	}
+	if (!strcmp(m, "churn")) {             /* exit while threads come and go */
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, spawner, NULL);
+		msleep(50);
+		if (argc > 2)
+			_exit(3);
+		return 3;
+	}
+	if (!strcmp(m, "chdir")) {             /* relative TRACER_OUTPUT, then chdir */
+		if (chdir("/"))
+			return 1;
+		work(3);
+		return 0;
 	}
 	if (!strcmp(m, "threads")) {
 		for (long i = 0; i < 3; i++)

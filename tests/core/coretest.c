@@ -54,3 +54,29 @@ TR_EXPORT void tracer_test_measurement(int on)
 	tr_measurement(t, on);
 	tr_thread_put(t);
 }
+
+/* Micro-benchmark of the core hot path (bench/core.sh): ns per iteration.
+ * mode 0: get + Enter + Leave + put (two tr_time); mode 1: tr_time only. */
+#include <time.h>
+TR_EXPORT double tracer_test_bench(long n, int mode)
+{
+	struct timespec a, b;
+	uint32_t r = region_of("bench");
+	volatile uint64_t sink = 0;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++) {
+		if (mode == 1) {
+			sink += tr_time();
+			continue;
+		}
+		struct tr_thread *t = tr_thread_get();
+		if (t) {
+			tr_enter(t, tr_time(), r);
+			tr_leave(t, tr_time(), r);
+			tr_thread_put(t);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	(void)sink;
+	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
+}

@@ -326,6 +326,27 @@ def case_clock_monotonic():
     check(tr.clock.timer_resolution == 1000000000, 'resolution %d' % tr.clock.timer_resolution)
 
 
+def case_churn():
+    # exit / _exit while 4 threads keep creating and joining short threads
+    for i, extra in enumerate([[], ['_exit'], [], ['_exit']]):
+        p, d = traced(['churn'] + extra, out='o%d' % i)
+        check(p.returncode == 3, 'exit %d' % p.returncode)
+        tr = tc.load(d)
+        tc.check_all(tr, exit_status=3)
+        check(len(tr.locations) > 5, 'only %d locations' % len(tr.locations))
+        names = set(l.name for l in tr.locations)
+        check(len(names) == len(tr.locations), 'duplicate location names')
+
+
+def case_chdir():
+    # relative TRACER_OUTPUT: the archive stays where it was when the program started
+    p, d = traced(['chdir'], env={'TRACER_OUTPUT': 'rel'})
+    check(summary(p.stderr).group(1) == 'rel', 'summary path %r' % p.stderr)
+    tr = tc.load(os.path.join(WORK, 'rel'))
+    tc.check_all(tr, exit_status=0)
+    check(enters(tr, 'outer') == 3, 'events')
+
+
 def case_lazy_init():
     # regions recorded from .preinit_array, before libtracer's constructor
     p, d = traced(['basic'], env={'CORE_PREINIT': '1'})

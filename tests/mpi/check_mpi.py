@@ -354,6 +354,7 @@ def main():
         if args.mode == "abort":
             for r in range(args.np):
                 expect(any(s[1] == r for s in t.sends), "no events of rank %d in the merged archive" % r)
+            check_matching(t)
         else:
             check_matching(t)
             check_collectives(t)

@@ -1,9 +1,11 @@
 #!/bin/sh
 # libtracer.so must not depend on libmpi and must trace non-MPI programs:
 # every PMPI_* / ompi_* reference has to be weak.
-# usage: check_nompi.sh LIB PROG OUTDIR
+# Also: every function of wrappers/mpi.spec is exported (generated or
+# written by hand).
+# usage: check_nompi.sh LIB PROG OUTDIR SPEC
 set -u
-lib=$1 prog=$2 out=$3
+lib=$1 prog=$2 out=$3 spec=$4
 rc=0
 if ldd "$lib" | grep -q libmpi; then
 	echo "FAIL: $lib depends on libmpi"; rc=1
@@ -16,6 +18,12 @@ n=$(nm -D --defined-only "$lib" | grep -c ' T MPI_')
 if [ "$n" -lt 100 ]; then
 	echo "FAIL: only $n MPI_* wrappers exported"; rc=1
 fi
+defined=$(nm -D --defined-only "$lib" | awk '$2 == "T" { print $3 }')
+for fn in $(grep -E '^MPI_' "$spec" | awk '{ print $1 }'); do
+	if ! echo "$defined" | grep -qx "$fn"; then
+		echo "FAIL: $fn of mpi.spec not exported by $lib"; rc=1
+	fi
+done
 rm -rf "$out"
 if ! env LD_PRELOAD="$lib" TRACER_OUTPUT="$out" "$prog" | grep -q "nompi ok"; then
 	echo "FAIL: traced non-MPI program failed"; rc=1

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * smp_nomalloc.c - "no malloc in the SIGPROF handler": the program defines
+ * malloc & co. itself (so every library, libtracer.so included, uses them),
+ * forwards to glibc's __libc_* functions and counts calls made while the
+ * sampler's handler runs on the calling thread (tr_smp_in_handler(), looked
+ * up at start). Two threads allocate and lock for SMP_CPU_SECONDS (1.0) of
+ * CPU time each, sampled every 100 us. Prints handler_allocs=N.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+extern void __libc_free(void *);
+extern void *__libc_memalign(size_t, size_t);
+
+static int (*in_handler)(void);
+static volatile unsigned long handler_allocs, allocs;
+
+static inline void note(void)
+{
+	__atomic_fetch_add(&allocs, 1, __ATOMIC_RELAXED);
+	if (in_handler && in_handler())
+		__atomic_fetch_add(&handler_allocs, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t n)
+{
+	note();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t m)
+{
+	note();
+	return __libc_calloc(n, m);
+}
+
+void *realloc(void *p, size_t n)
+{
+	note();
+	return __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+	note();
+	__libc_free(p);
+}
+
+void *memalign(size_t a, size_t n)
+{
+	note();
+	return __libc_memalign(a, n);
+}
+
+void *aligned_alloc(size_t a, size_t n)
+{
+	note();
+	return __libc_memalign(a, n);
+}
+
+int posix_memalign(void **r, size_t a, size_t n)
+{
+	note();
+	*r = __libc_memalign(a, n);
+	return *r ? 0 : 12;
+}
+
+static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
+static double budget = 1.0;
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+__attribute__((noinline)) static void *work(void *arg)
+{
+	double end = cpu_seconds() + budget;
+	unsigned long x = 0;
+	while (cpu_seconds() < end) {
+		for (int i = 0; i < 1000; i++) {
+			char *volatile p = malloc(32 + (size_t)(i & 127) * 8);
+			p[0] = (char)i;
+			x += (unsigned char)p[0];
+			free(p);
+		}
+		pthread_mutex_lock(&mtx);
+		x++;
+		pthread_mutex_unlock(&mtx);
+	}
+	return (void *)x;
+}
+
+int main(void)
+{
+	const char *s = getenv("SMP_CPU_SECONDS");
+	if (s)
+		budget = atof(s);
+	in_handler = (int (*)(void))dlsym(RTLD_DEFAULT, "tr_smp_in_handler");
+	pthread_t th;
+	if (pthread_create(&th, NULL, work, NULL) != 0)
+		return 1;
+	work(NULL);
+	pthread_join(th, NULL);
+	printf("probe=%s allocs=%lu handler_allocs=%lu\n", in_handler ? "yes" : "no", allocs, handler_allocs);
+	return 0;
+}
