@@ -7,6 +7,8 @@
 #    one-way latency of each variant is used. A one-way trip crosses two
 #    wrapped calls (the sender's MPI_Send, the receiver's MPI_Recv), so
 #        overhead per call = (traced - untraced one-way latency) / 2.
+#    Cross-check: one rank Send+Recv to itself (MPI_COMM_SELF), same formula
+#    per pair; less sensitive to a loaded machine.
 # 2. MPI_Finalize time (clock offsets + unification of the definitions) for
 #    2, 4 and 8 ranks (oversubscribed on small machines), untraced and traced.
 set -e
@@ -47,6 +49,19 @@ traced=$(median <"$work/traced")
 echo "bench/mpi: 8-byte ping-pong, 2 ranks ($bind), $n round trips, $reps runs each"
 echo "  untraced one-way latency us: $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
 echo "  traced one-way latency us:   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
+
+: >"$work/splain"; : >"$work/straced"
+i=0
+while [ "$i" -lt "$reps" ]; do
+	mpirun -np 1 $bind "$pp" "$n" >>"$work/splain"
+	rm -rf "$work/trace"
+	mpirun -np 1 $bind -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$work/trace" -x TRACER_VERBOSE=0 "$pp" "$n" >>"$work/straced"
+	i=$((i + 1))
+done
+splain=$(median <"$work/splain")
+straced=$(median <"$work/straced")
+echo "  cross-check, one rank sending to itself (no partner to be descheduled), us per Send+Recv pair:"
+echo "    untraced $splain, traced $straced -> $(awk -v p="$splain" -v t="$straced" 'BEGIN { printf "%.3f", (t - p) / 2 }') us per call"
 
 for np in 2 4 8; do
 	: >"$work/fp"; : >"$work/ft"; : >"$work/fu"

@@ -4,7 +4,9 @@
 # 10^7 uncontended pthread_mutex_lock/unlock pairs in one thread, untraced
 # and traced (default settings: TSC clock, 16M buffer, flush to disk), and
 # with TRACER_PTHREAD=off (pass-through cost). Each variant runs REPS times
-# (interleaved); the median ns per pair is used. A traced pair records
+# (interleaved); the median ns per pair is used. Time is the thread's CPU
+# time around the loop (in-loop buffer flushes included), robust against
+# other load on the machine. A traced pair records
 # Enter/ThreadAcquireLock/Leave (one timestamp) + ThreadReleaseLock.
 #   PTH_BENCH_N (default 10000000), PTH_BENCH_REPS (default 5)
 set -e

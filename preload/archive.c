@@ -342,8 +342,10 @@ int tr_archive_prepare(void)
 
 int tr_archive_set_dir(const char *dir)
 {
-	if (!dir || !*dir || !tr_g.ar)
+	if (!dir || !*dir)
 		return -1;
+	if (!tr_g.active || !tr_g.ar)
+		return 0;   /* not tracing (e.g. unwritable TRACER_OUTPUT): nothing to move */
 	tr_lock(&tr_g.lock);
 	int ret = 0;
 	if (strcmp(dir, tr_g.dir)) {
@@ -610,6 +612,8 @@ int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen)
 /* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
 void tr_archive_unified_installed(void)
 {
+	if (!tr_g.active || tr_g.finished)
+		return;
 	tr_lock(&tr_g.lock);
 	write_unified_local();
 	tr_unlock(&tr_g.lock);
@@ -672,6 +676,8 @@ void tr_finish_status(int status, int have_status)
 	tr_g.finisher = gettid();
 	struct tr_thread *self = tr_tls_self;
 	int saved = errno;
+	sigset_t oldmask;
+	tr_signals_block(&oldmask);
 	tr_tls_creating++;
 	if (self)
 		self->guard++;
@@ -750,6 +756,7 @@ void tr_finish_status(int status, int have_status)
 	if (self)
 		self->guard--;
 	tr_tls_creating--;
+	tr_signals_restore(&oldmask);
 	errno = saved;
 }
 

@@ -47,6 +47,8 @@ static uint64_t rdtsc(void)
 static void pair(uint64_t *tsc, uint64_t *mono)
 {
 	uint64_t best = UINT64_MAX;
+	*tsc = 0;
+	*mono = 0;
 	for (int i = 0; i < 5; i++) {
 		uint64_t a = rdtsc();
 		uint64_t m = tr_time_monotonic();
@@ -93,7 +95,7 @@ void tr_clock_init(void)
 		tr_log_warn("TRACER_CLOCK=tsc: this CPU has no invariant TSC (constant_tsc, nonstop_tsc); "
 			    "using monotonic");
 	if (inv) {
-		uint64_t t1, m1;
+		uint64_t t1 = 0, m1 = 0;
 		pair(&tsc0, &mono0);
 		clock_gettime(CLOCK_REALTIME, &rt);
 		real0 = ts_ns(&rt) - (tr_time_monotonic() - mono0);
@@ -120,7 +122,7 @@ void tr_clock_final(void)
 {
 	if (!tr_clock_is_tsc)
 		return;
-	uint64_t t1, m1;
+	uint64_t t1 = 0, m1 = 0;
 	pair(&t1, &m1);
 	if (m1 - mono0 >= 50000000ull && t1 > tsc0)
 		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);

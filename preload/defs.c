@@ -694,7 +694,7 @@ void tr_defs_fork_child(void)
 
 /* Fill proc with this process's locations (thread list); nolock: crash path
  * (then the locations array is a static buffer). */
-static struct tr_loc tr_crash_locs[1024];
+static struct tr_loc tr_crash_locs[16384];
 
 static int local_proc(struct tr_procinfo *p, int crash)
 {
@@ -709,8 +709,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		n++;
 	if (crash) {
-		if (n > 1024)
-			n = 1024;
+		if (n > sizeof(tr_crash_locs) / sizeof(tr_crash_locs[0]))
+			n = sizeof(tr_crash_locs) / sizeof(tr_crash_locs[0]);
 		p->locs = tr_crash_locs;
 	} else {
 		p->locs = calloc(n ? n : 1, sizeof(*p->locs));
@@ -999,7 +999,7 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 
 	/* System tree: machine -> one node per distinct host name. */
 	uint32_t machine = 0, nnodes = 0;
-	uint32_t hosts[1024];
+	static uint32_t hosts[65536];   /* callers are serialised (registry lock or crash path) */
 	W(otf2w_gdef_system_tree_node(g, machine, sid_find(s, "machine"), sid_find(s, "machine"), UNDEF));
 	W(otf2w_gdef_system_tree_node_domain(g, machine, OTF2W_STD_MACHINE));
 	uint32_t *proc_node = calloc(s->nprocs ? s->nprocs : 1, sizeof(uint32_t));
@@ -1008,7 +1008,7 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 		for (k = 0; k < nnodes; k++)
 			if (hosts[k] == s->procs[i].host)
 				break;
-		if (k == nnodes && nnodes < 1024) {
+		if (k == nnodes && nnodes < sizeof(hosts) / sizeof(hosts[0])) {
 			hosts[nnodes++] = s->procs[i].host;
 			W(otf2w_gdef_system_tree_node(g, 1 + k, s->procs[i].host, sid_find(s, "node"), machine));
 			W(otf2w_gdef_system_tree_node_domain(g, 1 + k, OTF2W_STD_SHARED_MEMORY));
@@ -1299,7 +1299,8 @@ int tr_defs_pack(void **buf, size_t *len)
 /* The one COMM_LOCATIONS group per paradigm of the unified set. */
 struct cl_union {
 	int have;
-	uint64_t name;   /* unified String id */
+	uint64_t name;   /* unified String id (UINT64_MAX: not inserted yet) */
+	const char *name_str;
 	uint64_t flags;
 	uint32_t n, cap;
 	uint64_t *m;
@@ -1436,7 +1437,19 @@ static int xlate_all(struct xlate *x, struct defset *u, int insert)
 			uint32_t len = d->len;
 			int r = translate(x, d, tmp);
 			if (r == 1) {
-				const struct cl_union *cu = &x->cl[d->v[2]];
+				struct cl_union *cu = &x->cl[d->v[2]];
+				if (cu->name == UINT64_MAX) {
+					/* first use: the string after this input's strings, so a
+					 * single input keeps its ids */
+					if (insert) {
+						cu->name = set_string(u, cu->name_str);
+					} else {
+						uint32_t l = (uint32_t)strlen(cu->name_str) + 1;
+						struct def *f = set_find(u, TR_DEF_STRING, cu->name_str, l,
+									 hash_bytes(TR_DEF_STRING, cu->name_str, l));
+						cu->name = f ? f->id : UNDEF;
+					}
+				}
 				tmp[0] = cu->name;
 				tmp[1] = OTF2W_GROUP_COMM_LOCATIONS;
 				tmp[2] = d->v[2];
@@ -1507,13 +1520,7 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 	}
 	for (int i = 0; i < TR_NPARADIGMS; i++)
 		u.paradigm_name[i] = UNDEF;
-	set_string(&u, "");
-	set_string(&u, "machine");
-	set_string(&u, "node");
-	set_string(&u, "MPI Rank (not in this archive)");
-	set_string(&u, "Master thread");
-	set_string(&u, "Thread");
-	/* pass 1: strings needed by the COMM_LOCATIONS unions, the unions */
+	/* pass 1: the COMM_LOCATIONS unions */
 	for (int k = 0; k < nin; k++) {
 		const struct defset *s = &in[order[k]];
 		for (uint32_t i = 0; i < s->n[TR_DEF_GROUP]; i++) {
@@ -1523,7 +1530,8 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 			struct cl_union *cu = &cl[d->v[2]];
 			if (!cu->have) {
 				cu->have = 1;
-				cu->name = set_string(&u, set_str(s, (uint32_t)d->v[0]));
+				cu->name = UINT64_MAX;
+				cu->name_str = set_str(s, (uint32_t)d->v[0]);
 				cu->flags = d->v[3];
 			}
 			for (uint32_t m = 5; m < d->len; m++)
@@ -1564,6 +1572,13 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 		}
 		xlate_free(&x);
 	}
+	/* strings the global definitions need (after the inputs' strings) */
+	set_string(&u, "");
+	set_string(&u, "machine");
+	set_string(&u, "node");
+	set_string(&u, "MPI Rank (not in this archive)");
+	set_string(&u, "Master thread");
+	set_string(&u, "Thread");
 	pack_set(&b, &u);
 	if (!b.err) {
 		*out = b.p;

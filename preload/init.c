@@ -74,6 +74,8 @@ static void program_begin(struct tr_thread *m)
 	uint64_t now = tr_time();
 	if (now < tr_g.t_start)
 		now = tr_g.t_start;
+	/* the first event of the process: ClockProperties.globalOffset */
+	tr_g.t_start = now;
 	tr_evt_status(m, otf2w_evt_program_begin(m->w, NULL, now, name, n, args));
 }
 

@@ -15,6 +15,7 @@
  *    by the parent are those without the tracer.
  * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
  */
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -74,6 +75,22 @@ void tr_signals_init(void)
 	tr_sig_ready = 1;
 }
 
+/* Termination signals blocked while the archive is written (a second
+ * Ctrl-C must not kill the process half-way); delivered afterwards. */
+void tr_signals_block(sigset_t *old)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(tr_term_sigs) / sizeof(int); i++)
+		sigaddset(&set, tr_term_sigs[i]);
+	pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
+void tr_signals_restore(const sigset_t *old)
+{
+	pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
 void tr_signals_fork_child(void)
 {
 	tr_sig_lock.v = 0;
@@ -118,6 +135,8 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 		return;
 	}
 	struct tr_thread *t = tr_tls_self;
+	sigset_t old;
+	tr_signals_block(&old);
 	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating)
 		tr_finish_status(128 + sig, 1);
 	else

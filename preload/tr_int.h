@@ -201,6 +201,8 @@ void tr_modules_fork_child(void);
 /* signals.c */
 void tr_signals_init(void);
 void tr_signals_fork_child(void);
+void tr_signals_block(sigset_t *old);
+void tr_signals_restore(const sigset_t *old);
 
 /* mem helpers */
 void *tr_xcalloc(size_t n, size_t sz);

@@ -55,6 +55,9 @@
 #define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
 #define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
 #define SMP_NODE_CAP    (1u << 22)    /* global node array (lazily backed) */
+#define SMP_HIST        (64 * 8)
+/* handler path: grouped in .text.hot (fewer code pages per sample) */
+#define SMP_HOT         __attribute__((hot))
 
 struct smp_region {
 	uint32_t node;       /* CallingContext of the region */
@@ -81,8 +84,14 @@ struct smp_thread {
 	timer_t timer;
 	uint32_t maxdepth;
 	uint32_t cur;                 /* node of the previous calling-context event */
+	int cur_is_sample;            /* ... and it was the cached sample */
+	/* path cache of the last sample: keys and nodes of frames start.. */
+	uint64_t *ckey;
+	uint32_t *cnode;
+	uint8_t *cflag;
+	uint32_t cn, cbase, cstart;
 	uint32_t nreg;                /* open regions (may exceed SMP_MAX_REGIONS) */
-	struct smp_region reg[SMP_MAX_REGIONS];
+	struct smp_region *reg;       /* SMP_MAX_REGIONS entries */
 	uint32_t *hash;               /* node index + 1, 0 = empty */
 	uint32_t hused, hlimit;
 	volatile uint32_t qhead;      /* consumer index (thread or writing handler) */
@@ -95,6 +104,9 @@ struct smp_thread {
 	size_t map_len;
 	/* statistics */
 	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
+	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
+	uint64_t uticks;              /* of which in unw_backtrace */
+	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
 	struct smp_thread *next;      /* all states, for shut-down */
 };
 
@@ -104,6 +116,7 @@ uint32_t tr_smp_node_cap;
 volatile int tr_smp_enabled;
 
 static TR_TLS struct smp_thread *smp_tls;
+static void smp_check_owner(void);
 static uint32_t smp_ig = SMP_UNDEF;         /* InterruptGenerator id */
 static volatile int smp_frozen;             /* no new nodes (definitions made) */
 static int smp_use_itimer;                  /* fallback: process-wide ITIMER_PROF */
@@ -111,13 +124,14 @@ static int smp_marker;                      /* sigev_value of our timers */
 static struct itimerspec smp_its;
 static struct sigaction smp_old_sa;
 static int smp_handler_installed;
+static int (*smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
 static uint32_t smp_hash_mask;
 
 /* all thread states (list guarded by a spin flag; never touched by the handler) */
 static atomic_flag smp_list_lock = ATOMIC_FLAG_INIT;
 static struct smp_thread *smp_threads;
 /* totals of finished threads */
-static uint64_t smp_tot[7];
+static uint64_t smp_tot[10];
 static uint32_t smp_nthreads;
 
 static void smp_list_lock_take(void)
@@ -147,7 +161,7 @@ static inline uint32_t smp_hash(uint32_t parent, uint64_t key)
 /* Child of parent with key: found or created. SMP_UNDEF when the table or
  * the node array is full, or after the definitions were made.
  * Async-signal-safe (caller owns the thread's tree: handler, or busy set). */
-static uint32_t smp_child(struct smp_thread *s, uint32_t parent, uint64_t key)
+SMP_HOT static uint32_t smp_child(struct smp_thread *s, uint32_t parent, uint64_t key)
 {
 	uint32_t h = smp_hash(parent, key);
 	for (;;) {
@@ -193,7 +207,7 @@ static inline uint32_t smp_parent(uint32_t n)
  * ancestor were newly entered, the common ancestor made progress; distance =
  * newly entered + 1 (>= 1). When no ancestor is common the distance reaches
  * the undefined root. */
-static uint32_t smp_unwind_distance(uint32_t from, uint32_t to)
+SMP_HOT static uint32_t smp_unwind_distance(uint32_t from, uint32_t to)
 {
 	uint32_t a = to, b = from, da = smp_depth(to), db = smp_depth(from), n = 0;
 	while (da > db) {
@@ -217,11 +231,13 @@ static uint32_t smp_unwind_distance(uint32_t from, uint32_t to)
  * when exact_leaf, else every frame is a return address), placed below the
  * innermost open region. trunc: frames beyond the depth limit were cut (the
  * root side), a "[truncated]" node stands for them. */
-static uint32_t smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact_leaf, int trunc)
+SMP_HOT static uint32_t smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact_leaf, int trunc,
+			 uint32_t *fresh)
 {
 	uint32_t node = SMP_UNDEF;
 	uint32_t start = 0;
 	int skip_wrapper = 0;
+	uint32_t nfresh = 0;
 
 	if (s->nreg) {
 		uint32_t ri = s->nreg <= SMP_MAX_REGIONS ? s->nreg - 1 : SMP_MAX_REGIONS - 1;
@@ -247,29 +263,72 @@ static uint32_t smp_path(struct smp_thread *s, void *const *f, uint32_t n, int e
 			return SMP_UNDEF;
 	}
 	int in_tracer = 0;
-	for (uint32_t j = start; j < n; j++) {
+	uint32_t j = start;
+
+	/* Samples: resume after the frames shared with the previous sample
+	 * (same base, same keys at the same depths): their nodes are known, so
+	 * a CPU-bound loop costs one lookup per sample, not one per frame. */
+	int cache = exact_leaf && s->ckey;
+	int reset = 0;
+	if (cache) {
+		if (s->cbase == node && s->cstart == start) {
+			uint32_t m = n - start < s->cn ? n - start : s->cn;
+			uint32_t k = 0;
+			while (k < m) {
+				uintptr_t ip = (uintptr_t)f[n - 1 - (start + k)];
+				uint64_t key = (start + k == n - 1) ? ip : ip | SMP_KEY_RET;
+				if (key != s->ckey[k])
+					break;
+				k++;
+			}
+			if (k) {
+				node = s->cnode[k - 1];
+				in_tracer = s->cflag[k - 1] & 1;
+				skip_wrapper = (s->cflag[k - 1] >> 1) & 1;
+				j = start + k;
+			}
+		} else {
+			/* another base: the cache restarts there */
+			s->cbase = node;
+			s->cstart = start;
+			s->cn = 0;
+			reset = 1;
+		}
+	}
+	for (; j < n; j++) {
 		uintptr_t ip = (uintptr_t)f[n - 1 - j];
+		uint64_t key = (j == n - 1 && exact_leaf) ? ip : ip | SMP_KEY_RET;
+		uint32_t prev = node;
 		if (smp_is_tracer(ip)) {
 			if (skip_wrapper) {
 				/* the wrapper frame right below the region's caller */
 				skip_wrapper = 0;
-				continue;
+			} else {
+				if (!in_tracer)
+					node = smp_child(s, node, SMP_KEY_TRACER);
+				in_tracer = 1;
 			}
-			if (!in_tracer) {
-				node = smp_child(s, node, SMP_KEY_TRACER);
-				if (node == SMP_UNDEF)
-					return SMP_UNDEF;
-			}
-			in_tracer = 1;
-			continue;
+		} else {
+			skip_wrapper = 0;
+			in_tracer = 0;
+			node = smp_child(s, node, key);
 		}
-		skip_wrapper = 0;
-		in_tracer = 0;
-		uint64_t key = (j == n - 1 && exact_leaf) ? ip : ip | SMP_KEY_RET;
-		node = smp_child(s, node, key);
-		if (node == SMP_UNDEF)
+		if (node == SMP_UNDEF) {
+			if (cache)
+				s->cn = 0;
 			return SMP_UNDEF;
+		}
+		nfresh += node != prev;
+		if (cache) {
+			s->ckey[j - start] = key;
+			s->cnode[j - start] = node;
+			s->cflag[j - start] = (uint8_t)(in_tracer | skip_wrapper << 1);
+		}
 	}
+	if (cache)
+		s->cn = n - start;
+	if (fresh)
+		*fresh = reset ? UINT32_MAX : nfresh;
 	return node;
 }
 
@@ -292,23 +351,30 @@ static inline uint64_t smp_clamp_time(otf2w_evt_writer *w, uint64_t time)
 }
 
 /* Insert one stack and write its CallingContextSample. Caller owns the tree. */
-static void smp_write_sample(struct smp_thread *s, struct tr_thread *t, uint64_t time,
+SMP_HOT static void smp_write_sample(struct smp_thread *s, struct tr_thread *t, uint64_t time,
 			     void *const *f, uint32_t n, int trunc)
 {
-	uint32_t node = smp_path(s, f, n, 1, trunc);
+	uint32_t fresh = 0;
+	uint32_t last = s->cn ? s->cnode[s->cn - 1] : SMP_UNDEF;
+	uint32_t node = smp_path(s, f, n, 1, trunc, &fresh);
 	if (node == SMP_UNDEF) {
 		s->full++;
 		s->lost++;
 		return;
 	}
 	time = smp_clamp_time(t->w, time);
-	uint32_t ud = smp_unwind_distance(s->cur, node);
+	/* Right after a sample whose path the cache holds, the nodes new on
+	 * this path are the fresh ones (the cost of a parent walk saved). */
+	uint32_t ud = s->cur == last && last != SMP_UNDEF && s->cur_is_sample && fresh != UINT32_MAX
+			      ? fresh + 1
+			      : smp_unwind_distance(s->cur, node);
 	otf2w_status st = otf2w_evt_calling_context_sample(t->w, NULL, time, node, ud, smp_ig);
 	if (st != OTF2W_OK) {
 		s->errors++;
 		return;
 	}
 	s->cur = node;
+	s->cur_is_sample = 1;
 	s->samples++;
 	s->truncated += trunc != 0;
 	if (tr_smp_met_with_samples)
@@ -337,9 +403,27 @@ static void smp_drain(struct smp_thread *s, struct tr_thread *t, uint64_t limit)
 	}
 }
 
+static inline unsigned smp_hist_bucket(uint64_t v)
+{
+	if (v < 8)
+		return (unsigned)v;
+	unsigned lg = 63u - (unsigned)__builtin_clzll(v);
+	return lg * 8 + (unsigned)((v >> (lg - 3)) & 7);
+}
+
+static uint64_t smp_hist_value(unsigned b)
+{
+	if (b < 8)
+		return b;
+	unsigned lg = b / 8;
+	return (8ull + (b & 7)) << (lg - 3);
+}
+
+static uint32_t smp_hist_all[SMP_HIST];
+
 /* ---- the handler --------------------------------------------------------------------- */
 
-static void smp_handler(int sig, siginfo_t *si, void *ucv)
+SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
 	struct smp_thread *s = smp_tls;
@@ -368,7 +452,9 @@ static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	if (t)
 		t->guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	uint64_t u0 = tr_time();
 	int n = unw_backtrace(s->sigbuf, (int)s->bufcap);
+	s->uticks += tr_time() - u0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (t)
 		t->guard--;
@@ -418,6 +504,10 @@ static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	} else {
 		s->lost++;
 	}
+	uint64_t dt = tr_time() - now;
+	s->hticks += dt;
+	s->hcalls++;
+	s->hist[smp_hist_bucket(dt)]++;
 done:
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->in_handler = 0;
@@ -480,11 +570,16 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	uint32_t bufcap = depth + SMP_EXTRA;
 	size_t hsz = sizeof(uint32_t) << SMP_HASH_BITS;
 	size_t qslot = (sizeof(struct smp_pending) + sizeof(void *) * bufcap + 15) & ~(size_t)15;
+	size_t csz = (sizeof(uint64_t) + sizeof(uint32_t) + 1) * bufcap + 64;
+	size_t rsz = sizeof(struct smp_region) * SMP_MAX_REGIONS;
 	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
-		     2 * sizeof(void *) * bufcap + SMP_QN * qslot;
+		     2 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + 8192;
 	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
+	/* Layout by temperature: what every sample touches (state, unwind
+	 * buffer, path cache) shares the first pages; a signal arriving in
+	 * a VM finds the TLB cold, every page costs. */
 	struct smp_thread *s = (struct smp_thread *)m;
 	uint8_t *p = m + ((sizeof(struct smp_thread) + 63) & ~(size_t)63);
 	s->t = t;
@@ -492,15 +587,27 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	s->maxdepth = depth;
 	s->bufcap = bufcap;
 	s->cur = SMP_UNDEF;
-	s->hash = (uint32_t *)p;
-	p += hsz;
-	s->hlimit = (1u << SMP_HASH_BITS) / 4 * 3;
 	s->sigbuf = (void **)p;
 	p += sizeof(void *) * bufcap;
+	s->ckey = (uint64_t *)(void *)p;
+	p += sizeof(uint64_t) * bufcap;
+	s->cnode = (uint32_t *)(void *)p;
+	p += sizeof(uint32_t) * bufcap;
+	s->cflag = p;
+	p += bufcap;
+	p = (uint8_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 	s->thrbuf = (void **)p;
 	p += sizeof(void *) * bufcap;
+	s->reg = (struct smp_region *)(void *)p;
+	p += rsz;
+	p = (uint8_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 	s->q = p;
 	s->qslot = qslot;
+	p += SMP_QN * qslot;
+	p = (uint8_t *)(((uintptr_t)p + 4095) & ~(uintptr_t)4095);
+	s->hash = (uint32_t *)(void *)p;
+	s->hlimit = (1u << SMP_HASH_BITS) / 4 * 3;
+	s->cbase = SMP_UNDEF;
 	return s;
 }
 
@@ -513,11 +620,19 @@ static void smp_stats_add(struct smp_thread *s)
 	smp_tot[4] += s->full;
 	smp_tot[5] += s->foreign;
 	smp_tot[6] += s->errors;
+	smp_tot[7] += s->hticks;
+	smp_tot[8] += s->hcalls;
+	smp_tot[9] += s->uticks;
+	for (unsigned i = 0; i < SMP_HIST; i++)
+		smp_hist_all[i] += s->hist[i];
 	smp_nthreads++;
 }
 
 static void smp_thread_init(struct tr_thread *t)
 {
+	if (!tr_smp_enabled)
+		return;
+	smp_check_owner();
 	if (!tr_smp_enabled)
 		return;
 	struct smp_thread *s = smp_state_new(t);
@@ -583,6 +698,7 @@ static void smp_thread_fini(struct tr_thread *t)
 		return;
 	int own = smp_tls == s;
 	t->guard++;
+	smp_check_owner();
 	if (s->active)
 		smp_thread_stop(s, own);
 	/* preload/ leaves closing open regions to the enter/leave writer */
@@ -597,11 +713,32 @@ static void smp_thread_fini(struct tr_thread *t)
 			if (node != SMP_UNDEF)
 				otf2w_evt_calling_context_leave(t->w, NULL, now, node);
 			s->cur = smp_parent(node);
+			s->cur_is_sample = 0;
 			s->nreg--;
 		}
 		s->busy = 0;
 	}
 	tr_smp_objects_refresh();
+	if (own) {
+		/* release the state: no handler can run on it any more */
+		sigset_t set, old;
+		sigemptyset(&set);
+		sigaddset(&set, SIGPROF);
+		pthread_sigmask(SIG_BLOCK, &set, &old);
+		smp_tls = NULL;
+		t->sampling = NULL;
+		smp_list_lock_take();
+		for (struct smp_thread **pp = &smp_threads; *pp; pp = &(*pp)->next) {
+			if (*pp == s) {
+				*pp = s->next;
+				break;
+			}
+		}
+		smp_stats_add(s);
+		smp_list_lock_drop();
+		munmap(s, s->map_len);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+	}
 	t->guard--;
 }
 
@@ -639,7 +776,7 @@ static void smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 		}
 		if (nf)
 			caller = (uintptr_t)s->thrbuf[i] | SMP_KEY_RET;
-		uint32_t p = smp_path(s, s->thrbuf + i, nf, 0, trunc);
+		uint32_t p = smp_path(s, s->thrbuf + i, nf, 0, trunc, NULL);
 		if (p != SMP_UNDEF || !nf)
 			node = smp_child(s, p, SMP_KEY_REGION | region);
 	} else {
@@ -664,6 +801,7 @@ static void smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 		uint32_t ud = smp_unwind_distance(s->cur, node);
 		tr_evt_status(t, otf2w_evt_calling_context_enter(t->w, NULL, time, node, ud));
 		s->cur = node;
+		s->cur_is_sample = 0;
 	} else {
 		s->errors++;
 		tr_evt_status(t, otf2w_evt_enter(t->w, NULL, time, region));
@@ -700,6 +838,7 @@ static void smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region)
 	if (node != SMP_UNDEF) {
 		tr_evt_status(t, otf2w_evt_calling_context_leave(t->w, NULL, time, node));
 		s->cur = smp_parent(node);
+		s->cur_is_sample = 0;
 	} else {
 		s->errors++;
 		tr_evt_status(t, otf2w_evt_leave(t->w, NULL, time, region));
@@ -729,6 +868,21 @@ void tr_smp_yield_sigprof(const char *what)
 	}
 	tr_log_warn("sampling: the program uses SIGPROF itself (%s); sampling stopped, the program's handler is in charge",
 		    what);
+}
+
+/* Thread context (thread start/end, shut-down): is our SIGPROF handler
+ * still installed? preload/ interposes sigaction(); until it calls
+ * tr_smp_sigaction_hook, a program that replaced our handler is noticed
+ * here (our timers are then stopped: they would feed its handler). */
+static void smp_check_owner(void)
+{
+	struct sigaction cur;
+	if (!tr_smp_enabled || !smp_handler_installed || !smp_real_sigaction)
+		return;
+	if (smp_real_sigaction(SIGPROF, NULL, &cur) != 0)
+		return;
+	if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != smp_handler)
+		tr_smp_yield_sigprof("its own SIGPROF handler");
 }
 
 /* Interposed: programs that drive SIGPROF themselves (gprof-like profilers,
@@ -785,6 +939,7 @@ static void smp_init(void)
 	sigemptyset(&sa.sa_mask);
 	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) =
 		(int (*)(int, const struct sigaction *, struct sigaction *))tr_dlsym_next("sigaction");
+	smp_real_sigaction = real_sigaction;
 	if (!real_sigaction) {
 		tr_log_error("sampling: sigaction not found; sampling off");
 		return;
@@ -831,6 +986,7 @@ static void smp_fini(void)
 {
 	if (!tr_smp_nodes)
 		return;
+	smp_check_owner();
 	int was = tr_smp_enabled;
 	tr_smp_enabled = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -854,7 +1010,7 @@ static void smp_fini(void)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	tr_smp_define_contexts(n);
 
-	uint64_t tot[7] = { 0 };
+	uint64_t tot[10] = { 0 };
 	uint32_t nthr = 0;
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
@@ -865,21 +1021,44 @@ static void smp_fini(void)
 		tot[4] += s->full;
 		tot[5] += s->foreign;
 		tot[6] += s->errors;
+		tot[7] += s->hticks;
+		tot[8] += s->hcalls;
+		tot[9] += s->uticks;
+		for (unsigned i = 0; i < SMP_HIST; i++)
+			smp_hist_all[i] += s->hist[i];
 		nthr++;
 	}
 	smp_list_lock_drop();
-	for (int i = 0; i < 7; i++)
+	for (int i = 0; i < 10; i++)
 		tot[i] += smp_tot[i];
 	nthr += smp_nthreads;
+	/* median handler time: the mean is dominated by rare preemptions */
+	uint64_t hns = 0, p10 = 0, seen = 0;
+	for (unsigned i = 0; i < SMP_HIST && tot[8]; i++) {
+		seen += smp_hist_all[i];
+		if (!p10 && seen * 10 >= tot[8])
+			p10 = tr_ticks_to_ns(smp_hist_value(i));
+		if (seen * 2 >= tot[8]) {
+			hns = tr_ticks_to_ns(smp_hist_value(i));
+			break;
+		}
+	}
 	if (was || tot[0])
 		tr_log_info("sampling: %llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
-			    "%u calling contexts%s)",
+			    "%u calling contexts%s; median %llu.%02llu us per sample in the handler)",
 			    (unsigned long long)tot[0], nthr, (unsigned long long)tot[1],
 			    (unsigned long long)tot[2], (unsigned long long)tot[3], n,
-			    tot[4] ? ", tree full" : "");
+			    tot[4] ? ", tree full" : "", (unsigned long long)(hns / 1000),
+			    (unsigned long long)(hns % 1000 / 10));
+	if (tot[5])
+		tr_log_debug("sampling: %llu SIGPROF not from our timers ignored", (unsigned long long)tot[5]);
+	if (tot[8])
+		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
+			     "mean in unw_backtrace %llu ns",
+			     (unsigned long long)p10, (unsigned long long)(tr_ticks_to_ns(tot[7]) / tot[8]),
+			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]));
 	if (tot[6])
 		tr_log_warn("sampling: %llu sample records could not be written", (unsigned long long)tot[6]);
-	(void)smp_stats_add;
 }
 
 static void smp_fork_child(void)

@@ -19,6 +19,8 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <link.h>
 #include <limits.h>
@@ -310,6 +312,28 @@ static uint32_t smp_pseudo_region(const char *name, const char *desc)
 			     OTF2W_REGION_FLAG_NONE, NULL, 0, 0);
 }
 
+/* Line where the function containing addr is declared (DWARF decl_line of
+ * its DW_TAG_subprogram), 0 if unknown. */
+static int smp_decl_line(Dwfl_Module *mod, Dwarf_Addr addr)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	if (!cu)
+		return 0;
+	Dwarf_Die *scopes = NULL;
+	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	int line = 0;
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			if (dwarf_decl_line(&scopes[i], &line) != 0)
+				line = 0;
+			break;
+		}
+	}
+	free(scopes);
+	return line;
+}
+
 /* Resolve the addresses v[0..n-1] (all of object o, sorted) into res. */
 static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t n, struct smp_res *res)
 {
@@ -349,12 +373,8 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 			Dwfl_Line *l = dwfl_module_getsrc(mod, v[i].addr);
 			if (l)
 				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-			if (sym) {
-				Dwfl_Line *bl = dwfl_module_getsrc(mod, v[i].addr - off);
-				const char *bfile = bl ? dwfl_lineinfo(bl, NULL, &bline, NULL, NULL, NULL) : NULL;
-				if (!bfile || !file || strcmp(bfile, file) != 0)
-					bline = 0;
-			}
+			if (sym)
+				bline = smp_decl_line(mod, v[i].addr);
 		}
 		char buf[512];
 		uint32_t region;

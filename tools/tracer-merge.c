@@ -4,7 +4,12 @@
  * libtracer.so leaves when an MPI run ends without MPI_Finalize (crash,
  * MPI_Abort, killed ranks).
  *
- * usage: tracer-merge DIR
+ * usage: tracer-merge [--wait SECONDS --ranks N] DIR
+ *
+ * --wait/--ranks: wait (at most SECONDS) until rank0..rank<N-1>.otf2 exist
+ * (used by MPI_Abort, which starts this tool while the other ranks are
+ * still being killed). Only one merge runs at a time (DIR/.tracer-merge.lock);
+ * nothing is done when DIR/traces.otf2 exists already.
  *
  * DIR holds rank<r>.otf2 / rank<r>.def / rank<r>/ (one standalone archive
  * per rank, each with its own definition ids). The tool reads every rank's
@@ -787,13 +792,84 @@ static int cmp_rank(const void *a, const void *b)
 	return ((const struct rank *)a)->r - ((const struct rank *)b)->r;
 }
 
+static int exists(const char *fmt, const char *a, int r)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), fmt, a, r);
+	return access(p, F_OK) == 0;
+}
+
+/* Size of a rank's anchor (written last by the tracer), -1 if missing. */
+static long long anchor_size(const char *a, int r)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/rank%d.otf2", a, r);
+	return stat(p, &st) ? -1 : (long long)st.st_size;
+}
+
+static char lockpath[4200];
+static void unlock_merge(void)
+{
+	if (lockpath[0])
+		unlink(lockpath);
+}
+
 int main(int argc, char **argv)
 {
+	int wait_s = 0, want = 0;
+	while (argc > 2 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "--wait") && argc > 3)
+			wait_s = atoi(argv[2]);
+		else if (!strcmp(argv[1], "--ranks") && argc > 3)
+			want = atoi(argv[2]);
+		else
+			break;
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: tracer-merge DIR   (DIR holds rank<r>.otf2 archives of one MPI run)\n");
+		fprintf(stderr, "usage: tracer-merge [--wait SECONDS --ranks N] DIR   (DIR holds rank<r>.otf2 archives of one MPI run)\n");
 		return 2;
 	}
 	dir = argv[1];
+	/* every anchor present, complete (an anchor is > 64 bytes) and
+	 * unchanged for 0.3 s */
+	long long last_sum = -1;
+	int stable = 0;
+	for (int i = 0; want > 0 && i < wait_s * 10; i++) {
+		int have = 0;
+		long long sum = 0;
+		for (int r = 0; r < want; r++) {
+			long long sz = anchor_size(dir, r);
+			have += sz > 64;
+			sum += sz;
+		}
+		stable = have == want && sum == last_sum ? stable + 1 : 0;
+		last_sum = sum;
+		if (stable >= 3)
+			break;
+		usleep(100000);
+	}
+	snprintf(lockpath, sizeof(lockpath), "%s/.tracer-merge.lock", dir);
+	for (int i = 0;; i++) {
+		int fd = open(lockpath, O_CREAT | O_EXCL | O_WRONLY, 0644);
+		if (fd >= 0) {
+			close(fd);
+			atexit(unlock_merge);
+			break;
+		}
+		if (errno != EEXIST || i > 600) {
+			fprintf(stderr, "tracer-merge: %s: %s\n", lockpath, strerror(errno));
+			lockpath[0] = 0;
+			return 1;
+		}
+		usleep(100000);   /* another merge is running: wait for it */
+	}
+	if (exists("%s/traces.otf2%.0d", dir, 0)) {
+		printf("tracer-merge: %s/traces.otf2 exists already\n", dir);
+		return 0;
+	}
 	DIR *d = opendir(dir);
 	if (!d) {
 		fprintf(stderr, "tracer-merge: %s: %s\n", dir, strerror(errno));

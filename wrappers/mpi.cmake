@@ -19,7 +19,8 @@ add_custom_command(
   DEPENDS ${CMAKE_SOURCE_DIR}/scripts/gen-mpi-wrappers ${CMAKE_CURRENT_SOURCE_DIR}/mpi.spec ${TR_MPI_H}
   COMMENT "Generating MPI wrappers from wrappers/mpi.spec"
   VERBATIM)
-set(_mpi_srcs ${_mpi_gen_c} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_core.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_req.c)
+set(_mpi_srcs ${_mpi_gen_c} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_core.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_req.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/mpi_fortran.c)
 target_sources(tr_wrappers PRIVATE ${_mpi_srcs} ${_mpi_gen_h})
 set_source_files_properties(${_mpi_srcs} PROPERTIES
   INCLUDE_DIRECTORIES "${MPI_C_INCLUDE_DIRS}"

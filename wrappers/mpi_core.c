@@ -16,10 +16,15 @@
  * reduction to rank 0 (log2 P steps, each rank sends once), tr_defs_merge at
  * every inner node, broadcast of the unified set, tr_defs_install_unified.
  */
+#define _GNU_SOURCE 1
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "mpi_int.h"
 
 int tr_mpi_on;
@@ -406,7 +411,7 @@ TR_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 
 /* ---- windows --------------------------------------------------------------------------- */
 
-static struct tr_mpi_win win_none = { OTF2W_UNDEFINED_REF, &win_none.commc, { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 }, 0, 0 };
+static struct tr_mpi_win win_none = { OTF2W_UNDEFINED_REF, &win_none.commc, { OTF2W_UNDEFINED_REF, 1, 0, 0, 0, 0, 0 }, 0, 0, 0 };
 
 struct tr_mpi_win *tr_mpi_win_get(MPI_Win w)
 {
@@ -433,7 +438,7 @@ uint64_t tr_mpi_win_created(struct tr_thread *t, MPI_Win w, MPI_Comm c, int allo
 			s->w.ref = ref;
 			s->w.commc = *ci;
 			s->w.comm = &s->w.commc;
-			s->w.next_id = s->w.done_id = 0;
+			s->w.next_id = s->w.done_id = s->w.rid = 0;
 			atomic_store_explicit(&s->key, (uintptr_t)w, memory_order_release);
 			wi = &s->w;
 		}
@@ -640,7 +645,7 @@ static void unify(void)
 
 /* ---- MPI_Init / MPI_Finalize / MPI_Abort ---------------------------------------------- */
 
-static void after_init(void)
+void tr_mpi_after_init(void)
 {
 	int rank = 0, size = 1;
 	/* TRACER_MPI=0: the MPI layer stays out of the way entirely (every
@@ -689,7 +694,7 @@ static void after_init(void)
 	__atomic_store_n(&tr_mpi_on, 1, __ATOMIC_RELEASE);
 }
 
-static void before_finalize(void)
+void tr_mpi_before_finalize(void)
 {
 	if (!tr_mpi_inited || tr_mpi_finalized)
 		return;
@@ -713,7 +718,7 @@ TR_EXPORT int MPI_Init(int *argc, char ***argv)
 	}
 	int ret = PMPI_Init(argc, argv);
 	if (ret == MPI_SUCCESS)
-		after_init();
+		tr_mpi_after_init();
 	if (t) {
 		tr_leave(t, tr_time(), rgn);
 		tr_thread_put(t);
@@ -731,7 +736,7 @@ TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 	}
 	int ret = PMPI_Init_thread(argc, argv, required, provided);
 	if (ret == MPI_SUCCESS)
-		after_init();
+		tr_mpi_after_init();
 	if (t) {
 		tr_leave(t, tr_time(), rgn);
 		tr_thread_put(t);
@@ -747,13 +752,79 @@ TR_EXPORT int MPI_Finalize(void)
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
 		tr_enter(t, tr_time(), rgn);
 	}
-	before_finalize();
+	tr_mpi_before_finalize();
 	int ret = PMPI_Finalize();
 	if (t) {
 		tr_leave(t, tr_time(), rgn);
 		tr_thread_put(t);
 	}
 	return ret;
+}
+
+/* MPI_Abort: start tracer-merge (bin/ next to lib/libtracer.so) detached,
+ * so that the per-rank archives of this run become one archive once the
+ * other ranks, killed by the launcher, have written theirs. Not traced (no
+ * LD_PRELOAD), output in DIR/tracer-merge.log. */
+static void spawn_merge(void)
+{
+	extern char **environ;
+	Dl_info di;
+	const char *dir = tr_archive_dir();
+	if (!dir || !dladdr((void *)spawn_merge, &di) || !di.dli_fname)
+		return;
+	char merge[4096], log[4200], ranks[16];
+	snprintf(merge, sizeof(merge), "%s", di.dli_fname);
+	for (int up = 0; up < 2; up++) {
+		char *sl = strrchr(merge, '/');
+		if (!sl)
+			return;
+		*sl = 0;
+	}
+	size_t ml = strlen(merge);
+	snprintf(merge + ml, sizeof(merge) - ml, "/bin/tracer-merge");
+	if (access(merge, X_OK)) {
+		tr_log_info("run tracer-merge %s after the job to get one archive of all ranks", dir);
+		return;
+	}
+	size_t n = 0;
+	while (environ && environ[n])
+		n++;
+	char **envp = malloc(sizeof(char *) * (n + 1));
+	if (!envp)
+		return;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(environ[i], "LD_PRELOAD=", 11))
+			envp[k++] = environ[i];
+	envp[k] = NULL;
+	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
+	snprintf(log, sizeof(log), "%s/tracer-merge.log", dir);
+	char *argv[] = { merge, "--wait", "30", "--ranks", ranks, (char *)dir, NULL };
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	posix_spawnattr_init(&at);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
+	pid_t pid;
+	if (posix_spawn(&pid, merge, &fa, &at, argv, envp) == 0)
+		tr_log_info("rank %d: %s will merge the per-rank archives (log: %s)", tr_mpi_world_rank, merge, log);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	free(envp);
+}
+
+/* Before PMPI_Abort: write this rank's trace, start the merge. */
+void tr_mpi_abort_prepare(int errorcode)
+{
+	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
+	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
+		    tr_mpi_world_rank, errorcode);
+	tr_finish();
+	if (tr_mpi_inited && !tr_mpi_finalized && tr_mpi_world_size > 1)
+		spawn_merge();
 }
 
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
@@ -766,9 +837,6 @@ TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 	}
 	/* MPI_Abort does not return and the other ranks are killed: write what
 	 * this rank has now (partial archive, see docs/mpi.md). */
-	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
-	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
-		    tr_mpi_world_rank, errorcode);
-	tr_finish();
+	tr_mpi_abort_prepare(errorcode);
 	return PMPI_Abort(comm, errorcode);
 }

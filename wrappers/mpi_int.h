@@ -170,7 +170,7 @@ int tr_mpi_nb(struct tr_mpi_comm *ci, MPI_Comm c, int dir);
 static inline uint64_t tr_mpi_tsz(MPI_Datatype dt)
 {
 	int s = 0;
-	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &s) != MPI_SUCCESS || s < 0)
+	if (!dt || dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &s) != MPI_SUCCESS || s < 0)
 		return 0;
 	return (uint64_t)s;
 }
@@ -226,7 +226,7 @@ static inline uint32_t tr_mpi_root(const struct tr_mpi_comm *ci, int root)
 
 /* ---- requests (mpi_req.c) --------------------------------------------------------- */
 
-enum { TR_MPI_REQ_SEND = 1, TR_MPI_REQ_RECV, TR_MPI_REQ_COLL, TR_MPI_REQ_MSG };
+enum { TR_MPI_REQ_SEND = 1, TR_MPI_REQ_RECV, TR_MPI_REQ_COLL, TR_MPI_REQ_MSG, TR_MPI_REQ_RMA };
 
 int tr_mpi_req_init(void);
 /* New point-to-point request (MpiIsend / MpiIrecvRequest unless persistent). */
@@ -252,6 +252,7 @@ struct tr_mpi_win {
 	struct tr_mpi_comm commc;     /* copy of the window's comm info */
 	uint64_t next_id;             /* next matching id */
 	uint64_t done_id;             /* ids below are completed */
+	uint64_t rid;                 /* next id of a request-based operation */
 };
 struct tr_mpi_win *tr_mpi_win_get(MPI_Win w);
 /* After MPI_Win_create & co. (RmaWinCreate + RmaCollectiveEnd); returns the time. */
@@ -261,12 +262,24 @@ static inline uint64_t tr_mpi_rma_id(struct tr_mpi_win *wi)
 {
 	return wi->next_id++;
 }
+/* Request-based operations (MPI_Rput & co.): own id space, completed by
+ * the Wait/Test of their request (RmaOpCompleteNonBlocking). */
+static inline uint64_t tr_mpi_rma_rid(struct tr_mpi_win *wi)
+{
+	return (1ull << 62) | wi->rid++;
+}
+void tr_mpi_req_rma(struct tr_thread *t, MPI_Request r, uint32_t win, uint64_t id);
 /* RmaOpCompleteBlocking for the operations issued since the last sync. */
 void tr_mpi_rma_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_win *wi);
 
 /* ---- process-wide ---------------------------------------------------------------------- */
 
 extern int tr_mpi_world_rank, tr_mpi_world_size;
+/* The work of MPI_Init(_thread), MPI_Finalize, MPI_Abort around the PMPI call (shared
+ * by the C and the Fortran entry points). */
+void tr_mpi_after_init(void);
+void tr_mpi_before_finalize(void);
+void tr_mpi_abort_prepare(int errorcode);
 /* Spin lock for the (rare) table updates: MPI calls never take a pthread lock. */
 void tr_mpi_lock(void);
 void tr_mpi_unlock(void);

@@ -200,6 +200,21 @@ void tr_mpi_req_coll(struct tr_thread *t, uint64_t time, MPI_Request r, uint8_t 
 	TR_MPI_REC(t, otf2w_evt_non_blocking_collective_request(t->w, NULL, time, e->id));
 }
 
+void tr_mpi_req_rma(struct tr_thread *t, MPI_Request r, uint32_t win, uint64_t id)
+{
+	if (r == MPI_REQUEST_NULL)
+		return;
+	struct tr_mpi_req *e = req_claim((uintptr_t)r);
+	if (!e)
+		return;
+	e->kind = TR_MPI_REQ_RMA;
+	e->persistent = 0;
+	e->active = 1;
+	e->comm = win;
+	e->id = id;
+	req_publish(e, (uintptr_t)r);
+}
+
 static inline uint64_t status_bytes(const MPI_Status *st)
 {
 	int n = 0;
@@ -287,6 +302,9 @@ static void req_done(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e, c
 		TR_MPI_REC(t, otf2w_evt_non_blocking_collective_complete(t->w, NULL, time, e->op, e->comm,
 									 e->root, e->bytes, e->bytes2, e->id));
 		break;
+	case TR_MPI_REQ_RMA:
+		TR_MPI_REC(t, otf2w_evt_rma_op_complete_non_blocking(t->w, NULL, time, e->comm, e->id));
+		break;
 	default:
 		break;
 	}
@@ -303,7 +321,9 @@ static inline void req_tested(struct tr_thread *t, uint64_t time, struct tr_mpi_
 {
 	if (!e)
 		return;
-	if (e->active && e->kind != TR_MPI_REQ_MSG)
+	if (e->active && e->kind == TR_MPI_REQ_RMA)
+		TR_MPI_REC(t, otf2w_evt_rma_op_test(t->w, NULL, time, e->comm, e->id));
+	else if (e->active && e->kind != TR_MPI_REQ_MSG)
 		TR_MPI_REC(t, otf2w_evt_mpi_request_test(t->w, NULL, time, e->id));
 	req_release(e);
 }

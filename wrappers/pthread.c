@@ -226,7 +226,8 @@ struct pth_held {
 
 /* Per-thread state: initial-exec so that an access never allocates. */
 struct pth_tls {
-	int ended;                  /* ThreadEnd written: no more pthread events */
+	int ended;                  /* no pthread events: ThreadEnd written, or quiet */
+	int quiet;                  /* internal thread of a wrapped library (see pth_quiet_routine) */
 	uint32_t nheld;
 	uint32_t lost;              /* acquisitions recorded beyond PTH_MAX_HELD */
 	struct pth_held held[PTH_MAX_HELD];
@@ -250,13 +251,41 @@ static inline void pth_put_errno(struct tr_thread *t, int err)
 
 /* ---- lock events -------------------------------------------------------------------- */
 
-/* The lock at addr was acquired by this thread at `time`. shared: other
- * holders may acquire it concurrently (read lock): count atomically. */
-static inline void pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
+/* Wait until every earlier instruction has completed (then read the clock). */
+static inline void pth_clock_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#else
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/*
+ * The lock at addr was acquired by this thread; `time` was read right after
+ * the lock call returned. shared: other holders may acquire it concurrently
+ * (read lock): count atomically. Returns the timestamp of the acquisition
+ * (use it for the Leave).
+ *
+ * rdtsc is not ordered with the atomic instruction that took the lock: when
+ * the lock's cache line comes from another core (the lock was handed over),
+ * the clock may have been read before the lock was ours, i.e. before the
+ * previous holder's release. Then read it again behind a fence, so that
+ * acquisition times follow acquisition orders. A lock taken again by its
+ * last holder (the uncontended case) needs no fence.
+ */
+static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
 {
 	struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
 	uint32_t id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
+	uint32_t me = t->index + 1;
 	uint32_t order;
+
+	if (tr_unlikely(atomic_load_explicit(&l->holder, memory_order_relaxed) != me)) {
+		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
+		pth_clock_fence();
+		time = tr_time();
+	}
 
 	if (shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <= TR_PTH_LOCK_OVERFLOW)) {
 		order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
@@ -265,6 +294,11 @@ static inline void pth_acquired(struct tr_thread *t, uint64_t time, const void *
 		order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
 		atomic_store_explicit(&l->order, order, memory_order_relaxed);
 	}
+	/* Not recorded (measurement off, location stopped): nor is its release. */
+	if (!tr_rec_begin(t))
+		return time;
+	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
+	tr_rec_end(t);
 	if (tr_likely(pth_tls.nheld < PTH_MAX_HELD)) {
 		struct pth_held *h = &pth_tls.held[pth_tls.nheld++];
 
@@ -274,11 +308,7 @@ static inline void pth_acquired(struct tr_thread *t, uint64_t time, const void *
 	} else {
 		pth_tls.lost++;
 	}
-	if (tr_rec_begin(t)) {
-		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD,
-							       id, order));
-		tr_rec_end(t);
-	}
+	return time;
 }
 
 /* Find and forget the held entry of addr. 1: found (id/order set). */
@@ -334,16 +364,14 @@ static inline int pth_released(struct tr_thread *t, uint64_t time, const void *a
 	if (!t)                                                     \
 		return CALL;                                        \
 	int ret = TRY;                                              \
-	__asm__ __volatile__("lfence" ::: "memory");                \
 	uint64_t now = tr_time();                                   \
 	tr_enter(t, now, pth_rgn[R]);                               \
 	if (ret != 0 && ret != EOWNERDEAD) {                        \
 		ret = CALL;                                         \
-		__asm__ __volatile__("lfence" ::: "memory");        \
 		now = tr_time();                                    \
 	}                                                           \
 	if (ret == 0 || ret == EOWNERDEAD)                          \
-		pth_acquired(t, now, ADDR, SHARED);                 \
+		now = pth_acquired(t, now, ADDR, SHARED);           \
 	tr_leave(t, now, pth_rgn[R]);                               \
 	tr_thread_put(t);                                           \
 	return ret
@@ -357,7 +385,7 @@ static inline int pth_released(struct tr_thread *t, uint64_t time, const void *a
 	uint64_t now = tr_time();                                   \
 	tr_enter(t, now, pth_rgn[R]);                               \
 	if (ret == 0 || ret == EOWNERDEAD)                          \
-		pth_acquired(t, now, ADDR, SHARED);                 \
+		now = pth_acquired(t, now, ADDR, SHARED);           \
 	tr_leave(t, now, pth_rgn[R]);                               \
 	tr_thread_put(t);                                           \
 	return ret
@@ -520,7 +548,7 @@ static void pth_cu_handler(void *p)
 	uint64_t now = tr_time();
 
 	if (c->mutex)
-		pth_acquired(c->t, now, c->mutex, 0);
+		now = pth_acquired(c->t, now, c->mutex, 0);
 	tr_leave(c->t, now, pth_rgn[c->rgn]);
 	tr_thread_put(c->t);
 }
@@ -599,7 +627,7 @@ static inline int pth_cond_wait(enum pth_rgn r, enum pth_kind k, pthread_cond_t 
 	int ret = pth_cond_call(&cu, k, c, m, clk, ts);
 	now = tr_time();
 	if (cu.mutex)
-		pth_acquired(t, now, m, 0);
+		now = pth_acquired(t, now, m, 0);
 	tr_leave(t, now, pth_rgn[r]);
 	tr_thread_put(t);
 	return ret;
@@ -900,6 +928,50 @@ static void *pth_start_routine(void *p)
 	return ret;
 }
 
+/*
+ * Threads created while their creator is inside the tracer (the guard is
+ * held: e.g. the progress threads Open MPI starts in MPI_Init, called by the
+ * MPI wrapper) or by such a thread belong to a wrapped library, not to the
+ * program: their pthread calls are not recorded (without this, each MPI
+ * rank shows two extra locations full of Open MPI's internal locking).
+ */
+struct pth_quiet {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *pth_quiet_routine(void *p)
+{
+	struct pth_quiet q = *(struct pth_quiet *)p;
+
+	free(p);
+	pth_tls.quiet = 1;
+	pth_tls.ended = 1;
+	return q.fn(q.arg);
+}
+
+static int pth_create_untraced(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	struct tr_thread *self;
+	struct pth_quiet *q;
+	int ret;
+
+	if (!atomic_load_explicit(&pth_on, memory_order_relaxed) || pth_resolving)
+		return real_pthread_create(th, attr, fn, arg);
+	self = tr_thread_peek();
+	if (!pth_tls.quiet && !(self && self->guard > 0))
+		return real_pthread_create(th, attr, fn, arg);
+	q = malloc(sizeof(*q));
+	if (!q)
+		return real_pthread_create(th, attr, fn, arg);
+	q->fn = fn;
+	q->arg = arg;
+	ret = real_pthread_create(th, attr, pth_quiet_routine, q);
+	if (ret)
+		free(q);
+	return ret;
+}
+
 TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	PTH_INIT(pthread_create);
@@ -910,7 +982,7 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	uint64_t seq, t0;
 
 	if (!t)
-		return real_pthread_create(th, attr, fn, arg);
+		return pth_create_untraced(th, attr, fn, arg);
 	s = malloc(sizeof(*s));
 	j = malloc(sizeof(*j));
 	if (!s || !j) {

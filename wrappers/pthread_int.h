@@ -21,9 +21,11 @@ struct tr_pth_lock {
 	_Atomic uintptr_t key;     /* lock address; 0 = free slot */
 	_Atomic uint32_t id;       /* dense lock id + 1; 0 while being published */
 	_Atomic uint32_t order;    /* acquisitions so far = last acquisitionOrder */
+	_Atomic uint32_t holder;   /* location index + 1 of the last acquirer */
+	uint32_t pad[3];           /* 32 bytes: a slot never straddles a cache line */
 };
 
-#define TR_PTH_LOCK_BITS   18                      /* 256Ki slots, 4 MiB virtual */
+#define TR_PTH_LOCK_BITS   18                      /* 256Ki slots, 8 MiB virtual */
 #define TR_PTH_LOCK_SLOTS  (1u << TR_PTH_LOCK_BITS)
 #define TR_PTH_LOCK_PROBES 256                     /* then the overflow slots */
 #define TR_PTH_LOCK_OVERFLOW 64

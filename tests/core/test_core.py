@@ -47,23 +47,23 @@ def clean_env():
     return env
 
 
-def run(args, lib=None, env=None, cwd=None, timeout=60):
+def run(args, lib=None, env=None, cwd=None, timeout=60, preexec=None):
     e = clean_env()
     if lib:
         e['LD_PRELOAD'] = lib
     e.update(env or {})
     p = subprocess.run(args, env=e, cwd=cwd or WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=timeout)
+                       universal_newlines=True, timeout=timeout, preexec_fn=preexec)
     return p
 
 
-def traced(mode_args, out='out', env=None, lib=None, expect_same=True):
+def traced(mode_args, out='out', env=None, lib=None, expect_same=True, preexec=None):
     """Baseline run + traced run; returns (proc, archive dir)."""
     args = [PROG] + mode_args
-    base = run(args)
+    base = run(args, preexec=preexec)
     e = {'TRACER_OUTPUT': os.path.join(WORK, out)}
     e.update(env or {})
-    p = run(args, lib=lib or LIB, env=e)
+    p = run(args, lib=lib or LIB, env=e, preexec=preexec)
     if expect_same:
         check(p.returncode == base.returncode,
               'exit status %d traced vs %d untraced\nstderr: %s' % (p.returncode, base.returncode, p.stderr))
@@ -105,6 +105,12 @@ def case_basic():
     check(tr.system_tree[0] == ('machine', 'machine') and tr.system_tree[1][1] == 'node', 'system tree %r'
           % tr.system_tree)
     check(tr.clock.timer_resolution > 1000000, 'resolution %d' % tr.clock.timer_resolution)
+    # global offset = the earliest timestamp (ProgramBegin), length covers the last one
+    check(tr.clock.global_offset == tr.program_begin.time, 'global offset %d vs first event %d'
+          % (tr.clock.global_offset, tr.program_begin.time))
+    check(tr.clock.global_offset + tr.clock.trace_length >= tr.program_end.time, 'trace length too short')
+    import time
+    check(abs(tr.clock.realtime_timestamp / 1e9 - time.time()) < 600, 'realtime %d' % tr.clock.realtime_timestamp)
     names = [str(x) for x in tr.paradigms]
     check(any('USER' in n for n in names) and any('MEASUREMENT' in n for n in names), 'paradigms %r' % names)
     s = summary(p.stderr)
@@ -198,6 +204,15 @@ def case_signal_handler_exit():
         check(p.returncode == 42 and p.stdout.endswith('handler\n'), 'program handler: %d %r'
               % (p.returncode, p.stdout))
         tc.check_all(tc.load(d), exit_status=42, allow_open=False)
+
+
+def case_signal_ignored():
+    # started with SIGHUP ignored (nohup): it stays ignored under the tracer
+    p, d = traced(['signal', 'HUP', 'default'], preexec=lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN))
+    check(p.returncode == 0 and 'survived 0' in p.stdout, 'SIGHUP not ignored: %d %r' % (p.returncode, p.stdout))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    check(tr.count('Leave', region='signalled') == 1, 'recording stopped')
 
 
 def crash(mode, sig):
@@ -377,6 +392,20 @@ def case_mpi_unify():
     check(sends == 1 and recvs == 1, 'MPI_Send on rank 1 / MPI_Recv on rank 0: %d %d' % (sends, recvs))
     check(tr.count('MpiSend') == 1 and tr.count('MpiRecv') == 1, 'message records')
     check(any(ev.kind == 'ThreadBegin' for l in r1 for ev in l.events), 'rank 1 thread')
+    # one COMM_LOCATIONS group per paradigm (union of the ranks' groups);
+    # each process's pthread contingent: a COMM_GROUP of its own locations
+    cl = {}
+    for g in tr.groups:
+        if 'COMM_LOCATIONS' in str(g.group_type):
+            check(str(g.paradigm) not in cl, 'two COMM_LOCATIONS groups for %s' % g.paradigm)
+            cl[str(g.paradigm)] = [m._ref for m in g.members]
+    pt = [k for k in cl if 'PTHREAD' in k]
+    check(len(pt) == 1 and sorted(cl[pt[0]]) == sorted(l.id for l in tr.locations), 'pthread locations %r' % cl)
+    pcomms = [c for c in tr.comms if c.name == 'pthread threads']
+    check(len(pcomms) == 2, 'pthread comms %r' % pcomms)
+    for c in pcomms:
+        ranks = set(m._ref >> 32 for m in c.group.members)
+        check(len(ranks) == 1, 'pthread comm spans processes: %r' % (list(c.group.members),))
     # each rank also has a standalone archive
     for r in (0, 1):
         one = tc.load(os.path.join(d, 'rank%d.otf2' % r))

@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 import otf2
 from otf2.enums import GroupType
@@ -36,6 +37,9 @@ def run(args):
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
     env = dict(os.environ)
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    # ranks killed after an MPI_Abort get SIGTERM, then SIGKILL after this
+    # many seconds (default 1): leave them time to write their trace
+    env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "10")
     cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(args.np),
            "-x", "LD_PRELOAD=" + args.lib, "-x", "TRACER_OUTPUT=" + out,
            "-x", "TRACER_VERBOSE=1", args.prog] + args.args
@@ -289,9 +293,11 @@ def mode_coll(t, n):
 def mode_rma(t, n):
     r = t.rma
     expect(r["RmaWinCreate"] == 2 * n and r["RmaWinDestroy"] == 2 * n, "window create/destroy: %r" % r)
-    expect(r["RmaPut"] == 3 * n and r["RmaGet"] == n, "puts/gets: %r" % r)
+    expect(r["RmaPut"] == 4 * n and r["RmaGet"] == 2 * n, "puts/gets: %r" % r)
     expect(r["RmaAtomic"] == 3 * n, "atomics: %r" % r)
-    expect(r["RmaOpCompleteBlocking"] == r["RmaPut"] + r["RmaGet"] + r["RmaAtomic"], "completions: %r" % r)
+    # MPI_Rput/MPI_Rget complete at their Wait/Test, the others at the next sync
+    expect(r["RmaOpCompleteNonBlocking"] == 2 * n, "request-based completions: %r" % r)
+    expect(r["RmaOpCompleteBlocking"] == r["RmaPut"] + r["RmaGet"] + r["RmaAtomic"] - 2 * n, "completions: %r" % r)
     expect(r["RmaAcquireLock"] >= n and r["RmaReleaseLock"] == r["RmaAcquireLock"], "locks: %r" % r)
     expect(len(list(t.defs.rma_wins)) == 2, "expected 2 unified windows, got %d" % len(list(t.defs.rma_wins)))
 
@@ -317,7 +323,15 @@ def mode_intercomm(anchor, n):
         expect(len(got) == 1, "%s on the intercommunicator: %r" % (rec, got))
 
 
-MODES = {"intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None}
+def mode_fortran(t, n):
+    """Fortran program: one unified archive (MPI_Init/MPI_Finalize seen)."""
+    regions = {r.name for r in t.defs.regions}
+    expect("MPI_Init" in regions and "MPI_Finalize" in regions, "MPI_Init/MPI_Finalize regions missing")
+    expect(len([g for g in t.defs.location_groups if g.name.startswith("MPI Rank ")]) == n,
+           "expected %d MPI ranks in one archive" % n)
+
+
+MODES = {"fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None}
 
 
 def main():
@@ -334,12 +348,30 @@ def main():
     p = run(args)
     anchor = os.path.join(args.out, "traces.otf2")
     t = None
+    if args.mode == "crash":
+        # no MPI_Abort: the launcher (tools/tracer-mpirun, here this script)
+        # merges the per-rank archives
+        if p.returncode == 0:
+            fail("mpirun exited 0 although a rank crashed")
+        if not os.path.exists(anchor):
+            subprocess.run([args.merge, args.out], check=False)
     if args.mode == "abort":
         if p.returncode == 0:
             fail("mpirun exited 0 although a rank aborted")
-        if args.merge and not os.path.exists(anchor):
-            subprocess.run([args.merge, args.out], check=False)
-    elif p.returncode != 0:
+        if args.merge:
+            # MPI_Abort started tracer-merge (detached): it waits for the
+            # killed ranks' archives, then writes traces.otf2.
+            for _ in range(300):
+                if os.path.exists(anchor) and not os.path.exists(os.path.join(args.out, ".tracer-merge.lock")):
+                    break
+                time.sleep(0.1)
+            log = os.path.join(args.out, "tracer-merge.log")
+            if os.path.exists(log):
+                print("tracer-merge.log:", open(log).read().strip())
+            if not os.path.exists(anchor):
+                fail("the merge started by MPI_Abort did not write %s" % anchor)
+                subprocess.run([args.merge, args.out], check=False)
+    elif p.returncode != 0 and args.mode != "crash":
         fail("mpirun exit %d" % p.returncode)
     if not os.path.exists(anchor):
         fail("no archive at %s" % anchor)
@@ -351,7 +383,7 @@ def main():
             t = Trace(anchor)
     if t is not None:
         expect(len(t.world) == args.np, "COMM_LOCATIONS has %d members, want %d" % (len(t.world), args.np))
-        if args.mode == "abort":
+        if args.mode in ("abort", "crash"):
             for r in range(args.np):
                 expect(any(s[1] == r for s in t.sends), "no events of rank %d in the merged archive" % r)
             check_matching(t)

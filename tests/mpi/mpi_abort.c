@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A rank that aborts: some traffic, then the last rank calls MPI_Abort
- * while the others wait in a barrier (and are killed by mpirun). */
+ * (or, with argument "segv", crashes with SIGSEGV) while the others wait
+ * in a barrier (and are killed by mpirun). */
 #include <mpi.h>
+#include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -17,6 +19,8 @@ int main(int argc, char **argv)
 	MPI_Allreduce(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == size - 1) {
 		usleep(100000);
+		if (argc > 1 && argv[1][0] == 's')
+			raise(SIGSEGV);
 		MPI_Abort(MPI_COMM_WORLD, 3);
 	}
 	MPI_Barrier(MPI_COMM_WORLD);

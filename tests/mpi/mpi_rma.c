@@ -31,6 +31,13 @@ int main(int argc, char **argv)
 	MPI_Win_lock_all(0, win);
 	MPI_Put(v, 1, MPI_INT, left, 11, 1, MPI_INT, win);
 	MPI_Win_flush_all(win);
+	MPI_Request rq[2];
+	int flag = 0;
+	MPI_Rput(v, 2, MPI_INT, right, 12, 2, MPI_INT, win, &rq[0]);
+	MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+	MPI_Rget(g, 2, MPI_INT, left, 12, 2, MPI_INT, win, &rq[1]);
+	while (!flag)
+		MPI_Test(&rq[1], &flag, MPI_STATUS_IGNORE);
 	MPI_Win_unlock_all(win);
 	MPI_Barrier(MPI_COMM_WORLD);
 	MPI_Win_free(&win);

@@ -116,6 +116,7 @@ int main(void)
 		sem_wait(&ready);
 	pthread_mutex_lock(&m2);    /* 2 is inside pthread_cond_wait now */
 	pthread_mutex_unlock(&m2);
+	usleep(20000);              /* 3 is (almost surely) blocked in sem_wait */
 	pthread_cancel(th[2]);
 	pthread_cancel(th[3]);
 	pthread_join(th[2], &rv[2]);

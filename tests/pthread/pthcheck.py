@@ -70,9 +70,11 @@ def run_traced(cmd, outdir, lib, env_extra=None, stdout=None, stdin=None, timeou
 
 
 def find_anchor(outdir):
-    anchors = glob.glob(os.path.join(outdir, "*.otf2")) + glob.glob(os.path.join(outdir, "*", "*.otf2"))
-    expect(len(anchors) == 1, "expected one anchor file under %s, found %r" % (outdir, anchors))
-    return anchors[0]
+    """The archive's anchor: outdir/traces.otf2, else the only *.otf2."""
+    try:
+        return tc.find_anchor(outdir)
+    except tc.CheckError as e:
+        fail(str(e))
 
 
 class Trace:
@@ -85,9 +87,11 @@ class Trace:
         tc.otf2_print(anchor)   # the reference tool must read it too
         self.events = collections.OrderedDict()
         self.names = {}
+        self.process = {}   # location -> its location group (lock ids are per process)
         for loc in self.tc.locations:
             self.events[loc.id] = [e.ev for e in loc.events]
             self.names[loc.id] = loc.name
+            self.process[loc.id] = loc.group
         self.regions = self.tc.regions
 
     def of_type(self, loc, cls):
@@ -133,18 +137,32 @@ def check_nesting(tr, allow_open=()):
             expect(not stack, "%s: regions still open at the end: %r" % (tr.names[loc], stack))
 
 
+def _key(e):
+    """Sequence counts are unique per thread contingent (one per process)."""
+    return (e.thread_contingent._ref, e.sequence_count)
+
+
+def seqs(d):
+    """The sequence counts of a check_lifecycle dict."""
+    return {k[1] for k in d}
+
+
 def check_lifecycle(tr, require_end=True, allow_unstarted=0, allow_open=()):
-    """Returns {seq: (create_loc, begin_loc)}, the Waits by seq."""
+    """Returns the ThreadCreate, ThreadBegin, ThreadEnd, ThreadWait dicts
+    {(contingent, seq): (location, event)}."""
     creates, begins, ends, waits = {}, {}, {}, {}
     for loc, evs in tr.events.items():
         for i, e in enumerate(evs):
-            if isinstance(e, ThreadCreate):
-                expect(e.sequence_count not in creates, "ThreadCreate seq %d twice" % e.sequence_count)
-                creates[e.sequence_count] = (loc, e)
-            elif isinstance(e, ThreadBegin):
+            if isinstance(e, (ThreadCreate, ThreadBegin, ThreadEnd, ThreadWait)):
+                kind = type(e).__name__
+                expect(e.thread_contingent is not None and e.thread_contingent.name,
+                       "%s seq %d without a thread contingent" % (kind, e.sequence_count))
+                d = {ThreadCreate: creates, ThreadBegin: begins, ThreadEnd: ends,
+                     ThreadWait: waits}[type(e)]
+                expect(_key(e) not in d, "%s %r twice" % (kind, _key(e)))
+                d[_key(e)] = (loc, e)
+            if isinstance(e, ThreadBegin):
                 expect(i == 0, "%s: ThreadBegin is event %d, not the first" % (tr.names[loc], i))
-                expect(e.sequence_count not in begins, "ThreadBegin seq %d twice" % e.sequence_count)
-                begins[e.sequence_count] = (loc, e)
             elif isinstance(e, ThreadEnd):
                 # nothing of the thread after its end; a thread ended at exit
                 # (allow_open) may get the Leaves that close its open regions
@@ -155,48 +173,37 @@ def check_lifecycle(tr, require_end=True, allow_unstarted=0, allow_open=()):
                           not (loc in allow_open and isinstance(x, Leave)))]
                 expect(not after, "%s: pthread events after ThreadEnd: %r"
                        % (tr.names[loc], [type(x).__name__ for x in after[:5]]))
-                expect(e.sequence_count not in ends, "ThreadEnd seq %d twice" % e.sequence_count)
-                ends[e.sequence_count] = (loc, e)
-            elif isinstance(e, ThreadWait):
-                expect(e.sequence_count not in waits, "ThreadWait seq %d twice" % e.sequence_count)
-                waits[e.sequence_count] = (loc, e)
-    for kind, d in (("ThreadCreate", creates), ("ThreadBegin", begins), ("ThreadEnd", ends),
-                    ("ThreadWait", waits)):
-        for seq, (loc, e) in d.items():
-            expect(e.thread_contingent is not None and e.thread_contingent.name,
-                   "%s seq %d without a thread contingent" % (kind, seq))
-    for seq, (loc, e) in begins.items():
-        expect(seq in creates, "ThreadBegin seq %d on %s has no ThreadCreate" % (seq, tr.names[loc]))
-        cloc, c = creates[seq]
-        expect(cloc != loc, "ThreadCreate and ThreadBegin seq %d on one location" % seq)
-        expect(c.time <= e.time, "ThreadBegin seq %d before its ThreadCreate" % seq)
-        expect(c.thread_contingent == e.thread_contingent, "seq %d: contingents differ" % seq)
-    unstarted = [s for s in creates if s not in begins]
-    expect(len(unstarted) <= allow_unstarted,
-           "ThreadCreate without ThreadBegin: seqs %r" % unstarted)
-    for seq, (loc, e) in ends.items():
-        expect(seq in begins, "ThreadEnd seq %d without ThreadBegin" % seq)
-        expect(begins[seq][0] == loc, "ThreadEnd seq %d on another location than its Begin" % seq)
+    for key, (loc, e) in begins.items():
+        expect(key in creates, "ThreadBegin %r on %s has no ThreadCreate" % (key, tr.names[loc]))
+        cloc, c = creates[key]
+        expect(cloc != loc, "ThreadCreate and ThreadBegin %r on one location" % (key,))
+        expect(c.time <= e.time, "ThreadBegin %r before its ThreadCreate" % (key,))
+    unstarted = [k for k in creates if k not in begins]
+    expect(len(unstarted) <= allow_unstarted, "ThreadCreate without ThreadBegin: %r" % unstarted)
+    for key, (loc, e) in ends.items():
+        expect(key in begins, "ThreadEnd %r without ThreadBegin" % (key,))
+        expect(begins[key][0] == loc, "ThreadEnd %r on another location than its Begin" % (key,))
     if require_end:
-        for seq, (loc, e) in begins.items():
-            expect(seq in ends, "thread %s (seq %d) has no ThreadEnd" % (tr.names[loc], seq))
-    for seq, (loc, e) in waits.items():
-        expect(seq in ends, "ThreadWait seq %d without ThreadEnd" % seq)
-        expect(ends[seq][1].time <= e.time, "ThreadWait seq %d before the ThreadEnd" % seq)
+        for key, (loc, e) in begins.items():
+            expect(key in ends, "thread %s %r has no ThreadEnd" % (tr.names[loc], key))
+    for key, (loc, e) in waits.items():
+        expect(key in ends, "ThreadWait %r without ThreadEnd" % (key,))
+        expect(ends[key][1].time <= e.time, "ThreadWait %r before the ThreadEnd" % (key,))
     return creates, begins, ends, waits
 
 
 def check_locks(tr, exclusive_ids=None, allow_held=()):
-    """Pairs per location; orders 1..N per lock. exclusive_ids: locks whose
-    acquisition times must follow their orders (mutex/spin/write locks)."""
-    orders = collections.defaultdict(list)    # lock -> [(order, time)]
+    """Pairs per location; orders 1..N per lock (lock ids are per process).
+    exclusive_ids: locks whose acquisition times must follow their orders
+    (mutex/spin/write locks)."""
+    orders = collections.defaultdict(list)    # (process, lock) -> [(order, time)]
     for loc, evs in tr.events.items():
         held = collections.defaultdict(list)
         for e in evs:
             if isinstance(e, ThreadAcquireLock):
                 expect(e.model == otf2.Paradigm.PTHREAD, "acquire with paradigm %s" % e.model)
                 held[e.lock_id].append(e.acquisition_order)
-                orders[e.lock_id].append((e.acquisition_order, e.time))
+                orders[(tr.process[loc], e.lock_id)].append((e.acquisition_order, e.time))
             elif isinstance(e, ThreadReleaseLock):
                 expect(e.acquisition_order in held[e.lock_id],
                        "%s: release of lock %d order %d that it does not hold (holds %r)"
@@ -205,11 +212,11 @@ def check_locks(tr, exclusive_ids=None, allow_held=()):
         if loc not in allow_held:
             left = {k: v for k, v in held.items() if v}
             expect(not left, "%s: locks held at the end: %r" % (tr.names[loc], left))
-    for lock, lst in orders.items():
+    for (proc, lock), lst in orders.items():
         got = sorted(o for o, _ in lst)
         expect(got == list(range(1, len(got) + 1)),
-               "lock %d: acquisition orders are not 1..%d (first bad: %r)"
-               % (lock, len(got), next((g for i, g in enumerate(got) if g != i + 1), None)))
+               "%s lock %d: acquisition orders are not 1..%d (first bad: %r)"
+               % (proc, lock, len(got), next((g for i, g in enumerate(got) if g != i + 1), None)))
         if exclusive_ids is not None and lock in exclusive_ids:
             by_order = sorted(lst)
             for (o1, t1), (o2, t2) in zip(by_order, by_order[1:]):

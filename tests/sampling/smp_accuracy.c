@@ -4,6 +4,9 @@
  * (leaf_a 60 %, leaf_b 30 %, leaf_c 10 %: identical loop bodies, iteration
  * counts 6:3:1), called from caller(), on two threads (main and a worker),
  * each running until it used SMP_CPU_SECONDS (default 1.5) of CPU time.
+ * The speed of the same loop differs with its code alignment, so the
+ * iteration counts are calibrated at start (best of 7 timed runs per leaf)
+ * to give CPU time shares of exactly 6:3:1.
  * Compiled -g -O1 -fno-omit-frame-pointer -fno-inline. smp_check.py reads
  * the line markers (LEAF_x_BEGIN/END, CALL_x) from this file.
  */
@@ -49,15 +52,38 @@ static double cpu_seconds(void)
 }
 
 static double budget = 1.5;
+static long na = 6 * K, nb = 3 * K, nc = K;
+
+static double best_time(void (*f)(long))
+{
+	double best = 1e9;
+	for (int i = 0; i < 7; i++) {
+		double t0 = cpu_seconds();
+		f(10 * K);
+		double t = cpu_seconds() - t0;
+		if (t < best)
+			best = t;
+	}
+	return best;
+}
+
+static void calibrate(void)
+{
+	double ta = best_time(leaf_a), tb = best_time(leaf_b), tc = best_time(leaf_c);
+	double base = tc < ta ? tc : ta;
+	na = (long)(6 * K * base / ta);
+	nb = (long)(3 * K * base / tb);
+	nc = (long)(1 * K * base / tc);
+}
 
 __attribute__((noinline)) long caller(void)
 {
 	long units = 0;
 	double end = cpu_seconds() + budget;
-	while (cpu_seconds() < end) {
-		leaf_a(6 * K); /* CALL_A */
-		leaf_b(3 * K); /* CALL_B */
-		leaf_c(1 * K); /* CALL_C */
+	while (units % 16 || cpu_seconds() < end) {
+		leaf_a(na); /* CALL_A */
+		leaf_b(nb); /* CALL_B */
+		leaf_c(nc); /* CALL_C */
 		units++;
 	}
 	return units;
@@ -75,12 +101,13 @@ int main(void)
 	const char *s = getenv("SMP_CPU_SECONDS");
 	if (s)
 		budget = atof(s);
+	calibrate();
 	pthread_t th;
 	long wu = 0;
 	if (pthread_create(&th, NULL, worker, &wu) != 0)
 		return 1;
 	long mu = caller(); /* CALL_MAIN */
 	pthread_join(th, NULL);
-	printf("units main=%ld worker=%ld\n", mu, wu);
+	printf("units main=%ld worker=%ld iterations a=%ld b=%ld c=%ld\n", mu, wu, na, nb, nc);
 	return 0;
 }

@@ -36,8 +36,11 @@ int main(void)
 	int rb = smp_region("busy"), rs = smp_region("sleepy");
 	for (int i = 0; i < 5; i++) {
 		smp_begin(rb);
+		double c0 = cpu_seconds();
 		busy(ms / 1000.0);
+		double c1 = cpu_seconds();
 		smp_end(rb);
+		printf("busy %d cpu_ns=%.0f\n", i, (c1 - c0) * 1e9);
 		if (i % 2 == 0) {
 			struct timespec ts = { 0, 60 * 1000000L };
 			smp_begin(rs);

@@ -1,0 +1,94 @@
+#!/bin/sh
+# bench/sampling.sh - cost of statistical sampling and of PAPI metrics
+# (run as: scripts/bench sampling).
+#
+# 1. sampling_cpu: CPU-bound work at stack depth 20 and 100, each case the
+#    best (least CPU) of SMP_BENCH_REPS runs (default 3) of the same work:
+#      untraced   no tracer, no signal
+#      floor      an empty SIGPROF handler on the same per-thread CPU-time timer
+#      sampler    libtracer.so with TRACER_SAMPLING
+#    at 1 kHz and 10 kHz requested. Per case: samples actually taken per CPU
+#    second (CPU-time timers fire at most once per kernel tick: HZ), CPU
+#    overhead against untraced, cost per sample (extra CPU / samples) and,
+#    for the sampler, its cost above the floor, plus the median time the
+#    handler itself measured per sample (unwind + tree + record: the part
+#    an empty handler does not do; immune to the CPU-time noise of a shared
+#    machine, which the differences are not).
+# 2. sampling_metric: one Metric record with two PAPI counters per region
+#    enter/leave (TRACER_METRICS=perf::TASK-CLOCK,perf::PAGE-FAULTS) against
+#    the same regions without metrics, and PAPI_read of the same two events
+#    alone.
+set -e
+B=${TRACER_BUILD_DIR:?run through scripts/bench sampling}
+LIB=$B/lib/libtracer.so
+CPU=$B/bench/sampling_cpu
+MET=$B/bench/sampling_metric
+CHUNKS=${SMP_BENCH_CHUNKS:-30000}
+REPS=${SMP_BENCH_REPS:-3}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+# run_case NAME DEPTH [floor NS | traced HZ] -> "cpu signals samples handler_us"
+run_case() {
+	name=$1 depth=$2 mode=$3 arg=$4
+	best=""
+	i=0
+	while [ $i -lt "$REPS" ]; do
+		i=$((i + 1))
+		case $mode in
+		floor) out=$("$CPU" "$depth" "$CHUNKS" floor "$arg" 2>"$TMP/err") ;;
+		traced) rm -rf "$TMP/tr"
+			out=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/tr" TRACER_VERBOSE=1 \
+			      TRACER_SAMPLING="$arg" "$CPU" "$depth" "$CHUNKS" 2>"$TMP/err") ;;
+		*) out=$("$CPU" "$depth" "$CHUNKS" 2>"$TMP/err") ;;
+		esac
+		cpu=$(echo "$out" | sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p')
+		sig=$(echo "$out" | sed -n 's/.*signals=\([0-9]*\).*/\1/p')
+		smp=$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$TMP/err")
+		hus=$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$TMP/err")
+		[ -n "$smp" ] || smp=$sig
+		[ -n "$hus" ] || hus=0
+		if [ -z "$best" ] || awk "BEGIN{exit !($cpu < $(echo "$best" | cut -d' ' -f1))}"; then
+			best="$cpu $sig $smp $hus"
+		fi
+	done
+	echo "$best"
+}
+
+printf '%-5s %-6s %-9s %10s %9s %10s %11s %12s %11s\n' depth rate case samples/s cpu_s overhead% us/sample above-floor handler_us
+for depth in 20 100; do
+	set -- $(run_case untraced "$depth")
+	base=$1
+	printf '%-5s %-6s %-9s %10s %9.3f %10s %11s %12s %11s\n' "$depth" - untraced 0 "$base" - - - -
+	for hz in 1000 10000; do
+		ns=$((1000000000 / hz))
+		set -- $(run_case floor "$depth" floor "$ns")
+		fcpu=$1 fn=$3
+		fcost=$(awk "BEGIN{print ($fn > 0) ? ($fcpu - $base) / $fn * 1e6 : 0}")
+		awk "BEGIN{printf \"%-5s %-6s %-9s %10.0f %9.3f %10.2f %11.2f %12s %11s\n\", $depth, \"${hz}Hz\", \"floor\", $fn / $fcpu, $fcpu, ($fcpu - $base) / $base * 100, $fcost, \"-\", \"-\"}"
+		set -- $(run_case sampler "$depth" traced "${hz}Hz")
+		scpu=$1 sn=$3 hus=$4
+		scost=$(awk "BEGIN{print ($sn > 0) ? ($scpu - $base) / $sn * 1e6 : 0}")
+		awk "BEGIN{printf \"%-5s %-6s %-9s %10.0f %9.3f %10.2f %11.2f %12.2f %11.2f\n\", $depth, \"${hz}Hz\", \"sampler\", $sn / $scpu, $scpu, ($scpu - $base) / $base * 100, $scost, $scost - $fcost, $hus}"
+		if [ "$depth" = 20 ] && [ "$hz" = 1000 ]; then
+			x20=$hus
+			d20=$(awk "BEGIN{printf \"%.2f\", $scost - $fcost}")
+		fi
+	done
+done
+
+echo
+N=${SMP_BENCH_REGIONS:-200000}
+EV=perf::TASK-CLOCK,perf::PAGE-FAULTS
+rm -rf "$TMP/m0" "$TMP/m1"
+r0=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/m0" "$MET" regions "$N" 2>/dev/null | sed -n 's/ns_per_iter=//p')
+r1=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/m1" TRACER_METRICS=$EV "$MET" regions "$N" 2>"$TMP/merr" |
+     sed -n 's/ns_per_iter=//p')
+pr=$("$MET" papi "$N" "$EV" 2>/dev/null | sed -n 's/ns_per_iter=//p' || true)
+if grep -q "rejected" "$TMP/merr"; then
+	echo "metrics: $(grep rejected "$TMP/merr")"
+fi
+echo "region enter+leave without metrics: $r0 ns, with $EV: $r1 ns"
+awk "BEGIN{printf \"metric record with 2 PAPI counters: %.0f ns per region enter or leave (PAPI_read alone: %s ns, record above it: %.0f ns)\n\", ($r1 - $r0) / 2, \"$pr\", ($r1 - $r0) / 2 - (\"$pr\" + 0)}"
+echo "sampling cost above floor us per sample: $x20"
+echo "(depth 20, 1 kHz: handler median; CPU-time difference sampler - floor: $d20 us)"

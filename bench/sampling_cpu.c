@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sampling_cpu.c - CPU-bound work at a fixed stack depth for bench/sampling.sh.
+ *
+ * usage: sampling_cpu DEPTH CHUNKS [floor PERIOD_NS]
+ *   Calls rec(DEPTH) CHUNKS times; the innermost frame runs a fixed chunk of
+ *   floating-point work, so nearly every sample sees a stack of DEPTH + 3
+ *   frames. "floor": the program itself installs an empty SIGPROF handler on
+ *   a per-thread CPU-time timer with the given period (the same timer the
+ *   sampler uses): the cost of the signals alone.
+ * Prints: cpu_s=<user+sys CPU seconds of the work> signals=<floor signals>
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CHUNK 20000
+
+volatile double bench_sink;
+static volatile long signals;
+
+static void empty_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+	signals++;
+}
+
+__attribute__((noinline)) static double work(void)
+{
+	double x = bench_sink;
+	for (int i = 0; i < CHUNK; i++)
+		x = x * 0.9999999 + 1.0;
+	return x;
+}
+
+__attribute__((noinline)) static double rec(int d)
+{
+	if (d <= 0)
+		return work();
+	double r = rec(d - 1);
+	__asm__ volatile("" ::: "memory");   /* no tail call */
+	return r + 1.0;
+}
+
+static double cpu_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s DEPTH CHUNKS [floor PERIOD_NS]\n", argv[0]);
+		return 2;
+	}
+	int depth = atoi(argv[1]);
+	long chunks = atol(argv[2]);
+	if (argc >= 5 && !strcmp(argv[3], "floor")) {
+		long ns = atol(argv[4]);
+		struct sigaction sa;
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = empty_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigaction(SIGPROF, &sa, NULL);
+		struct sigevent sev;
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = SIGPROF;
+		sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+		timer_t t;
+		if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t) != 0)
+			return 1;
+		struct itimerspec its = { { ns / 1000000000L, ns % 1000000000L },
+					  { ns / 1000000000L, ns % 1000000000L } };
+		timer_settime(t, 0, &its, NULL);
+	}
+	double c0 = cpu_now();
+	double s = 0;
+	for (long i = 0; i < chunks; i++)
+		s += rec(depth);
+	double c1 = cpu_now();
+	bench_sink = s;
+	printf("cpu_s=%.6f signals=%ld\n", c1 - c0, signals);
+	return 0;
+}
