@@ -41,6 +41,11 @@ const char *otf2w_status_str(otf2w_status s)
 	return "unknown status";
 }
 
+/* The last error text of this thread (initial-exec: no allocation on first
+ * access when we are preloaded), and of the archive (any thread). */
+static __thread char tl_err[1024] __attribute__((tls_model("initial-exec")));
+static __thread const otf2w_archive *tl_err_ar __attribute__((tls_model("initial-exec")));
+
 otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, ...)
 {
 	va_list ap;
@@ -48,8 +53,10 @@ otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, 
 	if (!ar)
 		return st;
 	va_start(ap, fmt);
-	vsnprintf(ar->err, sizeof(ar->err), fmt, ap);
+	vsnprintf(tl_err, sizeof(tl_err), fmt, ap);
 	va_end(ap);
+	tl_err_ar = ar;
+	memcpy(ar->err, tl_err, sizeof(ar->err));
 	if (ar->first_error == OTF2W_OK)
 		ar->first_error = st;
 	return st;
@@ -59,6 +66,8 @@ const char *otf2w_archive_error(const otf2w_archive *ar)
 {
 	if (!ar)
 		return "no archive";
+	if (tl_err_ar == ar && tl_err[0])
+		return tl_err;
 	return ar->err[0] ? ar->err : "no error";
 }
 
@@ -318,9 +327,9 @@ otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_call
 		return OTF2W_E_INVALID_ARGUMENT;
 	if (cb && (!cb->allocate || !cb->free_all))
 		return OTF2W_E_INVALID_ARGUMENT;
-	if (ar->evt.n || ar->def.n || ar->snap.n || ar->gdef || ar->marker)
+	if (ar->chunks_allocated)
 		return otf2w__seterr(ar, OTF2W_E_INVALID_CALL,
-				     "memory callbacks must be set before the first writer");
+				     "memory callbacks must be set before the first chunk is allocated");
 	if (cb)
 		ar->mem_cb = *cb;
 	else
@@ -879,6 +888,8 @@ static void free_vec(struct otf2w_vec *v)
 
 static void archive_free(otf2w_archive *ar)
 {
+	if (tl_err_ar == ar)
+		tl_err_ar = NULL;
 	free_vec(&ar->evt);
 	free_vec(&ar->def);
 	free_vec(&ar->snap);
@@ -895,7 +906,7 @@ static void archive_free(otf2w_archive *ar)
 		free(ar->marker);
 	}
 	for (uint32_t i = 0; i < ar->npool; i++)
-		otf2w__chunk_free(ar, ar->pool[i], ar->evt_chunk);
+		otf2w__chunk_free(ar, ar->pool[i], ar->evt_chunk, 1);
 	free(ar->pool);
 	for (uint32_t i = 0; i < ar->nprops; i++) {
 		free(ar->props[i].name);
@@ -937,6 +948,18 @@ otf2w_status otf2w_archive_close(otf2w_archive *ar)
 	keep_first(&first, write_anchor(ar, 0));
 	archive_free(ar);
 	return first;
+}
+
+void otf2w_archive_discard(otf2w_archive *ar)
+{
+	if (!ar)
+		return;
+	if (ar->abandoned) {
+		/* fork child: the chunks may be the parent's (shared memory
+		 * callbacks); only our own bookkeeping would be safe to free */
+		return;
+	}
+	archive_free(ar);
 }
 
 otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar)

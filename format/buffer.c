@@ -36,6 +36,7 @@ static uint8_t *chunk_alloc(otf2w_archive *ar, uint64_t size, int evt)
 	if (evt && ar->npool > 0)
 		c = ar->pool[--ar->npool];
 	if (!c) {
+		ar->chunks_allocated = 1;
 		if (ar->mem_cb.allocate)
 			c = ar->mem_cb.allocate(ar->mem_ud, size);
 		else
@@ -70,7 +71,7 @@ void otf2w__buf_release(struct otf2w_buf *b)
 					continue;
 				}
 			}
-			otf2w__chunk_free(ar, c, b->chunk_size);
+			otf2w__chunk_free(ar, c, b->chunk_size, evt);
 		}
 		otf2w__unlock(ar);
 	}
@@ -81,7 +82,7 @@ void otf2w__buf_release(struct otf2w_buf *b)
 	b->f.pos = b->f.end = NULL;
 }
 
-void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size)
+void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size, int evt)
 {
 	if (ar->mem_cb.free_all)
 		ar->mem_cb.free_all(ar->mem_ud, c, size);

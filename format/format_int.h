@@ -22,7 +22,7 @@ void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir);
 /* buffer.c */
 void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc);
 void otf2w__buf_release(struct otf2w_buf *b);
-void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size);
+void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size, int evt);
 size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n);
 otf2w_status otf2w__buf_flush(struct otf2w_buf *b);
 otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t);

@@ -190,7 +190,10 @@ def null_checks(r, out):
             out.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
 
 
-INLINE = ('Enter', 'Leave')
+def inlinable(r):
+    """Events with only fixed-size fields get an inline fast path."""
+    return all(not f.array and not f.attic and f.enc not in ('str', 'idmap', 'av')
+               for f in r.fields)
 
 
 def main():
@@ -222,8 +225,13 @@ def main():
     for r in recs:
         counts[r.kind] = counts.get(r.kind, 0) + 1
         h.append('/* %s %d %s */' % (r.kind, r.id, r.name))
-        if r.kind == 'evt' and r.name in INLINE:
+        if r.kind == 'evt' and inlinable(r):
             slow = 'otf2w__evt_%s_slow' % snake(r.name)
+            static, _ = size_terms(r)
+            if r.single:
+                rmax = 1 + static
+            else:
+                rmax = 1 + (1 if static < 255 else 9) + static
             h.append(proto(r, slow) + ';')
             h.append('static inline ' + proto(r))
             h.append('{')
@@ -231,17 +239,23 @@ def main():
             h.append('\tif (otf2w_unlikely(w == NULL))')
             h.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
             h.append('\tuint8_t *p = f->pos;')
-            h.append('\tif (otf2w_unlikely(al != NULL || (size_t)(f->end - p) < OTF2W__SINGLETON32_MAX ||')
+            h.append('\tif (otf2w_unlikely(al != NULL || (size_t)(f->end - p) < %d ||' % (9 + rmax))
             h.append('\t\t\t    time < f->last_time))')
-            h.append('\t\treturn %s(w, al, time, region);' % slow)
+            h.append('\t\treturn %s(%s);' % (slow, ', '.join(['w', 'al', 'time'] + [x.c for x in r.params])))
             h.append('\tif (time != f->last_time || time == 0) {')
             h.append('\t\t*p = 5;')
             h.append('\t\tmemcpy(p + 1, &time, 8);')
             h.append('\t\tp += 9;')
             h.append('\t\tf->last_time = time;')
             h.append('\t}')
-            h.append('\t*p = %d;' % r.id)
-            h.append('\tp = otf2w__put_cu32(p + 1, region);')
+            if r.single:
+                h.append('\t*p++ = %d;' % r.id)
+            else:
+                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %d);' % (r.id, static))
+            for f in r.fields:
+                h.append('\t' + put(f, f.c, r))
+            if not r.single:
+                h.append('\totf2w__rec_close(start, p, %d);' % static)
             h.append('\tf->pos = p;')
             h.append('\tf->nevents++;')
             h.append('\treturn OTF2W_OK;')
@@ -255,6 +269,9 @@ def main():
         body(r, c)
         c.append('}')
         c.append('')
+    want = {'evt': 79, 'gdef': 38, 'ldef': 36, 'snap': 20, 'marker': 2}
+    if counts != want:
+        raise SystemExit('records.tab: record counts %s, OTF2 3.0 has %s' % (counts, want))
     h += ['', '#define OTF2W_NUM_EVT_RECORDS %d' % counts.get('evt', 0),
           '#define OTF2W_NUM_GDEF_RECORDS %d' % counts.get('gdef', 0),
           '#define OTF2W_NUM_LDEF_RECORDS %d' % counts.get('ldef', 0),

@@ -247,7 +247,8 @@ typedef struct otf2w_flush_callbacks {
 } otf2w_flush_callbacks;
 
 /* Chunk memory (default: aligned_alloc/free). allocate may be called with
- * the archive lock held, from the owning thread of the location. */
+ * the archive lock held, from the owning thread of the location. Settable
+ * until the first chunk was allocated (the first record written). */
 typedef struct otf2w_memory_callbacks {
 	void *(*allocate)(void *user_data, size_t size);
 	void (*free_all)(void *user_data, void *chunk, size_t size);
@@ -361,8 +362,27 @@ const char *otf2w_archive_path(const otf2w_archive *ar);
  * Allowed until any of its data hit the disk; afterwards OTF2W_E_INVALID_CALL;
  * OTF2W_E_INVALID_ARGUMENT if another writer already has that location. */
 otf2w_status otf2w_evt_writer_set_location(otf2w_evt_writer *w, uint64_t location);
+/* Free the archive without writing anything (files already written stay).
+ * Not after otf2w_archive_abandon (then it does nothing: the memory may be
+ * the parent's). Unlike close, no anchor, no empty files. */
+void otf2w_archive_discard(otf2w_archive *ar);
 /* 1 while the location is stopped (NO_FLUSH or a failed flush), else 0. */
 int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
+
+/* Notes on the generated record writers (fmt):
+ * - Every event record with only fixed-size fields (Enter, Leave, MpiSend,
+ *   ThreadAcquireLock, ...) is static inline: one check (no attribute list,
+ *   room in the chunk, time not going back), then unchecked stores; the
+ *   rest goes to an out-of-line slow path. Arrays/strings are out of line.
+ * - OTF2_AttributeValue arguments (Property records, IoParadigm values) are
+ *   uint64_t raw patterns, as in otf2w_attr_list_add (FLOAT: the float's
+ *   bits in the low 32 bits); metric values are otf2w_metric_value.
+ * - An attribute list is not cleared by the event that uses it.
+ * - Without a pre_flush callback every full buffer is flushed and the chunk
+ *   layout equals the reference writer's byte for byte; with one, the last
+ *   chunk of the budget keeps 12 bytes for MeasurementOnOff(OFF).
+ * - At most 64 event files stay open between flushes (more locations: the
+ *   file is closed after a flush and re-opened for the next one). */
 
 /* ---- generated record writers ------------------------------------------------------ */
 

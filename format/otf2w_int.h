@@ -128,6 +128,7 @@ struct otf2w_archive {
 	void *mem_ud;
 
 	int files_created;             /* path fixed from now on */
+	int chunks_allocated;          /* memory callbacks fixed from now on */
 	uint32_t nopen;                /* open per-location files (lock) */
 	int loc_dir_made;
 

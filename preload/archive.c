@@ -647,6 +647,8 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 	return sum;
 }
 
+static void emergency(int status, int sig);
+
 /* ProgramEnd on the master location (owned by the caller: stopped or self). */
 static void write_program_end(int status, int have_status)
 {
@@ -665,6 +667,14 @@ void tr_finish_status(int status, int have_status)
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
 		return;
+	struct tr_thread *me = tr_tls_self;
+	if (tr_tls_internal > 0 || (me && me->in_record)) {
+		/* exit() from a signal handler that interrupted the tracer on this
+		 * thread (it may hold our locks): the lock-free path */
+		if (!tr_g.finishing)
+			emergency(have_status ? status : 0, 0);
+		return;
+	}
 	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST)) {
 		/* another thread is writing the archive (e.g. exit() and _exit()
 		 * racing): wait for it, bounded, so the process does not end under it */
@@ -768,6 +778,11 @@ void tr_finish(void)
 /* Crash path (signal handler): no locks, no malloc. */
 void tr_emergency(int sig)
 {
+	emergency(128 + sig, sig);
+}
+
+static void emergency(int status, int sig)
+{
 	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid() || !tr_g.ar)
 		return;
 	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST))
@@ -786,7 +801,7 @@ void tr_emergency(int sig)
 		tr_thread_close_open_regions(t, now);
 	}
 	if (tr_g.master && !tr_g.master->in_record && tr_g.master->state == TR_T_DYING)
-		write_program_end(128 + sig, 1);
+		write_program_end(status, 1);
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	tr_defs_write_global(tr_g.gdw, 1);
@@ -795,9 +810,13 @@ void tr_emergency(int sig)
 		tr_defs_save(tr_tdefs_path, 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
-	if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
+	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
 		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
 			       tr_g.nthreads, (unsigned long long)events, sig,
+			       st == OTF2W_OK ? "" : ", with errors");
+	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
+		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: exit "
+			       "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
 			       st == OTF2W_OK ? "" : ", with errors");
 	tr_tls_creating--;
 }

@@ -333,6 +333,8 @@ void tr_smp_met_record(struct tr_thread *t, uint64_t time)
 
 static void met_on_event(struct tr_thread *t, uint64_t time, uint32_t region)
 {
+	/* deferred samples older than this event go before its Metric record */
+	tr_smp_drain_before(t, time);
 	tr_smp_met_record(t, time);
 }
 

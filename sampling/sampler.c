@@ -421,6 +421,21 @@ static uint64_t smp_hist_value(unsigned b)
 
 static uint32_t smp_hist_all[SMP_HIST];
 
+/* Thread context, before a record of time `time` that is not a
+ * calling-context event (metrics.c writes its Metric record after this):
+ * the samples queued before that time go first. */
+void tr_smp_drain_before(struct tr_thread *t, uint64_t time)
+{
+	struct smp_thread *s = t->sampling;
+	if (!s || s->qhead == s->qtail)
+		return;
+	s->busy = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	smp_drain(s, t, time);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	s->busy = 0;
+}
+
 /* ---- the handler --------------------------------------------------------------------- */
 
 SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
@@ -1074,8 +1089,16 @@ static void smp_fork_child(void)
 			s->active = 0;
 	}
 	smp_list_lock_drop();
+	/* the child reports its own samples */
+	memset(smp_tot, 0, sizeof(smp_tot));
+	memset(smp_hist_all, 0, sizeof(smp_hist_all));
+	smp_nthreads = 0;
 	if (mine) {
 		mine->qhead = mine->qtail;
+		mine->samples = mine->deferred = mine->lost = mine->truncated = 0;
+		mine->full = mine->foreign = mine->errors = 0;
+		mine->hticks = mine->hcalls = mine->uticks = 0;
+		memset(mine->hist, 0, sizeof(mine->hist));
 		smp_timer_start(mine);
 	}
 	if (smp_use_itimer) {

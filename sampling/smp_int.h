@@ -76,6 +76,8 @@ void tr_smp_metrics_register(void);
 /* Stop our sampling for good (program installed its own SIGPROF machinery):
  * deletes every timer; prints one tracer: line naming what. Thread context. */
 void tr_smp_yield_sigprof(const char *what);
+/* Write the samples queued before `time` (thread context). */
+void tr_smp_drain_before(struct tr_thread *t, uint64_t time);
 extern volatile int tr_smp_enabled;
 
 /* Weak: provided by preload/ when available (CallingContext definition

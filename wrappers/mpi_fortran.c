@@ -5,14 +5,16 @@
  * & co.; use mpi_f08: mpi_init_f08_ -> ompi_init_f) call PMPI_* directly,
  * so the C wrappers never see these calls. Without them a Fortran program
  * would get no rank agreement and no unification. The other Fortran MPI
- * calls are not recorded (see docs/mpi.md).
+ * point-to-point and collective calls are generated (mpi_fgen.c); the
+ * completion calls Wait, Waitall, Waitany, Test are here.
  *
  * Each entry point exists under every name the Fortran compilers use
  * (mpi_init, mpi_init_, mpi_init__, MPI_INIT) and as ompi_*_f (the f08
  * path); the real work is the weak pmpi_*_ of libmpi_mpifh, which is only
  * loaded (and these only called) in Fortran MPI programs.
  */
-#include "mpi_int.h"
+#include <stdlib.h>
+#include "mpi_fortran_int.h"
 
 #pragma weak pmpi_init_
 #pragma weak pmpi_init_thread_
@@ -108,3 +110,144 @@ TR_EXPORT void ompi_abort_f(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 {
 	f_abort(comm, errorcode, ierr);
 }
+
+/* ---- completion calls ---------------------------------------------------------------- */
+
+#pragma weak pmpi_wait_
+#pragma weak pmpi_waitall_
+#pragma weak pmpi_waitany_
+#pragma weak pmpi_test_
+extern void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr);
+extern void pmpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr);
+extern void pmpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr);
+extern void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
+
+/* Fortran MPI_STATUS_SIZE in MPI_Fint */
+#define F_ST ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
+
+#define F_BEGIN(fn, passthrough)                                  \
+	struct tr_thread *t = tr_mpi_tget();                      \
+	if (!t) {                                                 \
+		passthrough;                                      \
+		return;                                           \
+	}                                                         \
+	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_##fn);       \
+	tr_enter(t, tr_time(), rgn)
+
+#define F_END()                       \
+	tr_leave(t, t1, rgn);         \
+	tr_thread_put(t)
+
+static void f_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+	F_BEGIN(MPI_Wait, pmpi_wait_(request, status, ierr));
+	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
+	struct tr_mpi_req *e = tr_mpi_req_take(PMPI_Request_f2c(*request));
+	pmpi_wait_(request, use, ierr);
+	uint64_t t1 = tr_time();
+	if (*ierr == MPI_SUCCESS && e) {
+		MPI_Status st;
+		PMPI_Status_f2c(use, &st);
+		tr_mpi_req_complete(t, t1, e, &st, 1);
+	} else {
+		tr_mpi_req_release(e);
+	}
+	F_END();
+}
+
+static void f_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	F_BEGIN(MPI_Test, pmpi_test_(request, flag, status, ierr));
+	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
+	struct tr_mpi_req *e = tr_mpi_req_take(PMPI_Request_f2c(*request));
+	pmpi_test_(request, flag, use, ierr);
+	uint64_t t1 = tr_time();
+	if (*ierr == MPI_SUCCESS && e) {
+		MPI_Status st;
+		if (*flag)
+			PMPI_Status_f2c(use, &st);
+		tr_mpi_req_complete(t, t1, e, &st, *flag != 0);
+	} else {
+		tr_mpi_req_release(e);
+	}
+	F_END();
+}
+
+static void f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	F_BEGIN(MPI_Waitall, pmpi_waitall_(count, requests, statuses, ierr));
+	int n = *count > 0 ? (int)*count : 0;
+	struct tr_mpi_req *el[64], **e = n <= 64 ? el : malloc(sizeof(*e) * (size_t)n);
+	MPI_Fint stl[64 * 8], *use = statuses, *own = NULL;
+	if (tr_mpi_f_statuses_ignore(statuses))
+		use = n * F_ST <= 64 * 8 ? stl : (own = malloc(sizeof(MPI_Fint) * (size_t)(n * F_ST)));
+	if (!e || !use) {
+		/* no memory: untraced completion */
+		pmpi_waitall_(count, requests, statuses, ierr);
+		uint64_t t1 = tr_time();
+		if (e != el)
+			free(e);
+		free(own);
+		F_END();
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		e[i] = tr_mpi_req_take(PMPI_Request_f2c(requests[i]));
+	pmpi_waitall_(count, requests, use, ierr);
+	uint64_t t1 = tr_time();
+	for (int i = 0; i < n; i++) {
+		if (*ierr == MPI_SUCCESS && e[i]) {
+			MPI_Status st;
+			PMPI_Status_f2c(use + i * F_ST, &st);
+			tr_mpi_req_complete(t, t1, e[i], &st, 1);
+		} else {
+			tr_mpi_req_release(e[i]);
+		}
+	}
+	if (e != el)
+		free(e);
+	free(own);
+	F_END();
+}
+
+static void f_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+	F_BEGIN(MPI_Waitany, pmpi_waitany_(count, requests, index, status, ierr));
+	int n = *count > 0 ? (int)*count : 0;
+	struct tr_mpi_req *el[64], **e = n <= 64 ? el : malloc(sizeof(*e) * (size_t)n);
+	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
+	if (!e) {
+		pmpi_waitany_(count, requests, index, status, ierr);
+		uint64_t t1 = tr_time();
+		F_END();
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		e[i] = tr_mpi_req_take(PMPI_Request_f2c(requests[i]));
+	pmpi_waitany_(count, requests, index, use, ierr);
+	uint64_t t1 = tr_time();
+	int k = (int)*index - 1;   /* Fortran indices start at 1 */
+	for (int i = 0; i < n; i++) {
+		if (*ierr == MPI_SUCCESS && i == k && e[i]) {
+			MPI_Status st;
+			PMPI_Status_f2c(use, &st);
+			tr_mpi_req_complete(t, t1, e[i], &st, 1);
+		} else {
+			tr_mpi_req_release(e[i]);
+		}
+	}
+	if (e != el)
+		free(e);
+	F_END();
+}
+
+TR_F_NAMES(mpi_wait, MPI_WAIT, f_wait, (MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr),
+	   (request, status, ierr))
+TR_F_NAMES(mpi_test, MPI_TEST, f_test, (MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr),
+	   (request, flag, status, ierr))
+TR_F_NAMES(mpi_waitall, MPI_WAITALL, f_waitall,
+	   (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr),
+	   (count, requests, statuses, ierr))
+TR_F_NAMES(mpi_waitany, MPI_WAITANY, f_waitany,
+	   (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr),
+	   (count, requests, index, status, ierr))

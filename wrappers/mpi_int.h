@@ -241,6 +241,14 @@ void tr_mpi_recv_evt(struct tr_thread *t, uint64_t time, MPI_Comm c, const MPI_S
 void tr_mpi_msg_note(MPI_Message m, uint32_t comm);
 void tr_mpi_mrecv_evt(struct tr_thread *t, uint64_t time, MPI_Message m, const MPI_Status *st);
 void tr_mpi_imrecv(struct tr_thread *t, uint64_t time, MPI_Message m, MPI_Request r);
+/* Completion calls made elsewhere (Fortran): take the entry of a request
+ * before the call; afterwards complete it (done: with its status) or
+ * record an unsuccessful test (done = 0), or put it back untouched. */
+struct tr_mpi_req;
+struct tr_mpi_req *tr_mpi_req_take(MPI_Request r);
+void tr_mpi_req_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e, const MPI_Status *st,
+			 int done);
+void tr_mpi_req_release(struct tr_mpi_req *e);
 /* Requests dropped because the table was full (reported at finalize). */
 uint64_t tr_mpi_req_lost(void);
 

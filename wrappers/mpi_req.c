@@ -621,3 +621,26 @@ TR_EXPORT int MPI_Request_free(MPI_Request *request)
 		req_release(e);
 	END();
 }
+
+/* ---- for the Fortran entry points (mpi_fortran.c) --------------------------------------- */
+
+struct tr_mpi_req *tr_mpi_req_take(MPI_Request r)
+{
+	return r != MPI_REQUEST_NULL ? req_take((uintptr_t)r) : NULL;
+}
+
+void tr_mpi_req_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e, const MPI_Status *st,
+			 int done)
+{
+	if (!e)
+		return;
+	if (done)
+		req_done(t, time, e, st);
+	else
+		req_tested(t, time, e);
+}
+
+void tr_mpi_req_release(struct tr_mpi_req *e)
+{
+	req_release(e);
+}

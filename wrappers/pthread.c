@@ -20,7 +20,10 @@
  * ThreadReleaseLock alone.
  *
  * Every other call (condition variables, barriers, semaphores, detach,
- * cancel) is an Enter/Leave region of paradigm PTHREAD.
+ * cancel, exit) is an Enter/Leave region of paradigm PTHREAD.
+ *
+ * Threads started by a wrapped library while inside a recorded call (Open
+ * MPI's progress threads in MPI_Init) are internal: not recorded.
  *
  * Hot path rules: no malloc, no lock, no stdio; per-thread state is
  * initial-exec TLS; errno is preserved (functions that report through
@@ -282,9 +285,13 @@ static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const vo
 	uint32_t order;
 
 	if (tr_unlikely(atomic_load_explicit(&l->holder, memory_order_relaxed) != me)) {
+		uint64_t again;
+
 		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
 		pth_clock_fence();
-		time = tr_time();
+		again = tr_time();
+		if (again > time)   /* never before the Enter already written */
+			time = again;
 	}
 
 	if (shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <= TR_PTH_LOCK_OVERFLOW)) {

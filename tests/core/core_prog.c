@@ -20,6 +20,7 @@ extern void tracer_test_enter(const char *name) __attribute__((weak));
 extern void tracer_test_leave(const char *name) __attribute__((weak));
 extern void tracer_test_thread_begin(void) __attribute__((weak));
 extern void tracer_test_thread_end(void) __attribute__((weak));
+extern void tracer_test_exit_inside(int status) __attribute__((weak));
 
 static void enter(const char *n)
 {
@@ -68,6 +69,8 @@ static void early(int argc, char **argv, char **envp)
 }
 __attribute__((section(".preinit_array"), used)) static void (*const early_p)(int, char **, char **) = early;
 
+static volatile int spinning;
+
 static void *spinner(void *a)
 {
 	(void)a;
@@ -75,8 +78,18 @@ static void *spinner(void *a)
 		enter("spin");
 		work(1);
 		leave("spin");
+		spinning = 1;
 	}
 	return NULL;
+}
+
+/* a thread recording events until the end; returns once it did some */
+static void start_spinner(pthread_t *t)
+{
+	pthread_create(t, NULL, spinner, NULL);
+	for (int i = 0; i < 5000 && !spinning; i++)
+		msleep(1);
+	msleep(5);
 }
 
 static void *worker(void *a)
@@ -151,6 +164,19 @@ int main(int argc, char **argv)
 		leave("main_work");
 		return 3;
 	}
+	if (!strcmp(m, "exit_inside")) {       /* exit() while the tracer holds a lock */
+		enter("main_work");
+		work(3);
+		if (tracer_test_exit_inside)
+			tracer_test_exit_inside(6);
+		exit(6);
+	}
+	if (!strcmp(m, "many")) {              /* a fixed, large number of events */
+		enter("main_work");
+		work(argc > 2 ? atoi(argv[2]) : 1000);
+		leave("main_work");
+		return 0;
+	}
 	if (!strcmp(m, "churn")) {             /* exit while threads come and go */
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, spawner, NULL);
@@ -174,8 +200,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(m, "running")) {           /* thread inside a region at exit */
-		pthread_create(&t[0], NULL, spinner, NULL);
-		msleep(30);
+		start_spinner(&t[0]);
 		enter("main_exit");
 		return 5;                       /* main_exit left open too */
 	}
@@ -186,8 +211,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (!strcmp(m, "_exit") || !strcmp(m, "_Exit")) {
-		pthread_create(&t[0], NULL, spinner, NULL);
-		msleep(10);
+		start_spinner(&t[0]);
 		enter("before_exit");
 		if (m[1] == 'e')
 			_exit(9);
@@ -204,8 +228,7 @@ int main(int argc, char **argv)
 			sa.sa_handler = h_exit;
 			sigaction(sig, &sa, NULL);
 		}
-		pthread_create(&t[0], NULL, spinner, NULL);
-		msleep(10);
+		start_spinner(&t[0]);
 		enter("signalled");
 		kill(getpid(), sig);
 		msleep(10);
@@ -216,8 +239,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(m, "abort") || !strcmp(m, "segv")) {
-		pthread_create(&t[0], NULL, spinner, NULL);
-		msleep(10);
+		start_spinner(&t[0]);
 		enter("crashing");
 		if (m[0] == 'a')
 			abort();

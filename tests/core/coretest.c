@@ -80,3 +80,13 @@ TR_EXPORT double tracer_test_bench(long n, int mode)
 	(void)sink;
 	return ((double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec)) / (double)n;
 }
+
+/* exit() while this thread holds the registry lock, as when a signal
+ * handler calls exit() after interrupting the tracer: must not deadlock. */
+#include <stdlib.h>
+#include "tr_int.h"
+TR_EXPORT void tracer_test_exit_inside(int status)
+{
+	tr_lock(tr_defs_lock());
+	exit(status);
+}

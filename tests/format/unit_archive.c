@@ -424,3 +424,41 @@ Test(archive, many_locations_bounded_fds)
 	free(out);
 	ut_rmrf(dir);
 }
+
+static long live_chunks;
+
+static void *cnt_alloc(void *ud, size_t size)
+{
+	live_chunks++;
+	return malloc(size);
+}
+
+static void cnt_free(void *ud, void *c, size_t size)
+{
+	live_chunks--;
+	free(c);
+}
+
+/* set_memory works until the first chunk; discard writes nothing, frees all */
+Test(archive, memory_callbacks_and_discard)
+{
+	char dir[512];
+	otf2w_archive *ar;
+	otf2w_gdef_writer *g;
+	otf2w_evt_writer *w;
+	otf2w_memory_callbacks mc = { cnt_alloc, cnt_free };
+	ut_tmpdir(dir, sizeof(dir), "discard");
+	otf2w_archive_params p = { .path = dir };
+	cr_assert_eq(otf2w_archive_open(&p, &ar), OTF2W_OK);
+	cr_assert_eq(otf2w_archive_get_gdef_writer(ar, &g), OTF2W_OK);
+	cr_assert_eq(otf2w_archive_set_memory(ar, &mc, NULL), OTF2W_OK);
+	cr_assert_eq(otf2w_gdef_string(g, 0, "x"), OTF2W_OK);
+	cr_assert_eq(live_chunks, 1);
+	cr_assert_eq(otf2w_archive_set_memory(ar, NULL, NULL), OTF2W_E_INVALID_CALL);
+	cr_assert_eq(otf2w_archive_get_evt_writer(ar, 0, &w), OTF2W_OK);
+	cr_assert_eq(otf2w_evt_enter(w, NULL, 1, 0), OTF2W_OK);
+	cr_assert_eq(live_chunks, 2);
+	otf2w_archive_discard(ar);
+	cr_assert_eq(live_chunks, 0);
+	cr_assert(!ut_exists(dir), "discard created files");
+}

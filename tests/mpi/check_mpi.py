@@ -329,6 +329,23 @@ def mode_fortran(t, n):
     expect("MPI_Init" in regions and "MPI_Finalize" in regions, "MPI_Init/MPI_Finalize regions missing")
     expect(len([g for g in t.defs.location_groups if g.name.startswith("MPI Rank ")]) == n,
            "expected %d MPI ranks in one archive" % n)
+    if "08" not in os.path.basename(sys.argv[sys.argv.index("--prog") + 1]):
+        # mpif.h program: the point-to-point and collective calls are recorded
+        for tag, k in ((10, n), (11, n), (12, n), (13, n), (14, n)):
+            got = [s for s in t.sends if s[3] == tag]
+            expect(len(got) == k, "tag %d: %d sends, want %d" % (tag, len(got), k))
+        anys = [r for r in t.recvs if r[2] == 0 and r[3] == 60 + r[1]]
+        expect(sorted(r[1] for r in anys) == list(range(1, n)), "ANY_SOURCE receives: %r" % anys)
+        ops = collections.Counter(op for (c, r), v in t.colls.items() for op in v)
+        for op in ("BCAST", "ALLREDUCE", "BARRIER"):
+            expect(ops[op] == n, "%s: %d records" % (op, ops[op]))
+        for c in t.coll_recs:
+            if c[2] == "ALLREDUCE":
+                expect(c[4] == 4 * n and c[5] == 4 * n, "Fortran Allreduce (MPI_IN_PLACE) bytes: %r" % (c,))
+    else:
+        # use mpi_f08: Allreduce on every rank, through ompi_allreduce_f
+        ops = collections.Counter(op for (c, r), v in t.colls.items() for op in v)
+        expect(ops["ALLREDUCE"] == n, "f08 Allreduce: %d records" % ops["ALLREDUCE"])
 
 
 MODES = {"fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None}

@@ -9,7 +9,12 @@
  * pthread_cond_timedwait that times out (mutex released and re-acquired)
  * and checks errno-reporting calls: sem_trywait on an empty semaphore
  * (-1/EAGAIN) and sem_timedwait past its deadline (-1/ETIMEDOUT).
+ * Thread 1 calls every other lock variant once (clock/timed/try versions,
+ * cond_clockwait and sem_clockwait timing out) and holds 40 mutexes at once
+ * (more than the wrapper's held-lock stack), released in reverse order.
+ * main joins thread 0 with pthread_clockjoin_np.
  */
+#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
@@ -22,6 +27,60 @@ static sem_t ping, pong, empty;
 static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int rounds, bad;
+static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
+static pthread_cond_t cv1 = PTHREAD_COND_INITIALIZER;   /* thread 1's own */
+static pthread_spinlock_t spin;
+static pthread_mutex_t many[40];
+
+static struct timespec in_ms(clockid_t clk, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	ts.tv_nsec += ms * 1000000;
+	while (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+static void variants(void)
+{
+	struct timespec far = in_ms(CLOCK_MONOTONIC, 60000), farr = in_ms(CLOCK_REALTIME, 60000);
+	struct timespec soon;
+
+	if (pthread_mutex_clocklock(&mx, CLOCK_MONOTONIC, &far) || pthread_mutex_unlock(&mx))
+		bad |= 8;
+	if (pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &far) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_rwlock_clockwrlock(&rw, CLOCK_MONOTONIC, &far) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_rwlock_timedrdlock(&rw, &farr) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_rwlock_timedwrlock(&rw, &farr) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_rwlock_tryrdlock(&rw) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_rwlock_trywrlock(&rw) || pthread_rwlock_unlock(&rw))
+		bad |= 16;
+	if (pthread_spin_trylock(&spin) || pthread_spin_unlock(&spin))
+		bad |= 32;
+	pthread_mutex_lock(&mx);
+	soon = in_ms(CLOCK_MONOTONIC, 1);
+	if (pthread_cond_clockwait(&cv1, &mx, CLOCK_MONOTONIC, &soon) != ETIMEDOUT)
+		bad |= 64;
+	pthread_cond_broadcast(&cv1);
+	pthread_mutex_unlock(&mx);
+	soon = in_ms(CLOCK_MONOTONIC, 1);
+	errno = 0;
+	if (sem_clockwait(&empty, CLOCK_MONOTONIC, &soon) != -1 || errno != ETIMEDOUT)
+		bad |= 128;
+	for (int i = 0; i < 40; i++)
+		pthread_mutex_lock(&many[i]);
+	for (int i = 39; i >= 0; i--)
+		pthread_mutex_unlock(&many[i]);
+}
 
 static void *worker(void *arg)
 {
@@ -39,6 +98,8 @@ static void *worker(void *arg)
 			sem_post(&pong);
 		}
 	}
+	if (id == 1)
+		variants();
 	if (id == 0) {
 		errno = 0;
 		if (sem_trywait(&empty) != -1 || errno != EAGAIN)
@@ -75,13 +136,22 @@ int main(int argc, char **argv)
 	if (n < 2 || n > 64)
 		return 2;
 	pthread_barrier_init(&bar, NULL, n);
+	pthread_spin_init(&spin, PTHREAD_PROCESS_PRIVATE);
+	for (int i = 0; i < 40; i++)
+		pthread_mutex_init(&many[i], NULL);
 	sem_init(&ping, 0, 0);
 	sem_init(&pong, 0, 0);
 	sem_init(&empty, 0, 0);
 	for (long i = 0; i < n; i++)
 		if (pthread_create(&th[i], NULL, worker, (void *)i))
 			return 3;
-	for (int i = 0; i < n; i++)
+	{
+		struct timespec far = in_ms(CLOCK_MONOTONIC, 60000);
+
+		if (pthread_clockjoin_np(th[0], NULL, CLOCK_MONOTONIC, &far))
+			bad |= 256;
+	}
+	for (int i = 1; i < n; i++)
 		pthread_join(th[i], NULL);
 	printf("pth_sync: %d threads, %d rounds, bad %d\n", n, rounds, bad);
 	return bad ? 1 : 0;

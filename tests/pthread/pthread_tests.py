@@ -119,6 +119,20 @@ def case_sync(args):
            evs[i + 2].acquisition_order == evs[i + 1].acquisition_order + 1,
            "cond_timedwait: mutex not re-acquired with the next order")
     expect(evs[i + 2].time - evs[i + 1].time > 0, "timed wait took no time")
+    # every other variant went through its wrapper (thread 1)
+    t1 = [l for l in threads if tr.enters(l, "pthread_cond_clockwait")]
+    expect(len(t1) == 1, "no pthread_cond_clockwait region")
+    for name in ("pthread_mutex_clocklock", "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock",
+                 "pthread_rwlock_timedrdlock", "pthread_rwlock_timedwrlock", "pthread_rwlock_tryrdlock",
+                 "pthread_rwlock_trywrlock", "pthread_spin_trylock", "sem_clockwait",
+                 "pthread_cond_broadcast"):
+        expect(len(tr.enters(t1[0], name)) == 1, "thread 1: %d %s regions, want 1"
+               % (len(tr.enters(t1[0], name)), name))
+    # 40 mutexes held at once (more than the wrapper's stack of 32), released
+    # in reverse: every release matches its acquisition (check_all)
+    ids = {e.lock_id for e in tr.events[t1[0]] if isinstance(e, ThreadReleaseLock)}
+    expect(len(ids) >= 42, "thread 1 released %d distinct locks, want >= 42" % len(ids))
+    expect(len(tr.enters(tr.master(), "pthread_clockjoin_np")) == 1, "no pthread_clockjoin_np region")
 
 
 def case_exit(args):

@@ -3,8 +3,12 @@
  * smp_sigprof.c - a program that drives SIGPROF itself (its own handler and
  * setitimer(ITIMER_PROF)), as gprof-like profilers do. The tracer must leave
  * its handler in charge. Prints own_handler=N (signals it received).
+ * With argument "sigaction": only installs the handler (no timer of its
+ * own), then starts a thread: the tracer notices at the thread start that
+ * its handler was replaced and stops its timers.
  */
 #define _GNU_SOURCE
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -27,14 +31,36 @@ static double cpu_seconds(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-int main(void)
+static void *nothing(void *a)
 {
+	return a;
+}
+
+int main(int argc, char **argv)
+{
+	int only_sigaction = argc > 1 && !strcmp(argv[1], "sigaction");
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = handler;
 	sa.sa_flags = SA_RESTART;
 	if (sigaction(SIGPROF, &sa, NULL) != 0)
 		return 1;
+	if (only_sigaction) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, nothing, NULL) != 0)
+			return 1;
+		pthread_join(th, NULL);
+		long before = own;
+		double end = cpu_seconds() + 0.3;
+		double x = 0;
+		while (cpu_seconds() < end)
+			for (int i = 0; i < 10000; i++)
+				x = x * 0.9999999 + 1.0;
+		smp_sink = x;
+		/* no timer of its own: nothing may arrive after the thread start */
+		printf("own_handler=%ld after_yield=%ld\n", before, own - before);
+		return own - before == 0 ? 0 : 3;
+	}
 	struct itimerval iv = { { 0, 2000 }, { 0, 2000 } };
 	if (setitimer(ITIMER_PROF, &iv, NULL) != 0)
 		return 1;
