@@ -2,15 +2,19 @@
 /*
  * sampling_cpu.c - CPU-bound work at a fixed stack depth for bench/sampling.sh.
  *
- * usage: sampling_cpu DEPTH CHUNKS [floor PERIOD_NS]
+ * usage: sampling_cpu DEPTH CHUNKS [floor|unwind PERIOD_NS]
  *   Calls rec(DEPTH) CHUNKS times; the innermost frame runs a fixed chunk of
  *   floating-point work, so nearly every sample sees a stack of DEPTH + 3
  *   frames. "floor": the program itself installs an empty SIGPROF handler on
  *   a per-thread CPU-time timer with the given period (the same timer the
- *   sampler uses): the cost of the signals alone.
+ *   sampler uses): the cost of the signals alone. "unwind": the handler
+ *   only calls libunwind's unw_backtrace and times it (median printed as
+ *   unwind_us=): what the unwinder alone costs in a handler right now.
  * Prints: cpu_s=<user+sys CPU seconds of the work> signals=<floor signals>
  */
 #define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +35,30 @@ static void empty_handler(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	(void)uc;
 	signals++;
+}
+
+#define NT 100000
+static double unwind_ns[NT];
+static void *frames[256];
+
+static void unwind_handler(int sig, siginfo_t *si, void *uc)
+{
+	struct timespec a, b;
+	(void)sig;
+	(void)si;
+	(void)uc;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	unw_backtrace(frames, 256);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	if (signals < NT)
+		unwind_ns[signals] = (double)(b.tv_sec - a.tv_sec) * 1e9 + (double)(b.tv_nsec - a.tv_nsec);
+	signals++;
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
 }
 
 __attribute__((noinline)) static double work(void)
@@ -65,11 +93,16 @@ int main(int argc, char **argv)
 	}
 	int depth = atoi(argv[1]);
 	long chunks = atol(argv[2]);
-	if (argc >= 5 && !strcmp(argv[3], "floor")) {
+	int unwind = argc >= 5 && !strcmp(argv[3], "unwind");
+	if (argc >= 5 && (!strcmp(argv[3], "floor") || unwind)) {
 		long ns = atol(argv[4]);
 		struct sigaction sa;
+		if (unwind) {
+			unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+			unw_backtrace(frames, 256);
+		}
 		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = empty_handler;
+		sa.sa_sigaction = unwind ? unwind_handler : empty_handler;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 		sigaction(SIGPROF, &sa, NULL);
 		struct sigevent sev;
@@ -90,6 +123,12 @@ int main(int argc, char **argv)
 		s += rec(depth);
 	double c1 = cpu_now();
 	bench_sink = s;
-	printf("cpu_s=%.6f signals=%ld\n", c1 - c0, signals);
+	printf("cpu_s=%.6f signals=%ld", c1 - c0, signals);
+	if (unwind && signals) {
+		long n = signals < NT ? signals : NT;
+		qsort(unwind_ns, (size_t)n, sizeof(double), cmp_d);
+		printf(" unwind_us=%.2f", unwind_ns[n / 2] / 1000.0);
+	}
+	printf("\n");
 	return 0;
 }

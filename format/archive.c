@@ -603,6 +603,18 @@ otf2w_status otf2w_archive_close_snap_writer(otf2w_archive *ar, otf2w_snap_write
 	return close_buf(ar, w ? &w->b : NULL);
 }
 
+otf2w_status otf2w_archive_close_evt_writer_deferred(otf2w_archive *ar, otf2w_evt_writer *w,
+						     uint64_t max_each, uint64_t max_total)
+{
+	if (!ar || !w || w->b.ar != ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (w->b.closed)
+		return OTF2W_OK;
+	if (otf2w__buf_defer(&w->b, max_each, max_total))
+		return OTF2W_OK;
+	return close_buf(ar, &w->b);
+}
+
 /* ---- event writer accessors ------------------------------------------------------- */
 
 uint64_t otf2w_evt_writer_location(const otf2w_evt_writer *w)
@@ -625,7 +637,7 @@ uint64_t otf2w_evt_writer_bytes(const otf2w_evt_writer *w)
 	if (!w)
 		return 0;
 	const struct otf2w_buf *b = &w->b;
-	uint64_t n = b->disk_chunks * b->chunk_size;
+	uint64_t n = b->disk_chunks * b->chunk_size + (b->deferred ? b->deferred_len : 0);
 	if (b->cur >= 0 && b->f.pos)
 		n += (uint64_t)b->cur * b->chunk_size + (uint64_t)(b->f.pos - b->chunks[b->cur]);
 	return n;
@@ -665,7 +677,7 @@ otf2w_status otf2w_evt_writer_set_location(otf2w_evt_writer *w, uint64_t locatio
 	st = otf2w__lock(ar);
 	if (st)
 		return st;
-	if (w->b.file_used || w->b.fd >= 0 || w->b.disk_chunks || w->b.closed) {
+	if (w->b.file_used || w->b.fd >= 0 || w->b.disk_chunks || (w->b.closed && !w->b.deferred)) {
 		otf2w__unlock(ar);
 		return otf2w__seterr(ar, OTF2W_E_INVALID_CALL,
 				     "location %llu: data already on disk, can not rename",
@@ -847,6 +859,10 @@ static otf2w_status close_kind(otf2w_archive *ar, struct otf2w_vec *v, int kind,
 
 	for (uint32_t i = 0; i < v->n; i++) {
 		struct otf2w_buf *b = v->v[i];
+		if (b->deferred) {
+			keep_first(&first, otf2w__buf_write_deferred(b, emerg));
+			continue;
+		}
 		if (b->closed)
 			continue;
 		if (emerg)
@@ -879,6 +895,7 @@ static void free_vec(struct otf2w_vec *v)
 		otf2w__buf_release(b);
 		if (b->fd >= 0)
 			close(b->fd);
+		free(b->deferred);
 		free(b);
 	}
 	free(v->v);
@@ -995,6 +1012,7 @@ static void abandon_vec(struct otf2w_vec *v)
 			close(b->fd);
 		b->fd = -1;
 		b->closed = 1;
+		b->deferred = NULL;	/* the parent writes it (the copy leaks here) */
 		b->f.end = b->f.pos;	/* inline writers take the slow path */
 	}
 }

@@ -689,3 +689,93 @@ otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
 	}
 	return st;
 }
+
+/* ---- deferred close (many short-lived threads) ------------------------------ */
+
+/* The file content of a buffer that has nothing on disk and at most one
+ * chunk: header + records + end, compacted into an exact-size malloc copy. */
+int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
+{
+	otf2w_archive *ar = b->ar;
+	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
+	const uint8_t *src;
+	size_t len;
+
+	if (b->closed || b->deferred || b->fd >= 0 || b->file_used || b->disk_chunks || b->cur > 0 ||
+	    ar->abandoned)
+		return 0;
+	if (b->cur < 0) {
+		put_header(b, tmp, b->f.nevents + 1, b->f.nevents);
+		tmp[OTF2W_CHUNK_HEADER] = 0x02;
+		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
+		src = tmp;
+		len = sizeof(tmp);
+	} else {
+		uint8_t *c = b->chunks[0];
+		uint8_t *p = b->f.pos;
+
+		put_header(b, c, b->chunk_first + 1, b->f.nevents);
+		p[0] = 0x02;
+		if (c + b->chunk_size - p >= 2) {
+			p[1] = 0x01;
+			len = (size_t)(p + 2 - c);
+		} else {
+			len = (size_t)(p + 1 - c);
+		}
+		src = c;
+	}
+	if (len > max_each)
+		return 0;
+	if (otf2w__lock(ar) != OTF2W_OK)
+		return 0;
+	if (ar->deferred_bytes + len > max_total) {
+		otf2w__unlock(ar);
+		return 0;
+	}
+	ar->deferred_bytes += len;
+	otf2w__unlock(ar);
+	uint8_t *copy = malloc(len);
+	if (!copy) {
+		if (otf2w__lock(ar) == OTF2W_OK) {
+			ar->deferred_bytes -= len;
+			otf2w__unlock(ar);
+		}
+		return 0;
+	}
+	memcpy(copy, src, len);
+	b->deferred_len = len;
+	__atomic_store_n(&b->deferred, copy, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->closed, 1, __ATOMIC_RELEASE);
+	b->f.end = b->f.pos;	/* later inline writes take the slow path */
+	otf2w__buf_release(b);
+	return 1;
+}
+
+otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg)
+{
+	uint8_t *d = __atomic_load_n(&b->deferred, __ATOMIC_ACQUIRE);
+	size_t len = b->deferred_len;
+	otf2w_status st;
+
+	if (!d)
+		return OTF2W_OK;
+	st = emerg ? emerg_open(b) : buf_open(b);
+	if (st)
+		return st;
+	st = emerg ? emerg_pwrite(b->fd, d, len, 0) : buf_pwrite(b, d, len, 0);
+	int e = buf_close_fd(b, emerg);
+	if (st == OTF2W_OK && e && !emerg) {
+		char path[4096];
+		otf2w__buf_path(b, path, sizeof(path));
+		st = otf2w__seterr(b->ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
+	}
+	b->deferred = NULL;	/* written (or failed): never twice */
+	if (!emerg) {
+		free(d);
+		if (otf2w__lock(b->ar) == OTF2W_OK) {
+			b->ar->deferred_bytes -= len;
+			otf2w__unlock(b->ar);
+		}
+	}
+	return st;
+}

@@ -27,5 +27,10 @@ size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n);
 otf2w_status otf2w__buf_flush(struct otf2w_buf *b);
 otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t);
 otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg);
+/* Deferred close (small event buffers): 1 if b now holds its file content in
+ * b->deferred (chunks released), 0 if it must be written normally. */
+int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total);
+/* Write b->deferred to the file (emerg: async-signal-safe, the copy leaks). */
+otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg);
 
 #endif

@@ -295,6 +295,16 @@ otf2w_status otf2w_archive_get_marker_writer(otf2w_archive *ar, otf2w_marker_wri
 otf2w_status otf2w_archive_close_evt_writer(otf2w_archive *ar, otf2w_evt_writer *w);
 otf2w_status otf2w_archive_close_def_writer(otf2w_archive *ar, otf2w_def_writer *w);
 otf2w_status otf2w_archive_close_snap_writer(otf2w_archive *ar, otf2w_snap_writer *w);
+/* (core2) Close an event writer whose location ends early (thread exit):
+ * when nothing of it is on disk yet, it fits one chunk and its file is at
+ * most max_each bytes, and the archive's deferred total stays <= max_total,
+ * an exact-size malloc copy of the file content is kept and the chunks are
+ * released; otf2w_archive_close and otf2w_archive_close_emergency write the
+ * file (no open() per short-lived thread). Otherwise the same as
+ * otf2w_archive_close_evt_writer. The location may still be renamed
+ * (otf2w_evt_writer_set_location) while deferred. */
+otf2w_status otf2w_archive_close_evt_writer_deferred(otf2w_archive *ar, otf2w_evt_writer *w,
+						     uint64_t max_each, uint64_t max_total);
 
 /* Writes everything still open (all writers, global defs, marker file, the
  * anchor last) and frees the archive. Safe when some writers are unclosed:

@@ -51,6 +51,10 @@ struct otf2w_buf {
 	uint64_t dropped;
 	uint64_t location;
 	int file_used;                 /* some data went to the file: location fixed */
+	/* otf2w_archive_close_evt_writer_deferred: the complete file content
+	 * (malloc'ed), written at archive close; closed is set meanwhile */
+	uint8_t *deferred;
+	size_t deferred_len;
 };
 
 struct otf2w_evt_writer {
@@ -149,6 +153,7 @@ struct otf2w_archive {
 	int abandoned;
 	otf2w_status first_error;
 	char err[1024];
+	uint64_t deferred_bytes;       /* sum of the writers' deferred_len (lock) */
 };
 
 #endif /* OTF2W_INT_H */

@@ -1270,6 +1270,9 @@ int tr_defs_pack(void **buf, size_t *len)
 
 	*buf = NULL;
 	*len = 0;
+	/* definitions the modules add at the end (VT class groups, sampled
+	 * calling contexts) must be in the packed (unified) set */
+	tr_modules_fini();
 	tr_lock(&tr_reg_lock);
 	if (local_proc(&p, 0)) {
 		tr_unlock(&tr_reg_lock);

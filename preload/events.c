@@ -172,13 +172,27 @@ void tr_modules_thread_fini(struct tr_thread *t)
 			tr_g.modules[i]->thread_fini(t);
 }
 
+/* Every module's fini hook, once per process (MPI: from tr_defs_pack at
+ * MPI_Finalize, so the definitions they add are unified; otherwise at
+ * shut-down). Later calls return at once. */
+static int tr_mod_fini_done;
+
 void tr_modules_fini(void)
 {
-	if (!tr_g.modules_started)
+	if (!tr_g.modules_started || !tr_g.active)
 		return;
+	if (__atomic_exchange_n(&tr_mod_fini_done, 1, __ATOMIC_SEQ_CST))
+		return;
+	struct tr_thread *t = tr_tls_self;
+	if (t)
+		t->guard++;
+	tr_tls_creating++;
 	for (int i = 0; i < tr_g.nmodules; i++)
 		if (tr_g.modules[i]->fini)
 			tr_g.modules[i]->fini();
+	tr_tls_creating--;
+	if (t)
+		t->guard--;
 }
 
 void tr_modules_fork_child(void)
@@ -187,4 +201,80 @@ void tr_modules_fork_child(void)
 	for (int i = 0; i < tr_g.nmodules; i++)
 		if (tr_g.modules[i]->fork_child)
 			tr_g.modules[i]->fork_child();
+}
+
+/* ---- shadow stack of open regions (work units: wrappers/argobots) ---- */
+
+uint32_t tr_stack_depth(const struct tr_thread *t)
+{
+	return t ? t->depth : 0;
+}
+
+size_t tr_stack_detach(struct tr_thread *t, uint32_t base, uint32_t *regions, size_t max)
+{
+	size_t n = 0;
+	if (!t)
+		return 0;
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t->state == TR_T_ACTIVE) {
+		for (uint32_t d = base; d < t->depth && n < max; d++)
+			if (d < TR_SHADOW_DEPTH)
+				regions[n++] = t->stack[d];
+		if (t->depth > base)
+			t->depth = base;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+	return n;
+}
+
+void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n)
+{
+	if (!t)
+		return;
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t->state == TR_T_ACTIVE) {
+		for (size_t i = 0; i < n; i++) {
+			if (t->depth < TR_SHADOW_DEPTH)
+				t->stack[t->depth] = regions[i];
+			t->depth++;
+		}
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+}
+
+void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time)
+{
+	if (!t)
+		return;
+	while (t->depth > base && t->depth <= TR_SHADOW_DEPTH && t->state == TR_T_ACTIVE && !t->off) {
+		uint32_t d = t->depth;
+		tr_leave(t, time, t->stack[d - 1]);
+		if (t->depth == d)   /* filtered region: nothing recorded, pop it */
+			t->depth--;
+	}
+	if (t->depth > base && t->state == TR_T_ACTIVE)
+		t->depth = base;
+}
+
+/* ---- VT_wakeup ---- */
+
+void tr_wakeup(struct tr_thread *t)
+{
+	if (!t || t->state != TR_T_ACTIVE || t->off || !tr_g.modules_started)
+		return;
+	/* like the on_enter observers: inside a record (the sampler defers) */
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (t->state == TR_T_ACTIVE) {
+		uint64_t now = tr_time();
+		for (int i = 0; i < tr_g.nmodules; i++)
+			if (tr_g.modules[i]->wakeup)
+				tr_g.modules[i]->wakeup(t, now);
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
 }

@@ -9,16 +9,19 @@
  *    that path; if it returns, the program goes on and so does tracing;
  *  - program disposition ignore: really ignored (installed as SIG_IGN);
  *  - default: termination signals write the whole archive (or, when the
- *    thread was interrupted inside the tracer, the emergency path); crash
+ *    thread was interrupted inside the tracer or inside libc where it may
+ *    hold the malloc lock, the emergency path); crash
  *    signals use otf2w_archive_close_emergency (no lock, no malloc). Then
  *    the default action runs (re-raised): the exit status and core dump seen
  *    by the parent are those without the tracer.
  * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
  */
+#include <link.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include "tr_int.h"
 
@@ -51,10 +54,94 @@ static int install_ours(int sig, const struct sigaction *like)
 	return -1;
 }
 
+/* ---- where did the signal interrupt the program? ----
+ * The full archive close allocates memory. A termination signal that lands
+ * while its thread is inside libc (malloc holding an arena lock, stdio
+ * holding a FILE lock, ...) would deadlock it: then the lock-free emergency
+ * writer is used instead. The thread is considered safe when the
+ * interrupted instruction is outside libc and ld.so, or is a blocking
+ * system call wrapper of libc that malloc never uses (x86-64: decoded from
+ * the code around the interrupted pc). */
+#define TR_NTEXT 8
+static uintptr_t tr_text_lo[TR_NTEXT], tr_text_hi[TR_NTEXT];
+static int tr_ntext;
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *n = info->dlpi_name;
+	(void)size;
+	(void)data;
+	if (!n || (!strstr(n, "/libc.so") && !strstr(n, "/ld-linux") && !strstr(n, "/ld64.so") &&
+		   strncmp(n, "libc.so", 7)))
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum && tr_ntext < TR_NTEXT; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		tr_text_lo[tr_ntext] = info->dlpi_addr + ph->p_vaddr;
+		tr_text_hi[tr_ntext] = tr_text_lo[tr_ntext] + ph->p_memsz;
+		tr_ntext++;
+	}
+	return 0;
+}
+
+static int in_libc(uintptr_t pc)
+{
+	for (int i = 0; i < tr_ntext; i++)
+		if (pc >= tr_text_lo[i] && pc < tr_text_hi[i])
+			return 1;
+	return 0;
+}
+
+/* 1 if the interrupted thread may hold a libc lock the full close needs. */
+static int tr_interrupted_in_libc(void *uctx)
+{
+	if (!uctx || !tr_ntext)
+		return 0;
+#if defined(__x86_64__)
+	const ucontext_t *uc = uctx;
+	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	long rax = (long)uc->uc_mcontext.gregs[REG_RAX];
+	if (!in_libc(pc))
+		return 0;
+	const uint8_t *p = (const uint8_t *)pc;
+	long nr = -1;
+	if (in_libc(pc + 1) && p[0] == 0x0f && p[1] == 0x05) {
+		/* at a syscall instruction (restarted call, or about to enter):
+		 * rax holds the number */
+		nr = rax;
+	} else if (in_libc(pc - 7) && p[-2] == 0x0f && p[-1] == 0x05 && p[-7] == 0xb8) {
+		/* just after "mov $nr, %eax; syscall" */
+		int32_t imm;
+		memcpy(&imm, p - 6, 4);
+		nr = imm;
+	}
+	switch (nr) {
+	case -1:
+	case SYS_mmap:
+	case SYS_munmap:
+	case SYS_mprotect:
+	case SYS_brk:
+	case SYS_mremap:
+	case SYS_madvise:
+		return 1;   /* unknown place in libc, or a system call of malloc */
+	default:
+		return 0;   /* blocked in (or returning from) another system call */
+	}
+#elif defined(__aarch64__)
+	const ucontext_t *uc = uctx;
+	return in_libc((uintptr_t)uc->uc_mcontext.pc);
+#else
+	return 0;
+#endif
+}
+
 void tr_signals_init(void)
 {
 	if (!real_sigaction)
 		return;
+	if (!tr_ntext)
+		dl_iterate_phdr(phdr_cb, NULL);
 	for (size_t i = 0; i < sizeof(tr_term_sigs) / sizeof(int); i++)
 		tr_managed[tr_term_sigs[i]] = 1;
 	for (size_t i = 0; i < sizeof(tr_crash_sigs) / sizeof(int); i++)
@@ -137,7 +224,8 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 	struct tr_thread *t = tr_tls_self;
 	sigset_t old;
 	tr_signals_block(&old);
-	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating)
+	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating &&
+	    !tr_interrupted_in_libc(uctx))
 		tr_finish_status(128 + sig, 1);
 	else
 		tr_emergency(sig);

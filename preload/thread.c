@@ -209,7 +209,11 @@ void tr_thread_end(struct tr_thread *t)
 	tr_lock(&tr_g.lock);
 	t->state = TR_T_DYING;
 	if (tr_g.ar && !tr_g.finishing && tr_g.dir_final && t->w && !t->closed) {
-		otf2w_status st = otf2w_archive_close_evt_writer(tr_g.ar, t->w);
+		/* short-lived threads: a small location stays in memory (compact
+		 * copy, chunk released) until the archive is written: no file
+		 * is created on the thread's exit path */
+		otf2w_status st = otf2w_archive_close_evt_writer_deferred(tr_g.ar, t->w, tr_cfg.chunk_bytes,
+									  TR_DEFER_TOTAL);
 		if (st != OTF2W_OK && tr_g.errors++ == 0)
 			tr_log_error("closing location %llu: %s", (unsigned long long)t->location,
 				     otf2w_archive_error(tr_g.ar));

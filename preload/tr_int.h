@@ -13,6 +13,9 @@
 
 #define TR_MAX_MODULES 16
 #define TR_SHADOW_DEPTH 128
+/* Event data of ended threads kept in memory until the archive is written
+ * (beyond: written at thread end). */
+#define TR_DEFER_TOTAL (64ull << 20)
 
 /* ---- futex lock: no pthread call, so never traced and never interposed ---- */
 

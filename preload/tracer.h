@@ -233,6 +233,11 @@ struct tr_module {
 	 * one module may set these; NULL: Enter/Leave records. */
 	void (*write_enter)(struct tr_thread *t, uint64_t time, uint32_t region);
 	void (*write_leave)(struct tr_thread *t, uint64_t time, uint32_t region);
+	/* "Sample now" (VT_wakeup, via tr_wakeup): record what the module
+	 * records periodically (metrics) at `time` on t. May be NULL. Called on
+	 * the thread t with the guard held and in_record set, like on_enter.
+	 * (appended last: positional initializers stay valid) */
+	void (*wakeup)(struct tr_thread *t, uint64_t time);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */
@@ -424,6 +429,34 @@ void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
 uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
 /* 1 once the archive directory can no longer change. */
 int tr_archive_dir_fixed(void);
+
+/* ==== additions by preload/ (core2) ============================================= */
+
+/* Run every module's fini hook once (idempotent; later calls return at
+ * once). tr_defs_pack calls it, so the definitions modules add at the end
+ * (VT class groups, sampled calling contexts) reach the MPI-unified archive;
+ * the normal shut-down calls it too. */
+void tr_modules_fini(void);
+
+/* The calling thread's shadow stack of open regions (what tr_enter pushed
+ * and tr_leave popped; the core closes what is left at thread end and
+ * shut-down). For user-level tasks (wrappers/argobots) that move between
+ * threads with regions open. Owner thread only, never on a hot path.
+ * Regions beyond the core's capacity (128) count in the depth but are not
+ * stored (tr_stack_detach skips them). */
+uint32_t tr_stack_depth(const struct tr_thread *t);
+/* Take the regions above depth `base` (outermost first) off t's stack into
+ * regions[0..max) and return how many were stored; t's depth becomes base. */
+size_t tr_stack_detach(struct tr_thread *t, uint32_t base, uint32_t *regions, size_t max);
+/* Push regions[0..n) (outermost first) back onto t's stack (no records). */
+void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n);
+/* tr_leave(t, time, r) for every open region above depth `base`,
+ * innermost first; afterwards t's depth is base. */
+void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time);
+
+/* VT_wakeup: call every module's wakeup hook now on t (the calling thread's
+ * state, guard held as from tr_thread_get). No-op when t does not record. */
+void tr_wakeup(struct tr_thread *t);
 
 #ifdef __cplusplus
 }

@@ -83,9 +83,10 @@ struct met_thread {
 	uint64_t base[MET_MAX];
 };
 
+/* PAPI calls this on every PAPI_read: pthread_self, not a gettid syscall. */
 static unsigned long met_thread_id(void)
 {
-	return (unsigned long)syscall(SYS_gettid);
+	return (unsigned long)pthread_self();
 }
 
 static int met_rus_lookup(const char *n)

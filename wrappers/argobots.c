@@ -219,43 +219,27 @@ static void abt_switch(struct tr_thread *t, uint64_t now, const struct tr_abt_ta
 		abt_rec(t, ABT_REC_SWITCH, al, now, t->index, 0);
 }
 
-/* NOTE: reads and writes t->depth/t->stack, which tracer.h marks private to
- * preload/: there is no core call to swap a thread's shadow stack. Owner
- * thread only. */
-#define ABT_SHADOW_CAP (sizeof(((struct tr_thread *)0)->stack) / sizeof(uint32_t))
+/* The core's shadow stack (tr_stack_* in tracer.h). Owner thread only. */
 
 /* The unit starts running on t: push its saved regions back. */
 static void abt_attach(struct tr_thread *t, struct tr_abt_task *task)
 {
-	task->base = t->depth;
-	for (uint32_t i = 0; i < task->nshadow; i++) {
-		if (t->depth < ABT_SHADOW_CAP)
-			t->stack[t->depth] = task->shadow[i];
-		t->depth++;
-	}
+	task->base = tr_stack_depth(t);
+	tr_stack_attach(t, task->shadow, task->nshadow);
 	task->nshadow = 0;
 }
 
 /* The unit stops running on t: take its regions off the thread's stack. */
 static void abt_detach(struct tr_thread *t, struct tr_abt_task *task)
 {
-	uint32_t n = 0;
-	for (uint32_t d = task->base; d < t->depth && n < TR_VT_STACK_MAX; d++)
-		if (d < ABT_SHADOW_CAP)
-			task->shadow[n++] = t->stack[d];
-	task->nshadow = n;
-	if (t->depth > task->base)
-		t->depth = task->base;
+	task->nshadow = (uint32_t)tr_stack_detach(t, task->base, task->shadow, TR_VT_STACK_MAX);
 }
 
 /* The unit ends on t: Leave whatever it left open (VT regions first). */
 static void abt_close(struct tr_thread *t, struct tr_abt_task *task, uint64_t now)
 {
 	tr_vt_stack_unwind(t, &task->stack, now);
-	while (t->depth > task->base && t->depth <= ABT_SHADOW_CAP)
-		tr_leave(t, now, t->stack[t->depth - 1]);
-	if (t->depth > task->base)
-		t->depth = task->base;
+	tr_stack_leave_to(t, task->base, now);
 	task->nshadow = 0;
 }
 

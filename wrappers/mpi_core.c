@@ -503,8 +503,9 @@ static void agree_dir(void)
 
 /* Ping-pong with rank 0; offset = t_root - midpoint of the min-RTT sample.
  * At most K samples per rank; a rank stops after KMIN samples once its best
- * round trip is below FAST ticks-equivalent of 5 us (shared memory, fast
- * networks). A ping carries 1 ("reply please") or 0 ("done"). */
+ * round trip is below 5 us (shared memory, fast networks) or after 2 ms
+ * (oversubscribed nodes, where more samples do not help). A ping carries 1
+ * ("reply please") or 0 ("done"). */
 static void clock_sync(void)
 {
 	enum { K = 12, KMIN = 4 };
@@ -528,8 +529,9 @@ static void clock_sync(void)
 		return;
 	}
 	uint64_t fast = tr_clock_resolution() / 200000;   /* 5 us */
-	uint64_t best = UINT64_MAX, mid = 0, root = 0;
-	for (int k = 0; k < K && !(k >= KMIN && best < fast); k++) {
+	uint64_t budget = tr_clock_resolution() / 500;    /* 2 ms per rank */
+	uint64_t best = UINT64_MAX, mid = 0, root = 0, start = tr_time();
+	for (int k = 0; k < K && !(k >= KMIN && (best < fast || tr_time() - start > budget)); k++) {
 		uint64_t v = 1, t1 = tr_time();
 		PMPI_Send(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm);
 		PMPI_Recv(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm, MPI_STATUS_IGNORE);

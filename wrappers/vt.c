@@ -802,6 +802,7 @@ TR_EXPORT int VT_wakeup(void)
 	int rc = vt_get(&t);
 	if (rc)
 		return rc;
+	tr_wakeup(t);   /* modules record now (metrics: a Metric sample) */
 	tr_thread_put(t);
 	return VT_OK;
 }

@@ -143,6 +143,24 @@ static void h_exit(int s)
 	exit(42);
 }
 
+/* malloc/free of sizes beyond the thread cache (arena lock, mmap) forever */
+static void *storm(void *arg)
+{
+	unsigned x = (unsigned)(long)arg * 2654435761u + 1;
+	void *keep[16] = { 0 };
+	enter("storm");
+	for (;;) {
+		x = x * 1103515245u + 12345u;
+		unsigned i = (x >> 8) % 16;
+		free(keep[i]);
+		size_t n = 2048 + (x >> 4) % (x & 1 ? 200000 : 30000);
+		keep[i] = malloc(n);
+		if (keep[i])
+			((volatile char *)keep[i])[0] = 1;
+	}
+	return NULL;
+}
+
 static int signum(const char *s)
 {
 	if (!strcmp(s, "INT")) return SIGINT;
@@ -184,6 +202,10 @@ int main(int argc, char **argv)
 		if (argc > 2)
 			_exit(3);
 		return 3;
+	}
+	if (!strcmp(m, "malloc_storm")) {     /* killed by the parent (SIGTERM) */
+		pthread_create(&t[0], NULL, storm, (void *)1L);
+		storm((void *)2L);
 	}
 	if (!strcmp(m, "chdir")) {             /* relative TRACER_OUTPUT, then chdir */
 		if (chdir("/"))

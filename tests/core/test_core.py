@@ -20,6 +20,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 import tracecheck as tc  # noqa: E402
@@ -222,6 +223,36 @@ def crash(mode, sig):
     tc.check_all(tr, exit_status=128 + sig)
     check(enters(tr, 'crashing') == 1 and enters(tr, 'spin') > 0, 'events before the crash')
     check(any('signal %d' % sig in l for l in tracer_lines(p.stderr)), 'crash summary: %r' % p.stderr)
+
+
+def case_sigterm_malloc():
+    # SIGTERM (default action) while 2 threads malloc/free: the full close
+    # allocates, so a signal landing inside malloc must take the lock-free
+    # path; every run must end by the signal and leave a readable archive
+    args = [PROG, 'malloc_storm']
+    paths = {'full': 0, 'emergency': 0}
+    for i in range(20):
+        d = os.path.join(WORK, 'o%d' % i)
+        e = clean_env()
+        e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
+        p = subprocess.Popen(args, env=e, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             universal_newlines=True)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise Fail('run %d: no exit 30 s after SIGTERM (deadlock)' % i)
+        check(p.returncode == -signal.SIGTERM, 'run %d: status %d %s' % (i, p.returncode, err))
+        check(out == 'mode malloc_storm\n', 'run %d: stdout %r' % (i, out))
+        tr = tc.load(d)
+        tc.check_all(tr, exit_status=128 + signal.SIGTERM)
+        check(len(tr.locations) == 2 and enters(tr, 'storm') == 2, 'run %d: %r' % (i, tr.locations))
+        paths['emergency' if 'written at signal' in err else 'full'] += 1
+        shutil.rmtree(d, ignore_errors=True)
+    print('close paths: %r' % paths)
 
 
 def case_abort():
@@ -428,6 +459,37 @@ def case_mpi_unify():
         check(own and all(l.id >> 32 == r for l in own), 'rank archive %d: %r' % (r, one.locations))
         # other ranks' locations referenced by MPI groups: defined, empty
         check(all(not l.events for l in one.locations if l not in own), 'foreign locations with events')
+
+
+def case_mpi_vt_groups():
+    # definitions made by module fini hooks (VT class REGIONS groups) must be
+    # in the unified archive: MPI_Finalize packs them (tr_modules_fini)
+    mpirun = os.environ.get('MPIRUN')
+    prog = os.environ.get('MPI_VT_PROG')
+    d = os.path.join(WORK, 'mpivt')
+    e = clean_env()
+    e.update({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
+    p = subprocess.run([mpirun, '--oversubscribe', '-np', '2', '-x', 'LD_PRELOAD=' + FULL,
+                        '-x', 'TRACER_OUTPUT=' + d, prog], env=e, cwd=WORK, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
+    check(sorted(p.stdout.split('\n')) == ['', 'rank 0 done', 'rank 1 done'], 'stdout %r' % p.stdout)
+    anchor = os.path.join(d, 'traces.otf2')
+    check(os.path.exists(anchor), 'no unified archive')
+    out = tc.otf2_print(anchor, '-G')
+    gl = [l for l in out.splitlines() if l.startswith('GROUP') and 'CoreSolver' in l]
+    check(len(gl) == 1, 'CoreSolver group lines in otf2-print -G: %r' % gl)
+    check('REGIONS' in gl[0], 'group type: %r' % gl[0])
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    g = [x for x in tr.groups if x.name == 'CoreSolver']
+    check(len(g) == 1, 'groups %r' % [x.name for x in tr.groups])
+    names = sorted(m.name for m in g[0].members)
+    check(names == ['halo_exchange', 'solve_step'], 'members %r' % names)
+    for r in (0, 1):
+        locs = [l for l in tr.locations if l.id >> 32 == r]
+        n = sum(enters(tr, 'solve_step', l) for l in locs)
+        check(n == 3, 'rank %d: %d solve_step' % (r, n))
 
 
 def case_full_library():

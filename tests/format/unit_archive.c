@@ -462,3 +462,40 @@ Test(archive, memory_callbacks_and_discard)
 	cr_assert_eq(live_chunks, 0);
 	cr_assert(!ut_exists(dir), "discard created files");
 }
+
+/* close_evt_writer_deferred (core2): small closed writers keep an exact copy
+ * in memory, written at archive close; big ones are written at once. */
+Test(archive, deferred_close)
+{
+	char dir[512], path[700];
+	otf2w_archive *ar;
+	otf2w_evt_writer *small, *big;
+	ut_tmpdir(dir, sizeof(dir), "defer");
+	otf2w_archive_params p = { .path = dir, .event_chunk_size = 262144, .max_chunks = 4 };
+	cr_assert_eq(otf2w_archive_open(&p, &ar), OTF2W_OK);
+	ut_defs(ar, 3, 2);
+	cr_assert_eq(otf2w_archive_get_evt_writer(ar, 7, &small), OTF2W_OK);
+	cr_assert_eq(otf2w_archive_get_evt_writer(ar, 1, &big), OTF2W_OK);
+	for (uint64_t t = 1; t <= 10; t++)
+		cr_assert_eq(otf2w_evt_enter(small, NULL, t, 0), OTF2W_OK);
+	for (uint64_t t = 1; t <= 50000; t++)
+		cr_assert_eq(otf2w_evt_enter(big, NULL, t, 1), OTF2W_OK);
+	cr_assert_eq(otf2w_archive_close_evt_writer_deferred(ar, small, 4096, 1 << 20), OTF2W_OK);
+	cr_assert_eq(otf2w_evt_enter(small, NULL, 11, 0), OTF2W_E_INVALID_CALL);
+	cr_assert_eq(otf2w_evt_writer_set_location(small, 0), OTF2W_OK);	/* still renamable */
+	cr_assert_eq(otf2w_archive_close_evt_writer_deferred(ar, big, 4096, 1 << 20), OTF2W_OK);
+	snprintf(path, sizeof(path), "%s/traces/1.evt", dir);
+	cr_assert(ut_exists(path), "big writer not written at once");
+	snprintf(path, sizeof(path), "%s/traces/0.evt", dir);
+	cr_assert(!ut_exists(path), "deferred writer written early");
+	cr_assert_eq(otf2w_archive_close(ar), OTF2W_OK);
+	int rc;
+	char *out = ut_print(dir, "", &rc);
+	cr_assert_eq(rc, 0, "%s", out);
+	cr_assert_eq(ut_count(out, "\nENTER                                          0 "), 10, "%s", out);
+	cr_assert_eq(ut_count(out, "\nENTER                                          1 "), 50000);
+	free(out);
+	snprintf(path, sizeof(path), "%s/traces/7.evt", dir);
+	cr_assert(!ut_exists(path));
+	ut_rmrf(dir);
+}

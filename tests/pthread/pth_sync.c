@@ -29,6 +29,7 @@ static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
 static int rounds, bad;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
 static pthread_cond_t cv1 = PTHREAD_COND_INITIALIZER;   /* thread 1's own */
+static pthread_mutex_t mx1 = PTHREAD_MUTEX_INITIALIZER;
 static pthread_spinlock_t spin;
 static pthread_mutex_t many[40];
 
@@ -50,7 +51,7 @@ static void variants(void)
 	struct timespec far = in_ms(CLOCK_MONOTONIC, 60000), farr = in_ms(CLOCK_REALTIME, 60000);
 	struct timespec soon;
 
-	if (pthread_mutex_clocklock(&mx, CLOCK_MONOTONIC, &far) || pthread_mutex_unlock(&mx))
+	if (pthread_mutex_clocklock(&mx1, CLOCK_MONOTONIC, &far) || pthread_mutex_unlock(&mx1))
 		bad |= 8;
 	if (pthread_rwlock_clockrdlock(&rw, CLOCK_MONOTONIC, &far) || pthread_rwlock_unlock(&rw))
 		bad |= 16;
@@ -66,12 +67,12 @@ static void variants(void)
 		bad |= 16;
 	if (pthread_spin_trylock(&spin) || pthread_spin_unlock(&spin))
 		bad |= 32;
-	pthread_mutex_lock(&mx);
+	pthread_mutex_lock(&mx1);
 	soon = in_ms(CLOCK_MONOTONIC, 1);
-	if (pthread_cond_clockwait(&cv1, &mx, CLOCK_MONOTONIC, &soon) != ETIMEDOUT)
+	if (pthread_cond_clockwait(&cv1, &mx1, CLOCK_MONOTONIC, &soon) != ETIMEDOUT)
 		bad |= 64;
 	pthread_cond_broadcast(&cv1);
-	pthread_mutex_unlock(&mx);
+	pthread_mutex_unlock(&mx1);
 	soon = in_ms(CLOCK_MONOTONIC, 1);
 	errno = 0;
 	if (sem_clockwait(&empty, CLOCK_MONOTONIC, &soon) != -1 || errno != ETIMEDOUT)
