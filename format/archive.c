@@ -557,7 +557,17 @@ otf2w_status otf2w__gdef_note_location(otf2w_gdef_writer *w, uint64_t location)
 	}
 	if (ar->nlocations == ar->cap_locations) {
 		uint64_t nc = ar->cap_locations ? 2 * ar->cap_locations : 64;
-		uint64_t *nv = realloc(ar->locations, nc * sizeof(*nv));
+		uint64_t *nv;
+		if (!ar->locations) {
+			nc = sizeof(ar->locations_inline) / sizeof(ar->locations_inline[0]);
+			nv = ar->locations_inline;
+		} else if (ar->locations == ar->locations_inline) {
+			nv = malloc(nc * sizeof(*nv));
+			if (nv)
+				memcpy(nv, ar->locations, ar->nlocations * sizeof(*nv));
+		} else {
+			nv = realloc(ar->locations, nc * sizeof(*nv));
+		}
 		if (!nv) {
 			otf2w__unlock(ar);
 			return otf2w__seterr(ar, OTF2W_E_NO_MEMORY, "out of memory");
@@ -930,7 +940,8 @@ static void archive_free(otf2w_archive *ar)
 		free(ar->props[i].value);
 	}
 	free(ar->props);
-	free(ar->locations);
+	if (ar->locations != ar->locations_inline)
+		free(ar->locations);
 	if (ar->have_lock && ar->lock_cb.destroy)
 		ar->lock_cb.destroy(ar->lock_ud, ar->lock);
 	free(ar->dir);

@@ -75,7 +75,8 @@ void otf2w__buf_release(struct otf2w_buf *b)
 		}
 		otf2w__unlock(ar);
 	}
-	free(b->chunks);
+	if (b->chunks != b->chunk_inline)
+		free(b->chunks);
 	b->chunks = NULL;
 	b->nchunks = b->cap = 0;
 	b->cur = -1;
@@ -299,9 +300,20 @@ static otf2w_status get_chunk(struct otf2w_buf *b, int32_t idx)
 {
 	if ((uint32_t)idx < b->nchunks)
 		return OTF2W_OK;
+	if (!b->chunks) {
+		b->chunks = b->chunk_inline;
+		b->cap = sizeof(b->chunk_inline) / sizeof(b->chunk_inline[0]);
+	}
 	if (b->nchunks == b->cap) {
-		uint32_t nc = b->cap ? 2 * b->cap : 4;
-		uint8_t **nv = realloc(b->chunks, nc * sizeof(*nv));
+		uint32_t nc = 2 * b->cap;
+		uint8_t **nv;
+		if (b->chunks == b->chunk_inline) {
+			nv = malloc(nc * sizeof(*nv));
+			if (nv)
+				memcpy(nv, b->chunks, b->nchunks * sizeof(*nv));
+		} else {
+			nv = realloc(b->chunks, nc * sizeof(*nv));
+		}
 		if (!nv)
 			return otf2w__seterr(b->ar, OTF2W_E_NO_MEMORY, "out of memory");
 		b->chunks = nv;

@@ -55,6 +55,10 @@ struct otf2w_buf {
 	 * (malloc'ed), written at archive close; closed is set meanwhile */
 	uint8_t *deferred;
 	size_t deferred_len;
+	/* the first chunk pointers live here: getting the first chunks needs
+	 * no malloc (emergency writers in a signal handler that interrupted
+	 * malloc) */
+	uint8_t *chunk_inline[4];
 };
 
 struct otf2w_evt_writer {
@@ -154,6 +158,9 @@ struct otf2w_archive {
 	otf2w_status first_error;
 	char err[1024];
 	uint64_t deferred_bytes;       /* sum of the writers' deferred_len (lock) */
+	/* the first Location ids: no malloc for small archives (global defs
+	 * written by an emergency path in a signal handler) */
+	uint64_t locations_inline[64];
 };
 
 #endif /* OTF2W_INT_H */

@@ -650,11 +650,13 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 static void emergency(int status, int sig);
 
 /* ProgramEnd on the master location (owned by the caller: stopped or self). */
-static void write_program_end(int status, int have_status)
+static void write_program_end(int status, int have_status, int crash)
 {
 	struct tr_thread *m = tr_g.master;
 	if (!m || !m->w || m->closed || m->state == TR_T_DEAD || !have_status)
 		return;
+	if (!crash)
+		tr_thread_ending(m);   /* TRACER_ON_FULL=stop: room for ProgramEnd */
 	uint64_t now = tr_time();
 	tr_thread_close_open_regions(m, now);
 	uint64_t last = otf2w_evt_writer_last_time(m->w);
@@ -699,11 +701,13 @@ void tr_finish_status(int status, int have_status)
 		if (t->state != TR_T_ACTIVE && t->state != TR_T_DYING)
 			continue;
 		tr_modules_thread_fini(t);
-		if (t != tr_g.master)
+		if (t != tr_g.master) {
+			tr_thread_ending(t);
 			tr_thread_close_open_regions(t, now);
+		}
 	}
 	tr_modules_fini();
-	write_program_end(status, have_status);
+	write_program_end(status, have_status, 0);
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		if (t->state == TR_T_ACTIVE)
 			t->state = TR_T_DYING;
@@ -801,7 +805,7 @@ static void emergency(int status, int sig)
 		tr_thread_close_open_regions(t, now);
 	}
 	if (tr_g.master && !tr_g.master->in_record && tr_g.master->state == TR_T_DYING)
-		write_program_end(status, 1);
+		write_program_end(status, 1, 1);
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	tr_defs_write_global(tr_g.gdw, 1);

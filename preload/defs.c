@@ -1002,7 +1002,10 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 	static uint32_t hosts[65536];   /* callers are serialised (registry lock or crash path) */
 	W(otf2w_gdef_system_tree_node(g, machine, sid_find(s, "machine"), sid_find(s, "machine"), UNDEF));
 	W(otf2w_gdef_system_tree_node_domain(g, machine, OTF2W_STD_MACHINE));
-	uint32_t *proc_node = calloc(s->nprocs ? s->nprocs : 1, sizeof(uint32_t));
+	/* no malloc for one process: the crash path (signal handler) comes here */
+	static uint32_t proc_node_one[16];
+	uint32_t *proc_node = s->nprocs <= 16 ? proc_node_one
+					      : calloc(s->nprocs, sizeof(uint32_t));
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		uint32_t k;
 		for (k = 0; k < nnodes; k++)
@@ -1019,7 +1022,8 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 	for (uint32_t i = 0; i < s->nprocs; i++)
 		W(otf2w_gdef_location_group(g, i, s->procs[i].gname, OTF2W_LGROUP_PROCESS,
 					    proc_node ? proc_node[i] : 1, UNDEF));
-	free(proc_node);
+	if (proc_node != proc_node_one)
+		free(proc_node);
 	for (uint32_t i = 0; i < s->nprocs; i++)
 		for (uint32_t k = 0; k < s->procs[i].nlocs; k++)
 			W(otf2w_gdef_location(g, s->procs[i].locs[k].id, s->procs[i].locs[k].name,

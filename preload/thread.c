@@ -188,6 +188,23 @@ void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time)
 	}
 }
 
+/* TRACER_ON_FULL=stop: a stopped location gets room for its last records
+ * (Leave of open regions, ThreadEnd, ProgramEnd): its buffer is written out
+ * and recording resumes (MeasurementOnOff ON). Owner of t's writer only;
+ * not on the crash path (locks, I/O). */
+void tr_thread_ending(struct tr_thread *t)
+{
+	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
+		return;
+	int saved = errno;
+	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK) {
+		uint64_t now = tr_time();
+		uint64_t last = otf2w_evt_writer_last_time(t->w);
+		otf2w_evt_writer_resume(t->w, now > last ? now : last);
+	}
+	errno = saved;
+}
+
 void tr_thread_end(struct tr_thread *t)
 {
 	if (!t)
@@ -205,6 +222,7 @@ void tr_thread_end(struct tr_thread *t)
 	t->guard++;
 	int saved = errno;
 	tr_modules_thread_fini(t);
+	tr_thread_ending(t);
 	tr_thread_close_open_regions(t, tr_time());
 	tr_lock(&tr_g.lock);
 	t->state = TR_T_DYING;

@@ -458,6 +458,13 @@ void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time);
  * state, guard held as from tr_thread_get). No-op when t does not record. */
 void tr_wakeup(struct tr_thread *t);
 
+/* TRACER_ON_FULL=stop: call right before writing a location's last records
+ * (ThreadEnd): if the location was stopped (buffer full), its buffer is
+ * written out and recording resumes (MeasurementOnOff ON), so the final
+ * records are never dropped. No-op otherwise. Owner thread, guard held.
+ * tr_thread_end and the ProgramEnd path call it themselves. */
+void tr_thread_ending(struct tr_thread *t);
+
 #ifdef __cplusplus
 }
 #endif

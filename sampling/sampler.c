@@ -495,18 +495,26 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 		}
 	}
 
-	int can_write = t && t->guard == 0 && !t->in_record && !s->busy &&
-			t->state == TR_T_ACTIVE && t->w &&
-			smp_room(t->w) >= (tr_smp_met_with_samples ? 1024u : 128u);
+	/* Write now only when the thread is outside the tracer; claim the
+	 * location like any record (in_record first, then the state: the
+	 * shut-down path waits for in_record after marking threads DYING). */
+	int can_write = 0, inside = !t || t->guard != 0 || t->in_record || s->busy;
+	if (!inside) {
+		if (!tr_rec_begin(t)) {
+			/* not recording (measurement off, shutting down): drop */
+			s->lost++;
+			goto timed;
+		}
+		can_write = smp_room(t->w) >= (tr_smp_met_with_samples ? 1024u : 128u);
+		if (!can_write)
+			tr_rec_end(t);
+	}
 	if (can_write) {
 		t->guard++;
-		t->in_record = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		smp_drain(s, t, UINT64_MAX);
 		smp_write_sample(s, t, now, f, nf, trunc);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		t->in_record = 0;
 		t->guard--;
+		tr_rec_end(t);
 	} else if (s->qtail - s->qhead < SMP_QN) {
 		struct smp_pending *p = smp_slot(s, s->qtail);
 		p->time = now;
@@ -519,6 +527,7 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	} else {
 		s->lost++;
 	}
+timed:;
 	uint64_t dt = tr_time() - now;
 	s->hticks += dt;
 	s->hcalls++;

@@ -219,6 +219,18 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			pthread_join(t[i], NULL);
 		work(1);
+		if (argc > 2 && !strcmp(argv[2], "abort"))
+			abort();    /* ended threads' data (kept in memory) by the crash path */
+		if (argc > 2 && !strcmp(argv[2], "fork")) {
+			pid_t p = fork();   /* the child must not write the parent's threads */
+			if (p == 0) {
+				work(2);
+				return 0;
+			}
+			int st = 0;
+			waitpid(p, &st, 0);
+			printf("child %d\n", WEXITSTATUS(st));
+		}
 		return 0;
 	}
 	if (!strcmp(m, "running")) {           /* thread inside a region at exit */

@@ -137,6 +137,33 @@ def case_threads():
     check(int(summary(p.stderr).group(2)) == 4, 'summary locations')
 
 
+def case_threads_deferred():
+    # ended threads' event data stays in memory until the archive is written
+    # (no file per thread exit): it must reach the archive on every path
+    for how, status in (('abort', 128 + signal.SIGABRT), ('fork', 0)):
+        p, d = traced(['threads', how], out='o_' + how)
+        tr = tc.load(d)
+        tc.check_all(tr, exit_status=status)
+        names = sorted(l.name for l in tr.locations)
+        check(names == ['Master thread', 'Thread 1', 'Thread 2', 'Thread 3'], '%s: locations %r' % (how, names))
+        per = sorted(enters(tr, 'outer', l) for l in tr.locations if l.name != 'Master thread')
+        check(per == [2, 3, 4], '%s: outer per thread %r' % (how, per))
+        for l in tr.locations:
+            if l.name != 'Master thread':
+                kinds = [e.kind for e in l.events]
+                check(kinds.count('Enter') == kinds.count('Leave') and kinds, '%s: %s %r' % (how, l.name, kinds))
+        if how == 'fork':
+            forks = [x for x in os.listdir(WORK) if x.startswith('o_fork-fork')]
+            check(len(forks) == 1, 'child archives %r' % forks)
+            child = tc.load(os.path.join(WORK, forks[0]))
+            tc.check_all(child, exit_status=0)
+            check(len(child.locations) == 1 and enters(child, 'outer') == 2,
+                  'child: %r, %d outer' % (child.locations, enters(child, 'outer')))
+            # nothing of the parent's ended threads in the child's directory
+            check(sorted(os.listdir(os.path.join(WORK, forks[0], 'traces'))) == ['0.def', '0.evt'],
+                  'child files %r' % os.listdir(os.path.join(WORK, forks[0], 'traces')))
+
+
 def case_running():
     p, d = traced(['running'])
     tr = tc.load(d)
@@ -356,8 +383,11 @@ def case_on_full_stop():
     m = re.search(r'(\d+) events dropped', summary(p.stderr).string)
     check(m and int(m.group(1)) > 100000, 'no dropped count: %r' % p.stderr)
     tr = tc.load(d)
-    tc.check_all(tr, exit_status=None, allow_open=True)
-    check(tr.count('MeasurementOnOff') == 1, 'MeasurementOnOff: %d' % tr.count('MeasurementOnOff'))
+    # ProgramEnd is never dropped: recording resumes (ON) for the last records
+    tc.check_all(tr, exit_status=0, allow_open=True)
+    mo = [str(e.ev.measurement_mode) for e in tr.master.events if e.kind == 'MeasurementOnOff']
+    check(len(mo) == 2 and 'OFF' in mo[0] and 'ON' in mo[1], 'MeasurementOnOff: %r' % mo)
+    check(tr.master.events[-1].kind == 'ProgramEnd', 'last master event %r' % tr.master.events[-1])
     check(enters(tr, 'outer') + int(m.group(1)) // 3 > 30000, 'recorded + dropped too small')
 
 

@@ -124,3 +124,97 @@ Test(registry, merge_rejects_garbage)
 	cr_assert_lt(tr_defs_map_buf(u, ulen, junk, len, &m), 0);
 	free(u);
 }
+
+/* ---- core2: module fini once, wakeup hook, shadow-stack API ---- */
+
+static int ut_fini_calls, ut_wakeups;
+static uint64_t ut_wake_time;
+static void ut_fini(void)
+{
+	ut_fini_calls++;
+	tr_def_string("defined at fini");
+}
+static void ut_wakeup(struct tr_thread *t, uint64_t time)
+{
+	cr_assert(t->in_record, "wakeup hook runs inside a record");
+	ut_wakeups++;
+	ut_wake_time = time;
+}
+static const struct tr_module ut_module = { .name = "unit", .fini = ut_fini, .wakeup = ut_wakeup };
+
+Test(modules, fini_once_and_before_pack)
+{
+	tr_defs_init();
+	tr_module_register(&ut_module);
+	tr_g.modules_started = 1;
+	tr_g.active = 1;
+	void *buf = NULL;
+	size_t len = 0;
+	cr_assert_eq(ut_fini_calls, 0);
+	cr_assert_eq(tr_defs_pack(&buf, &len), 0);
+	cr_assert_eq(ut_fini_calls, 1);
+	/* the string the fini hook defined existed before packing */
+	uint32_t n = tr_defs_count(TR_DEF_STRING);
+	cr_assert_lt(tr_def_string("defined at fini"), n);
+	cr_assert_eq(tr_defs_count(TR_DEF_STRING), n);
+	cr_assert(len > 0 && memmem(buf, len, "defined at fini", 15), "in the packed buffer");
+	free(buf);
+	tr_modules_fini();
+	tr_modules_fini();
+	cr_assert_eq(ut_fini_calls, 1, "fini hooks run once");
+}
+
+Test(modules, wakeup)
+{
+	struct tr_thread t;
+	memset(&t, 0, sizeof(t));
+	tr_module_register(&ut_module);
+	tr_g.modules_started = 1;
+	t.state = TR_T_ACTIVE;
+	uint64_t t0 = tr_time();
+	tr_wakeup(&t);
+	cr_assert_eq(ut_wakeups, 1);
+	cr_assert(ut_wake_time >= t0);
+	cr_assert_eq(t.in_record, 0);
+	t.off = 1;   /* VT_traceoff: nothing recorded */
+	tr_wakeup(&t);
+	t.off = 0;
+	t.state = TR_T_DYING;
+	tr_wakeup(&t);
+	cr_assert_eq(ut_wakeups, 1);
+}
+
+Test(stack, detach_attach)
+{
+	struct tr_thread t;
+	uint32_t out[8];
+	const uint32_t unit[3] = { 7, 8, 9 };
+	memset(&t, 0, sizeof(t));
+	t.state = TR_T_ACTIVE;
+	tr_stack_attach(&t, unit, 2);              /* stream: regions 7 8 */
+	uint32_t base = tr_stack_depth(&t);
+	cr_assert_eq(base, 2);
+	tr_stack_attach(&t, unit + 2, 1);          /* a unit starts: pushes 9 */
+	cr_assert_eq(tr_stack_depth(&t), 3);
+	cr_assert_eq(tr_stack_detach(&t, base, out, 8), 1);
+	cr_assert_eq(out[0], 9);
+	cr_assert_eq(tr_stack_depth(&t), 2);
+	cr_assert_eq(tr_stack_detach(&t, 0, out, 1), 1, "max respected");
+	cr_assert_eq(out[0], 7);
+	cr_assert_eq(tr_stack_depth(&t), 0);
+	/* beyond the core's capacity: counted, not stored */
+	uint32_t many[200];
+	for (int i = 0; i < 200; i++)
+		many[i] = (uint32_t)i;
+	tr_stack_attach(&t, many, 200);
+	cr_assert_eq(tr_stack_depth(&t), 200);
+	uint32_t back[200];
+	cr_assert_eq(tr_stack_detach(&t, 100, back, 200), 28);
+	cr_assert_eq(back[0], 100);
+	cr_assert_eq(back[27], 127);
+	cr_assert_eq(tr_stack_depth(&t), 100);
+	/* leave_to on a stopped thread (off): no records, depth cut */
+	t.off = 1;
+	tr_stack_leave_to(&t, 10, tr_time());
+	cr_assert_eq(tr_stack_depth(&t), 10);
+}

@@ -6,7 +6,7 @@
 
 usage: smp_check.py CASE --lib LIB --bindir DIR --src DIR --work DIR
 
-Cases: accuracy stress nomalloc tree metrics rusage badmetric sigprof sigaction
+Cases: accuracy stress nomalloc tree metrics rusage badmetric sigprof sigaction depth
 
 Generic checks on every sampled archive (check_cc_streams):
   - per-location timestamps never decrease;
@@ -155,7 +155,7 @@ def markers(src):
     lines = {}
     with open(src) as f:
         for i, l in enumerate(f, 1):
-            for m in re.finditer(r"/\* ([A-Z_]+) \*/", l):
+            for m in re.finditer(r"/\* ([A-Z0-9_]+) \*/", l):
                 lines[m.group(1)] = i
     return lines
 
@@ -190,7 +190,7 @@ def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out):
                   and scl.file.endswith("smp_accuracy.c"))
             ok = ok and len(P) >= 3 and P[-2].region.name == "caller"
             ok = ok and P[-2].source_code_location is not None \
-                and P[-2].source_code_location.line_number == mk["CALL_%s" % x]
+                and P[-2].source_code_location.line_number in (mk["CALL_%s" % x], mk["CALL_%s2" % x])
             if ok:
                 gp = P[-3]
                 want = ("main", mk["CALL_MAIN"]) if gp.region.name == "main" else ("worker", mk["CALL_WORKER"])
@@ -200,6 +200,12 @@ def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out):
                 bad.append(" -> ".join("%s:%s" % (c.region.name, c.source_code_location.line_number
                                                   if c.source_code_location else "?") for c in P))
     expect(not bad, "%d samples with a wrong stack, e.g. %s" % (len(bad), bad[:3]))
+    m = re.search(r"measured a=([\d.]+) b=([\d.]+) c=([\d.]+)", so)
+    expect(m, "program output missing")
+    print("  CPU time shares measured by the program: a %s b %s c %s" % m.groups())
+    for x, v in zip("abc", m.groups()):
+        expect(abs(float(v) - {"a": 60, "b": 30, "c": 10}[x]) <= 1.5,
+               "the program's own shares are off (%s %s %%): calibration failed" % (x, v))
     sampling_line(se)
     info_out.append(info)
     return n
@@ -410,6 +416,29 @@ def case_sigprof(args):
     expect(len(lines) == 1 and lines[0].startswith("tracer:"), "expected one tracer: line about SIGPROF, got %s" % lines)
     info, evs, res = load(anchor)
     check_cc_streams(evs)
+
+
+def case_depth(args):
+    """TRACER_SAMPLING_DEPTH=3: the 3 innermost frames below "[truncated]"."""
+    anchor, so, se = run_traced(args, "depth", [os.path.join(args.bindir, "smp_accuracy")],
+                                {"TRACER_SAMPLING": "1ms", "TRACER_SAMPLING_DEPTH": "3",
+                                 "SMP_CPU_SECONDS": "0.3"}, timeout=120)
+    info, evs, res = load(anchor)
+    n = check_cc_streams(evs)
+    samples, threads, deferred, lost = sampling_line(se)
+    m = re.search(r"(\d+) truncated", se)
+    expect(m and int(m.group(1)) == samples, "summary: %s truncated of %d" % (m and m.group(1), samples))
+    expect(n >= 20, "only %d samples" % n)
+    for lst in evs.values():
+        for ev in lst:
+            if isinstance(ev, CallingContextSample):
+                nm = names(ev.calling_context)
+                expect(nm[0] == "[truncated]" and len(nm) == 4,
+                       "sample %s: expected [truncated] + 3 frames" % nm)
+                if nm[-1].startswith("leaf_"):
+                    expect(nm[-3:-1] in (["main", "caller"], ["worker", "caller"], ["calibrate", "best_time"]),
+                           "sample %s" % nm)
+    print("samples %d, all truncated to [truncated] + 3 frames" % n)
 
 
 def case_sigaction(args):
