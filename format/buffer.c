@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -296,6 +297,32 @@ static void start_chunk(struct otf2w_buf *b, int32_t idx)
 	b->need_ts = b->timed;
 }
 
+/*
+ * A flush in the middle of a record (chunk switch, forced flush) does
+ * open/pwrite/close: cancellation points. A pending deferred cancel of the
+ * writing thread must not unwind it there (the buffer would be left half
+ * switched, and the caller - libtracer's hot path - holds its recursion
+ * guard and in_record flag): cancellation is disabled for the write and the
+ * previous state restored afterwards, so a pending cancel acts at the
+ * program's next cancellation point. pthread_setcancelstate is not wrapped
+ * by libtracer (this is libc's) and only updates the thread's cancel bits,
+ * so it is harmless in the sampler's signal handler too. Writes
+ * write_full_chunks(b, n, written) and closes the file if the buffer keeps
+ * no fd (buf_maybe_close) on success.
+ */
+static otf2w_status write_chunks_nocancel(struct otf2w_buf *b, uint32_t n, uint32_t *written)
+{
+	int old;
+	otf2w_status st;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	st = write_full_chunks(b, n, written);
+	if (st == OTF2W_OK)
+		buf_maybe_close(b);
+	pthread_setcancelstate(old, NULL);
+	return st;
+}
+
 static otf2w_status get_chunk(struct otf2w_buf *b, int32_t idx)
 {
 	if ((uint32_t)idx < b->nchunks)
@@ -381,7 +408,7 @@ static otf2w_status next_chunk(struct otf2w_buf *b, uint64_t time, size_t need)
 		}
 		finish_chunk(b);
 		uint32_t written = 0;
-		st = write_full_chunks(b, (uint32_t)b->cur + 1, &written);
+		st = write_chunks_nocancel(b, (uint32_t)b->cur + 1, &written);
 		if (st) {
 			/* keep the unwritten chunks in memory (close retries them)
 			 * and stop the location with OFF in the reserved space */
@@ -390,7 +417,6 @@ static otf2w_status next_chunk(struct otf2w_buf *b, uint64_t time, size_t need)
 			put_header(b, b->chunks[b->cur], b->chunk_first + 1, b->f.nevents);
 			return st;
 		}
-		buf_maybe_close(b);
 		next = 0;
 		flushed = 1;
 	} else if (b->cur >= 0) {
@@ -571,7 +597,7 @@ otf2w_status otf2w__buf_flush(struct otf2w_buf *b)
 	if (b->cur < 0)
 		return OTF2W_OK;
 	finish_chunk(b);
-	st = write_full_chunks(b, (uint32_t)b->cur + 1, &written);
+	st = write_chunks_nocancel(b, (uint32_t)b->cur + 1, &written);
 	if (st) {
 		b->cur -= (int32_t)written;
 		if (!b->stopped)
@@ -579,7 +605,6 @@ otf2w_status otf2w__buf_flush(struct otf2w_buf *b)
 		put_header(b, b->chunks[b->cur], b->chunk_first + 1, b->f.nevents);
 		return st;
 	}
-	buf_maybe_close(b);
 	b->cur = -1;
 	b->f.pos = b->f.end = NULL;
 	if (b->stopped && b->resume_pending) {

@@ -31,6 +31,17 @@ struct otf2w_fast {
 
 #define OTF2W__FAST(w) ((struct otf2w_fast *)(void *)(w))
 
+/* Free bytes in the current chunk of any writer (0: no chunk yet, or
+ * stopped). Behind the public otf2w_evt_writer_room (otf2w.h). */
+static inline size_t otf2w__fast_room(const void *w)
+{
+	const struct otf2w_fast *f = (const struct otf2w_fast *)w;
+
+	if (!f->pos || f->end < f->pos)
+		return 0;
+	return (size_t)(f->end - f->pos);
+}
+
 /* ---- primitive encoders (otf2-format.md §4); caller reserved the space ---- */
 
 static inline uint8_t *otf2w__put_u8(uint8_t *p, uint8_t v)

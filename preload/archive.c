@@ -695,16 +695,23 @@ void tr_finish_status(int status, int have_status)
 		self->guard++;
 
 	tr_threads_stop_all(self, 1);
-	/* thread_fini and open regions of every thread (self included) */
+	/* thread_fini and open regions of every thread (self included).
+	 * Other threads: first room for the last records (ON_FULL=stop) and
+	 * the Leaves of their open regions, then the thread_fini hooks, which
+	 * write the ThreadEnd (wrappers/pthread): ThreadEnd stays the last
+	 * record of the location. (In calling-context mode the regions are
+	 * closed by sampling's thread_fini itself; close_open_regions does
+	 * nothing then.) The master's regions are closed right before its
+	 * ProgramEnd by write_program_end, after its hooks. */
 	uint64_t now = tr_time();
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		if (t->state != TR_T_ACTIVE && t->state != TR_T_DYING)
 			continue;
-		tr_modules_thread_fini(t);
 		if (t != tr_g.master) {
 			tr_thread_ending(t);
 			tr_thread_close_open_regions(t, now);
 		}
+		tr_modules_thread_fini(t);
 	}
 	tr_modules_fini();
 	write_program_end(status, have_status, 0);

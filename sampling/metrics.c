@@ -339,6 +339,13 @@ static void met_on_event(struct tr_thread *t, uint64_t time, uint32_t region)
 	tr_smp_met_record(t, time);
 }
 
+/* VT_wakeup (tr_wakeup): "sample now" - one Metric record at `time`, after
+ * the deferred samples older than it, exactly as at a region enter/leave. */
+static void met_wakeup(struct tr_thread *t, uint64_t time)
+{
+	met_on_event(t, time, 0);
+}
+
 static void met_thread_fini(struct tr_thread *t)
 {
 	struct met_thread *m = t->metrics;
@@ -384,6 +391,7 @@ static const struct tr_module met_module = {
 	.fork_child = met_fork_child,
 	.on_enter = met_on_event,
 	.on_leave = met_on_event,
+	.wakeup = met_wakeup,
 };
 
 void tr_smp_metrics_register(void)

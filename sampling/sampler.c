@@ -335,18 +335,15 @@ SMP_HOT static uint32_t smp_path(struct smp_thread *s, void *const *f, uint32_t 
 /* ---- records --------------------------------------------------------------------- */
 
 /* Bytes free in the current chunk: a record that fits is stored without a
- * chunk switch (no allocation, no lock). Uses format/'s exposed fast prefix. */
+ * chunk switch (no allocation, no lock). Public format/ API (inline). */
 static inline size_t smp_room(otf2w_evt_writer *w)
 {
-	struct otf2w_fast *f = OTF2W__FAST(w);
-	if (!f->pos || f->end < f->pos)
-		return 0;
-	return (size_t)(f->end - f->pos);
+	return otf2w_evt_writer_room(w);
 }
 
 static inline uint64_t smp_clamp_time(otf2w_evt_writer *w, uint64_t time)
 {
-	uint64_t last = OTF2W__FAST(w)->last_time;
+	uint64_t last = otf2w_evt_writer_last_time(w);
 	return time < last ? last : time;
 }
 

@@ -892,6 +892,15 @@ static void pth_thread_end(void *unused)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	t = tr_thread_get();
 	if (t) {
+		/* TRACER_ON_FULL=stop: a location stopped by a full buffer is
+		 * written out and resumed first, so its ThreadEnd is not
+		 * dropped (no-op otherwise; cancellation is disabled here). */
+		tr_thread_ending(t);
+		/* regions still open (a VT_begin without VT_end before
+		 * pthread_exit or the return): their Leaves go before the
+		 * ThreadEnd, which stays the location's last record (the core
+		 * would close them later, after it) */
+		tr_stack_leave_to(t, 0, tr_time());
 		pth_write_thread_end(t, 1);
 		tr_thread_put(t);
 	}
@@ -1200,7 +1209,11 @@ static const struct tr_module pth_module = {
 	.fork_child = pth_fork_child,
 };
 
-__attribute__((constructor(210))) static void pth_ctor(void)
+/* Registered after sampling/ (priority 210): the thread_fini hooks run in
+ * registration order, and for a thread still running at exit sampling's
+ * hook writes the CallingContextLeave records of its open regions - they
+ * must come before the ThreadEnd written by pth_thread_fini. */
+__attribute__((constructor(211))) static void pth_ctor(void)
 {
 	pth_resolve_all();
 	tr_module_register(&pth_module);

@@ -307,3 +307,41 @@ Test(buffer, long_records_and_too_large)
 	free(out);
 	ut_rmrf(dir);
 }
+
+/* otf2w_evt_writer_room (added by glue): 0 before the first chunk, shrinks
+ * by exactly the bytes of each record, a record that fits never switches
+ * chunks, and 0 once the location is stopped. */
+Test(buffer, writer_room)
+{
+	char dir[512];
+	struct cbstate s = { .mode = 0 };
+	ut_tmpdir(dir, sizeof(dir), "room");
+	otf2w_archive *ar = open_ar(dir, 1, &s);
+	otf2w_evt_writer *w;
+	cr_assert_eq(otf2w_evt_writer_room(NULL), 0);
+	cr_assert_eq(otf2w_archive_get_evt_writer(ar, 0, &w), OTF2W_OK);
+	cr_assert_eq(otf2w_evt_writer_room(w), 0, "room before the first chunk");
+	cr_assert_eq(otf2w_evt_enter(w, NULL, 100, 7), OTF2W_OK);
+	size_t r0 = otf2w_evt_writer_room(w);
+	cr_assert_gt(r0, CHUNK / 2);
+	cr_assert_lt(r0, CHUNK);
+	/* Leave at a new time: timestamp record (9) + type (1) + length (1) + cu32 7 (1) */
+	cr_assert_eq(otf2w_evt_leave(w, NULL, 101, 7), OTF2W_OK);
+	cr_assert_eq(otf2w_evt_writer_room(w), r0 - 12);
+	cr_assert_eq(otf2w_evt_writer_last_time(w), 101);
+	/* fill while a record fits: room only shrinks, no pre_flush */
+	uint64_t t = 102;
+	while (otf2w_evt_writer_room(w) >= OTF2W__SINGLETON32_MAX) {
+		size_t before = otf2w_evt_writer_room(w);
+		cr_assert_eq(otf2w_evt_enter(w, NULL, t++, 7), OTF2W_OK);
+		cr_assert_lt(otf2w_evt_writer_room(w), before);
+	}
+	cr_assert_eq(s.pre_calls, 0, "a record that fit switched chunks");
+	/* the budget (one chunk) is used up: the next records stop the location */
+	for (int i = 0; i < 4; i++)
+		(void)otf2w_evt_enter(w, NULL, t++, 7);
+	cr_assert(otf2w_evt_writer_stopped(w));
+	cr_assert_eq(otf2w_evt_writer_room(w), 0, "room while stopped");
+	cr_assert_eq(otf2w_archive_close(ar), OTF2W_OK);
+	ut_rmrf(dir);
+}

@@ -39,7 +39,7 @@ def run(args):
     env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
     # ranks killed after an MPI_Abort get SIGTERM, then SIGKILL after this
     # many seconds (default 1): leave them time to write their trace
-    env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "10")
+    env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
     cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(args.np),
            "-x", "LD_PRELOAD=" + args.lib, "-x", "TRACER_OUTPUT=" + out,
            "-x", "TRACER_VERBOSE=1", args.prog] + args.args
@@ -337,11 +337,18 @@ def mode_fortran(t, n):
         anys = [r for r in t.recvs if r[2] == 0 and r[3] == 60 + r[1]]
         expect(sorted(r[1] for r in anys) == list(range(1, n)), "ANY_SOURCE receives: %r" % anys)
         ops = collections.Counter(op for (c, r), v in t.colls.items() for op in v)
-        for op in ("BCAST", "ALLREDUCE", "BARRIER"):
-            expect(ops[op] == n, "%s: %d records" % (op, ops[op]))
+        for op, k in (("BCAST", n), ("ALLREDUCE", 2 * n), ("BARRIER", n)):
+            expect(ops[op] == k, "%s: %d records" % (op, ops[op]))
         for c in t.coll_recs:
-            if c[2] == "ALLREDUCE":
+            if c[2] == "ALLREDUCE" and c[0] == "MPI_COMM_WORLD":
                 expect(c[4] == 4 * n and c[5] == 4 * n, "Fortran Allreduce (MPI_IN_PLACE) bytes: %r" % (c,))
+        splits = [c.name for c in t.defs.comms if c.name.startswith("MPI_Comm_split [")]
+        expect(len(splits) == min(2, n), "Fortran MPI_Comm_split communicators: %r" % splits)
+        expect(sum(t.comm_create.values()) == n and sum(t.comm_destroy.values()) == n,
+               "CommCreate/Destroy from Fortran: %r %r" % (t.comm_create, t.comm_destroy))
+        if n >= 3:
+            expect([s for s in t.sends if s[0].startswith("MPI_Comm_split [") and s[3] == 15],
+                   "no traffic on the Fortran split communicator")
     else:
         # use mpi_f08: Allreduce on every rank, through ompi_allreduce_f
         ops = collections.Counter(op for (c, r), v in t.colls.items() for op in v)

@@ -2,13 +2,13 @@
 ! MPI from Fortran (mpif.h): Open MPI's Fortran bindings call PMPI_*
 ! directly, so the tracer has Fortran entry points. A ring (Send/Recv,
 ! Sendrecv), non-blocking exchange (Isend/Irecv + Waitall with
-! MPI_STATUSES_IGNORE, Wait, Waitany, Test), ANY_SOURCE receives and
-! collectives (one with MPI_IN_PLACE).
+! MPI_STATUSES_IGNORE, Wait, Waitany, Test), ANY_SOURCE receives,
+! collectives (one with MPI_IN_PLACE), a split communicator with traffic.
 program fring
   implicit none
   include 'mpif.h'
   integer :: ierr, rank, size, right, left, i, v, w(4), buf(8), st(MPI_STATUS_SIZE)
-  integer :: req(4), idx
+  integer :: req(4), idx, half, hr, hs
   logical :: flag
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -49,6 +49,15 @@ program fring
   v = rank
   call MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, half, ierr)
+  call MPI_Comm_rank(half, hr, ierr)
+  call MPI_Comm_size(half, hs, ierr)
+  if (hs > 1) then
+    if (hr == 0) call MPI_Send(buf, 1, MPI_INTEGER, 1, 15, half, ierr)
+    if (hr == 1) call MPI_Recv(w, 1, MPI_INTEGER, 0, 15, half, MPI_STATUS_IGNORE, ierr)
+  end if
+  call MPI_Allreduce(rank, v, 1, MPI_INTEGER, MPI_SUM, half, ierr)
+  call MPI_Comm_free(half, ierr)
   if (rank == 0) print *, 'fortran ok', v
   call MPI_Finalize(ierr)
 end program

@@ -11,7 +11,20 @@
  *                         (whose only thread is that thread) starts and
  *                         joins a thread of its own, then returns from the
  *                         start routine (ending the child process).
+ *        pth_misc cancelflush  8 rounds: a thread takes a private mutex
+ *                         in a tight loop (no cancellation point but a
+ *                         pthread_testcancel every CF_TEST iterations), main
+ *                         cancels it while it runs. With a tiny buffer
+ *                         (TRACER_BUFFER=TRACER_CHUNK=256K) the tracer
+ *                         flushes several times between two testcancels:
+ *                         the pending cancel must wait for testcancel, not
+ *                         act inside the tracer's write().
+ *        pth_misc vtexit  two threads open a VT user region (VT API looked
+ *                         up at run time) and leave it open: one calls
+ *                         pthread_exit, the other returns.
  */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -74,6 +87,62 @@ static void *forker(void *arg)
 	return arg;
 }
 
+#define CF_ROUNDS 8
+#define CF_TEST   10000
+
+static long cf_iters;
+
+static void *cancel_worker(void *arg)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+
+	for (long i = 1;; i++) {
+		pthread_mutex_lock(&m);
+		pthread_mutex_unlock(&m);
+		__atomic_store_n(&cf_iters, i, __ATOMIC_RELAXED);
+		if (i % CF_TEST == 0)
+			pthread_testcancel();
+	}
+	return arg;
+}
+
+static int cancel_flush(void)
+{
+	int ok = 0;
+
+	for (int r = 0; r < CF_ROUNDS; r++) {
+		pthread_t t;
+		void *rv = NULL;
+
+		__atomic_store_n(&cf_iters, 0, __ATOMIC_RELAXED);
+		if (pthread_create(&t, NULL, cancel_worker, NULL))
+			return 3;
+		/* cancel once it runs: the cancel is then pending for
+		 * up to CF_TEST iterations (several buffer flushes) */
+		while (__atomic_load_n(&cf_iters, __ATOMIC_RELAXED) < 100)
+			sched_yield();
+		pthread_cancel(t);
+		pthread_join(t, &rv);
+		ok += rv == PTHREAD_CANCELED;
+	}
+	printf("pth_misc cancelflush: %d of %d threads cancelled\n", ok, CF_ROUNDS);
+	return ok == CF_ROUNDS ? 0 : 1;
+}
+
+static void *vt_open_region(void *how)
+{
+	int (*funcdef)(const char *, int, int *) =
+		(int (*)(const char *, int, int *))dlsym(RTLD_DEFAULT, "VT_funcdef");
+	int (*begin)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "VT_begin");
+	int h = 0;
+
+	if (funcdef && begin && funcdef("left_open", 0, &h) == 0)
+		begin(h);
+	if (how)
+		pthread_exit(NULL);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[WAVE];
@@ -85,6 +154,19 @@ int main(int argc, char **argv)
 		pthread_join(th[0], &rv);
 		printf("pth_misc fork: %s\n", rv ? "child failed" : "ok");
 		return rv ? 1 : 0;
+	}
+
+	if (argc > 1 && !strcmp(argv[1], "cancelflush"))
+		return cancel_flush();
+
+	if (argc > 1 && !strcmp(argv[1], "vtexit")) {
+		for (long i = 0; i < 2; i++) {
+			if (pthread_create(&th[i], NULL, vt_open_region, (void *)i))
+				return 3;
+			pthread_join(th[i], NULL);
+		}
+		printf("pth_misc vtexit: ok\n");
+		return 0;
 	}
 
 	if (argc > 1 && !strcmp(argv[1], "mainexit")) {

@@ -3,7 +3,7 @@
 """tests/pthread: traced programs read back with the reference OTF2 reader.
 
 usage: pthread_tests.py CASE --lib libtracer.so --bindir DIR --demo PATH --work DIR
-CASE: locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz
+CASE: locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
 """
 import argparse
 import collections
@@ -19,7 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import otf2  # noqa: E402
 from otf2.events import (Enter, Leave, ThreadAcquireLock, ThreadBegin,  # noqa: E402
                          ThreadCreate, ThreadEnd, ThreadReleaseLock, ThreadWait)
-from pthcheck import (CheckError, Trace, check_all, expect, find_anchor,  # noqa: E402
+from pthcheck import (CheckError, Trace, check_all, check_lifecycle, expect, find_anchor,  # noqa: E402
                       run_traced, seqs, summary)
 
 NTHREADS = 4
@@ -338,8 +338,95 @@ def case_mpi(args):
         expect(sum(tr.lock_counts(loc).values()) == 10, "%s: lock acquisitions" % tr.names[loc])
 
 
+def case_onfull(args):
+    """TRACER_ON_FULL=stop: worker threads whose buffers fill up stop
+    recording, but their location is written out and resumed before the
+    ThreadEnd (tr_thread_ending), so ThreadEnd is still their last record."""
+    tr, p = trace_of(args, "onfull", [os.path.join(args.bindir, "pth_locks"), "2", "20000"],
+                     env_extra={"TRACER_BUFFER": "256K", "TRACER_CHUNK": "256K",
+                                "TRACER_ON_FULL": "stop"})
+    expect(b"events dropped" in p.stderr, "no events dropped: the buffers did not fill")
+    threads = tr.thread_locations()
+    expect(len(threads) == 2, "%d thread locations, want 2" % len(threads))
+    for loc in threads:
+        evs = tr.events[loc]
+        names = [type(e).__name__ for e in evs[-3:]]
+        mo = [e for e in evs if type(e).__name__ == "MeasurementOnOff"]
+        expect(mo and str(mo[0].measurement_mode).endswith("OFF"),
+               "%s: not stopped (no MeasurementOnOff OFF): buffer did not fill" % tr.names[loc])
+        expect(isinstance(evs[-1], ThreadEnd) and evs[-1].sequence_count == evs[0].sequence_count,
+               "%s: last events %r, want ThreadEnd last" % (tr.names[loc], names))
+    # the master's wait for each worker still matches its ThreadEnd
+    _, begins, ends, waits = check_lifecycle(tr)
+    expect(seqs(waits) == seqs(ends) == seqs(begins), "ThreadWait/End/Begin seqs differ")
+
+
+def case_cancelflush(args):
+    """A thread cancelled while its tiny buffer keeps flushing: the pending
+    cancel must not act inside the tracer's write() (guard and in_record
+    held, buffer half switched) but at the program's pthread_testcancel, so
+    every worker is complete: balanced regions and locks, ThreadEnd last,
+    flushes recorded."""
+    tr, p = trace_of(args, "cancelflush", [os.path.join(args.bindir, "pth_misc"), "cancelflush"],
+                     env_extra={"TRACER_BUFFER": "256K", "TRACER_CHUNK": "256K"}, timeout=60)
+    expect(b"8 of 8 threads cancelled" in p.stdout, "program output %r" % p.stdout)
+    creates, begins, ends, waits = check_all(tr)
+    expect(len(begins) == 8 and len(ends) == 8 and len(waits) == 8,
+           "begins/ends/waits %d/%d/%d, want 8" % (len(begins), len(ends), len(waits)))
+    flushes = 0
+    for loc in tr.thread_locations():
+        evs = tr.events[loc]
+        nfl = sum(1 for e in evs if type(e).__name__ == "BufferFlush")
+        flushes += nfl
+        expect(nfl >= 1, "%s: no BufferFlush: the buffer never filled" % tr.names[loc])
+        expect(len(tr.enters(loc, "pthread_mutex_lock")) >= 10000,
+               "%s: only %d lock regions before the cancel acted" % (tr.names[loc],
+                                                                    len(tr.enters(loc, "pthread_mutex_lock"))))
+    print("cancelflush: %d BufferFlush records on the workers" % flushes)
+
+
+def case_vtexit(args):
+    """Threads that end (pthread_exit / return) with a user region still
+    open: the Leave comes before the ThreadEnd, which stays last."""
+    tr, p = trace_of(args, "vtexit", [os.path.join(args.bindir, "pth_misc"), "vtexit"])
+    expect(b"vtexit: ok" in p.stdout, "program output %r" % p.stdout)
+    creates, begins, ends, waits = check_all(tr)   # nesting, ThreadEnd last
+    threads = tr.thread_locations()
+    expect(len(threads) == 2, "%d thread locations" % len(threads))
+    for loc in threads:
+        evs = tr.events[loc]
+        expect(len(tr.enters(loc, "left_open")) == 1 and len(tr.leaves(loc, "left_open")) == 1,
+               "%s: left_open region not entered and closed once" % tr.names[loc])
+        expect(isinstance(evs[-2], Leave) and evs[-2].region.name == "left_open",
+               "%s: ends with %r" % (tr.names[loc], [type(e).__name__ for e in evs[-3:]]))
+
+
+def case_exitsampling(args):
+    """pth_exit with sampling on (regions are CallingContextEnter/Leave,
+    written by sampling/): the thread still blocked in sem_wait at exit gets
+    the CallingContextLeave of its open regions before its ThreadEnd (module
+    order: sampling's thread_fini before the pthread one)."""
+    tr, _ = trace_of(args, "exitsampling", [os.path.join(args.bindir, "pth_exit")],
+                     env_extra={"TRACER_SAMPLING": "1ms"})
+    creates, begins, ends, waits = check_lifecycle(tr)   # ThreadEnd last everywhere
+    expect(len(begins) == 8 and len(ends) == 8, "begins/ends %d/%d, want 8" % (len(begins), len(ends)))
+    open_at_exit = 0
+    for loc in tr.thread_locations():
+        depth = 0
+        for e in tr.events[loc]:
+            k = type(e).__name__
+            depth += (k == "CallingContextEnter") - (k == "CallingContextLeave")
+            expect(k not in ("Enter", "Leave"), "%s: %s record in calling-context mode" % (tr.names[loc], k))
+        expect(depth == 0, "%s: %d calling contexts left open" % (tr.names[loc], depth))
+        last_leave = [e for e in tr.events[loc][-3:] if type(e).__name__ == "CallingContextLeave"]
+        open_at_exit += bool(last_leave)
+    expect(open_at_exit >= 1, "no thread closed a calling context right before its ThreadEnd")
+
+
 CASES = {"locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
-         "off": case_off, "xz": case_xz}
+         "off": case_off, "xz": case_xz,
+         "onfull": case_onfull, "cancelflush": case_cancelflush,
+         "vtexit": case_vtexit, "exitsampling": case_exitsampling}
 
 
 def main():

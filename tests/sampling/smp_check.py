@@ -6,7 +6,7 @@
 
 usage: smp_check.py CASE --lib LIB --bindir DIR --src DIR --work DIR
 
-Cases: accuracy stress nomalloc tree metrics rusage badmetric sigprof sigaction depth
+Cases: accuracy stress nomalloc tree metrics rusage badmetric sigprof sigaction depth wakeup
 
 Generic checks on every sampled archive (check_cc_streams):
   - per-location timestamps never decrease;
@@ -444,12 +444,44 @@ def case_depth(args):
 def case_sigaction(args):
     anchor, so, se = run_traced(args, "sigaction", [os.path.join(args.bindir, "smp_sigprof"), "sigaction"],
                                 {"TRACER_SAMPLING": "1ms"}, timeout=120)
+    # the sigaction wrapper stops the sampler's timers at the program's
+    # sigaction(SIGPROF) call (tr_smp_sigaction_hook): its handler never
+    # gets a SIGPROF of ours, not even before the next thread start
+    m = re.search(r"early=(\d+)", so)
+    expect(m and int(m.group(1)) == 0, "the program's handler got %s SIGPROF of the tracer's timer right "
+           "after its sigaction call: %r" % (m and m.group(1), so))
     m = re.search(r"after_yield=(\d+)", so)
     expect(m and int(m.group(1)) == 0, "the program still got SIGPROF after the tracer noticed its handler")
     lines = [l for l in se.splitlines() if "SIGPROF" in l]
     expect(len(lines) == 1 and lines[0].startswith("tracer:"), "expected one tracer: line about SIGPROF, got %s" % lines)
     info, evs, res = load(anchor)
     check_cc_streams(evs)
+
+
+def case_wakeup(args):
+    """VT_wakeup records the metrics now (the metrics module's wakeup hook):
+    one Metric record at each call, between the region's Enter and Leave."""
+    anchor, so, se = run_traced(args, "wakeup", [os.path.join(args.bindir, "smp_metrics"), "wakeup"],
+                                {"TRACER_METRICS": "rusage::utime"}, timeout=120)
+    expect("wakeups=2" in so, "program output %r" % so)
+    info, evs, res = load(anchor)
+    lst = [l for l in evs.values() if any(isinstance(e, Enter) for e in l)]
+    expect(len(lst) == 1, "one location with regions expected")
+    lst = lst[0]
+    kinds = [type(e).__name__ for e in lst if not type(e).__name__.startswith("Program")]
+    # Enter busy + its Metric, the two wakeups, Leave busy + its Metric
+    region_times = {e.time for e in lst if isinstance(e, (Enter, Leave))}
+    wake = [e for e in lst if isinstance(e, Metric) and e.time not in region_times]
+    expect(len(wake) == 2, "%d Metric records at VT_wakeup, want 2 (events %r)" % (len(wake), kinds))
+    enter = next(e for e in lst if isinstance(e, Enter))
+    leave = next(e for e in lst if isinstance(e, Leave))
+    vals = [e.values[0] for e in lst if isinstance(e, Metric)]
+    expect(len(vals) == 4 and vals == sorted(vals), "rusage::utime records %r" % vals)
+    for i, w in enumerate(wake):
+        expect(enter.time < w.time < leave.time, "wakeup Metric %d outside the region" % i)
+    # ~40 ms of CPU (user) time between the records (utime in us; 10 ms tick slack)
+    for a, b in zip(vals, vals[1:]):
+        expect(b - a >= 20000, "utime grew only %d us between two records: %r" % (b - a, vals))
 
 
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}

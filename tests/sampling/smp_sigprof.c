@@ -4,8 +4,11 @@
  * setitimer(ITIMER_PROF)), as gprof-like profilers do. The tracer must leave
  * its handler in charge. Prints own_handler=N (signals it received).
  * With argument "sigaction": only installs the handler (no timer of its
- * own), then starts a thread: the tracer notices at the thread start that
- * its handler was replaced and stops its timers.
+ * own): the tracer's sigaction wrapper tells the sampler, which stops its
+ * timers right then, so the handler gets no SIGPROF while the program
+ * burns CPU right after its sigaction call (early=0); then a thread
+ * starts and ends (the sampler's own check of its handler) and again no
+ * SIGPROF may arrive (after_yield=0).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -47,19 +50,26 @@ int main(int argc, char **argv)
 		return 1;
 	if (only_sigaction) {
 		pthread_t th;
+		double x = 0;
+		/* right after sigaction, before any thread start: the tracer's
+		 * timers must already be stopped */
+		double end = cpu_seconds() + 0.3;
+		while (cpu_seconds() < end)
+			for (int i = 0; i < 10000; i++)
+				x = x * 0.9999999 + 1.0;
+		long early = own;
 		if (pthread_create(&th, NULL, nothing, NULL) != 0)
 			return 1;
 		pthread_join(th, NULL);
 		long before = own;
-		double end = cpu_seconds() + 0.3;
-		double x = 0;
+		end = cpu_seconds() + 0.3;
 		while (cpu_seconds() < end)
 			for (int i = 0; i < 10000; i++)
 				x = x * 0.9999999 + 1.0;
 		smp_sink = x;
-		/* no timer of its own: nothing may arrive after the thread start */
-		printf("own_handler=%ld after_yield=%ld\n", before, own - before);
-		return own - before == 0 ? 0 : 3;
+		/* no timer of its own: nothing may arrive at all */
+		printf("own_handler=%ld early=%ld after_yield=%ld\n", before, early, own - before);
+		return own == 0 ? 0 : 3;
 	}
 	struct itimerval iv = { { 0, 2000 }, { 0, 2000 } };
 	if (setitimer(ITIMER_PROF, &iv, NULL) != 0)
