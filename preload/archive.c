@@ -724,6 +724,10 @@ void tr_finish_status(int status, int have_status)
 	uint64_t events = tr_threads_count_events(&dropped);
 	uint32_t nloc = tr_g.nthreads;
 
+	/* (merge) while the event writers still exist: the locations' event
+	 * counts and the last timestamp go into rank<r>.tdefs */
+	if (tr_g.mpi_expected && tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
+		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
 	tr_lock(&tr_g.lock);
 	tr_defs_write_global(tr_g.gdw, 0);
 	otf2w_status st = otf2w_archive_close(tr_g.ar);
@@ -739,8 +743,6 @@ void tr_finish_status(int status, int have_status)
 	}
 	tr_unlock(&tr_g.lock);
 
-	if (tr_g.mpi_expected && tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
-		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
 	int unified_global = tr_defs_unified_write_global();
 	if (unified_global)
 		write_unified_global();

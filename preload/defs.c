@@ -930,7 +930,8 @@ static otf2w_status write_foreign(otf2w_gdef_writer *g, const struct defset *s)
 	otf2w_status err = OTF2W_OK;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < s->n[TR_DEF_GROUP]; i++) {
-		const struct def *d = s->items[TR_DEF_GROUP][i];
+		/* effective: thread comm placeholders completed (crash path) */
+		const struct def *d = effective(s, s->items[TR_DEF_GROUP][i]);
 		if (d->len < 5 || (d->v[1] != OTF2W_GROUP_LOCATIONS && d->v[1] != OTF2W_GROUP_COMM_LOCATIONS))
 			continue;
 		for (uint32_t m = 5; m < d->len; m++)
