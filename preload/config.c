@@ -32,6 +32,22 @@ extern char **environ;
  * .preinit_array function) it is read from /proc/self/environ. */
 static char **tr_env;
 
+/* Read a whole (small, e.g. /proc) file into buf, NUL-terminated; returns
+ * the byte count (0 when it cannot be read). No malloc: usable before libc
+ * is set up. */
+ssize_t tr_read_file(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+	if (fd >= 0) {
+		while (n < (ssize_t)size - 1 && (r = read(fd, buf + n, size - 1 - (size_t)n)) > 0)
+			n += r;
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = 0;
+	return n > 0 ? n : 0;
+}
+
 static void env_init(void)
 {
 	static char buf[131072];
@@ -40,14 +56,7 @@ static void env_init(void)
 		tr_env = environ;
 		return;
 	}
-	int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
-	if (fd >= 0) {
-		while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-			n += r;
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = 0;
+	ssize_t n = tr_read_file("/proc/self/environ", buf, sizeof(buf));
 	size_t k = 0;
 	for (char *p = buf; p < buf + n && *p && k < sizeof(vec) / sizeof(vec[0]) - 1; p += strlen(p) + 1)
 		vec[k++] = p;

@@ -23,14 +23,7 @@ void tr_archive_discard(void);
 static void read_cmdline(void)
 {
 	static char buf[65536];
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
-	if (fd >= 0) {
-		while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
-			n += r;
-		close(fd);
-	}
-	buf[n > 0 ? n : 0] = 0;
+	ssize_t n = tr_read_file("/proc/self/cmdline", buf, sizeof(buf));
 	int argc = 0;
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == 0)

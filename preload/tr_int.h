@@ -109,6 +109,7 @@ extern struct tr_global tr_g;
 /* log.c */
 void tr_log_init(void);
 void tr_log_write(const char *buf, size_t n);
+ssize_t tr_read_file(const char *path, char *buf, size_t size);
 
 /* config.c */
 void tr_cfg_load(void);
