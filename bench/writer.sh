@@ -9,8 +9,10 @@
 # callbacks that always flush to disk, files in ${TMPDIR:-/tmp}, time from
 # archive open to archive close (files written and closed). `sync` before
 # every run (not timed) so no run pays for the previous one's dirty pages.
-# WRITER_REPS runs (default 5) per writer and configuration, ours and the
-# reference interleaved; medians are reported:
+# WRITER_REPS runs (default 7) per writer and configuration, ours and the
+# reference interleaved (run i of ours right before run i of the reference);
+# medians are reported, and the speedup is the median of the ratios of those
+# interleaved pairs, which cancels slow drifts of the machine's load:
 #   events/s      wall clock, open..close
 #   bytes/event   size of the .evt files / events
 #   user ns/ev    user CPU ns per event (the writer's own encoding cost)
@@ -19,7 +21,7 @@ set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TRACER_BUILD_DIR:-$top/build-bench}
 pairs=${WRITER_PAIRS:-10000000}
-reps=${WRITER_REPS:-5}
+reps=${WRITER_REPS:-7}
 ours=$build/bench/writer_ours
 ref=$build/bench/writer_ref
 [ -x "$ours" ] || { echo "bench/writer: $ours missing (build first)" >&2; exit 1; }
@@ -71,5 +73,8 @@ if [ "$have_ref" = 1 ]; then
 	awk -v o="$usr_ours_1" -v r="$usr_ref_1" -v o2="$usr_ours_2" -v r2="$usr_ref_2" \
 		'BEGIN { printf "  user CPU per event, reference/ours: %.2f (1 thread), %.2f (2 threads)\n", r / o, r2 / o2 }'
 	awk -v o="$bpe_ours_1" -v r="$bpe_ref_1" 'BEGIN { printf "  bytes per event: ours %.4f, reference %.4f\n", o, r }'
-	awk -v o="$eps_ours_1" -v r="$eps_ref_1" 'BEGIN { printf "writer speedup vs reference: %.2f\n", o / r }'
+	awk -v o="$eps_ours_1" -v r="$eps_ref_1" 'BEGIN { printf "  ratio of the medians (1 thread): %.2f\n", o / r }'
+	paste -d' ' "$work/writer_ours.1" "$work/writer_ref.1" | awk '{ print $1 / $5 }' >"$work/ratios.1"
+	echo "  per-pair ratios (1 thread): $(sort -g "$work/ratios.1" | awk '{ printf "%.2f ", $1 }')"
+	printf 'writer speedup vs reference: %.2f\n' "$(median <"$work/ratios.1")"
 fi
