@@ -764,12 +764,16 @@ void tr_finish_status(int status, int have_status)
 				 (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
 		char line[8800];
 		int n;
-		if (unified_global)
+		uint32_t uranks, ulocs;
+		uint64_t uevents;
+		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
+			/* the whole run: every rank's locations and events (up to
+			 * its MPI_Finalize), bytes of the unified archive (its event
+			 * files link to every rank's; ranks still writing are partly counted) */
 			n = snprintf(line, sizeof(line),
-				     "tracer: archive %s/traces.otf2: %u locations, %llu events, %llu bytes%s "
-				     "(MPI rank %d; all %d ranks unified)\n", tr_g.shown, nloc,
-				     (unsigned long long)events, (unsigned long long)bytes, extra, tr_proc.rank,
-				     tr_proc.size);
+				     "tracer: archive %s/traces.otf2: %u MPI ranks, %u locations, %llu events, "
+				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)uevents,
+				     (unsigned long long)dir_bytes(tr_g.dir, "traces"), extra);
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);

@@ -1719,6 +1719,34 @@ void tr_defs_write_local_to(otf2w_def_writer *dw)
 	tr_unlock(&tr_reg_lock);
 }
 
+/* Totals of the unified set for rank 0's exit line: ranks, locations and
+ * events of the whole run. Events are those counted when each rank packed
+ * its definitions (MPI_Finalize); for this rank, final_events (counted at
+ * exit) replaces its packed count. Returns 0 when there is no unified set. */
+int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events)
+{
+	int ok = 0;
+	*nranks = *nlocs = 0;
+	*events = 0;
+	tr_lock(&tr_reg_lock);
+	if (tr_unified) {
+		ok = 1;
+		for (uint32_t i = 0; i < tr_unified->nprocs; i++) {
+			const struct tr_procinfo *p = &tr_unified->procs[i];
+			uint64_t ev = 0;
+			for (uint32_t k = 0; k < p->nlocs; k++)
+				ev += p->locs[k].nevents;
+			if (p->rank == tr_proc.rank)
+				ev = final_events > ev ? final_events : ev;
+			(*nranks)++;
+			*nlocs += p->nlocs;
+			*events += ev;
+		}
+	}
+	tr_unlock(&tr_reg_lock);
+	return ok;
+}
+
 int tr_defs_unified_write_global(void)
 {
 	return tr_g.unified && tr_unified_write_global;

@@ -15,6 +15,7 @@ Mode-specific checks: see MODES below.
 import argparse
 import collections
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -409,6 +410,29 @@ def mode_partial(args, p):
     print("ok")
 
 
+def check_summary(stderr, t, np):
+    """Rank 0's exit line describes the whole run: every rank, every
+    location of the archive, and (up to the few records written after
+    MPI_Finalize) every event."""
+    lines = [l for l in stderr.splitlines() if l.startswith("tracer: archive ")]
+    expect(len(lines) == 1, "want one 'tracer: archive' line (rank 0 only), got %r" % lines)
+    if len(lines) != 1:
+        return
+    m = re.search(r": (\d+) MPI ranks, (\d+) locations, (\d+) events, (\d+) bytes", lines[0])
+    expect(m is not None, "exit line %r lacks 'N MPI ranks, L locations, E events, B bytes'" % lines[0])
+    if m is None:
+        return
+    ranks, locs, events = int(m.group(1)), int(m.group(2)), int(m.group(3))
+    total = sum(t.events.values())
+    nlocs = len(t.defs.locations)
+    expect(ranks == np, "exit line says %d MPI ranks, want %d" % (ranks, np))
+    expect(locs == nlocs, "exit line says %d locations, the archive has %d" % (locs, nlocs))
+    # events after MPI_Finalize (Leave of MPI_Finalize, ProgramEnd, ...) are
+    # not in the counts the ranks packed at MPI_Finalize: at most a few per location
+    expect(total - 8 * nlocs <= events <= total,
+           "exit line says %d events, the archive has %d" % (events, total))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -469,6 +493,7 @@ def main():
             check_matching(t)
             check_collectives(t)
             MODES[args.mode](t, args.np)
+            check_summary(p.stderr, t, args.np)
         print("events:", dict(t.events))
     if failures:
         print("%d check(s) failed" % len(failures))
