@@ -29,7 +29,8 @@ uint64_t tr_time_monotonic(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts_ns(&ts);
+	/* test_clock_skew_ns is 0 unless a test sets TRACER_TEST_CLOCK_SKEW */
+	return ts_ns(&ts) + (uint64_t)tr_cfg.test_clock_skew_ns;
 }
 
 static uint64_t rdtsc(void)

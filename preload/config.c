@@ -174,7 +174,8 @@ static const char *const tr_env_ignored[] = { "TRACER_LIB", "TRACER_BUILD_DIR", 
 static const char *const tr_env_known[] = {
 	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
 	"TRACER_MPI", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
-	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES", NULL
+	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES",
+	"TRACER_TEST_CLOCK_SKEW", NULL
 };
 
 int tr_env_rank(void)
@@ -298,6 +299,16 @@ void tr_cfg_load(void)
 			tr_cfg.detailed_states = b;
 		else
 			bad("TRACER_DETAILED_STATES", v, "an integer level 0..1000 (or on/off)", "0");
+	}
+
+	if ((v = env_get("TRACER_TEST_CLOCK_SKEW"))) {
+		char *end;
+		errno = 0;
+		long long sk = strtoll(v, &end, 10);
+		if (errno || end == v || *end || sk < -3600000000000LL || sk > 3600000000000LL)
+			bad("TRACER_TEST_CLOCK_SKEW", v, "a signed number of ns within one hour (test only)", "0");
+		else
+			tr_cfg.test_clock_skew_ns = sk;
 	}
 
 	/* Unknown TRACER_* variables: one warning each. */

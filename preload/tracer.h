@@ -77,6 +77,11 @@ struct tr_config {
 	char metrics[1024];            /* TRACER_METRICS ("" = none) */
 	/* wrappers/vt */
 	int detailed_states;           /* TRACER_DETAILED_STATES (default 0) */
+	/* TRACER_TEST_CLOCK_SKEW (signed ns, default 0): test only. Added to
+	 * every CLOCK_MONOTONIC reading (not to the TSC), so that an MPI test
+	 * on one host can give a rank a clock that is off by a known amount
+	 * and check that the ClockOffset records correct it. */
+	int64_t test_clock_skew_ns;
 };
 extern struct tr_config tr_cfg;
 

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""Clock correction across ranks with a known skew.
+
+Runs the ping-pong/ring program on 2 ranks with TRACER_CLOCK=monotonic; rank 1's
+clock is set TRACER_TEST_CLOCK_SKEW ns behind rank 0's (a test-only setting
+added to every CLOCK_MONOTONIC reading of that process). Without correction
+rank 1's receives would come up to the skew before their sends. Checks:
+  - rank 1's locations carry ClockOffset records (otf2-print -M -C) of about
+    +skew (within --tol ns), rank 0's of about 0;
+  - after the reader applies them, every send matches one receive and no
+    receive completes before its send (check_mpi.check_matching);
+  - the archive reads cleanly (otf2-print -Werror).
+usage: check_skew.py --lib LIB --prog PROG --mpirun MPIRUN --out DIR [--skew NS] [--tol NS]
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_mpi  # noqa: E402
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--prog", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--skew", type=int, default=-20000000)
+    ap.add_argument("--tol", type=int, default=2000000)
+    a = ap.parse_args()
+    shutil.rmtree(a.out, ignore_errors=True)
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    common = ["-x", "LD_PRELOAD=" + a.lib, "-x", "TRACER_OUTPUT=" + a.out, "-x", "TRACER_CLOCK=monotonic"]
+    cmd = ([a.mpirun, "--oversubscribe", "--bind-to", "none"]
+           + ["-np", "1", "-x", "TRACER_TEST_CLOCK_SKEW=0"] + common + [a.prog, ":"]
+           + ["-np", "1", "-x", "TRACER_TEST_CLOCK_SKEW=%d" % a.skew] + common + [a.prog])
+    print("+", " ".join(cmd))
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, timeout=120)
+    sys.stdout.write(p.stdout + p.stderr)
+    anchor = os.path.join(a.out, "traces.otf2")
+    if p.returncode != 0 or not os.path.exists(anchor):
+        print("FAIL: mpirun exit %d, anchor %s" % (p.returncode, os.path.exists(anchor)))
+        sys.exit(1)
+    check_mpi.otf2_print(anchor)
+
+    # ClockOffset records per location: location id = rank << 32 | thread
+    out = subprocess.run(["otf2-print", "-M", "-C", anchor], stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    offsets = {}
+    for line in out.splitlines():
+        m = re.match(r"CLOCK_OFFSET\s+(\d+)\s.*Offset:\s*([+-]?\d+)", line)
+        if m:
+            offsets.setdefault(int(m.group(1)), []).append(int(m.group(2)))
+    print("clock offsets per location:", offsets)
+    by_rank = {}
+    for l, offs in offsets.items():
+        by_rank.setdefault(l >> 32, []).extend(offs)
+    check_mpi.expect(set(by_rank) >= {0, 1}, "ClockOffset records missing for a rank: %r" % by_rank)
+    for o in by_rank.get(1, []):
+        check_mpi.expect(abs(o - (-a.skew)) <= a.tol,
+                         "rank 1 offset %d, want %d +- %d" % (o, -a.skew, a.tol))
+    for o in by_rank.get(0, []):
+        check_mpi.expect(abs(o) <= a.tol, "rank 0 offset %d, want 0 +- %d" % (o, a.tol))
+
+    t = check_mpi.Trace(anchor)
+    check_mpi.expect(len(t.sends) > 0 and len(t.recvs) > 0, "no messages in the archive")
+    check_mpi.check_matching(t)
+    if check_mpi.failures:
+        print("%d check(s) failed" % len(check_mpi.failures))
+        sys.exit(1)
+    print("ok: %d sends matched, rank 1 corrected by %r ns" % (len(t.sends), by_rank.get(1)))
+
+
+if __name__ == "__main__":
+    main()
