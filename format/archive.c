@@ -62,6 +62,14 @@ otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, 
 	return st;
 }
 
+/* The calling thread's last error text (path and errno text for file
+ * errors); unlike otf2w_archive_error it stays valid after the archive was
+ * closed and freed, so a caller can report why otf2w_archive_close failed. */
+const char *otf2w_last_error(void)
+{
+	return tl_err[0] ? tl_err : "no error";
+}
+
 const char *otf2w_archive_error(const otf2w_archive *ar)
 {
 	if (!ar)

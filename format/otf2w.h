@@ -278,6 +278,9 @@ otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);
 otf2w_status otf2w_archive_set_number_of_snapshots(otf2w_archive *ar, uint32_t n);
 /* Text of the last error (thread-local per archive use; valid until the next call). */
 const char *otf2w_archive_error(const otf2w_archive *ar);
+/* The calling thread's last error text; stays valid after otf2w_archive_close
+ * (which frees the archive), e.g. "cannot write out/traces/1.evt: No space left on device". */
+const char *otf2w_last_error(void);
 
 /* Writers. Getting the writer of a location twice returns the same writer.
  * Every location defined in the global definitions must get an event

@@ -734,7 +734,7 @@ void tr_finish_status(int status, int have_status)
 	char err[1200];
 	err[0] = 0;
 	if (st != OTF2W_OK)
-		snprintf(err, sizeof(err), "%s", otf2w_status_str(st));
+		snprintf(err, sizeof(err), "%s (%s)", otf2w_status_str(st), otf2w_last_error());
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {

@@ -338,6 +338,29 @@ def case_unwritable_output():
     check(len(lines) == 1 and '/dev/null/archive' in lines[0] and 'untraced' in lines[0], 'lines %r' % lines)
 
 
+def case_full_disk():
+    """A full disk: the program runs unharmed (same output and exit status)
+    and one `tracer: error:` line names the file and 'No space left on
+    device'. The archive lives on a 64 KiB tmpfs (needs root; skipped,
+    exit 77, where mounting is not permitted)."""
+    mnt = os.path.join(WORK, 'tiny')
+    os.makedirs(mnt)
+    if subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=64k', 'tmpfs', mnt],
+                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        print('SKIP full_disk: cannot mount a tmpfs here')
+        sys.exit(77)
+    try:
+        base = run([PROG, 'churn'])
+        p = run([PROG, 'churn'], lib=LIB, env={'TRACER_OUTPUT': os.path.join(mnt, 'a')})
+        check(p.returncode == base.returncode and p.stdout == base.stdout,
+              'program changed: rc %d vs %d' % (p.returncode, base.returncode))
+        errs = [l for l in tracer_lines(p.stderr) if l.startswith('tracer: error:')]
+        check(len(errs) == 1, 'want one tracer: error line, got %r' % tracer_lines(p.stderr))
+        check('No space left on device' in errs[0] and mnt in errs[0], 'error line %r' % errs[0])
+    finally:
+        subprocess.run(['umount', mnt])
+
+
 def case_filter():
     f = os.path.join(WORK, 'filter.txt')
     with open(f, 'w') as fh:
