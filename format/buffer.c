@@ -389,9 +389,22 @@ static void stop_buffer(struct otf2w_buf *b, uint64_t time)
 	b->f.end = b->f.pos;	/* every later record takes the slow path */
 }
 
+static otf2w_status next_chunk_errno(struct otf2w_buf *b, uint64_t time, size_t need);
+
 /* Called when a record of need bytes does not fit. Returns OK with a
- * chunk ready (space >= need), or an error/STOPPED. */
+ * chunk ready (space >= need), or an error/STOPPED. A chunk switch happens
+ * in the middle of a traced call: whatever the flush and the callbacks do
+ * (a failed write leaves ENOSPC/EIO in errno), the caller's errno is kept;
+ * the error itself is reported through the status and the error text. */
 static otf2w_status next_chunk(struct otf2w_buf *b, uint64_t time, size_t need)
+{
+	int saved = errno;
+	otf2w_status st = next_chunk_errno(b, time, need);
+	errno = saved;
+	return st;
+}
+
+static otf2w_status next_chunk_errno(struct otf2w_buf *b, uint64_t time, size_t need)
 {
 	otf2w_archive *ar = b->ar;
 	int flushed = 0;

@@ -1086,7 +1086,10 @@ static void smp_fork_child(void)
 {
 	if (!tr_smp_enabled)
 		return;
-	/* Timers are not inherited; other threads do not exist in the child. */
+	/* Timers are not inherited; other threads do not exist in the child.
+	 * One of them may have held the list lock at fork time: it never
+	 * releases it here, so reset the lock before taking it. */
+	atomic_flag_clear_explicit(&smp_list_lock, memory_order_release);
 	smp_list_lock_take();
 	struct smp_thread *mine = smp_tls;
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {

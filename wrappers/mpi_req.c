@@ -316,15 +316,22 @@ static void req_done(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e, c
 	}
 }
 
-/* Not completed by a Test call: MpiRequestTest, entry back into the table. */
-static inline void req_tested(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e)
+/* Not completed by a test: MpiRequestTest (RmaOpTest) record. */
+static inline void req_test_record(struct tr_thread *t, uint64_t time, const struct tr_mpi_req *e)
 {
-	if (!e)
-		return;
 	if (e->active && e->kind == TR_MPI_REQ_RMA)
 		TR_MPI_REC(t, otf2w_evt_rma_op_test(t->w, NULL, time, e->comm, e->id));
 	else if (e->active && e->kind != TR_MPI_REQ_MSG)
 		TR_MPI_REC(t, otf2w_evt_mpi_request_test(t->w, NULL, time, e->id));
+}
+
+/* Not completed by a Test call on a taken entry: the record, then the
+ * entry back into the table. */
+static inline void req_tested(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e)
+{
+	if (!e)
+		return;
+	req_test_record(t, time, e);
 	req_release(e);
 }
 
@@ -415,8 +422,10 @@ TR_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 	uint64_t t1 = tr_time();
 	/* The request stays valid: its completion is recorded by the Wait/Test
 	 * that frees it. */
+	/* e was only found, not taken (another thread's Wait may hold it):
+	 * record the test but never put the entry "back" */
 	if (ret == MPI_SUCCESS && e && !*flag)
-		req_tested(t, t1, e);
+		req_test_record(t, t1, e);
 	END();
 }
 

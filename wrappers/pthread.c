@@ -726,6 +726,10 @@ static inline int pth_sem_wait(enum pth_rgn r, enum pth_kind k, sem_t *s, clocki
 	if (ret != 0) {
 		struct pth_cu cu = { t, r, NULL };
 
+		/* The failed try left EAGAIN in errno; a blocking call that then
+		 * succeeds does not touch errno, so give it the program's errno
+		 * back first (tr_leave passes errno on to the program). */
+		errno = t->saved_errno;
 		ret = pth_sem_call(&cu, k, s, clk, ts, &err);
 		now = tr_time();
 	}

@@ -2,6 +2,7 @@
 /* unit_archive.c - archive level: lazy files and set_path, set_location,
  * files for every location, anchor, locking callbacks, file errors,
  * emergency close, abandon after fork. */
+#include <errno.h>
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <sys/wait.h>
@@ -197,7 +198,11 @@ Test(archive, failed_flush_keeps_data)
 	uint64_t t, ok = 0;
 	otf2w_status st = OTF2W_OK;
 	for (t = 1; st == OTF2W_OK; t++) {
+		/* the failed flush happens inside a traced call: the caller's
+		 * errno must come back unchanged (the error is in the status) */
+		errno = 4242;
 		st = otf2w_evt_enter(w, NULL, t, 0);
+		cr_assert_eq(errno, 4242, "errno changed to %d at event %llu", errno, (unsigned long long)t);
 		if (st == OTF2W_OK)
 			ok++;
 	}

@@ -91,11 +91,17 @@ static void *worker(void *arg)
 	for (int r = 0; r < rounds; r++)
 		pthread_barrier_wait(&bar);
 	for (int r = 0; r < rounds && id < 2; r++) {
+		/* a sem_wait that blocks and then succeeds leaves errno alone
+		 * (the tracer tries sem_trywait first: its EAGAIN must not leak) */
 		if (id == 0) {
 			sem_post(&ping);
-			sem_wait(&pong);
+			errno = 0;
+			if (sem_wait(&pong) != 0 || errno != 0)
+				bad |= 256;
 		} else {
-			sem_wait(&ping);
+			errno = 0;
+			if (sem_wait(&ping) != 0 || errno != 0)
+				bad |= 256;
 			sem_post(&pong);
 		}
 	}
