@@ -502,7 +502,12 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 			s->lost++;
 			goto timed;
 		}
-		can_write = smp_room(t->w) >= (tr_smp_met_with_samples ? 1024u : 128u);
+		/* room for the queued samples smp_drain writes first and this
+		 * one, so the handler never switches chunks (a chunk switch may
+		 * lock, mmap or write a file); otherwise queue it: the thread
+		 * drains the queue at its next record, outside the handler */
+		size_t per = tr_smp_met_with_samples ? 1024u : 128u;
+		can_write = smp_room(t->w) >= per * (size_t)(s->qtail - s->qhead + 1);
 		if (!can_write)
 			tr_rec_end(t);
 	}
