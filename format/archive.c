@@ -998,6 +998,15 @@ void otf2w_archive_discard(otf2w_archive *ar)
 	archive_free(ar);
 }
 
+/* (fix) Crash/exit-in-handler paths: from now on no locking callback is
+ * called (the interrupted thread may hold the archive lock, e.g. a signal
+ * landed during a chunk switch). Async-signal-safe. */
+void otf2w_archive_begin_emergency(otf2w_archive *ar)
+{
+	if (ar)
+		ar->have_lock = 0;
+}
+
 otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar)
 {
 	otf2w_status first = OTF2W_OK;

@@ -321,6 +321,10 @@ otf2w_status otf2w_archive_close(otf2w_archive *ar);
  * writer, the global definitions written so far and the anchor. The archive
  * must not be used afterwards (it is leaked). */
 otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar);
+/* (fix) Emergency paths, before writing the last records: the archive's
+ * locking callbacks are no longer called (the interrupted thread may hold
+ * the lock). Only for a process that is about to end. Async-signal-safe. */
+void otf2w_archive_begin_emergency(otf2w_archive *ar);
 
 /* After fork() in the child: forget the parent's writers and files without
  * writing or freeing anything that the parent owns (the child re-opens its

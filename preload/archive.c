@@ -798,15 +798,44 @@ void tr_emergency(int sig)
 	emergency(128 + sig, sig);
 }
 
+/* (fix) Another thread is writing the archive (a second thread crashing at
+ * the same time, or a crash while another thread is in exit()): wait,
+ * bounded (10 s), until it is done, so that this thread's default action
+ * does not kill the process under it. Async-signal-safe. */
+static void wait_other_finisher(void)
+{
+	pid_t me = gettid();
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; i < 10000 && !tr_g.finished && tr_g.finisher != me; i++)
+		nanosleep(&ms, NULL);
+}
+
 static void emergency(int status, int sig)
 {
-	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid() || !tr_g.ar)
+	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
 		return;
-	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST))
+	/* (fix) checked before tr_g.ar: the full close clears tr_g.ar before
+	 * it sets tr_g.finished */
+	if (__atomic_load_n(&tr_g.finishing, __ATOMIC_SEQ_CST) && tr_g.finisher != gettid()) {
+		wait_other_finisher();
 		return;
+	}
+	if (!tr_g.ar)
+		return;
+	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST)) {
+		wait_other_finisher();
+		return;
+	}
+	tr_g.finisher = gettid();
 	struct tr_thread *self = tr_tls_self;
 	tr_tls_creating++;
 	tr_threads_stop_all(self, 0);
+	/* (fix) before anything is written: no archive locking any more. This
+	 * thread may have been interrupted while holding the archive lock (chunk
+	 * switch): the Leaves, ProgramEnd and global definitions below allocate
+	 * chunks. Only after stop_all: another thread inside a chunk switch
+	 * (inside a record) finishes it under the lock first. */
+	otf2w_archive_begin_emergency(tr_g.ar);
 	if (self && self->state == TR_T_ACTIVE)
 		self->state = TR_T_DYING;
 	/* balanced streams: Leave for every open region of the stopped threads

@@ -83,16 +83,19 @@ static void tr_atfork_prepare(void)
 {
 	if (!tr_g.initialized)
 		return;
-	tr_lock(tr_defs_lock());
+	/* (fix) same order as the shut-down (tr_finish_status: tr_g.lock, then
+	 * the definitions lock): the other order could deadlock a fork()
+	 * racing with exit() on another thread */
 	tr_lock(&tr_g.lock);
+	tr_lock(tr_defs_lock());
 }
 
 static void tr_atfork_parent(void)
 {
 	if (!tr_g.initialized)
 		return;
+	tr_unlock(tr_defs_lock());   /* (fix) reverse order of prepare */
 	tr_unlock(&tr_g.lock);
-	tr_unlock(tr_defs_lock());
 }
 
 static void tr_atfork_child(void)

@@ -16,6 +16,7 @@
  *    by the parent are those without the tracer.
  * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
  */
+#include <dlfcn.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
@@ -47,6 +48,10 @@ static int install_ours(int sig, const struct sigaction *like)
 	else
 		sigemptyset(&a.sa_mask);
 	a.sa_flags = SA_SIGINFO | (like ? (like->sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER)) : SA_RESTART);
+	/* (fix) crash signals on the alternate stack (thread.c sets one up per
+	 * traced thread): a stack overflow still writes the archive */
+	if (tr_managed[sig] == 2)
+		a.sa_flags |= SA_ONSTACK;
 	if (real_sigaction(sig, &a, NULL) == 0) {
 		tr_ours[sig] = 1;
 		return 0;
@@ -65,6 +70,17 @@ static int install_ours(int sig, const struct sigaction *like)
 #define TR_NTEXT 8
 static uintptr_t tr_text_lo[TR_NTEXT], tr_text_hi[TR_NTEXT];
 static int tr_ntext;
+
+/* (fix) The object that defines malloc/free/calloc/realloc when it is not
+ * libc (jemalloc, tcmalloc, mimalloc, or the program's own allocator in the
+ * main executable): a pc anywhere in its text may hold the allocator's lock,
+ * so it is always unsafe (no system call decoding: such allocators also wait
+ * in futex calls while holding their own locks). */
+#define TR_NALLOC 8
+static uintptr_t tr_alloc_lo[TR_NALLOC], tr_alloc_hi[TR_NALLOC];
+static int tr_nalloc;
+static uintptr_t tr_alloc_fn[4];
+static int tr_alloc_done;
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -93,15 +109,72 @@ static int in_libc(uintptr_t pc)
 	return 0;
 }
 
-/* 1 if the interrupted thread may hold a libc lock the full close needs. */
+/* (fix) records the executable segments of every object whose loaded
+ * segments contain one of tr_alloc_fn (the allocator's entry points). */
+static int alloc_phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	int hit = 0;
+	(void)size;
+	(void)data;
+	for (int i = 0; i < info->dlpi_phnum && !hit; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		for (int k = 0; k < 4; k++)
+			if (tr_alloc_fn[k] >= lo && tr_alloc_fn[k] < hi)
+				hit = 1;
+	}
+	for (int i = 0; hit && i < info->dlpi_phnum && tr_nalloc < TR_NALLOC; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		tr_alloc_lo[tr_nalloc] = info->dlpi_addr + ph->p_vaddr;
+		tr_alloc_hi[tr_nalloc] = tr_alloc_lo[tr_nalloc] + ph->p_memsz;
+		tr_nalloc++;
+	}
+	return 0;
+}
+
+/* (fix) at init: where do malloc & co. come from? (libc: already covered) */
+static void find_allocator(void)
+{
+	static const char *const fn[4] = { "malloc", "free", "calloc", "realloc" };
+	int any = 0;
+	if (tr_alloc_done)
+		return;
+	tr_alloc_done = 1;
+	for (int k = 0; k < 4; k++) {
+		uintptr_t a = (uintptr_t)dlsym(RTLD_DEFAULT, fn[k]);
+		if (a && !in_libc(a)) {
+			tr_alloc_fn[k] = a;
+			any = 1;
+		}
+	}
+	if (any)
+		dl_iterate_phdr(alloc_phdr_cb, NULL);
+}
+
+static int in_alloc(uintptr_t pc)
+{
+	for (int i = 0; i < tr_nalloc; i++)
+		if (pc >= tr_alloc_lo[i] && pc < tr_alloc_hi[i])
+			return 1;
+	return 0;
+}
+
+/* 1 if the interrupted thread may hold a libc (or allocator) lock the full
+ * close needs. */
 static int tr_interrupted_in_libc(void *uctx)
 {
-	if (!uctx || !tr_ntext)
+	if (!uctx || (!tr_ntext && !tr_nalloc))
 		return 0;
 #if defined(__x86_64__)
 	const ucontext_t *uc = uctx;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
 	long rax = (long)uc->uc_mcontext.gregs[REG_RAX];
+	if (in_alloc(pc))
+		return 1;   /* (fix) inside a non-libc allocator */
 	if (!in_libc(pc))
 		return 0;
 	const uint8_t *p = (const uint8_t *)pc;
@@ -130,7 +203,7 @@ static int tr_interrupted_in_libc(void *uctx)
 	}
 #elif defined(__aarch64__)
 	const ucontext_t *uc = uctx;
-	return in_libc((uintptr_t)uc->uc_mcontext.pc);
+	return in_libc((uintptr_t)uc->uc_mcontext.pc) || in_alloc((uintptr_t)uc->uc_mcontext.pc);
 #else
 	return 0;
 #endif
@@ -142,6 +215,7 @@ void tr_signals_init(void)
 		return;
 	if (!tr_ntext)
 		dl_iterate_phdr(phdr_cb, NULL);
+	find_allocator();   /* (fix) after the libc ranges are known */
 	for (size_t i = 0; i < sizeof(tr_term_sigs) / sizeof(int); i++)
 		tr_managed[tr_term_sigs[i]] = 1;
 	for (size_t i = 0; i < sizeof(tr_crash_sigs) / sizeof(int); i++)

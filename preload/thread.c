@@ -13,8 +13,10 @@
  * record (in_record) before it touches their writers.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
@@ -24,6 +26,61 @@ TR_TLS int tr_tls_creating;
 
 static pthread_key_t tr_key;
 static int tr_key_ok;
+
+/* (fix) Alternate signal stack: the crash handlers (SA_ONSTACK, signals.c)
+ * must be able to write the archive after a stack overflow. A traced thread
+ * without an alternate stack gets one when its location is created: mapped
+ * lazily (only touched pages cost memory), a PROT_NONE guard page below it.
+ * Released at the thread's end if it is still ours. A fork child inherits
+ * its master's (the forking thread's) one. */
+#define TR_ALTSTACK_SIZE (128u * 1024u)
+static TR_TLS void *tr_tls_altstack;   /* our mapping (guard page first) */
+
+static size_t altstack_page(void)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	return pg > 0 ? (size_t)pg : 4096;
+}
+
+static void altstack_setup(void)
+{
+	stack_t old, ss;
+	if (tr_tls_altstack || sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
+		return;   /* the program has its own */
+	size_t pg = altstack_page();
+	void *p = mmap(NULL, TR_ALTSTACK_SIZE + pg, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	mprotect(p, pg, PROT_NONE);   /* guard: an overflow of this stack faults */
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_sp = (char *)p + pg;
+	ss.ss_size = TR_ALTSTACK_SIZE;
+	if (sigaltstack(&ss, NULL) != 0) {
+		munmap(p, TR_ALTSTACK_SIZE + pg);
+		return;
+	}
+	tr_tls_altstack = p;
+}
+
+static void altstack_release(void)
+{
+	void *p = tr_tls_altstack;
+	stack_t cur;
+	if (!p || sigaltstack(NULL, &cur) != 0 || (cur.ss_flags & SS_ONSTACK))
+		return;   /* running on an alternate stack right now: keep it */
+	size_t pg = altstack_page();
+	if (!(cur.ss_flags & SS_DISABLE) && cur.ss_sp == (char *)p + pg) {
+		stack_t off;
+		memset(&off, 0, sizeof(off));
+		off.ss_flags = SS_DISABLE;
+		if (sigaltstack(&off, NULL) != 0)
+			return;
+	}
+	/* disabled now, or the program replaced it by its own: ours is unused */
+	tr_tls_altstack = NULL;
+	munmap(p, TR_ALTSTACK_SIZE + pg);
+}
 
 uint64_t tr_location_id(uint32_t index)
 {
@@ -94,6 +151,8 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	tr_unlock(&tr_g.lock);
 
 	tr_tls_self = t;
+	if (t->state == TR_T_ACTIVE)
+		altstack_setup();   /* (fix) crash handlers after a stack overflow */
 	if (!master && tr_key_ok)
 		pthread_setspecific(tr_key, t);
 	if (t->state == TR_T_ACTIVE && tr_g.modules_started)
@@ -240,6 +299,8 @@ void tr_thread_end(struct tr_thread *t)
 	t->state = TR_T_DEAD;
 	tr_unlock(&tr_g.lock);
 	t->in_record = 0;
+	if (t != tr_g.master)
+		altstack_release();   /* (fix) the thread's own, set up at creation */
 	t->guard--;
 	errno = saved;
 }

@@ -502,13 +502,16 @@ static void agree_dir(void)
 }
 
 /* Ping-pong with rank 0; offset = t_root - midpoint of the min-RTT sample.
- * At most K samples per rank; a rank stops after KMIN samples once its best
- * round trip is below 5 us (shared memory, fast networks) or after 2 ms
+ * WARM uncounted round trips first: right after MPI_Init the first messages
+ * between two ranks are slow (connection set-up: round trips of ~12 ms were
+ * seen here, which made the MPI_Init offset uncertain by +-6 ms). Then at
+ * most K samples per rank; a rank stops after KMIN samples once its best
+ * round trip is below 5 us (shared memory, fast networks) or after 10 ms
  * (oversubscribed nodes, where more samples do not help). A ping carries 1
  * ("reply please") or 0 ("done"). */
 static void clock_sync(void)
 {
-	enum { K = 12, KMIN = 4 };
+	enum { WARM = 2, K = 32, KMIN = 4 };
 	if (tr_mpi_world_size <= 1) {
 		tr_def_clock_offset(tr_time(), 0, 0.0);
 		return;
@@ -529,7 +532,12 @@ static void clock_sync(void)
 		return;
 	}
 	uint64_t fast = tr_clock_resolution() / 200000;   /* 5 us */
-	uint64_t budget = tr_clock_resolution() / 500;    /* 2 ms per rank */
+	uint64_t budget = tr_clock_resolution() / 100;    /* 10 ms per rank */
+	for (int k = 0; k < WARM; k++) {
+		uint64_t v = 1;
+		PMPI_Send(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm);
+		PMPI_Recv(&v, 8, MPI_BYTE, 0, TAG_SYNC, tr_mpi_pcomm, MPI_STATUS_IGNORE);
+	}
 	uint64_t best = UINT64_MAX, mid = 0, root = 0, start = tr_time();
 	for (int k = 0; k < K && !(k >= KMIN && (best < fast || tr_time() - start > budget)); k++) {
 		uint64_t v = 1, t1 = tr_time();

@@ -161,6 +161,31 @@ static void *storm(void *arg)
 	return NULL;
 }
 
+/* (fix) stack overflow: the crash handler needs the alternate stack */
+static int recurse(int n)
+{
+	volatile char buf[256];
+	buf[0] = (char)n;
+	if (n == -1)
+		return 0;   /* never: keeps -Winfinite-recursion quiet */
+	return recurse(n + 1) + buf[0];   /* not a tail call */
+}
+
+/* (fix) several threads crash at the same moment */
+static pthread_barrier_t crash_bar;
+static int *volatile null_ptr;
+
+static void *crasher(void *a)
+{
+	if (tracer_test_thread_begin)
+		tracer_test_thread_begin();
+	work((int)(long)a);
+	enter("crashing");
+	pthread_barrier_wait(&crash_bar);
+	*null_ptr = 1;
+	return NULL;
+}
+
 static int signum(const char *s)
 {
 	if (!strcmp(s, "INT")) return SIGINT;
@@ -278,6 +303,18 @@ int main(int argc, char **argv)
 		if (m[0] == 'a')
 			abort();
 		*(volatile int *)(long)(argc - 2) = 1;   /* argc == 2: NULL */
+		return 0;
+	}
+	if (!strcmp(m, "stack_overflow")) {
+		work(3);
+		enter("crashing");
+		return recurse(0);
+	}
+	if (!strcmp(m, "crash_threads")) {   /* 5 threads SIGSEGV at once */
+		pthread_barrier_init(&crash_bar, NULL, 5);
+		for (long i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, crasher, (void *)(i + 2));
+		crasher((void *)1L);
 		return 0;
 	}
 	if (!strcmp(m, "exec")) {

@@ -290,6 +290,56 @@ def case_segv():
     crash('segv', signal.SIGSEGV)
 
 
+def case_sigterm_own_malloc():
+    # (fix) SIGTERM (default action) while the program is inside its own
+    # allocator (not libc's): the tracer must take the lock-free path, so
+    # the process ends by the signal, with a readable archive
+    for i in range(5):
+        d = os.path.join(WORK, 'a%d' % i)
+        e = clean_env()
+        e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
+        p = subprocess.Popen([os.environ['ALLOC_PROG']], env=e, cwd=WORK, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, universal_newlines=True)
+        time.sleep(0.3)
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise Fail('run %d: hung after SIGTERM (tracer inside the program allocator\'s lock)' % i)
+        check(p.returncode == -signal.SIGTERM, 'run %d: status %d, stderr %r' % (i, p.returncode, err))
+        tr = tc.load(d)
+        tc.check_all(tr, exit_status=128 + signal.SIGTERM)
+        check(enters(tr, 'alloc_loop') == 1, 'run %d: events' % i)
+
+
+def case_stack_overflow():
+    # (fix) the crash handler runs on the tracer's alternate signal stack
+    p, d = traced(['stack_overflow'])
+    check(p.returncode == -signal.SIGSEGV, 'status %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=128 + signal.SIGSEGV)
+    check(enters(tr, 'outer') == 3 and enters(tr, 'inner') == 3 and enters(tr, 'crashing') == 1,
+          'events before the overflow')
+    check(any('signal %d' % signal.SIGSEGV in l for l in tracer_lines(p.stderr)), 'crash summary: %r' % p.stderr)
+
+
+def case_crash_threads():
+    # (fix) 5 threads SIGSEGV at once: the later ones wait for the first
+    # one's archive instead of ending the process under it
+    for i in range(3):
+        p, d = traced(['crash_threads'], out='o%d' % i)
+        check(p.returncode == -signal.SIGSEGV, 'run %d: status %d' % (i, p.returncode))
+        tr = tc.load(d)
+        tc.check_all(tr, exit_status=128 + signal.SIGSEGV)
+        check(len(tr.locations) == 5, 'run %d: locations %r' % (i, [l.name for l in tr.locations]))
+        per = sorted(enters(tr, 'outer', l) for l in tr.locations)
+        check(per == [1, 2, 3, 4, 5], 'run %d: outer per thread %r' % (i, per))
+        for l in tr.locations:
+            check(enters(tr, 'crashing', l) == 1, 'run %d: %s crashing' % (i, l.name))
+
+
 def case_exec():
     p, d = traced(['exec'])
     check(p.returncode == 3, 'exit %d' % p.returncode)

@@ -445,7 +445,15 @@ def case_depth(args):
         for ev in lst:
             if isinstance(ev, CallingContextSample):
                 nm = names(ev.calling_context)
-                expect(nm[0] == "[truncated]" and len(nm) == 4,
+                # a sample taken while a wrapped region is open (e.g. the
+                # master in the tracer's pthread_join wrapper) hangs below
+                # that region's node: its own frames start at the last
+                # [truncated], and frames inside the tracer collapse to one
+                # [tracer] node
+                cut = len(nm) - 1 - nm[::-1].index("[truncated]") if "[truncated]" in nm else -1
+                own = nm[cut:] if cut >= 0 else nm
+                expect((cut == 0 and len(nm) == 4) or
+                       (cut > 0 and own[-1] == "[tracer]" and 2 <= len(own) <= 4),
                        "sample %s: expected [truncated] + 3 frames" % nm)
                 if nm[-1].startswith("leaf_"):
                     expect(nm[-3:-1] in (["main", "caller"], ["worker", "caller"], ["calibrate", "best_time"]),
