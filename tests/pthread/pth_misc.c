@@ -143,10 +143,36 @@ static void *vt_open_region(void *how)
 	return NULL;
 }
 
+/* sigterm mode: workers that never stop taking a shared lock, the master
+ * blocked in pthread_join, until the test sends SIGTERM (Ctrl-C-like). */
+static pthread_mutex_t spin_mx = PTHREAD_MUTEX_INITIALIZER;
+static volatile long spin_count;
+
+static void *spinner(void *arg)
+{
+	for (;;) {
+		pthread_mutex_lock(&spin_mx);
+		spin_count++;
+		pthread_mutex_unlock(&spin_mx);
+		usleep(20);	/* a few thousand events, not millions */
+	}
+	return arg;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[WAVE];
 	void *rv = (void *)1;
+
+	if (argc > 1 && !strcmp(argv[1], "sigterm")) {
+		for (long i = 0; i < 3; i++)
+			if (pthread_create(&th[i], NULL, spinner, NULL))
+				return 3;
+		printf("pth_misc sigterm: ready\n");
+		fflush(stdout);
+		pthread_join(th[0], NULL);
+		return 0;
+	}
 
 	if (argc > 1 && !strcmp(argv[1], "fork")) {
 		if (pthread_create(&th[0], NULL, forker, NULL))

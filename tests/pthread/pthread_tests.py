@@ -3,7 +3,7 @@
 """tests/pthread: traced programs read back with the reference OTF2 reader.
 
 usage: pthread_tests.py CASE --lib libtracer.so --bindir DIR --demo PATH --work DIR
-CASE: locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
+CASE: sigterm | locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
 """
 import argparse
 import collections
@@ -423,7 +423,43 @@ def case_exitsampling(args):
     expect(open_at_exit >= 1, "no thread closed a calling context right before its ThreadEnd")
 
 
-CASES = {"locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
+def case_sigterm(args):
+    """SIGTERM (default action) while the master blocks in pthread_join and
+    three threads hammer a lock through the wrappers (with and without
+    sampling): the process must die by SIGTERM as untraced, within seconds
+    (no deadlock in the signal path), leaving a complete archive: ProgramEnd
+    143, every thread ended, regions closed, lock orders consistent."""
+    for extra in ({}, {"TRACER_SAMPLING": "250us"}):
+        name = "sigterm" + ("-sampling" if extra else "")
+        out = os.path.join(args.work, name)
+        shutil.rmtree(out, ignore_errors=True)
+        env = dict(os.environ, LD_PRELOAD=args.lib, TRACER_OUTPUT=out, TRACER_VERBOSE="1", **extra)
+        for run in range(3):
+            shutil.rmtree(out, ignore_errors=True)
+            p = subprocess.Popen([os.path.join(args.bindir, "pth_misc"), "sigterm"], env=env,
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            line = p.stdout.readline()
+            expect(b"ready" in line, "%s: program did not start: %r" % (name, line))
+            import time
+            time.sleep(0.2)
+            p.send_signal(15)
+            try:
+                _, err = p.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                expect(False, "%s run %d: no exit 20 s after SIGTERM (deadlock)" % (name, run))
+                continue
+            expect(p.returncode == -15, "%s run %d: exit %d, want death by SIGTERM" % (name, run, p.returncode))
+            tr = Trace(find_anchor(out))
+            print("%s run %d: %d locations; %s" % (name, run, len(tr.events), summary(tr)))
+            creates, begins, ends, waits = check_all(tr, exit_status=143,
+                                                     allow_held=set(tr.thread_locations()))
+            expect(len(creates) == 3 and len(begins) == 3 and len(ends) == 3,
+                   "%s: creates/begins/ends %d/%d/%d, want 3 each" % (name, len(creates), len(begins), len(ends)))
+
+
+CASES = {"sigterm": case_sigterm, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
          "off": case_off, "xz": case_xz,
          "onfull": case_onfull, "cancelflush": case_cancelflush,
          "vtexit": case_vtexit, "exitsampling": case_exitsampling}
