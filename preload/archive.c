@@ -423,29 +423,6 @@ static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
 		tr_log_error("cannot create %s: %s", link, strerror(errno));
 }
 
-static int rm_rf(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st))
-		return -1;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		if (d) {
-			struct dirent *e;
-			char sub[8192];
-			while ((e = readdir(d))) {
-				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-					continue;
-				snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-				rm_rf(sub);
-			}
-			closedir(d);
-		}
-		return rmdir(path);
-	}
-	return unlink(path);
-}
-
 /* Every rank after unification: traces/<loc>.def with the mapping tables
  * and clock offsets of this process's locations. */
 static void write_unified_local(void)
@@ -511,7 +488,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	otf2w_status st = otf2w_archive_close(a);
 	if (st != OTF2W_OK) {
 		tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
-		rm_rf(tmp);
+		tr_rm_rf(tmp);
 		return -1;
 	}
 	/* per-location files of locations no rank wrote (ranks that did not
@@ -542,7 +519,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
 		ret = -1;
 	}
-	rm_rf(tmp);
+	tr_rm_rf(tmp);
 	return ret;
 }
 

@@ -110,6 +110,7 @@ extern struct tr_global tr_g;
 void tr_log_init(void);
 void tr_log_write(const char *buf, size_t n);
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
+int tr_rm_rf(const char *path);
 int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 
 /* config.c */

@@ -2,7 +2,8 @@
 # that ended without MPI_Finalize. Our own code only (no libotf2): the
 # definition registry of the core (preload/defs.c: merge, maps, unified
 # global definitions) compiled into the tool, the format/ writer (otf2w).
-add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_SOURCE_DIR}/preload/defs.c)
+add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_SOURCE_DIR}/preload/defs.c
+  ${CMAKE_SOURCE_DIR}/preload/fsutil.c)
 target_include_directories(tracer-merge PRIVATE ${CMAKE_SOURCE_DIR}/preload)
 target_compile_definitions(tracer-merge PRIVATE _GNU_SOURCE)
 target_link_libraries(tracer-merge PRIVATE otf2w)

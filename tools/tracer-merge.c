@@ -230,29 +230,6 @@ static const struct rank *rank_of(int32_t r)
 	return NULL;
 }
 
-static int rm_rf(const char *path)
-{
-	struct stat st;
-	if (lstat(path, &st))
-		return -1;
-	if (S_ISDIR(st.st_mode)) {
-		DIR *d = opendir(path);
-		if (d) {
-			struct dirent *e;
-			char sub[8400];
-			while ((e = readdir(d))) {
-				if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-					continue;
-				snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
-				rm_rf(sub);
-			}
-			closedir(d);
-		}
-		return rmdir(path);
-	}
-	return unlink(path);
-}
-
 static int place(const char *from, const char *to)
 {
 	if (rename(from, to) == 0)
@@ -504,7 +481,7 @@ int main(int argc, char **argv)
 	/* new archive in a temporary directory, then moved into place (anchor last) */
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s/.tracer-merge.%d", dir, (int)getpid());
-	rm_rf(tmp);
+	tr_rm_rf(tmp);
 	int wrote = write_archive(ubuf, ulen, evt_chunk, def_chunk, tmp);
 	free(ubuf);
 	for (int i = 0; i < nranks; i++) {
@@ -512,7 +489,7 @@ int main(int argc, char **argv)
 		tr_defs_mapped_free(&ranks[i].m);
 	}
 	if (wrote) {
-		rm_rf(tmp);
+		tr_rm_rf(tmp);
 		return 1;
 	}
 	snprintf(p1, sizeof(p1), "%s/traces", dir);
@@ -556,7 +533,7 @@ int main(int argc, char **argv)
 		snprintf(p2, sizeof(p2), "%s/traces.otf2", dir);
 		bad |= place(p1, p2);
 	}
-	rm_rf(tmp);
+	tr_rm_rf(tmp);
 	free(ulocs);
 	free(ranks);
 	if (bad)
