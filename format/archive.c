@@ -508,9 +508,12 @@ otf2w_status otf2w_archive_get_snap_writer(otf2w_archive *ar, uint64_t location,
 	return get_loc_writer(ar, ar ? &ar->snap : NULL, OTF2W_BUF_SNAP, location, (void **)out);
 }
 
-otf2w_status otf2w_archive_get_gdef_writer(otf2w_archive *ar, otf2w_gdef_writer **out)
+/* The archive's one global-definition or marker writer (each is a single
+ * buffer), created on first request under the archive lock. */
+static otf2w_status get_archive_writer(otf2w_archive *ar, int kind, struct otf2w_buf **out)
 {
 	otf2w_status st;
+	int created = 0;
 
 	if (!ar || !out)
 		return OTF2W_E_INVALID_ARGUMENT;
@@ -519,35 +522,39 @@ otf2w_status otf2w_archive_get_gdef_writer(otf2w_archive *ar, otf2w_gdef_writer 
 	st = otf2w__lock(ar);
 	if (st)
 		return st;
-	if (!ar->gdef) {
-		ar->gdef = calloc(1, sizeof(*ar->gdef));
-		if (ar->gdef)
-			otf2w__buf_init(&ar->gdef->b, ar, OTF2W_BUF_GDEF, 0);
+	struct otf2w_buf *b;
+	if (kind == OTF2W_BUF_GDEF) {
+		if (!ar->gdef && (ar->gdef = calloc(1, sizeof(*ar->gdef))))
+			created = 1;
+		b = ar->gdef ? &ar->gdef->b : NULL;
+	} else {
+		if (!ar->marker && (ar->marker = calloc(1, sizeof(*ar->marker))))
+			created = 1;
+		b = ar->marker ? &ar->marker->b : NULL;
 	}
+	if (created)
+		otf2w__buf_init(b, ar, kind, 0);
 	otf2w__unlock(ar);
-	*out = ar->gdef;
-	return ar->gdef ? OTF2W_OK : OTF2W_E_NO_MEMORY;
+	*out = b;
+	return b ? OTF2W_OK : OTF2W_E_NO_MEMORY;
+}
+
+otf2w_status otf2w_archive_get_gdef_writer(otf2w_archive *ar, otf2w_gdef_writer **out)
+{
+	struct otf2w_buf *b = NULL;
+	otf2w_status st = out ? get_archive_writer(ar, OTF2W_BUF_GDEF, &b) : OTF2W_E_INVALID_ARGUMENT;
+	if (st == OTF2W_OK)
+		*out = ar->gdef;
+	return st;
 }
 
 otf2w_status otf2w_archive_get_marker_writer(otf2w_archive *ar, otf2w_marker_writer **out)
 {
-	otf2w_status st;
-
-	if (!ar || !out)
-		return OTF2W_E_INVALID_ARGUMENT;
-	if (ar->abandoned)
-		return OTF2W_E_INVALID_CALL;
-	st = otf2w__lock(ar);
-	if (st)
-		return st;
-	if (!ar->marker) {
-		ar->marker = calloc(1, sizeof(*ar->marker));
-		if (ar->marker)
-			otf2w__buf_init(&ar->marker->b, ar, OTF2W_BUF_MARKER, 0);
-	}
-	otf2w__unlock(ar);
-	*out = ar->marker;
-	return ar->marker ? OTF2W_OK : OTF2W_E_NO_MEMORY;
+	struct otf2w_buf *b = NULL;
+	otf2w_status st = out ? get_archive_writer(ar, OTF2W_BUF_MARKER, &b) : OTF2W_E_INVALID_ARGUMENT;
+	if (st == OTF2W_OK)
+		*out = ar->marker;
+	return st;
 }
 
 otf2w_status otf2w__gdef_note_location(otf2w_gdef_writer *w, uint64_t location)
