@@ -1605,6 +1605,9 @@ done:
 	return ret;
 }
 
+/* The one COMM_LOCATIONS group per paradigm of a unified set (below). */
+static void cl_from_set(const struct defset *u, struct cl_union *cl);
+
 int tr_defs_install_unified(const void *buf, size_t len, int write_global)
 {
 	struct defset *u = calloc(1, sizeof(*u));
@@ -1619,20 +1622,7 @@ int tr_defs_install_unified(const void *buf, size_t len, int write_global)
 		tr_log_error("MPI unification: unified definitions unreadable");
 		return -1;
 	}
-	memset(cl, 0, sizeof(cl));
-	for (uint32_t i = 0; i < u->n[TR_DEF_GROUP]; i++) {
-		const struct def *d = u->items[TR_DEF_GROUP][i];
-		if (d->len < 5 || d->v[1] != OTF2W_GROUP_COMM_LOCATIONS || d->v[2] >= TR_NPARADIGMS)
-			continue;
-		struct cl_union *cu = &cl[d->v[2]];
-		if (cu->have)
-			continue;
-		cu->have = 1;
-		cu->name = d->v[0];
-		cu->flags = d->v[3];
-		for (uint32_t m = 5; m < d->len; m++)
-			cl_add(cu, d->v[m]);
-	}
+	cl_from_set(u, cl);
 	tr_lock(&tr_reg_lock);
 	if (local_proc(&p, 0) == 0) {
 		finalize_thread_comms(&p);
