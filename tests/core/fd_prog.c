@@ -10,6 +10,8 @@
  *                        Prints the lock counts.
  * fd_prog locks N        two threads take a mutex N times each (many events
  *                        for resource-limit runs); prints "done".
+ * fd_prog mallocloop    four threads malloc and free random sizes until
+ *                        killed; prints "ready" once they run.
  * fd_prog spawn OUT      as closefds, then fork: the child closes all
  *                        descriptors, writes OUT.child, exits; the parent
  *                        waits (fork then close).
@@ -56,6 +58,18 @@ static void write_file(const char *path, const char *tag)
 	close(fd);
 }
 
+static void *malloc_loop(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg + 1;
+	void *v[64] = { 0 };
+	for (;;) {
+		unsigned k = (unsigned)rand_r(&seed) % 64;
+		free(v[k]);
+		v[k] = malloc((size_t)(rand_r(&seed) % 8192) + 1);
+	}
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t a, b, c;
@@ -66,6 +80,15 @@ int main(int argc, char **argv)
 		pthread_join(a, NULL);
 		pthread_join(b, NULL);
 		printf("done %ld\n", counter);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "mallocloop")) {
+		pthread_t th[4];
+		for (long i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, malloc_loop, (void *)i);
+		printf("ready\n");
+		fflush(stdout);
+		pthread_join(th[0], NULL);
 		return 0;
 	}
 	if (argc < 3 || (strcmp(argv[1], "closefds") && strcmp(argv[1], "spawn")))
