@@ -91,7 +91,7 @@ def case_closefds():
     tr = tc.load(out)
     tc.check_all(tr, exit_status=0)
     n = lock_count(tr)
-    check(n == 600000, '%d lock acquisitions in the archive, want 600000' % n)
+    check(n == 1000000, '%d lock acquisitions in the archive, want 1000000' % n)
     check(not [l for l in tracer_lines(t.stderr) if 'error' in l], 'errors: %r' % tracer_lines(t.stderr))
 
 
