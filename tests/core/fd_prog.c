@@ -3,11 +3,11 @@
  * fd_prog.c - programs that do to descriptors and limits what daemons,
  * shells and job launchers do (tests/core/test_limits.py).
  *
- * fd_prog closefds OUT   the main thread takes a mutex 200,000 times, then
- *                        with two threads (200,000 each) running:
+ * fd_prog closefds OUT   the main thread takes a mutex 60,000 times, then
+ *                        with two threads (60,000 each) running:
  *                        close_range(3, ~0U, 0), open OUT and write 1,000
  *                        short lines while a third thread and main take the
- *                        mutex 200,000 times more each (the tracer's chunks
+ *                        mutex 60,000 times more each (the tracer's chunks
  *                        fill meanwhile). Prints the lock count.
  * fd_prog locks N        two threads take a mutex N times each (many events
  *                        for resource-limit runs); prints "done".
@@ -29,7 +29,7 @@
 
 static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
-static long iters = 200000;
+static long iters = 60000;
 
 static void *locker(void *arg)
 {
