@@ -720,6 +720,8 @@ void tr_mpi_before_finalize(void)
 
 TR_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Init(argc, argv);
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
@@ -738,6 +740,8 @@ TR_EXPORT int MPI_Init(int *argc, char ***argv)
 
 TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Init_thread(argc, argv, required, provided);
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
@@ -756,6 +760,8 @@ TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 TR_EXPORT int MPI_Finalize(void)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Finalize();
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
@@ -839,6 +845,8 @@ void tr_mpi_abort_prepare(int errorcode)
 
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Abort(comm, errorcode);
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
 		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);

@@ -4,11 +4,9 @@
  * generated mpi_gen.c). Not a public header.
  *
  * libtracer.so must load in programs without MPI: it is compiled against
- * mpi.h only and never linked with libmpi. Every PMPI_* function and every
- * predefined handle (Open MPI: addresses of ompi_* objects) is a weak
- * reference that resolves from the application's libmpi at run time. The
- * MPI_* wrappers are only ever called by MPI programs, so the weak symbols
- * are non-NULL whenever they are used.
+ * mpi.h only and never linked with libmpi. PMPI_* functions and predefined
+ * handles are looked up at run time on first use (below), so MPI is traced
+ * the same whether libmpi is linked or opened later with dlopen.
  */
 #ifndef TR_MPI_INT_H
 #define TR_MPI_INT_H
@@ -17,85 +15,31 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "tracer.h"
+/* Every PMPI_* function and predefined object (Open MPI: the ompi_* of
+ * MPI_COMM_WORLD & co.) is reached through tr_mpi_sym: mpi_gen.h turns each
+ * name of mpi.h into a slot of tr_mpi_symtab, resolved at first use by
+ * mpi_sym.c (global scope, else the loaded object that defines it: a libmpi
+ * opened later with dlopen, even RTLD_LOCAL, as by mpi4py). */
+extern void *tr_mpi_symtab[];
+void *tr_mpi_sym_slow(int idx, int func);
+static inline void *tr_mpi_sym(int idx, int func)
+{
+	void *p = __atomic_load_n(&tr_mpi_symtab[idx], __ATOMIC_ACQUIRE);
+	if (tr_likely(p != NULL))
+		return p;
+	return tr_mpi_sym_slow(idx, func);
+}
+/* The same for a Fortran symbol (pmpi_*_ of libmpi_mpifh), one slot each. */
+void *tr_mpi_fsym_slow(void **slot, const char *name);
+static inline void *tr_mpi_fsym(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (tr_likely(p != NULL))
+		return p;
+	return tr_mpi_fsym_slow(slot, name);
+}
+
 #include "mpi_gen.h"
-
-#ifdef OMPI_MAJOR_VERSION
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_self
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_mpi_group_null
-#pragma weak ompi_mpi_group_empty
-#pragma weak ompi_request_null
-#pragma weak ompi_message_null
-#pragma weak ompi_message_no_proc
-#pragma weak ompi_mpi_win_null
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_int
-#pragma weak ompi_mpi_char
-#pragma weak ompi_mpi_long_long_int
-#pragma weak ompi_mpi_unsigned_long_long
-#pragma weak ompi_mpi_uint64_t
-#pragma weak ompi_mpi_int64_t
-#pragma weak ompi_mpi_double
-#pragma weak ompi_mpi_op_max
-#pragma weak ompi_mpi_op_min
-#pragma weak ompi_mpi_op_sum
-#pragma weak ompi_mpi_info_null
-#pragma weak ompi_mpi_errors_return
-#endif
-
-/* PMPI functions used by the hand-written parts (the generated file marks
- * the wrapped ones weak itself). */
-#pragma weak PMPI_Init
-#pragma weak PMPI_Init_thread
-#pragma weak PMPI_Finalize
-#pragma weak PMPI_Abort
-#pragma weak PMPI_Initialized
-#pragma weak PMPI_Finalized
-#pragma weak PMPI_Comm_rank
-#pragma weak PMPI_Comm_size
-#pragma weak PMPI_Comm_remote_size
-#pragma weak PMPI_Comm_test_inter
-#pragma weak PMPI_Comm_group
-#pragma weak PMPI_Comm_remote_group
-#pragma weak PMPI_Comm_dup
-#pragma weak PMPI_Comm_free
-#pragma weak PMPI_Comm_idup
-#pragma weak PMPI_Intercomm_merge
-#pragma weak PMPI_Group_translate_ranks
-#pragma weak PMPI_Group_size
-#pragma weak PMPI_Group_free
-#pragma weak PMPI_Bcast
-#pragma weak PMPI_Send
-#pragma weak PMPI_Recv
-#pragma weak PMPI_Barrier
-#pragma weak PMPI_Type_size
-#pragma weak PMPI_Get_count
-#pragma weak PMPI_Test_cancelled
-#pragma weak PMPI_Topo_test
-#pragma weak PMPI_Cartdim_get
-#pragma weak PMPI_Cart_get
-#pragma weak PMPI_Graph_neighbors_count
-#pragma weak PMPI_Dist_graph_neighbors_count
-#pragma weak PMPI_Win_get_group
-#pragma weak PMPI_Wait
-#pragma weak PMPI_Waitall
-#pragma weak PMPI_Waitany
-#pragma weak PMPI_Waitsome
-#pragma weak PMPI_Test
-#pragma weak PMPI_Testall
-#pragma weak PMPI_Testany
-#pragma weak PMPI_Testsome
-#pragma weak PMPI_Request_get_status
-#pragma weak PMPI_Request_free
-#pragma weak PMPI_Start
-#pragma weak PMPI_Startall
-#pragma weak PMPI_Query_thread
-#pragma weak PMPI_Comm_set_errhandler
-#pragma weak PMPI_Comm_get_errhandler
-#pragma weak PMPI_Errhandler_free
-#pragma weak PMPI_Get_processor_name
 
 /* One event record written by a wrapper itself (not Enter/Leave). */
 #define TR_MPI_REC(t, call)                              \

@@ -36,7 +36,7 @@ def fail(msg):
     print("FAIL:", msg)
 
 
-def run(args):
+def run(args, traced=True, extra=()):
     out = args.out
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
@@ -46,8 +46,10 @@ def run(args):
     # many seconds (default 1): leave them time to write their trace
     env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
     cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(args.np),
-           "-x", "LD_PRELOAD=" + args.lib, "-x", "TRACER_OUTPUT=" + out,
-           "-x", "TRACER_VERBOSE=1", args.prog] + args.args
+           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1"] + list(extra)
+    if traced:
+        cmd += ["-x", "LD_PRELOAD=" + args.lib]
+    cmd += [args.prog] + args.args
     print("+", " ".join(cmd))
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=120)
@@ -364,7 +366,30 @@ def mode_fortran(t, n):
         expect(ops["ALLREDUCE"] == n, "f08 Allreduce: %d records" % ops["ALLREDUCE"])
 
 
-MODES = {"fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
+def mode_mpi4py(t, n):
+    """mpi4py (libmpi opened by Python with dlopen): the calls are traced."""
+    regions = {r.name for r in t.defs.regions}
+    for r in ("MPI_Init_thread", "MPI_Finalize", "MPI_Allreduce", "MPI_Barrier"):
+        expect(r in regions, "region %s missing from %r" % (r, sorted(x for x in regions if x.startswith("MPI"))))
+    expect(len([s for s in t.sends if s[3] == 7]) == n, "sendrecv ring: %r" % [s for s in t.sends if s[3] == 7])
+
+
+def compare_untraced(args, p):
+    """The traced run's stdout and exit status equal the untraced run's;
+    with TRACER_MPI=0 too (no MPI code path of the tracer runs)."""
+    out = args.out
+    for label, traced, extra in (("untraced", False, ()), ("TRACER_MPI=0", True, ("-x", "TRACER_MPI=0"))):
+        args.out = out + "." + label.split("=")[0].lower()
+        q = run(args, traced, extra)
+        expect(q.returncode == p.returncode, "%s exit %d, traced %d" % (label, q.returncode, p.returncode))
+        expect(q.stdout == p.stdout, "%s stdout %r, traced %r" % (label, q.stdout, p.stdout))
+        err = [l for l in q.stderr.splitlines() if not l.startswith("tracer:")]
+        expect(not err, "%s: stderr %r" % (label, err))
+        shutil.rmtree(args.out, ignore_errors=True)
+    args.out = out
+
+
+MODES = {"mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
 
 
 def mode_partial(args, p):
@@ -449,6 +474,8 @@ def main():
     args = ap.parse_args()
     p = run(args)
     anchor = os.path.join(args.out, "traces.otf2")
+    if args.mode == "mpi4py":
+        compare_untraced(args, p)
     t = None
     if args.mode == "crash":
         # no MPI_Abort: the launcher (tools/tracer-mpirun, here this script)
