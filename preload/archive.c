@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -596,6 +597,94 @@ void tr_archive_unified_installed(void)
 	tr_unlock(&tr_g.lock);
 }
 
+/* ---- end of an MPI run: the last rank to end writes the unified anchor ----
+ * Every rank that unified writes rank<r>.end (its final time range on rank
+ * 0's clock and its event count) under an flock of rank-end.lock, then
+ * counts the end files: the one that completes the set writes traces.def +
+ * traces.otf2, whose ClockProperties then cover every event of every rank
+ * (also those after MPI_Finalize), and prints the run's one exit line. */
+
+struct run_end {
+	uint64_t first, last, events;
+	uint32_t ranks;
+};
+
+static int read_end(const char *path, uint64_t v[3])
+{
+	char b[128];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	b[n] = 0;
+	unsigned long long a, c, d;
+	if (sscanf(b, "%llu %llu %llu", &a, &c, &d) != 3)
+		return -1;
+	v[0] = a;
+	v[1] = c;
+	v[2] = d;
+	return 0;
+}
+
+/* 1 when this rank ended last (tot filled, unified set widened). */
+static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot)
+{
+	char p[4400], tmp[4400];
+	int size = tr_proc.size > 0 ? tr_proc.size : 1, ret = 0;
+	snprintf(p, sizeof(p), "%.4000s/rank-end.lock", tr_g.dir);
+	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0)
+		return tr_proc.rank == 0;   /* no lock possible: rank 0 writes, as before */
+	/* bounded (10 s): a rank holds it for a few file operations only */
+	struct timespec ms = { 0, 1000000 };
+	int locked = 0;
+	for (int i = 0; i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
+		nanosleep(&ms, NULL);
+	snprintf(tmp, sizeof(tmp), "%.4000s/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		char b[128];
+		int n = snprintf(b, sizeof(b), "%llu %llu %llu\n", (unsigned long long)first,
+				 (unsigned long long)last, (unsigned long long)events);
+		int ok = write(fd, b, (size_t)n) == n;
+		close(fd);
+		if (ok)
+			rename(tmp, p);
+	}
+	memset(tot, 0, sizeof(*tot));
+	tot->first = UINT64_MAX;
+	int have = 0;
+	for (int r = 0; r < size; r++) {
+		uint64_t v[3];
+		snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, r);
+		if (read_end(p, v))
+			break;
+		have++;
+		tr_defs_unified_widen(r, v[0], v[1]);
+		if (v[0] < tot->first)
+			tot->first = v[0];
+		if (v[1] > tot->last)
+			tot->last = v[1];
+		tot->events += v[2];
+	}
+	if (have == size && locked) {
+		tot->ranks = (uint32_t)size;
+		ret = 1;
+		for (int r = 0; r < size; r++) {
+			snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, r);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%.4000s/rank-end.lock", tr_g.dir);
+		unlink(p);
+	}
+	close(lfd);   /* releases the lock */
+	return ret;
+}
+
 /* ---- shut-down ---- */
 
 static uint64_t dir_bytes(const char *dir, const char *name)
@@ -700,6 +789,9 @@ void tr_finish_status(int status, int have_status)
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	uint32_t nloc = tr_g.nthreads;
+	uint64_t range_first = 0, range_last = 0;
+	if (tr_g.unified)
+		tr_defs_local_range(&range_first, &range_last);
 
 	/* (merge) while the event writers still exist: the locations' event
 	 * counts and the last timestamp go into rank<r>.tdefs */
@@ -720,14 +812,16 @@ void tr_finish_status(int status, int have_status)
 	}
 	tr_unlock(&tr_g.lock);
 
-	int unified_global = tr_defs_unified_write_global();
+	struct run_end run;
+	int unified_global = tr_g.unified && run_end_last(range_first, range_last, events, &run);
 	if (unified_global)
 		write_unified_global();
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
 	uint64_t bytes = dir_bytes(tr_g.dir, tr_arname);
-	int print = tr_cfg.verbose >= 1 && (!tr_g.mpi_expected || tr_proc.rank <= 0 || tr_cfg.verbose >= 2);
+	int print = tr_cfg.verbose >= 1 &&
+		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
 	if (err[0])
 		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
 	if (print || dropped || tr_g.errors) {
@@ -744,12 +838,11 @@ void tr_finish_status(int status, int have_status)
 		uint32_t uranks, ulocs;
 		uint64_t uevents;
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
-			/* the whole run: every rank's locations and events (up to
-			 * its MPI_Finalize), bytes of the unified archive (its event
-			 * files link to every rank's; ranks still writing are partly counted) */
+			/* the whole run (this rank ended last): every rank's
+			 * locations and events, bytes of the unified archive */
 			n = snprintf(line, sizeof(line),
 				     "tracer: archive %s/traces.otf2: %u MPI ranks, %u locations, %llu events, "
-				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)uevents,
+				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)run.events,
 				     (unsigned long long)dir_bytes(tr_g.dir, "traces"), extra);
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",

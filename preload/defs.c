@@ -692,8 +692,36 @@ void tr_defs_fork_child(void)
 	tr_defs_process_renamed();
 }
 
+/* A local time on the reference clock (MPI: rank 0's), as the reference
+ * reader corrects it with this process's clock offsets: linear in the
+ * interval between two offsets, extrapolated with the first interval's
+ * slope before it and the last one's after it; constant with one offset,
+ * identity without. */
+static uint64_t corrected(uint64_t t)
+{
+	int n = tr_ncoffs;
+	if (n == 0)
+		return t;
+	int64_t off = tr_coffs[0].offset;
+	if (n > 1) {
+		int i = 0;
+		while (i < n - 2 && t > tr_coffs[i + 1].time)
+			i++;
+		double slope = (double)(tr_coffs[i + 1].offset - tr_coffs[i].offset) /
+			       (double)(tr_coffs[i + 1].time - tr_coffs[i].time);
+		double d = t >= tr_coffs[i].time ? (double)(t - tr_coffs[i].time)
+						 : -(double)(tr_coffs[i].time - t);
+		double x = slope * d;
+		off = tr_coffs[i].offset + (int64_t)(x >= 0 ? x + 0.5 : x - 0.5);
+	}
+	return off < 0 && (uint64_t)-off > t ? 0 : (uint64_t)((int64_t)t + off);
+}
+
 /* Fill proc with this process's locations (thread list); nolock: crash path
- * (then the locations array is a static buffer). */
+ * (then the locations array is a static buffer). Its time range covers
+ * every event and clock offset written so far, on the reference clock
+ * (see corrected; a rank's standalone archive has no offsets: there the
+ * range is corrected back by tr_defs_write_global). */
 static struct tr_loc tr_crash_locs[16384];
 
 static int local_proc(struct tr_procinfo *p, int crash)
@@ -727,6 +755,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 			last = lt;
 	}
 	p->nlocs = i;
+	if (tr_ncoffs > 0 && tr_coffs[tr_ncoffs - 1].time > last)
+		last = tr_coffs[tr_ncoffs - 1].time;
 	/* sort by location id (insertion sort; few threads) */
 	for (uint32_t a = 1; a < p->nlocs; a++) {
 		struct tr_loc x = p->locs[a];
@@ -737,7 +767,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 		}
 		p->locs[b] = x;
 	}
-	p->t_last = last;
+	p->t_first = corrected(tr_g.t_start);
+	p->t_last = corrected(last);
 	p->realtime = tr_clock_realtime_of(tr_g.t_start);
 	return 0;
 }
@@ -1050,7 +1081,12 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 		return;
 	if (!crash)
 		tr_lock(&tr_reg_lock);
-	if (local_proc(&p, crash) == 0) {
+	/* no ClockOffset records in this archive: its own clock */
+	int ncoffs = tr_ncoffs;
+	tr_ncoffs = 0;
+	int lp = local_proc(&p, crash);
+	tr_ncoffs = ncoffs;
+	if (lp == 0) {
 		if (!crash)
 			finalize_thread_comms(&p);
 		struct tr_procinfo *saved = tr_local.procs;
@@ -1735,6 +1771,38 @@ int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nl
 	}
 	tr_unlock(&tr_reg_lock);
 	return ok;
+}
+
+/* This process's time range so far on the reference clock (every event
+ * and clock offset; call while the event writers exist). */
+void tr_defs_local_range(uint64_t *first, uint64_t *last)
+{
+	struct tr_procinfo p;
+	*first = *last = 0;
+	tr_lock(&tr_reg_lock);
+	if (local_proc(&p, 0) == 0) {
+		*first = p.t_first;
+		*last = p.t_last;
+		free(p.locs);
+	}
+	tr_unlock(&tr_reg_lock);
+}
+
+/* Widen the time range of a rank of the unified set (its final range,
+ * known only when it ended: events after MPI_Finalize). */
+void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last)
+{
+	tr_lock(&tr_reg_lock);
+	for (uint32_t i = 0; tr_unified && i < tr_unified->nprocs; i++) {
+		struct tr_procinfo *p = &tr_unified->procs[i];
+		if (p->rank != rank)
+			continue;
+		if (first < p->t_first)
+			p->t_first = first;
+		if (last > p->t_last)
+			p->t_last = last;
+	}
+	tr_unlock(&tr_reg_lock);
 }
 
 int tr_defs_unified_write_global(void)

@@ -156,6 +156,8 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
 /* Mapping tables + clock offsets into a local def file of this process. */
 void tr_defs_write_local_to(otf2w_def_writer *dw);
 int tr_defs_unified_write_global(void);
+void tr_defs_local_range(uint64_t *first, uint64_t *last);
+void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, int32_t rank, void *),
 			   void *ud);
 int tr_defs_have_clock_offsets(void);

@@ -24,6 +24,9 @@ import time
 import otf2
 from otf2.enums import GroupType
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tracecheck  # noqa: E402
+
 failures = []
 
 
@@ -98,11 +101,15 @@ class Trace:
             for loc in d.locations:
                 self.threads[self.rank_of_group.get(loc.group, -1)] += 1
             self.check_defs(d)
-            isend_open = {}
-            irecv = {}
+            self.clock = d.clock_properties
+            self.first, self.last = None, None
             for loc, ev in tr.events:
                 name = type(ev).__name__
                 self.events[name] += 1
+                if self.first is None or ev.time < self.first:
+                    self.first = ev.time
+                if self.last is None or ev.time > self.last:
+                    self.last = ev.time
                 me = self.rank_of_group.get(loc.group)
                 if me is None:
                     fail("event on a location outside the MPI ranks: %s" % loc.name)
@@ -138,6 +145,13 @@ class Trace:
                     self.comm_destroy[ev.communicator.name] += 1
                 elif name.startswith("Rma"):
                     self.rma[name] += 1
+
+    def check_clock(self, where):
+        if self.first is not None:
+            try:
+                tracecheck.check_time_range(self.clock, self.first, self.last, where)
+            except tracecheck.CheckError as e:
+                fail(str(e))
 
     def peer(self, comm, idx, me):
         """World rank of rank idx of comm (remote group for intercomms)."""
@@ -427,6 +441,7 @@ def mode_partial(args, p):
             continue
         otf2_print(anchor)
         t = Trace(anchor)
+        t.check_clock(variant)
         expect(len(t.world) == args.np, "%s: COMM_LOCATIONS has %d members" % (variant, len(t.world)))
         for r in range(args.np):
             have = any(s[1] == r for s in t.sends)
@@ -514,6 +529,7 @@ def main():
         else:
             t = Trace(anchor)
     if t is not None:
+        t.check_clock(anchor)
         expect(len(t.world) == args.np, "COMM_LOCATIONS has %d members, want %d" % (len(t.world), args.np))
         if args.mode in ("abort", "crash"):
             for r in range(args.np):

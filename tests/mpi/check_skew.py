@@ -77,6 +77,7 @@ def main():
         check_mpi.expect(abs(o) <= a.tol, "rank 0 offset %d, want 0 +- %d" % (o, a.tol))
 
     t = check_mpi.Trace(anchor)
+    t.check_clock(anchor)
     check_mpi.expect(len(t.sends) > 0 and len(t.recvs) > 0, "no messages in the archive")
     # uncorrected, times would be off by the whole skew: the check has teeth
     # as long as the slack stays well below it (an overloaded machine gives
