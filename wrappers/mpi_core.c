@@ -35,6 +35,7 @@ int tr_mpi_world_rank = -1, tr_mpi_world_size = 0;
 
 static MPI_Comm tr_mpi_pcomm;            /* private dup of WORLD for the tracer's traffic */
 static int tr_mpi_inited, tr_mpi_finalized;
+static int tr_mpi_local_only;            /* singleton or unknown launcher: no unification */
 static uint32_t tr_mpi_comm_ctr;         /* agreed ids created by this process */
 static uint32_t tr_mpi_locs_group;       /* Group(COMM_LOCATIONS) */
 static int tr_mpi_lockv;
@@ -664,6 +665,14 @@ void tr_mpi_after_init(void)
 		return;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* Rank not announced in the environment at start: a singleton (program
+	 * started without mpirun: one rank) or a launcher we do not know. The
+	 * process's own archive (named "traces", not "rank<r>") is the archive:
+	 * no common directory, no unification. */
+	tr_mpi_local_only = tr_proc.rank < 0;
+	if (tr_mpi_local_only && size > 1 && rank == 0)
+		tr_log_warn("MPI rank not announced by the launcher at start: every rank writes its own archive "
+			    "(no unification)");
 	tr_mpi_world_rank = rank;
 	tr_mpi_world_size = size;
 	tr_set_rank(rank, size);
@@ -673,7 +682,8 @@ void tr_mpi_after_init(void)
 		return;
 	}
 	PMPI_Comm_set_errhandler(tr_mpi_pcomm, MPI_ERRORS_RETURN);
-	agree_dir();
+	if (!tr_mpi_local_only)
+		agree_dir();
 	if (tr_mpi_req_init() != 0)
 		tr_log_warn("rank %d: no memory for the request table: non-blocking calls not tracked", rank);
 
@@ -714,7 +724,8 @@ void tr_mpi_before_finalize(void)
 	if (tr_mpi_req_lost())
 		tr_log_warn("rank %d: %llu non-blocking requests not tracked (request table full)",
 			    tr_mpi_world_rank, (unsigned long long)tr_mpi_req_lost());
-	unify();
+	if (!tr_mpi_local_only)
+		unify();
 	PMPI_Comm_free(&tr_mpi_pcomm);
 }
 
@@ -839,7 +850,7 @@ void tr_mpi_abort_prepare(int errorcode)
 	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
 		    tr_mpi_world_rank, errorcode);
 	tr_finish();
-	if (tr_mpi_inited && !tr_mpi_finalized && tr_mpi_world_size > 1)
+	if (tr_mpi_inited && !tr_mpi_finalized && tr_mpi_world_size > 1 && !tr_mpi_local_only)
 		spawn_merge();
 }
 
