@@ -413,15 +413,17 @@ void tr_set_global_writer(int yes)
 
 /* ---- unified output (MPI) ---- */
 
-static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
+/* The events of a location of the unified archive: traces/<gid>.evt, a
+ * hard link of (or, across file systems, a copy of) the rank's file. The
+ * last rank to end calls this: every rank's files are complete. */
+static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
-	char link[8192], target[256];
-	const char *dir = ud ? (const char *)ud : tr_g.dir;
-	snprintf(link, sizeof(link), "%.4000s/traces/%llu.evt", dir, (unsigned long long)loc);
-	snprintf(target, sizeof(target), "../rank%d/%llu.evt", (int)rank, (unsigned long long)loc);
-	unlink(link);
-	if (symlink(target, link) && tr_g.errors++ == 0)
-		tr_log_error("cannot create %s: %s", link, strerror(errno));
+	char from[4400], to[4400];
+	(void)ud;
+	snprintf(from, sizeof(from), "%.4000s/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
+	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
+	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_g.errors++ == 0)
+		tr_log_error("cannot create %s: %s", to, strerror(errno));
 }
 
 /* Every rank after unification: traces/<loc>.def with the mapping tables
@@ -446,12 +448,13 @@ static void write_unified_local(void)
 	otf2w_archive_set_memory(a, &tr_memory, NULL);
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		otf2w_def_writer *dw;
-		if (otf2w_archive_get_def_writer(a, t->location, &dw) != OTF2W_OK)
+		uint64_t gid = tr_defs_unified_gid(t->location);
+		if (gid == UINT64_MAX || otf2w_archive_get_def_writer(a, gid, &dw) != OTF2W_OK)
 			continue;
 		tr_defs_write_local_to(dw);
 		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_g.errors++ == 0)
-			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir,
-				     (unsigned long long)t->location, otf2w_archive_error(a));
+			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir, (unsigned long long)gid,
+				     otf2w_archive_error(a));
 	}
 	/* the object is dropped without otf2w_archive_close: that would write
 	 * an anchor; only rank 0 writes traces.otf2 */
@@ -526,65 +529,13 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 
 static void online_defs(otf2w_gdef_writer *g, void *ud)
 {
-	tr_defs_write_unified(g, symlink_loc, NULL);
+	tr_defs_write_unified(g, link_loc, NULL);
 }
 
 /* Rank 0 after unification. */
 static void write_unified_global(void)
 {
 	write_unified_files(tr_g.dir, online_defs, NULL);
-}
-
-/* ---- offline unification (tracer-merge DIR) ---- */
-
-struct offline {
-	const char *dir;
-	const void *ubuf;
-	size_t ulen;
-};
-
-static void offline_defs(otf2w_gdef_writer *g, void *ud)
-{
-	struct offline *o = ud;
-	tr_defs_write_unified_buf(g, o->ubuf, o->ulen, symlink_loc, (void *)o->dir);
-}
-
-/* traces/<loc>.def (mapping tables, clock offsets) of one rank. */
-int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m)
-{
-	otf2w_archive_params p;
-	otf2w_archive *a;
-	char d[4200];
-	int ret = 0;
-
-	memset(&p, 0, sizeof(p));
-	p.path = dir;
-	p.name = "traces";
-	p.def_chunk_size = 1u << 20;
-	p.max_chunks = 4;
-	snprintf(d, sizeof(d), "%.4000s/traces", dir);
-	mkdir(d, 0755);
-	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
-		return -1;
-	otf2w_archive_set_memory(a, &tr_memory, NULL);
-	for (uint32_t i = 0; i < m->nlocs; i++) {
-		otf2w_def_writer *dw;
-		if (otf2w_archive_get_def_writer(a, m->locs[i], &dw) != OTF2W_OK) {
-			ret = -1;
-			continue;
-		}
-		tr_defs_write_mapped(dw, m);
-		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK)
-			ret = -1;
-	}
-	otf2w_archive_abandon(a);
-	return ret;
-}
-
-int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen)
-{
-	struct offline o = { dir, ubuf, ulen };
-	return write_unified_files(dir, offline_defs, &o);
 }
 
 /* Called by tr_defs_install_unified's caller path (MPI_Finalize). */

@@ -166,57 +166,33 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 }
 
 /* Events of a location: hard link of the rank's file (copy if links fail).
- * Returns 0 when DIR/traces/<loc>.evt holds the rank's events. */
-static int link_events(int r, uint64_t loc)
+ * Returns 0 when DIR/traces/<gid>.evt holds the rank's events. */
+static int link_events(int r, uint64_t loc, uint64_t gid)
 {
 	char from[4200], to[4200];
 	snprintf(from, sizeof(from), "%s/rank%d/%llu.evt", dir, r, (unsigned long long)loc);
-	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)loc);
-	struct stat a, b;
-	if (stat(from, &a))
+	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
+	if (access(from, F_OK))
 		return -1;
-	if (stat(to, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		return 0;
-	unlink(to);
-	if (link(from, to) == 0)
-		return 0;
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
-	if (in >= 0)
-		out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (in >= 0 && out >= 0) {
-		char buf[1 << 16];
-		ssize_t n;
-		ret = 0;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n) {
-				ret = -1;
-				break;
-			}
-		if (n < 0)
-			ret = -1;
-	}
-	if (out >= 0 && close(out))
-		ret = -1;
-	if (in >= 0)
-		close(in);
-	if (ret) {
+	if (tr_link_or_copy(from, to)) {
 		fprintf(stderr, "tracer-merge: cannot copy %s to %s: %s\n", from, to, strerror(errno));
-		unlink(to);
+		return -1;
 	}
-	return ret;
+	return 0;
 }
 
 /* Unified locations and their ranks (tr_defs_write_unified_buf callback). */
 struct uloc {
-	uint64_t id;
+	uint64_t gid, id;
 	int32_t rank;
 };
 static struct uloc *ulocs;
 static size_t nulocs;
 
-static void collect_loc(uint64_t loc, int32_t rank, void *ud)
+static void collect_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
 	ulocs = xrealloc(ulocs, (nulocs + 1) * sizeof(*ulocs));
+	ulocs[nulocs].gid = gid;
 	ulocs[nulocs].id = loc;
 	ulocs[nulocs].rank = rank;
 	nulocs++;
@@ -315,7 +291,7 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 			continue;
 		for (uint32_t k = 0; k < rk->m.nlocs; k++) {
 			otf2w_def_writer *dw;
-			if (otf2w_archive_get_def_writer(a, rk->m.locs[k], &dw) != OTF2W_OK) {
+			if (otf2w_archive_get_def_writer(a, rk->m.gids[k], &dw) != OTF2W_OK) {
 				ret = -1;
 				continue;
 			}
@@ -496,13 +472,13 @@ int main(int argc, char **argv)
 	mkdir(p1, 0755);
 	int bad = 0, noevents = 0;
 	for (size_t i = 0; i < nulocs; i++) {
-		unsigned long long id = (unsigned long long)ulocs[i].id;
+		unsigned long long id = (unsigned long long)ulocs[i].gid;
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.def", tmp, id);
 		snprintf(p2, sizeof(p2), "%s/traces/%llu.def", dir, id);
 		bad |= place(p1, p2);
 		const struct rank *rk = rank_of(ulocs[i].rank);
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
-		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id) == 0) {
+		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
 			unlink(p1);
 			continue;
 		}

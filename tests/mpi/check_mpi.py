@@ -403,7 +403,70 @@ def compare_untraced(args, p):
     args.out = out
 
 
-MODES = {"mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
+def read_ppm(path):
+    """(width, height, bytes) of a binary PPM (P6, maxval 255)."""
+    data = open(path, "rb").read()
+    fields, pos = [], 0
+    while len(fields) < 4:
+        while data[pos:pos + 1].isspace():
+            pos += 1
+        if data[pos:pos + 1] == b"#":
+            pos = data.index(b"\n", pos)
+            continue
+        end = pos
+        while not data[end:end + 1].isspace():
+            end += 1
+        fields.append(data[pos:end])
+        pos = end
+    if fields[0] != b"P6" or int(fields[3]) != 255:
+        raise ValueError("not a P6 PPM")
+    return int(fields[1]), int(fields[2]), data[pos + 1:]
+
+
+def mode_vite(t, n):
+    """ViTE (libotf2 3.0.2; it takes a rank number for a location id when
+    it cannot use a COMM_GROUP) opens the archive under Xvfb, stays up and
+    draws a bar for every rank's master thread."""
+    mode_threads(t, n)
+    anchor = os.path.join(ARGS.out, "traces.otf2")
+    shot = os.path.join(ARGS.out + ".vite.ppm")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "vite_shot.sh")
+    p = subprocess.run(["xvfb-run", "-a", "-s", "-screen 0 1280x800x24", "sh", script, anchor, shot],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=120)
+    print("vite:", p.stdout.strip())
+    expect("alive" in p.stdout, "ViTE did not stay up on %s: %s" % (anchor, p.stdout.strip()))
+    if os.path.exists(shot + ".log"):
+        log = open(shot + ".log", errors="replace").read()
+        expect("Segmentation" not in log, "ViTE crashed: %s" % log[-500:])
+    try:
+        w, h, px = read_ppm(shot)
+    except (OSError, ValueError, IndexError) as e:
+        fail("no screenshot %s: %s" % (shot, e))
+        return
+    colours = {px[i:i + 3] for i in range(0, len(px), 3 * 97)}
+    expect(len(colours) >= 8, "screenshot nearly uniform (%d colours): nothing drawn" % len(colours))
+    # the timeline (right 60% of the window): the master thread of every rank
+    # is busy from MPI_Init to MPI_Finalize, a horizontal bar; count the bars
+    # crossing a vertical line in the middle of the trace
+    x = int(w * 0.45)
+    col = [px[3 * (y * w + x):3 * (y * w + x) + 3] for y in range(h)]
+    bg = collections.Counter(col[h // 8:h * 3 // 4]).most_common(1)[0][0]
+    runs, inside, length = 0, False, 0
+    for y in range(h // 8, h * 3 // 4):
+        c = col[y]
+        dark = c != bg
+        if dark:
+            length += 1
+        elif inside and length >= 10:
+            runs += 1
+        if not dark:
+            length = 0
+        inside = dark
+    print("vite: %d colours, %d bars at x=%d" % (len(colours), runs, x))
+    expect(runs >= n, "ViTE drew %d rank bars, want %d" % (runs, n))
+
+
+MODES = {"vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
 
 
 def mode_partial(args, p):
@@ -487,6 +550,8 @@ def main():
     ap.add_argument("--merge", default="")
     ap.add_argument("args", nargs="*")
     args = ap.parse_args()
+    global ARGS
+    ARGS = args
     p = run(args)
     anchor = os.path.join(args.out, "traces.otf2")
     if args.mode == "mpi4py":
