@@ -6,11 +6,14 @@
  * file before the first flush or close). Non-MPI: name "traces", this
  * process writes everything. MPI (rank known from the launcher's
  * environment): every rank writes a complete standalone archive
- * "rank<r>.otf2" (+ rank<r>.def, rank<r>/) in the common directory; after
+ * ranks/rank<r>.otf2 (+ rank<r>.def, rank<r>/, rank<r>.tdefs) below the
+ * common directory, where no viewer takes it for the run's archive; after
  * unification (tr_defs_install_unified) every rank writes the mapping tables
- * of its locations into traces/<loc>.def and rank 0 writes the unified
- * traces.otf2 + traces.def with traces/<loc>.evt -> ../rank<r>/<loc>.evt.
- * A rank that never unifies still leaves its standalone archive.
+ * of its locations into traces/<id>.def, and the rank that ends last writes
+ * the unified traces.otf2 + traces.def (temporary names, then renamed) with
+ * traces/<id>.evt hard links of ranks/rank<r>/<loc>.evt: the directory holds
+ * one anchor and plain files only. A rank that never unifies still leaves
+ * its standalone archive (tracer-merge makes the unified one).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,11 +37,17 @@ static char tr_arname[64] = "traces";
 /* MPI: the packed local definitions for tracer-merge (rank<r>.tdefs). */
 static char tr_tdefs_path[4200];
 
+static void set_anchor(void)
+{
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), tr_g.mpi_expected ? "%.4000s/ranks/%s.otf2" : "%.4000s/%s.otf2",
+		 tr_g.shown, tr_arname);
+}
+
 static void set_tdefs_path(void)
 {
 	tr_tdefs_path[0] = 0;
 	if (tr_g.mpi_expected) {
-		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/rank%d.tdefs", tr_g.dir, tr_proc.rank);
+		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/ranks/rank%d.tdefs", tr_g.dir, tr_proc.rank);
 		tr_defs_arena_init();
 	}
 }
@@ -128,7 +137,8 @@ static int holds_archive(const char *dir)
 	int found = 0;
 	while (!found && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
-		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces");
+		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces") ||
+			!strcmp(e->d_name, "ranks");
 	}
 	closedir(d);
 	return found;
@@ -190,7 +200,7 @@ static int job_id(char *out, size_t n)
 static int mkdirs(const char *dir)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", dir);
+	snprintf(p, sizeof(p), "%.4000s", dir);
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
@@ -208,12 +218,22 @@ static int mkdirs(const char *dir)
  * with O_EXCL (concurrent processes with the same TRACER_OUTPUT, e.g. a
  * launcher and its child, never share an archive). 1 claimed, 0 taken,
  * -1 error (errno). */
+/* Where this process's own archive goes in dir: dir itself, or (MPI
+ * rank) dir/ranks. */
+static void own_dir(const char *dir, char *out, size_t n)
+{
+	snprintf(out, n, tr_g.mpi_expected ? "%.4000s/ranks" : "%.4000s", dir);
+}
+
+/* A rank claims ranks/rank<r>.claim, not its anchor: a rank killed before
+ * it wrote its archive leaves no empty anchor behind. */
 static int claim(const char *dir, const char *name)
 {
-	char p[PATH_MAX + 64];
-	if (mkdirs(dir))
+	char p[PATH_MAX + 64], od[4200];
+	own_dir(dir, od, sizeof(od));
+	if (mkdirs(od))
 		return -1;
-	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -1;
@@ -223,12 +243,14 @@ static int claim(const char *dir, const char *name)
 
 static void unclaim(const char *dir, const char *name)
 {
-	char p[PATH_MAX + 64];
+	char p[PATH_MAX + 64], od[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	own_dir(dir, od, sizeof(od));
+	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
 	if (stat(p, &st) == 0 && st.st_size == 0)
 		unlink(p);
-	rmdir(dir);   /* only if empty */
+	rmdir(od);    /* only if empty */
+	rmdir(dir);
 }
 
 static void set_arname(void)
@@ -300,10 +322,12 @@ int tr_archive_open(void)
 	char desc[512];
 	uint64_t chunks = tr_cfg.buffer_bytes / tr_cfg.chunk_bytes;
 
+	char od[4200];
 	memset(&p, 0, sizeof(p));
 	set_arname();
+	own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(desc, sizeof(desc), "libtracer (LD_PRELOAD) trace of %s", tr_proc.progname);
-	p.path = tr_g.dir;
+	p.path = od;
 	p.name = tr_arname;
 	p.event_chunk_size = tr_cfg.chunk_bytes;
 	p.def_chunk_size = 1u << 20;
@@ -323,7 +347,7 @@ int tr_archive_open(void)
 	otf2w_archive_set_memory(tr_g.ar, &tr_memory, NULL);
 	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
 		tr_g.gdw = NULL;
-	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+	set_anchor();
 	set_tdefs_path();
 	return 0;
 }
@@ -350,11 +374,13 @@ int tr_archive_set_dir(const char *dir)
 	tr_lock(&tr_g.lock);
 	int ret = 0;
 	if (strcmp(dir, tr_g.dir)) {
-		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, dir) == OTF2W_OK) {
+		char od[4200];
+		own_dir(dir, od, sizeof(od));
+		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, od) == OTF2W_OK) {
 			unclaim(tr_g.dir, tr_arname);
 			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);
 			snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", dir);
-			snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+			set_anchor();
 			set_tdefs_path();
 		} else {
 			ret = -1;
@@ -420,7 +446,7 @@ static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
 	char from[4400], to[4400];
 	(void)ud;
-	snprintf(from, sizeof(from), "%.4000s/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
+	snprintf(from, sizeof(from), "%.4000s/ranks/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
 	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
 	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_g.errors++ == 0)
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
@@ -585,7 +611,7 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
 {
 	char p[4400], tmp[4400];
 	int size = tr_proc.size > 0 ? tr_proc.size : 1, ret = 0;
-	snprintf(p, sizeof(p), "%.4000s/rank-end.lock", tr_g.dir);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
 	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lfd < 0)
 		return tr_proc.rank == 0;   /* no lock possible: rank 0 writes, as before */
@@ -594,8 +620,8 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
 	int locked = 0;
 	for (int i = 0; i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
 		nanosleep(&ms, NULL);
-	snprintf(tmp, sizeof(tmp), "%.4000s/.rank%d.end", tr_g.dir, tr_proc.rank);
-	snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char b[128];
@@ -611,7 +637,7 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
 	int have = 0;
 	for (int r = 0; r < size; r++) {
 		uint64_t v[3];
-		snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, r);
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
 		if (read_end(p, v))
 			break;
 		have++;
@@ -626,10 +652,10 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
 		tot->ranks = (uint32_t)size;
 		ret = 1;
 		for (int r = 0; r < size; r++) {
-			snprintf(p, sizeof(p), "%.4000s/rank%d.end", tr_g.dir, r);
+			snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
 			unlink(p);
 		}
-		snprintf(p, sizeof(p), "%.4000s/rank-end.lock", tr_g.dir);
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
 		unlink(p);
 	}
 	close(lfd);   /* releases the lock */
@@ -770,7 +796,14 @@ void tr_finish_status(int status, int have_status)
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
-	uint64_t bytes = dir_bytes(tr_g.dir, tr_arname);
+	char od[4200];
+	own_dir(tr_g.dir, od, sizeof(od));
+	uint64_t bytes = dir_bytes(od, tr_arname);
+	if (tr_g.mpi_expected) {   /* the archive exists now: the claim has served */
+		char cl[4400];
+		snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_arname);
+		unlink(cl);
+	}
 	int print = tr_cfg.verbose >= 1 &&
 		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
 	if (err[0])

@@ -825,7 +825,7 @@ static void spawn_merge(void)
 			envp[k++] = environ[i];
 	envp[k] = NULL;
 	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
-	snprintf(log, sizeof(log), "%s/tracer-merge.log", dir);
+	snprintf(log, sizeof(log), "%s/ranks/tracer-merge.log", dir);
 	char *argv[] = { merge, "--wait", "30", "--ranks", ranks, (char *)dir, NULL };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;

@@ -557,7 +557,7 @@ def case_mpi_unify():
         check(len(ranks) == 1, 'pthread comm spans processes: %r' % (list(c.group.members),))
     # each rank also has a standalone archive
     for r in (0, 1):
-        one = tc.load(os.path.join(d, 'rank%d.otf2' % r))
+        one = tc.load(os.path.join(d, 'ranks', 'rank%d.otf2' % r))
         tc.check_all(one, exit_status=0)
         own = [l for l in one.locations if l.group == 'MPI Rank %d' % r]
         check(own and all(l.id >> 32 == r for l in own), 'rank archive %d: %r' % (r, one.locations))

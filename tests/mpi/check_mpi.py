@@ -61,6 +61,19 @@ def run(args, traced=True, extra=()):
     return p
 
 
+def check_layout(out):
+    """One anchor in the archive directory (the per-rank archives are below
+    ranks/), plain files only: any copy tool keeps the archive readable."""
+    anchors = sorted(f for f in os.listdir(out) if f.endswith(".otf2"))
+    expect(anchors == ["traces.otf2"], "anchors in %s: %r" % (out, anchors))
+    for root, dirs, files in os.walk(out):
+        for f in dirs + files:
+            p = os.path.join(root, f)
+            expect(not os.path.islink(p), "symbolic link in the archive: %s" % p)
+            if f.endswith(".otf2"):
+                expect(os.path.getsize(p) > 64, "anchor %s has %d bytes" % (p, os.path.getsize(p)))
+
+
 def otf2_print(anchor):
     p = subprocess.run(["otf2-print", "-Werror", anchor], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, universal_newlines=True)
@@ -476,7 +489,7 @@ def mode_partial(args, p):
     if p.returncode == 0:
         fail("mpirun exited 0 although a rank crashed")
     anchor = os.path.join(args.out, "traces.otf2")
-    tdefs = os.path.join(args.out, "rank1.tdefs")
+    tdefs = os.path.join(args.out, "ranks", "rank1.tdefs")
     if not os.path.exists(tdefs):
         fail("rank 1 wrote no %s" % tdefs)
         return
@@ -574,10 +587,10 @@ def main():
             # MPI_Abort started tracer-merge (detached): it waits for the
             # killed ranks' archives, then writes traces.otf2.
             for _ in range(300):
-                if os.path.exists(anchor) and not os.path.exists(os.path.join(args.out, ".tracer-merge.lock")):
+                if os.path.exists(anchor) and not os.path.exists(os.path.join(args.out, "ranks", ".tracer-merge.lock")):
                     break
                 time.sleep(0.1)
-            log = os.path.join(args.out, "tracer-merge.log")
+            log = os.path.join(args.out, "ranks", "tracer-merge.log")
             if os.path.exists(log):
                 print("tracer-merge.log:", open(log).read().strip())
             if not os.path.exists(anchor):
@@ -588,6 +601,7 @@ def main():
     if not os.path.exists(anchor):
         fail("no archive at %s" % anchor)
     else:
+        check_layout(args.out)
         otf2_print(anchor)
         if args.mode == "intercomm":
             mode_intercomm(anchor, args.np)
