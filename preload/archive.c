@@ -606,6 +606,36 @@ static int read_end(const char *path, uint64_t v[3])
 	return 0;
 }
 
+/* Crash path of a rank that unified (a crash after MPI_Finalize): its end
+ * file without a time range (its events stay within the range it had at
+ * unification, unless more came after), so that the last rank still
+ * completes the set. Async-signal-safe. */
+static void run_end_mark_crashed(uint64_t events)
+{
+	char p[4400], tmp[4400], b[64];
+	int n = 0;
+	char d[24];
+	int k = 0;
+	do {
+		d[k++] = (char)('0' + events % 10);
+		events /= 10;
+	} while (events && k < 24);
+	memcpy(b, "18446744073709551615 0 ", 23);
+	n = 23;
+	while (k > 0)
+		b[n++] = d[--k];
+	b[n++] = '\n';
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	int ok = write(fd, b, (size_t)n) == n;
+	close(fd);
+	if (ok)
+		rename(tmp, p);
+}
+
 /* 1 when this rank ended last (tot filled, unified set widened). */
 static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot)
 {
@@ -660,6 +690,56 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
 	}
 	close(lfd);   /* releases the lock */
 	return ret;
+}
+
+/* ---- a run that ends without MPI_Finalize: one rank starts the merge ----
+ * The command (tracer-merge --wait 30 --ranks P DIR, environment without
+ * LD_PRELOAD) is prepared at MPI_Init by wrappers/mpi, so that a rank can
+ * start it from the crash path: O_EXCL on ranks/merge.started elects one
+ * rank, vfork + execve start the tool detached (setsid), its output goes to
+ * ranks/tracer-merge.log. Async-signal-safe. */
+
+static char *const *tr_merge_argv, *const *tr_merge_envp;
+static const char *tr_merge_log;
+
+void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log)
+{
+	tr_merge_argv = argv;
+	tr_merge_envp = envp;
+	tr_merge_log = log;
+}
+
+static void start_merge(void)
+{
+	char p[4400];
+	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;   /* another rank started it */
+	close(fd);
+	if (!tr_merge_argv) {
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
+			       "archive of every rank", tr_proc.rank, tr_g.shown);
+		return;
+	}
+	pid_t pid = vfork();
+	if (pid == 0) {
+		setsid();
+		int in = open("/dev/null", O_RDONLY), out = open(tr_merge_log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		execve(tr_merge_argv[0], tr_merge_argv, tr_merge_envp);
+		_exit(127);
+	}
+	if (pid > 0)
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: %s/traces.otf2 is being merged from every "
+			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge_log);
 }
 
 /* ---- shut-down ---- */
@@ -793,6 +873,7 @@ void tr_finish_status(int status, int have_status)
 	int unified_global = tr_g.unified && run_end_last(range_first, range_last, events, &run);
 	if (unified_global)
 		write_unified_global();
+	start_merge();
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
@@ -910,6 +991,9 @@ static void emergency(int status, int sig)
 		tr_defs_save(tr_tdefs_path, 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
+	if (tr_g.unified)
+		run_end_mark_crashed(events);
+	start_merge();
 	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
 		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
 			       tr_g.nthreads, (unsigned long long)events, sig,

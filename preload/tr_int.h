@@ -198,7 +198,6 @@ int tr_archive_prepare(void);      /* decide the directory, open the archive obj
 int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
-void tr_finish_status(int status, int have_status);
 
 /* init.c */
 void tr_init(void);

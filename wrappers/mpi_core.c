@@ -20,7 +20,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +35,7 @@ int tr_mpi_world_rank = -1, tr_mpi_world_size = 0;
 static MPI_Comm tr_mpi_pcomm;            /* private dup of WORLD for the tracer's traffic */
 static int tr_mpi_inited, tr_mpi_finalized;
 static int tr_mpi_local_only;            /* singleton or unknown launcher: no unification */
+static void prepare_merge(void);
 static uint32_t tr_mpi_comm_ctr;         /* agreed ids created by this process */
 static uint32_t tr_mpi_locs_group;       /* Group(COMM_LOCATIONS) */
 static int tr_mpi_lockv;
@@ -710,6 +710,8 @@ void tr_mpi_after_init(void)
 	tr_mpi_self.rank = 0;
 	tr_mpi_self.nb_in = tr_mpi_self.nb_out = -1;
 	clock_sync();
+	if (!tr_mpi_local_only && size > 1)
+		prepare_merge();
 	tr_mpi_inited = 1;
 	__atomic_store_n(&tr_mpi_on, 1, __ATOMIC_RELEASE);
 }
@@ -788,18 +790,22 @@ TR_EXPORT int MPI_Finalize(void)
 	return ret;
 }
 
-/* MPI_Abort: start tracer-merge (bin/ next to lib/libtracer.so) detached,
- * so that the per-rank archives of this run become one archive once the
- * other ranks, killed by the launcher, have written theirs. Not traced (no
- * LD_PRELOAD), output in DIR/tracer-merge.log. */
-static void spawn_merge(void)
+/* The merge command for a run that ends without MPI_Finalize (crash, kill,
+ * MPI_Abort): bin/tracer-merge next to lib/libtracer.so, untraced (no
+ * LD_PRELOAD), waiting for the other ranks' archives; prepared here, at
+ * MPI_Init, because a crashing rank starts it from its signal handler
+ * (preload/archive.c). */
+static void prepare_merge(void)
 {
 	extern char **environ;
+	static char merge[4096], log[4200], ranks[16], dir[4096];
+	static char *argv[7];
+	static char **envp;
 	Dl_info di;
-	const char *dir = tr_archive_dir();
-	if (!dir || !dladdr((void *)spawn_merge, &di) || !di.dli_fname)
+	const char *d = tr_archive_dir();
+	if (!d || !dladdr((void *)prepare_merge, &di) || !di.dli_fname)
 		return;
-	char merge[4096], log[4200], ranks[16];
+	snprintf(dir, sizeof(dir), "%s", d);
 	snprintf(merge, sizeof(merge), "%s", di.dli_fname);
 	for (int up = 0; up < 2; up++) {
 		char *sl = strrchr(merge, '/');
@@ -809,14 +815,13 @@ static void spawn_merge(void)
 	}
 	size_t ml = strlen(merge);
 	snprintf(merge + ml, sizeof(merge) - ml, "/bin/tracer-merge");
-	if (access(merge, X_OK)) {
-		tr_log_info("run tracer-merge %s after the job to get one archive of all ranks", dir);
-		return;
-	}
+	if (access(merge, X_OK))
+		return;   /* the crash path then says to run tracer-merge */
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **envp = malloc(sizeof(char *) * (n + 1));
+	free(envp);
+	envp = malloc(sizeof(char *) * (n + 1));
 	if (!envp)
 		return;
 	size_t k = 0;
@@ -825,33 +830,26 @@ static void spawn_merge(void)
 			envp[k++] = environ[i];
 	envp[k] = NULL;
 	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
-	snprintf(log, sizeof(log), "%s/ranks/tracer-merge.log", dir);
-	char *argv[] = { merge, "--wait", "30", "--ranks", ranks, (char *)dir, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
-	pid_t pid;
-	if (posix_spawn(&pid, merge, &fa, &at, argv, envp) == 0)
-		tr_log_info("rank %d: %s will merge the per-rank archives (log: %s)", tr_mpi_world_rank, merge, log);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	free(envp);
+	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
+	argv[0] = merge;
+	argv[1] = "--wait";
+	argv[2] = "30";
+	argv[3] = "--ranks";
+	argv[4] = ranks;
+	argv[5] = dir;
+	argv[6] = NULL;
+	tr_archive_set_merge(argv, envp, log);
 }
 
-/* Before PMPI_Abort: write this rank's trace, start the merge. */
+/* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its
+ * open regions closed) and ProgramEnd (exit status: the error code); the
+ * merge of every rank's archive starts (preload/archive.c). */
 void tr_mpi_abort_prepare(int errorcode)
 {
 	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
 	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
 		    tr_mpi_world_rank, errorcode);
-	tr_finish();
-	if (tr_mpi_inited && !tr_mpi_finalized && tr_mpi_world_size > 1 && !tr_mpi_local_only)
-		spawn_merge();
+	tr_finish_status(errorcode, 1);
 }
 
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)

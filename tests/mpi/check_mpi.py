@@ -570,23 +570,19 @@ def main():
     if args.mode == "mpi4py":
         compare_untraced(args, p)
     t = None
-    if args.mode == "crash":
-        # no MPI_Abort: the launcher (tools/tracer-mpirun, here this script)
-        # merges the per-rank archives
-        if p.returncode == 0:
-            fail("mpirun exited 0 although a rank crashed")
-        if not os.path.exists(anchor):
-            subprocess.run([args.merge, args.out], check=False)
     if args.mode == "partial":
         mode_partial(args, p)
         return
-    if args.mode == "abort":
+    if args.mode in ("abort", "crash"):
         if p.returncode == 0:
-            fail("mpirun exited 0 although a rank aborted")
+            fail("mpirun exited 0 although a rank %s" % ("aborted" if args.mode == "abort" else "crashed"))
+        said = [l for l in p.stderr.splitlines() if "is being merged from every rank's archive" in l]
+        expect(len(said) == 1, "want one line saying where the merged archive goes, got %r" % said)
         if args.merge:
-            # MPI_Abort started tracer-merge (detached): it waits for the
-            # killed ranks' archives, then writes traces.otf2.
-            for _ in range(300):
+            # plain mpirun: the first rank to end without MPI_Finalize started
+            # tracer-merge (detached): it waits for the killed ranks'
+            # archives, then writes traces.otf2.
+            for _ in range(400):
                 if os.path.exists(anchor) and not os.path.exists(os.path.join(args.out, "ranks", ".tracer-merge.lock")):
                     break
                 time.sleep(0.1)
@@ -594,8 +590,7 @@ def main():
             if os.path.exists(log):
                 print("tracer-merge.log:", open(log).read().strip())
             if not os.path.exists(anchor):
-                fail("the merge started by MPI_Abort did not write %s" % anchor)
-                subprocess.run([args.merge, args.out], check=False)
+                fail("the merge started by the ranks did not write %s" % anchor)
     elif p.returncode != 0 and args.mode != "crash":
         fail("mpirun exit %d" % p.returncode)
     if not os.path.exists(anchor):
@@ -614,6 +609,17 @@ def main():
             for r in range(args.np):
                 expect(any(s[1] == r for s in t.sends), "no events of rank %d in the merged archive" % r)
             check_matching(t)
+            if args.mode == "abort":
+                # the aborting rank (the last) closed MPI_Abort and wrote ProgramEnd
+                tr = tracecheck.load(anchor)
+                last = [l for l in tr.locations if l.group == "MPI Rank %d" % (args.np - 1)
+                        and l.name == "Master thread"]
+                kinds = [(e.kind, e.region) for e in last[0].events[-3:]] if last else []
+                expect(kinds[-2:] == [("Leave", "MPI_Abort"), ("ProgramEnd", None)],
+                       "aborting rank ends with %r, want Leave MPI_Abort, ProgramEnd" % kinds)
+                if last and last[0].events[-1].kind == "ProgramEnd":
+                    expect(last[0].events[-1].ev.exit_status == 3, "ProgramEnd exit status %d, want 3"
+                           % last[0].events[-1].ev.exit_status)
         else:
             check_matching(t)
             check_collectives(t)
