@@ -379,7 +379,7 @@ TR_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 		return PMPI_Comm_idup(comm, newcomm, request);
 	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Comm_idup);
 	uint64_t t0 = tr_time();
-	tr_enter(t, t0, rgn);
+	tr_mpi_enter(t, t0, rgn);
 	struct tr_mpi_comm *pc = tr_mpi_comm_get(comm);
 	struct tr_mpi_comm ci = *pc;
 	int pair[2] = { -1, 0 };
@@ -684,6 +684,7 @@ void tr_mpi_after_init(void)
 	PMPI_Comm_set_errhandler(tr_mpi_pcomm, MPI_ERRORS_RETURN);
 	if (!tr_mpi_local_only)
 		agree_dir();
+	tr_mpi_poll_init();
 	if (tr_mpi_req_init() != 0)
 		tr_log_warn("rank %d: no memory for the request table: non-blocking calls not tracked", rank);
 
@@ -739,7 +740,7 @@ TR_EXPORT int MPI_Init(int *argc, char ***argv)
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	int ret = PMPI_Init(argc, argv);
 	if (ret == MPI_SUCCESS)
@@ -759,7 +760,7 @@ TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	int ret = PMPI_Init_thread(argc, argv, required, provided);
 	if (ret == MPI_SUCCESS)
@@ -779,7 +780,7 @@ TR_EXPORT int MPI_Finalize(void)
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	tr_mpi_before_finalize();
 	int ret = PMPI_Finalize();
@@ -859,7 +860,7 @@ TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
 		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 		tr_thread_put(t);
 	}
 	/* MPI_Abort does not return and the other ranks are killed: write what

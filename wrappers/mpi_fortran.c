@@ -39,7 +39,7 @@ static void f_init(MPI_Fint *ierr)
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	pmpi_init_(ierr);
 	if (*ierr == MPI_SUCCESS)
@@ -60,7 +60,7 @@ static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	pmpi_init_thread_(required, provided, ierr);
 	if (*ierr == MPI_SUCCESS)
@@ -81,7 +81,7 @@ static void f_finalize(MPI_Fint *ierr)
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	tr_mpi_before_finalize();
 	pmpi_finalize_(ierr);
@@ -99,7 +99,7 @@ static void f_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 	}
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
-		tr_enter(t, tr_time(), tr_mpi_region(TR_MPI_FN_MPI_Abort));
+		tr_mpi_enter(t, tr_time(), tr_mpi_region(TR_MPI_FN_MPI_Abort));
 		tr_thread_put(t);
 	}
 	tr_mpi_abort_prepare((int)*errorcode);
@@ -156,7 +156,7 @@ TR_FSLOT(pmpi_test_)
 		return;                                           \
 	}                                                         \
 	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_##fn);       \
-	tr_enter(t, tr_time(), rgn)
+	tr_mpi_enter(t, tr_time(), rgn)
 
 #define F_END()                       \
 	tr_leave(t, t1, rgn);         \

@@ -63,6 +63,28 @@ static inline struct tr_thread *tr_mpi_tget(void)
 	return tr_thread_get();
 }
 
+/* ---- polling (TRACER_MPI_POLLING, docs/mpi.md) ---------------------------------
+ * fold (default): an MPI_Test, Testany, Testsome, Testall, Iprobe or Improbe
+ * that completes nothing leaves no record; the thread counts them (and their time), and the next MPI call it
+ * records is preceded by one Metric record (class "MPI polling": polls
+ * folded, polling time) covering them. all: every call recorded. */
+extern int tr_mpi_fold;
+struct tr_mpi_poll {
+	uint64_t n, ticks;
+};
+extern TR_TLS struct tr_mpi_poll tr_mpi_poll_tls;
+void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time);
+/* At MPI_Init: reads TRACER_MPI_POLLING, defines the metric class. */
+void tr_mpi_poll_init(void);
+
+/* Enter of an MPI region (every wrapper): first the folded polls, if any. */
+static inline void tr_mpi_enter(struct tr_thread *t, uint64_t time, uint32_t rgn)
+{
+	if (tr_unlikely(tr_mpi_poll_tls.n != 0))
+		tr_mpi_poll_flush(t, time);
+	tr_enter(t, time, rgn);
+}
+
 /* Region ids + 1 (0: not defined yet), defined on first use. */
 extern uint32_t tr_mpi_rgn[TR_MPI_NFN];
 uint32_t tr_mpi_region_slow(int fn);

@@ -49,7 +49,8 @@ def run(args, traced=True, extra=()):
     # many seconds (default 1): leave them time to write their trace
     env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
     cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(args.np),
-           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1"] + list(extra)
+           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1"] + list(extra) + sum(
+               (["-x", e] for e in args.args_env), [])
     if traced:
         cmd += ["-x", "LD_PRELOAD=" + args.lib]
     cmd += [args.prog] + args.args
@@ -479,7 +480,38 @@ def mode_vite(t, n):
     expect(runs >= n, "ViTE drew %d rank bars, want %d" % (runs, n))
 
 
-MODES = {"vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
+POLLS = ("MPI_Test", "MPI_Testany", "MPI_Testsome", "MPI_Testall", "MPI_Iprobe", "MPI_Improbe")
+
+
+def mode_poll(t, n):
+    """Polling loops: with TRACER_MPI_POLLING=fold (default) only the polls
+    that complete something are regions, the others are counted by the
+    "MPI polling" Metric records; with all, every poll is a region."""
+    m = re.findall(r"^polls 0 (\d+) (\d+)$", STDERR, re.M)
+    expect(len(m) == 1, "no poll counts from rank 0 in stderr")
+    if not m:
+        return
+    miss, hit = int(m[0][0]), int(m[0][1])
+    expect(miss > 20, "the program polled only %d times in vain: the check has no teeth" % miss)
+    tr = tracecheck.load(os.path.join(ARGS.out, "traces.otf2"))
+    enters = sum(tr.count("Enter", region=r) for r in POLLS)
+    metrics = [e for l in tr.locations for e in l.events if e.kind == "Metric"
+               and e.ev.metric.members[0].name == "MPI polls folded"]
+    folded = sum(e.ev.values[0] for e in metrics)
+    spent = sum(e.ev.values[1] for e in metrics)
+    print("polls: %d in vain, %d completing; %d poll regions, %d Metric records folding %d polls (%d ns)"
+          % (miss, hit, enters, len(metrics), folded, spent))
+    if "TRACER_MPI_POLLING=all" in ARGS.args_env:
+        expect(enters == miss + hit, "all: %d poll regions, want %d" % (enters, miss + hit))
+        expect(not metrics, "all: %d polling Metric records" % len(metrics))
+    else:
+        expect(enters == hit, "fold: %d poll regions, want %d (the completing ones)" % (enters, hit))
+        expect(folded == miss, "fold: Metric records count %d folded polls, want %d" % (folded, miss))
+        expect(len(metrics) <= hit + 2, "fold: %d Metric records for %d completing polls" % (len(metrics), hit))
+        expect(spent > 0, "fold: no polling time recorded")
+
+
+MODES = {"poll": mode_poll, "vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
 
 
 def mode_partial(args, p):
@@ -561,11 +593,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--mpirun", default="mpirun")
     ap.add_argument("--merge", default="")
+    ap.add_argument("--env", dest="args_env", action="append", default=[],
+                    help="VAR=VALUE exported to the ranks")
     ap.add_argument("args", nargs="*")
     args = ap.parse_args()
-    global ARGS
+    global ARGS, STDERR
     ARGS = args
     p = run(args)
+    STDERR = p.stderr
     anchor = os.path.join(args.out, "traces.otf2")
     if args.mode == "mpi4py":
         compare_untraced(args, p)
