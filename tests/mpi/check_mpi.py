@@ -286,7 +286,8 @@ def mode_p2p(t, n):
     for r in anys:
         expect(r[4] == 4 * r[1], "ANY_SOURCE receive from %d has length %d" % (r[1], r[4]))
     anys = [r for r in t.recvs if r[2] == 0 and r[3] == 19]
-    expect(sorted(r[1] for r in anys) == list(range(1, n)), "ANY_SOURCE Irecv at rank 0: %r" % anys)
+    # (ranks 1..3 only: the program pre-posts at most 3)
+    expect(sorted(r[1] for r in anys) == list(range(1, min(n, 4))), "ANY_SOURCE Irecv at rank 0: %r" % anys)
     for r in anys:
         expect(r[4] == 8 * r[1] and r[6] == "MpiIrecv", "ANY_SOURCE Irecv from %d: %r" % (r[1], r))
     expect(not [s for s in t.sends if s[3] == 50], "send to MPI_PROC_NULL recorded")
