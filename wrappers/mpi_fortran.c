@@ -181,11 +181,29 @@ static void f_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 
 static void f_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
-	F_BEGIN(MPI_Test, pmpi_test_(request, flag, status, ierr));
+	/* a poll: folded like the C MPI_Test when it completes nothing */
+	struct tr_thread *t = tr_mpi_tget();
+	if (!t) {
+		pmpi_test_(request, flag, status, ierr);
+		return;
+	}
+	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Test);
+	uint64_t t0 = tr_time();
+	const int fold = tr_mpi_fold;
+	if (!fold)
+		tr_mpi_enter(t, t0, rgn);
 	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
 	struct tr_mpi_req *e = tr_mpi_req_take(PMPI_Request_f2c(*request));
 	pmpi_test_(request, flag, use, ierr);
 	uint64_t t1 = tr_time();
+	if (fold && *ierr == MPI_SUCCESS && !*flag) {
+		tr_mpi_req_release(e);
+		tr_mpi_poll_folded(t0, t1);
+		tr_thread_put(t);
+		return;
+	}
+	if (fold)
+		tr_mpi_poll_enter(t, &t0, rgn);
 	if (*ierr == MPI_SUCCESS && e) {
 		MPI_Status st;
 		if (*flag)

@@ -85,6 +85,23 @@ static inline void tr_mpi_enter(struct tr_thread *t, uint64_t time, uint32_t rgn
 	tr_enter(t, time, rgn);
 }
 
+/* A poll that completed nothing (fold mode): counted, not recorded. */
+static inline void tr_mpi_poll_folded(uint64_t t0, uint64_t t1)
+{
+	tr_mpi_poll_tls.n++;
+	tr_mpi_poll_tls.ticks += t1 - t0;
+}
+
+/* A poll to record (fold mode: after the call): its Enter at its start, or
+ * at the last record of the thread if something (a sample) came since. */
+static inline void tr_mpi_poll_enter(struct tr_thread *t, uint64_t *t0, uint32_t rgn)
+{
+	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
+	if (last > *t0)
+		*t0 = last;
+	tr_mpi_enter(t, *t0, rgn);
+}
+
 /* Region ids + 1 (0: not defined yet), defined on first use. */
 extern uint32_t tr_mpi_rgn[TR_MPI_NFN];
 uint32_t tr_mpi_region_slow(int fn);

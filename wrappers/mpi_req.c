@@ -404,23 +404,6 @@ void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time)
 		TR_MPI_REC(t, otf2w_evt_metric(t->w, NULL, time, poll_class, 2, types, v));
 }
 
-/* A poll that completed nothing (fold mode): counted, not recorded. */
-static inline void poll_folded(uint64_t t0, uint64_t t1)
-{
-	tr_mpi_poll_tls.n++;
-	tr_mpi_poll_tls.ticks += t1 - t0;
-}
-
-/* A poll to record (fold mode: after the call): its Enter at its start, or
- * at the last record of the thread if something (a sample) came since. */
-static inline void poll_enter(struct tr_thread *t, uint64_t *t0, uint32_t rgn)
-{
-	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
-	if (last > *t0)
-		*t0 = last;
-	tr_mpi_enter(t, *t0, rgn);
-}
-
 /* Start of a wrapper: the thread if recorded (else the call passes
  * through), its region, the start time. */
 #define START(fn, passthrough)                                  \
@@ -445,12 +428,12 @@ static inline void poll_enter(struct tr_thread *t, uint64_t *t0, uint32_t rgn)
 /* After the call: nothing completed -> fold and return, else the Enter. */
 #define POLL_DONE(nothing)                       \
 	if (fold && (nothing)) {                 \
-		poll_folded(t0, t1);             \
+		tr_mpi_poll_folded(t0, t1);      \
 		tr_thread_put(t);                \
 		return ret;                      \
 	}                                        \
 	if (fold)                                \
-	poll_enter(t, &t0, rgn)
+	tr_mpi_poll_enter(t, &t0, rgn)
 
 #define END()                         \
 	tr_leave(t, t1, rgn);         \
