@@ -339,6 +339,12 @@ void tr_set_rank(int rank, int size);
 /* Write the whole archive now (normal path, idempotent). Called by the
  * destructor/exit paths, and by MPI_Finalize after unification. */
 void tr_finish(void);
+/* The same with an exit status for ProgramEnd (MPI_Abort: its error code). */
+void tr_finish_status(int status, int have_status);
+/* MPI: the command that merges the per-rank archives when the run ends
+ * without MPI_Finalize (argv[0] the tool; kept by the caller for the
+ * process's life). One rank starts it, from the crash path too. */
+void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 
