@@ -157,6 +157,7 @@ void tr_init(void)
 	tr_tls_creating++;
 	tr_real_init();
 	tr_cfg_load();
+	tr_log_init();
 	get_hostname();
 	read_cmdline();
 	tr_clock_init();
@@ -262,6 +263,7 @@ static int tr_exec_prepare(void)
 		tr_g.finished = 1;
 		return 1;
 	}
+	tr_log_notices_to_file();   /* not the end of the process: no summary on stderr */
 	tr_finish_status(0, 1);
 	return 1;
 }

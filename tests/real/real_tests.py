@@ -508,6 +508,237 @@ def soak_tcmalloc():
     soak('soak_tcmalloc', 'tcmalloc')
 
 
+# ---- quiet: one summary per run ----
+
+QUIET_CMD = ['sh', '-c', 'python3 -c "print(1)" 2>&1']
+
+
+def expect_quiet(name, r, what):
+    """stdout exactly '1', stderr exactly one tracer: line, the summary."""
+    lines = r.err.decode(errors='replace').splitlines()
+    if r.rc != 0 or r.out != b'1\n':
+        raise Fail('%s: %s: %s, stdout %r (expected exactly 1)' % (name, what, r.status(), r.out[:300]))
+    if len(lines) != 1 or not lines[0].startswith('tracer: ') or 'archive' not in lines[0]:
+        raise Fail('%s: %s: stderr should be the one summary line, is %r' % (name, what, lines[:10]))
+    return lines[0]
+
+
+def tracer_run_argv(prefix, argv):
+    return [A.tracer_run, '--lib', A.lib, '-o', prefix, '--'] + argv
+
+
+@case
+def quiet_tracer_run():
+    """tracer-run: the exit line of no process reaches the program's output;
+    tracer-run prints the run's summary once, after the tree has ended."""
+    base, u, t = fresh('quiet_tracer_run')
+    prefix = os.path.join(base, 'archive')
+    r = run(tracer_run_argv(prefix, QUIET_CMD), t, clean_env())
+    line = expect_quiet('quiet_tracer_run', r, 'tracer-run')
+    otf2_print_ok(prefix)
+    log = os.path.join(prefix, 'tracer.log')
+    if not os.path.exists(log):
+        raise Fail('quiet_tracer_run: no %s' % log)
+    print('ok quiet_tracer_run: stdout 1, stderr: %s' % line)
+
+
+@case
+def quiet_preload():
+    """Plain LD_PRELOAD: only the first process of the tree prints."""
+    base, u, t = fresh('quiet_preload')
+    prefix = os.path.join(base, 'archive')
+    r = run(QUIET_CMD, t, clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': prefix}))
+    line = expect_quiet('quiet_preload', r, 'LD_PRELOAD')
+    if prefix + '/traces.otf2' not in line:
+        raise Fail('quiet_preload: the summary is not the first process\'s: %s' % line)
+    otf2_print_ok(prefix)
+    print('ok quiet_preload: stdout 1, stderr: %s' % line)
+
+
+@case
+def tracer_run_status():
+    """tracer-run ends like the program: exit status, signal death (also of
+    a signal sent to tracer-run and forwarded), and waits for orphans."""
+    base, u, t = fresh('tracer_run_status')
+    prefix = os.path.join(base, 'archive')
+    cases = [(['sh', '-c', 'exit 7'], 7), (['sh', '-c', 'kill -TERM $$'], -signal.SIGTERM),
+             (['sh', '-c', 'kill -SEGV $$'], -signal.SIGSEGV)]
+    for i, (argv, want) in enumerate(cases):
+        r = run(tracer_run_argv('%s%d' % (prefix, i), argv), t, clean_env())
+        if r.rc != want:
+            raise Fail('tracer_run_status: %s: %s, expected %d' % (argv, r.status(), want))
+    # a forwarded SIGTERM: the program dies by it, so does tracer-run
+    p = subprocess.Popen(tracer_run_argv(prefix + 'f', ['sh', '-c', 'echo ready; exec sleep 30']), cwd=t,
+                         env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdout.readline()
+    time.sleep(0.2)
+    p.send_signal(signal.SIGTERM)
+    try:
+        p.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise Fail('tracer_run_status: SIGTERM not forwarded')
+    if p.returncode != -signal.SIGTERM:
+        raise Fail('tracer_run_status: forwarded SIGTERM: returncode %d' % p.returncode)
+    # an orphan that outlives the program: tracer-run waits for it
+    t0 = time.monotonic()
+    r = run(tracer_run_argv(prefix + 'o', ['sh', '-c', '(sleep 1; echo orphan > orphan.txt) & exit 0']), t,
+            clean_env())
+    if r.rc != 0 or not os.path.exists(os.path.join(t, 'orphan.txt')) or time.monotonic() - t0 < 0.9:
+        raise Fail('tracer_run_status: did not wait for the orphan (%s, %.2fs)' % (r.status(),
+                                                                                 time.monotonic() - t0))
+    # a child that changes directory writes to the same (absolute) place
+    r = run([A.tracer_run, '--lib', A.lib, '-o', 'rel_out', '--', 'sh', '-c', 'mkdir -p sub && cd sub && true'],
+            t, clean_env())
+    if os.path.exists(os.path.join(t, 'sub', 'rel_out')) or not archives(os.path.join(t, 'rel_out')):
+        raise Fail('tracer_run_status: relative -o: %s' % sorted(os.listdir(t)))
+    print('ok tracer_run_status: exit 7, SIGTERM, SIGSEGV, forwarded SIGTERM, orphan waited for, -o absolute')
+
+
+# ---- autoconf configure + make -j2 of a small C project ----
+
+def autoconf_tree(base):
+    src = os.path.join(base, 'src')
+    shutil.copytree(os.path.join(HERE, 'autoconf'), src)
+    r = run(['autoreconf', '-i'], src, clean_env(), timeout=300)
+    if r.rc != 0:
+        raise Fail('autoreconf: %s: %s' % (r.status(), r.err.decode(errors='replace')[-500:]))
+    shutil.rmtree(os.path.join(src, 'autom4te.cache'), ignore_errors=True)
+    return src
+
+
+def normalized(b, d):
+    return b.decode(errors='replace').replace(d, 'DIR')
+
+
+@case
+def configure():
+    """./configure, then make -j2, under tracer-run: same config.h, same
+    output, same programs; one tracer: line (the summary)."""
+    need('autoreconf')
+    base, u, t = fresh('configure')
+    src = autoconf_tree(base)
+    for d in (u, t):
+        shutil.rmtree(d)
+        shutil.copytree(src, d)
+    prefix = os.path.join(base, 'archive')
+    for step in (['./configure'], ['make', '-j2']):
+        ru = run(step, u, clean_env())
+        rt = run(tracer_run_argv(prefix, step), t, clean_env())
+        name = 'configure: ' + ' '.join(step)
+        if rt.hung or rt.rc != ru.rc or ru.rc != 0:
+            raise Fail('%s: untraced %s, traced %s: %s' % (name, ru.status(), rt.status(),
+                                                           rt.err.decode(errors='replace')[-800:]))
+        if normalized(ru.out, u) != normalized(rt.out, t):
+            raise Fail('%s: stdout differs:\n--- untraced\n%s\n--- traced\n%s' %
+                       (name, normalized(ru.out, u)[-1500:], normalized(rt.out, t)[-1500:]))
+        tl = tracer_lines(rt.err)
+        if without_tracer_lines(ru.err) != without_tracer_lines(rt.err).replace(t, u) or len(tl) != 1:
+            raise Fail('%s: stderr: %d tracer: lines (expected the summary only): %s\n%s' %
+                       (name, len(tl), tl[:5], without_tracer_lines(rt.err)[-800:]))
+        if step[0] == './configure':
+            for f in ('config.h',):
+                a, b = open(os.path.join(u, f), 'rb').read(), open(os.path.join(t, f), 'rb').read()
+                if a != b:
+                    raise Fail('configure: %s differs (first difference at byte %d)' % (f, first_diff(a, b)))
+        print('ok %s: %s, untraced %.2fs traced %.2fs; %s' % (name, rt.status(), ru.elapsed, rt.elapsed, tl[0]))
+        dirs = archives(prefix)
+        for d in dirs:
+            otf2_print_ok(d)
+        read_back(prefix)
+        print('   %d archives read back with otf2-print' % len(dirs))
+        shutil.rmtree(prefix)
+        for d in dirs:
+            shutil.rmtree(d, ignore_errors=True)
+    for prog in ('./hello', './worker'):
+        a, b = run([prog], u, clean_env()), run([prog], t, clean_env())
+        if a.rc != 0 or a.out != b.out:
+            raise Fail('configure: %s built traced prints %r, untraced %r' % (prog, b.out, a.out))
+
+
+# ---- thread names ----
+
+@case
+def thread_names():
+    """pthread_setname_np / prctl(PR_SET_NAME) names are the location names
+    (the name at the thread's end; 15 characters as in the kernel)."""
+    trs, _ = pair('thread_names', [bin_('real_thread_names')], min_locations=4)
+    names = sorted(trs[0].names)
+    want = sorted(['the-boss', 'renamed-worker', 'named-by-main', 'Thread 3'])
+    if names != want:
+        raise Fail('thread_names: locations %s, expected %s' % (names, want))
+
+
+# ---- programs that cannot be traced ----
+
+STATIC_SRC = r"""
+#include <stdio.h>
+int main(int argc, char **argv)
+{
+	FILE *f = fopen("static.txt", "w");
+	fprintf(f, "static %d\n", argc);
+	fclose(f);
+	printf("static program, %d args\n", argc);
+	return 3;
+}
+"""
+
+
+@case
+def untraceable():
+    """A statically linked program, a set-uid program of another user and
+    one of another architecture: tracer-run says so in one tracer: line and
+    runs it unchanged."""
+    need('gcc')
+    base, u, t = fresh('untraceable')
+    src = os.path.join(base, 'static.c')
+    with open(src, 'w') as f:
+        f.write(STATIC_SRC)
+    exe = os.path.join(base, 'static_prog')
+    r = run(['gcc', '-static', '-O1', '-o', exe, src], base, clean_env())
+    if r.rc != 0:
+        raise Fail('gcc -static: %s (libc6-dev has libc.a): %s' % (r.status(), r.err.decode()[-400:]))
+    prefix = os.path.join(base, 'archive')
+    ru = run([exe, 'a'], u, clean_env())
+    rt = run(tracer_run_argv(prefix, [exe, 'a']), t, clean_env())
+    compare('untraceable static', ru, rt, u, t)
+    tl = tracer_lines(rt.err)
+    if len(tl) != 1 or 'statically linked' not in tl[0]:
+        raise Fail('untraceable: static: tracer: lines %s' % tl)
+    if archives(prefix):
+        raise Fail('untraceable: static: an archive was written')
+    print('ok untraceable static: %s; %s' % (rt.status(), tl[0]))
+    # set-uid for another user (root only: chown)
+    if os.geteuid() == 0:
+        import pwd
+        nobody = pwd.getpwnam('nobody').pw_uid
+        suid = os.path.join(base, 'suid_echo')
+        shutil.copyfile('/bin/echo', suid)
+        os.chown(suid, nobody, -1)
+        os.chmod(suid, 0o4755)
+        os.chmod(base, 0o755)
+        ru = run([suid, 'hello'], u, clean_env())
+        rt = run(tracer_run_argv(prefix, [suid, 'hello']), t, clean_env())
+        compare('untraceable setuid', ru, rt, u, t)
+        tl = tracer_lines(rt.err)
+        if len(tl) != 1 or 'set-uid' not in tl[0]:
+            raise Fail('untraceable: setuid: tracer: lines %s' % tl)
+        print('ok untraceable setuid: %s; %s' % (rt.status(), tl[0]))
+    # another architecture: an aarch64 ELF header (exec fails: 126, as from a shell)
+    arm = os.path.join(base, 'arm_prog')
+    with open('/bin/true', 'rb') as f:
+        data = bytearray(f.read())
+    data[18:20] = (183).to_bytes(2, 'little')   # EM_AARCH64
+    with open(arm, 'wb') as f:
+        f.write(data)
+    os.chmod(arm, 0o755)
+    rt = run(tracer_run_argv(prefix, [arm]), t, clean_env())
+    tl = tracer_lines(rt.err)
+    if len(tl) != 1 or 'another architecture' not in tl[0] or rt.rc != 126:
+        raise Fail('untraceable: aarch64: %s, tracer: lines %s' % (rt.status(), tl))
+    print('ok untraceable aarch64: %s; %s' % (rt.status(), tl[0]))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()
@@ -524,6 +755,7 @@ def main():
     A.lib = os.path.abspath(A.lib)
     A.work = os.path.abspath(A.work)
     A.bindir = os.path.abspath(A.bindir or '.')
+    A.tracer_run = os.path.abspath(A.tracer_run) if A.tracer_run else None
     os.makedirs(A.work, exist_ok=True)
     try:
         CASES[A.case]()
