@@ -66,14 +66,14 @@ class Result:
         return 'exit status %d' % self.rc
 
 
-def run(argv, cwd, env, timeout=120, term_after=None, term_timeout=20):
+def run(argv, cwd, env, timeout=120, term_after=None, term_timeout=20, wait_ready=True):
     """Runs argv; term_after: SIGTERM that many seconds after the line 'ready'
-    on stdout (or after start if the program prints nothing)."""
+    on stdout (wait_ready=False: after the start)."""
     t0 = time.monotonic()
     p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          start_new_session=True)
     if term_after is not None:
-        first = p.stdout.readline()
+        first = p.stdout.readline() if wait_ready else b''
         time.sleep(term_after)
         p.send_signal(signal.SIGTERM)
         timeout = term_timeout
@@ -446,12 +446,13 @@ for _a in ALLOCATORS:
 
 # ---- SIGTERM soak ----
 
-def soak(name, alloc=None, runs=30, seed=9):
+def soak(name, alloc=None, runs=30, seed=9, startup=False):
     """runs traced runs of malloc_storm, each SIGTERMed at a random moment
     (fixed seed) after its threads run; allocator preloaded before the
     tracer on even runs, after it on odd runs. Each must die by SIGTERM
     like the untraced run, within 20 s, and leave an archive otf2-print
-    reads; every 10th archive gets all of tracecheck's checks."""
+    reads; every 10th archive gets all of tracecheck's checks. startup: each
+    run is signalled during the start-up instead (no archive is then fine)."""
     runs = int(os.environ.get('REAL_SOAK_RUNS', runs))
     base, u, t = fresh(name)
     envu = clean_env()
@@ -467,7 +468,10 @@ def soak(name, alloc=None, runs=30, seed=9):
     rng = random.Random(seed)
     worst = 0.0
     for i in range(runs):
-        delay = rng.uniform(0.0, 0.3)
+        # startup: at a random moment of the start-up (before or while the
+        # tracer starts: no archive is then fine, a broken one not)
+        early = startup
+        delay = rng.uniform(0.0, 0.03) if early else rng.uniform(0.0, 0.3)
         envt = clean_env()
         if alloc:
             envt['LD_PRELOAD'] = preload([ALLOCATORS[alloc]]) if i % 2 == 0 else preload((), [ALLOCATORS[alloc]])
@@ -475,20 +479,23 @@ def soak(name, alloc=None, runs=30, seed=9):
             envt['LD_PRELOAD'] = A.lib
         prefix = os.path.join(base, 'archive%02d' % i)
         envt['TRACER_OUTPUT'] = prefix
-        rt = run(argv, t, envt, term_after=delay)
-        what = '%s run %d (SIGTERM %.3fs after ready, LD_PRELOAD=%s)' % (name, i, delay, envt['LD_PRELOAD'])
+        rt = run(argv, t, envt, term_after=delay, wait_ready=not early)
+        what = '%s run %d (SIGTERM %.3fs after %s, LD_PRELOAD=%s)' % (name, i, delay,
+                                                                  'start' if early else 'ready', envt['LD_PRELOAD'])
         if rt.hung or rt.rc != ru.rc:
             raise Fail('%s: %s, untraced %s; stderr: %s' % (what, rt.status(), ru.status(),
                                                             rt.err.decode(errors='replace')[-500:]))
-        if rt.out != b'ready\n':
+        if rt.out != b'ready\n' and not (early and rt.out == b''):
             raise Fail('%s: stdout %r' % (what, rt.out[:200]))
+        if early and not os.path.exists(prefix):
+            continue   # killed before the tracer started
         try:
             if i % 10 == 0:
-                read_back(prefix, min_locations=5)   # every check (slow in python)
+                read_back(prefix, min_locations=1 if early else 5)   # every check (slow in python)
             else:
                 otf2_print_ok(prefix)                  # the reference reader reads it all
-        except (tc.CheckError, Fail) as e:
-            raise Fail('%s: archive: %s' % (what, e))
+        except Exception as e:   # CheckError, Fail, the reader's own errors
+            raise Fail('%s: archive %s: %s: %s' % (what, prefix, type(e).__name__, e))
         worst = max(worst, rt.elapsed - delay)
         shutil.rmtree(prefix, ignore_errors=True)
     print('ok %s: %d runs died by SIGTERM like untraced, archives readable, slowest end %.2fs after the '
@@ -508,6 +515,14 @@ def soak_jemalloc():
 @case
 def soak_tcmalloc():
     soak('soak_tcmalloc', 'tcmalloc')
+
+
+@case
+def soak_startup():
+    """SIGTERM 0-30 ms after the start (the tracer starting), with glibc,
+    jemalloc and tcmalloc."""
+    for alloc in (None, 'jemalloc', 'tcmalloc'):
+        soak('soak_startup_%s' % (alloc or 'glibc'), alloc, runs=20, startup=True)
 
 
 # ---- quiet: one summary per run ----
