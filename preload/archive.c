@@ -909,8 +909,10 @@ void tr_finish_status(int status, int have_status)
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);
-		if (n > 0)
+		if (n > 0 && (dropped || tr_g.errors))   /* a real problem: stderr */
 			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		else if (n > 0)
+			tr_log_notice_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
 	if (self)
 		self->guard--;
@@ -991,14 +993,16 @@ static void emergency(int status, int sig)
 	if (tr_g.unified)
 		run_end_mark_crashed(events);
 	start_merge();
+	/* the summary is a notice (stderr in the run's first process only);
+	 * written with errors it is a problem (stderr) */
+	void (*say)(const char *, ...) = st == OTF2W_OK ? tr_log_notice_sigsafe : tr_log_sigsafe;
 	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
-			       tr_g.nthreads, (unsigned long long)events, sig,
-			       st == OTF2W_OK ? "" : ", with errors");
+		say("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
+		    tr_g.nthreads, (unsigned long long)events, sig, st == OTF2W_OK ? "" : ", with errors");
 	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: exit "
-			       "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
-			       st == OTF2W_OK ? "" : ", with errors");
+		say("archive %s: %u locations, %llu events (written by the emergency path: exit "
+		    "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
+		    st == OTF2W_OK ? "" : ", with errors");
 	tr_tls_creating--;
 }
 

@@ -172,6 +172,7 @@ void tr_init(void)
 	tr_mem_init();
 	tr_real_init();
 	tr_cfg_load();
+	tr_log_init();
 	get_hostname();
 	read_cmdline();
 	if (launcher_helper()) {
@@ -284,6 +285,7 @@ static int tr_exec_prepare(void)
 		tr_g.finished = 1;
 		return 1;
 	}
+	tr_log_notices_to_file();   /* not the end of the process: no summary on stderr */
 	tr_finish_status(0, 1);
 	return 1;
 }

@@ -117,8 +117,14 @@ uint64_t tr_mem_mapped(void);
 void tr_mem_fork_prepare(void);
 void tr_mem_fork_parent(void);
 void tr_mem_fork_child(void);
-void tr_log_init(void);
+void tr_log_init(void);       /* after tr_cfg_load: where notices go */
 void tr_log_write(const char *buf, size_t n);
+/* notices (exit summary, info): stderr in the run's first process only,
+ * else the log file (tracer-run's, or tracer.log in the archive directory) */
+void tr_log_notice_write(const char *buf, size_t n);   /* async-signal-safe */
+void tr_log_notice_sigsafe(const char *fmt, ...);
+void tr_log_notices_to_file(void);                     /* this image is about to exec */
+int tr_log_notices_on_stderr(void);
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
 int tr_rm_rf(const char *path);
 int tr_link_or_copy(const char *from, const char *to);

@@ -402,6 +402,11 @@ struct tr_thread *tr_thread_begin_index(uint32_t index);
 void tr_thread_end(struct tr_thread *t);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
+/* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
+ * live thread whose pthread_t is th is named name (the last name set before
+ * the archive is written wins; "" keeps the current name). Not for signal
+ * handlers (defines a string: locks, may allocate). */
+void tr_thread_set_name(uint64_t th, const char *name);
 
 /* ---- MPI support (wrappers/mpi) ------------------------------------------------
  * - Ranks started by mpirun know their rank from the environment
