@@ -135,7 +135,7 @@ static int holds_archive(const char *dir)
 	while (!found && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces") ||
-			!strcmp(e->d_name, "ranks");
+			!strcmp(e->d_name, "ranks") || (n > 6 && !strcmp(e->d_name + n - 6, ".claim"));
 	}
 	closedir(d);
 	return found;
@@ -222,15 +222,17 @@ static void own_dir(const char *dir, char *out, size_t n)
 	snprintf(out, n, tr_g.mpi_expected ? "%.4000s/ranks" : "%.4000s", dir);
 }
 
-/* A rank claims ranks/rank<r>.claim, not its anchor: a rank killed before
- * it wrote its archive leaves no empty anchor behind. */
+/* A process claims NAME.claim (a rank ranks/rank<r>.claim), not its
+ * anchor: a process killed before it wrote its archive (e.g. a SIGTERM
+ * during start-up, before the signal handlers are installed) leaves no
+ * empty anchor behind; the claim is removed once the anchor exists. */
 static int claim(const char *dir, const char *name)
 {
 	char p[PATH_MAX + 64], od[4200];
 	own_dir(dir, od, sizeof(od));
 	if (mkdirs(od))
 		return -1;
-	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
+	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -1;
@@ -243,11 +245,20 @@ static void unclaim(const char *dir, const char *name)
 	char p[PATH_MAX + 64], od[4200];
 	struct stat st;
 	own_dir(dir, od, sizeof(od));
-	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
+	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
 	if (stat(p, &st) == 0 && st.st_size == 0)
 		unlink(p);
 	rmdir(od);    /* only if empty */
 	rmdir(dir);
+}
+
+/* The anchor is written: remove the claim. Async-signal-safe. */
+static void drop_claim(void)
+{
+	char od[4200], cl[4400];
+	own_dir(tr_g.dir, od, sizeof(od));
+	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_arname);
+	unlink(cl);
 }
 
 static void set_arname(void)
@@ -877,11 +888,7 @@ void tr_finish_status(int status, int have_status)
 	char od[4200];
 	own_dir(tr_g.dir, od, sizeof(od));
 	uint64_t bytes = dir_bytes(od, tr_arname);
-	if (tr_g.mpi_expected) {   /* the archive exists now: the claim has served */
-		char cl[4400];
-		snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_arname);
-		unlink(cl);
-	}
+	drop_claim();   /* the archive exists now: the claim has served */
 	int print = tr_cfg.verbose >= 1 &&
 		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
 	if (err[0])
@@ -988,6 +995,8 @@ static void emergency(int status, int sig)
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
 	if (tr_g.mpi_expected && tr_tdefs_path[0])
 		tr_defs_save(tr_tdefs_path, 1);
+	if (st == OTF2W_OK)
+		drop_claim();
 	tr_g.finished = 1;
 	tr_g.active = 0;
 	if (tr_g.unified)

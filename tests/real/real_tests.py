@@ -487,8 +487,13 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
                                                             rt.err.decode(errors='replace')[-500:]))
         if rt.out != b'ready\n' and not (early and rt.out == b''):
             raise Fail('%s: stdout %r' % (what, rt.out[:200]))
-        if early and not os.path.exists(prefix):
-            continue   # killed before the tracer started
+        if early and not os.path.exists(os.path.join(prefix, 'traces.otf2')):
+            # killed before the tracer wrote anything: no anchor (at most
+            # the directory's claim), never an empty or partial one
+            leftovers = os.listdir(prefix) if os.path.isdir(prefix) else []
+            if any(f.endswith('.otf2') or f.endswith('.part') for f in leftovers):
+                raise Fail('%s: partial anchor left: %r' % (what, leftovers))
+            continue
         try:
             if i % 10 == 0:
                 read_back(prefix, min_locations=1 if early else 5)   # every check (slow in python)
