@@ -1,0 +1,198 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Runs an OpenMP test program untraced and traced (libtracer.so preloaded),
+compares the two runs and checks the archive with the reference reader
+(otf2-print, python3-otf2 through tests/lib/tracecheck.py).
+
+  basic  omp_basic.c: 20 parallel regions of 4 threads (forks, joins, team
+         begins/ends), barriers (4 threads x 20 x 3), the dynamic loop,
+         critical / named critical / omp lock / nest lock acquisitions (known
+         counts, per-lock acquisition orders 1..n in time order, every
+         acquire released by the same location), a nested parallel region
+         (two teams open on one location), team records nesting with the
+         "omp parallel" region, fork before and join after the master's team.
+  tasks  omp_tasks.c: fib(12) = 464 explicit tasks, each created once,
+         switched to, completed once after its creation, on the OPENMP team.
+  off    TRACER_OPENMP=off: the same output, no OpenMP record at all.
+
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [COMPILER]
+"""
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import otf2  # noqa: E402
+import tracecheck as tc  # noqa: E402
+
+MODE, PROG, LIB, WORK = sys.argv[1:5]
+errors = []
+
+NPAR, NTHR, NITER, NBAR = 20, 4, 40, 3
+NESTED_TEAMS = 2 + 2 * 2            # outer team of 2, two inner teams of 2
+NTASKS = 464                        # fib(12) with 2 tasks per call with n >= 2
+
+
+def expect(cond, msg):
+    if not cond:
+        errors.append(msg)
+        print("FAIL:", msg)
+
+
+def run(env_extra):
+    env = dict(os.environ)
+    env.pop('LD_PRELOAD', None)
+    env.update(env_extra)
+    return subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=120)
+
+
+def untracer(text):
+    return '\n'.join(l for l in text.splitlines() if not l.startswith('tracer:'))
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+base = run({})
+env = {'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace')}
+if MODE == 'off':
+    env['TRACER_OPENMP'] = 'off'
+traced = run(env)
+sys.stdout.write(traced.stdout)
+sys.stderr.write(traced.stderr)
+expect(base.returncode == 0, "untraced run exit %d" % base.returncode)
+expect(traced.returncode == base.returncode, "exit %d traced vs %d untraced" % (traced.returncode, base.returncode))
+expect(traced.stdout == base.stdout, "stdout differs: %r vs %r" % (traced.stdout, base.stdout))
+expect(untracer(traced.stderr) == untracer(base.stderr), "stderr differs")
+bad = [l for l in traced.stderr.splitlines() if l.startswith('tracer:') and
+       ('error' in l or 'OpenMP' in l or 'warning' in l)]
+expect(not bad, "unexpected tracer lines: %s" % bad)
+
+tr = tc.load(os.path.join(WORK, 'trace'))
+tc.otf2_print(tr.anchor)
+tc.check_all(tr)
+P = otf2.Paradigm.OPENMP
+
+
+def omp_events(kind):
+    return [e for l in tr.locations for e in l.events if e.kind == kind]
+
+
+def count(kind, region=None):
+    return sum(1 for l in tr.locations for e in l.events
+               if e.kind == kind and (region is None or e.region == region))
+
+
+if MODE == 'off':
+    for k in ('ThreadFork', 'ThreadJoin', 'ThreadTeamBegin', 'ThreadTeamEnd', 'ThreadTaskCreate'):
+        expect(count(k) == 0, "%s recorded with TRACER_OPENMP=off" % k)
+    expect(not any(e.ev.model == P for e in omp_events('ThreadAcquireLock')), "OpenMP lock with TRACER_OPENMP=off")
+    expect(not any(r.startswith('omp') for r in tr.regions if count('Enter', r)), "omp regions entered")
+
+if MODE == 'basic':
+    nteams = NPAR * NTHR + NESTED_TEAMS
+    expect(count('ThreadFork') == NPAR + 3, "forks %d != %d" % (count('ThreadFork'), NPAR + 3))
+    expect(count('ThreadJoin') == NPAR + 3, "joins %d != %d" % (count('ThreadJoin'), NPAR + 3))
+    master_forks = [e for e in tr.master.events if e.kind == 'ThreadFork']
+    expect(len(master_forks) == NPAR + 2, "master forks %d" % len(master_forks))  # + outer and one inner
+    expect(all(e.ev.model == P and e.ev.number_of_requested_threads in (NTHR, 2) for e in master_forks),
+           "fork model/threads wrong")
+    expect(count('ThreadTeamBegin') == nteams, "team begins %d != %d" % (count('ThreadTeamBegin'), nteams))
+    expect(count('ThreadTeamEnd') == nteams, "team ends %d != %d" % (count('ThreadTeamEnd'), nteams))
+    expect(count('Enter', 'omp parallel') == nteams, "omp parallel entries %d" % count('Enter', 'omp parallel'))
+    team_comm = {e.ev.thread_team.name for e in omp_events('ThreadTeamBegin')}
+    expect(team_comm == {'OpenMP team'}, "team comms %s" % team_comm)
+    # per location: teams nest with "omp parallel"; fork < team < join on the master
+    max_depth = 0
+    for l in tr.locations:
+        depth, stack = 0, []
+        for e in l.events:
+            if e.kind == 'ThreadFork':
+                stack.append('fork')
+            elif e.kind == 'ThreadTeamBegin':
+                depth += 1
+                max_depth = max(max_depth, depth)
+                stack.append('team')
+            elif e.kind == 'ThreadTeamEnd':
+                expect(stack and stack[-1] == 'team', "%s: TeamEnd without TeamBegin" % l.name)
+                stack and stack.pop()
+                depth -= 1
+            elif e.kind == 'ThreadJoin':
+                expect(stack and stack[-1] == 'fork', "%s: Join not after its team" % l.name)
+                stack and stack.pop()
+        expect(not stack, "%s: open fork/team at the end: %s" % (l.name, stack))
+        idx = [i for i, e in enumerate(l.events) if e.kind in ('ThreadTeamBegin', 'ThreadTeamEnd')]
+        for i in idx:
+            e = l.events[i]
+            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[i - 1]
+            want = 'Enter' if e.kind == 'ThreadTeamBegin' else 'Leave'
+            expect(nb.kind == want and nb.region == 'omp parallel',
+                   "%s: %s not next to %s omp parallel" % (l.name, e.kind, want))
+    expect(max_depth == 2, "nested parallel: max team depth %d != 2" % max_depth)
+    # barriers: 3 per thread per region, on exactly 4 locations
+    bars = collections.Counter(l.name for l in tr.locations for e in l.events
+                               if e.kind == 'Enter' and e.region == 'omp barrier')
+    expect(sorted(bars.values()) == [NPAR * NBAR] * NTHR, "barriers per location %s" % dict(bars))
+    expect(count('Enter', 'omp for') == NPAR * NTHR, "omp for %d" % count('Enter', 'omp for'))
+    crit = count('Enter', 'omp critical')
+    expect(crit == NPAR * NITER + NPAR * NTHR, "critical entries %d" % crit)
+    # locks: critical + named critical + lock + nest lock (2 per thread)
+    acq = [e for e in omp_events('ThreadAcquireLock') if e.ev.model == P]
+    rel = [e for e in omp_events('ThreadReleaseLock') if e.ev.model == P]
+    nacq = NPAR * NITER + 3 * NPAR * NTHR + NPAR * NTHR
+    expect(len(acq) == nacq, "OpenMP lock acquisitions %d != %d" % (len(acq), nacq))
+    expect(len(rel) == nacq, "OpenMP lock releases %d != %d" % (len(rel), nacq))
+    per_lock = collections.defaultdict(list)
+    for e in acq:
+        per_lock[e.ev.lock_id].append((e.time, e.ev.acquisition_order))
+    sizes = sorted(len(v) for v in per_lock.values())
+    expect(sizes == sorted([NPAR * NITER, NPAR * NTHR, 2 * NPAR * NTHR, NPAR * NTHR]),
+           "acquisitions per lock %s" % sizes)
+    for lid, v in per_lock.items():
+        v.sort()
+        orders = [o for _, o in v]
+        expect(orders == list(range(1, len(v) + 1)), "lock %d: orders not 1..n in time order" % lid)
+    expect(count('Enter', 'omp_set_lock') == NPAR * NTHR, "omp_set_lock %d" % count('Enter', 'omp_set_lock'))
+    expect(count('Enter', 'omp_set_nest_lock') == 2 * NPAR * NTHR,
+           "omp_set_nest_lock %d" % count('Enter', 'omp_set_nest_lock'))
+    for l in tr.locations:
+        held = collections.Counter()
+        for e in l.events:
+            if e.kind == 'ThreadAcquireLock' and e.ev.model == P:
+                held[e.ev.lock_id] += 1
+            elif e.kind == 'ThreadReleaseLock' and e.ev.model == P:
+                expect(held[e.ev.lock_id] > 0, "%s: release of lock %d not held" % (l.name, e.ev.lock_id))
+                held[e.ev.lock_id] -= 1
+        expect(not +held, "%s: locks still held %s" % (l.name, dict(+held)))
+    workers = [l.name for l in tr.locations if l.name.startswith('OpenMP thread ')]
+    expect(len(workers) >= NTHR - 1, "workers not named 'OpenMP thread N': %s" % [l.name for l in tr.locations])
+
+if MODE == 'tasks':
+    created = {}
+    for l in tr.locations:
+        for e in l.events:
+            if e.kind == 'ThreadTaskCreate':
+                key = (e.ev.creating_thread, e.ev.generation_number)
+                expect(key not in created, "task %s created twice" % (key,))
+                expect(e.ev.thread_team.name == 'OpenMP team', "task team %s" % e.ev.thread_team.name)
+                created[key] = e.time
+    expect(len(created) == NTASKS, "tasks created %d != %d" % (len(created), NTASKS))
+    done = collections.Counter()
+    switched = set()
+    for l in tr.locations:
+        for e in l.events:
+            key = (getattr(e.ev, 'creating_thread', None), getattr(e.ev, 'generation_number', None))
+            if e.kind == 'ThreadTaskSwitch' and key[1]:
+                expect(key in created and created[key] <= e.time, "switch to unknown/uncreated task %s" % (key,))
+                switched.add(key)
+            elif e.kind == 'ThreadTaskComplete':
+                expect(key in switched, "task %s completed before it ran" % (key,))
+                done[key] += 1
+    expect(len(switched) == NTASKS, "tasks switched to %d" % len(switched))
+    expect(sorted(done) == sorted(created) and set(done.values()) == {1}, "tasks completed %d" % len(done))
+    expect(count('Enter', 'omp taskwait') == NTASKS // 2, "taskwaits %d" % count('Enter', 'omp taskwait'))
+
+print("%s %s: %s (%d events)" % (MODE, os.path.basename(PROG), 'FAILED' if errors else 'ok',
+                                 sum(len(l.events) for l in tr.locations)))
+sys.exit(1 if errors else 0)
