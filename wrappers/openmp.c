@@ -229,6 +229,7 @@ void tr_omp_task_complete(struct tr_thread *t, uint64_t now, uint64_t task)
 
 static void omp_fini(void)
 {
+	tr_omp_gomp_fini();
 	if (tr_omp_ready)
 		tr_log_debug("OpenMP: %s, %u locks", tr_omp_ompt_on ? "OMPT (libomp)" : "libgomp",
 			     tr_omp_lock_count());

@@ -68,6 +68,8 @@ static inline uint64_t tr_omp_implicit_task(const struct tr_thread *t)
 /* openmp_ompt.c: close the OMPT teams t is still in (thread_fini hook). */
 void tr_omp_ompt_thread_fini(struct tr_thread *t);
 void tr_omp_ompt_fork_child(void);
+/* openmp_gomp.c: at shut-down, one "tracer:" line on what libgomp tracing misses. */
+void tr_omp_gomp_fini(void);
 
 /* Number of distinct OpenMP locks seen (for the debug summary). */
 uint32_t tr_omp_lock_count(void);

@@ -15,7 +15,9 @@ compares the two runs and checks the archive with the reference reader
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all.
 
-usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [COMPILER]
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc]
+
+gcc (libgomp): exactly one "tracer:" line names what is not recorded.
 """
 import collections
 import os
@@ -28,6 +30,7 @@ import otf2  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
 MODE, PROG, LIB, WORK = sys.argv[1:5]
+COMPILER = sys.argv[5] if len(sys.argv) > 5 else 'clang'
 errors = []
 
 NPAR, NTHR, NITER, NBAR = 20, 4, 40, 3
@@ -65,7 +68,11 @@ expect(base.returncode == 0, "untraced run exit %d" % base.returncode)
 expect(traced.returncode == base.returncode, "exit %d traced vs %d untraced" % (traced.returncode, base.returncode))
 expect(traced.stdout == base.stdout, "stdout differs: %r vs %r" % (traced.stdout, base.stdout))
 expect(untracer(traced.stderr) == untracer(base.stderr), "stderr differs")
-bad = [l for l in traced.stderr.splitlines() if l.startswith('tracer:') and
+GOMP_LINE = 'tracer: OpenMP (libgomp, no OMPT): not recorded:'
+gomp_lines = [l for l in traced.stderr.splitlines() if l.startswith(GOMP_LINE)]
+want = 1 if COMPILER == 'gcc' and MODE != 'off' else 0
+expect(len(gomp_lines) == want, "%d lines %r (want %d)" % (len(gomp_lines), GOMP_LINE, want))
+bad = [l for l in traced.stderr.splitlines() if l.startswith('tracer:') and not l.startswith(GOMP_LINE) and
        ('error' in l or 'OpenMP' in l or 'warning' in l)]
 expect(not bad, "unexpected tracer lines: %s" % bad)
 
