@@ -14,8 +14,11 @@ compares the two runs and checks the archive with the reference reader
   tasks  omp_tasks.c: fib(12) = 464 explicit tasks, each created once,
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all.
+  mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
+         5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
+         entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
 
-usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc]
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN]]
 
 gcc (libgomp): exactly one "tracer:" line names what is not recorded.
 """
@@ -31,6 +34,8 @@ import tracecheck as tc  # noqa: E402
 
 MODE, PROG, LIB, WORK = sys.argv[1:5]
 COMPILER = sys.argv[5] if len(sys.argv) > 5 else 'clang'
+MPIRUN = sys.argv[6] if len(sys.argv) > 6 else 'mpirun'
+NP = 2
 errors = []
 
 NPAR, NTHR, NITER, NBAR = 20, 4, 40, 3
@@ -47,8 +52,16 @@ def expect(cond, msg):
 def run(env_extra):
     env = dict(os.environ)
     env.pop('LD_PRELOAD', None)
-    env.update(env_extra)
-    return subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=120)
+    cmd = [PROG]
+    if MODE == 'mpi':
+        env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+        cmd = [MPIRUN, '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none', '-np', str(NP)]
+        for k, v in env_extra.items():
+            cmd += ['-x', '%s=%s' % (k, v)]
+        cmd.append(PROG)
+    else:
+        env.update(env_extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
 
 
 def untracer(text):
@@ -70,14 +83,14 @@ expect(traced.stdout == base.stdout, "stdout differs: %r vs %r" % (traced.stdout
 expect(untracer(traced.stderr) == untracer(base.stderr), "stderr differs")
 GOMP_LINE = 'tracer: OpenMP (libgomp, no OMPT): not recorded:'
 gomp_lines = [l for l in traced.stderr.splitlines() if l.startswith(GOMP_LINE)]
-want = 1 if COMPILER == 'gcc' and MODE != 'off' else 0
+want = (NP if MODE == 'mpi' else 1) if COMPILER == 'gcc' and MODE != 'off' else 0
 expect(len(gomp_lines) == want, "%d lines %r (want %d)" % (len(gomp_lines), GOMP_LINE, want))
 bad = [l for l in traced.stderr.splitlines() if l.startswith('tracer:') and not l.startswith(GOMP_LINE) and
        ('error' in l or 'OpenMP' in l or 'warning' in l)]
 expect(not bad, "unexpected tracer lines: %s" % bad)
 
 tr = tc.load(os.path.join(WORK, 'trace'))
-tc.otf2_print(tr.anchor)
+tc.otf2_print(tr.anchor, '-Werror')
 tc.check_all(tr)
 P = otf2.Paradigm.OPENMP
 
@@ -199,6 +212,23 @@ if MODE == 'tasks':
     expect(len(switched) == NTASKS, "tasks switched to %d" % len(switched))
     expect(sorted(done) == sorted(created) and set(done.values()) == {1}, "tasks completed %d" % len(done))
     expect(count('Enter', 'omp taskwait') == NTASKS // 2, "taskwaits %d" % count('Enter', 'omp taskwait'))
+
+if MODE == 'mpi':
+    ranks = collections.defaultdict(list)
+    for l in tr.locations:
+        ranks[l.group].append(l)
+    expect(len(ranks) == NP, "location groups %s" % list(ranks))
+    for g, locs in ranks.items():
+        def n(kind, region=None):
+            return sum(1 for l in locs for e in l.events
+                       if e.kind == kind and (region is None or e.region == region))
+        for kind, want in (('ThreadFork', 5), ('ThreadJoin', 5), ('ThreadTeamBegin', 10), ('ThreadTeamEnd', 10)):
+            expect(n(kind) == want, "%s: %s %d != %d" % (g, kind, n(kind), want))
+        expect(n('Enter', 'omp critical') == 10, "%s: critical %d" % (g, n('Enter', 'omp critical')))
+        expect(n('Enter', 'omp barrier') == 10, "%s: barrier %d" % (g, n('Enter', 'omp barrier')))
+        nlock = sum(1 for l in locs for e in l.events if e.kind == 'ThreadAcquireLock' and e.ev.model == P)
+        expect(nlock == 10, "%s: OpenMP lock acquisitions %d" % (g, nlock))
+        expect(n('Enter', 'MPI_Allreduce') == 5, "%s: MPI_Allreduce %d" % (g, n('Enter', 'MPI_Allreduce')))
 
 print("%s %s: %s (%d events)" % (MODE, os.path.basename(PROG), 'FAILED' if errors else 'ok',
                                  sum(len(l.events) for l in tr.locations)))
