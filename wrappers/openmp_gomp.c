@@ -477,9 +477,8 @@ GOMP_WS_END(bool, GOMP_sections_end_cancel, TR_OMP_SECTIONS, 1)
 
 /* Region `r` (or none: -1) while waiting, lock records when held; the
  * region is left at once (`leave`) or at the release. */
-static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave)
+static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave, uint64_t now)
 {
-	uint64_t now = tr_time();
 	tr_omp_lock_acquired(t, now, key);
 	if (r >= 0 && leave)
 		tr_leave(t, now, tr_omp_rgn[r]);
@@ -497,7 +496,7 @@ static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave)
 		fn;                                              \
 		t = tr_thread_get();                             \
 		if (t) {                                         \
-			gomp_acquired(t, r, key, !(spans));      \
+			gomp_acquired(t, r, key, !(spans), tr_time());      \
 			tr_thread_put(t);                        \
 		}                                                \
 	} while (0)
@@ -529,9 +528,7 @@ static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave)
 	X(GOMP_atomic_end, END, (void), (void), (), TR_OMP_ATOMIC, TR_OMP_KEY_ATOMIC, 1)           \
 	X(GOMP_ordered_start, START, (void), (void), (), TR_OMP_ORDERED, TR_OMP_KEY_ORDERED, 1)    \
 	X(GOMP_ordered_end, END, (void), (void), (), TR_OMP_ORDERED, TR_OMP_KEY_ORDERED, 1)        \
-	X(omp_set_lock, START, (void *l), (void *), (l), TR_OMP_SET_LOCK, (uintptr_t)l, 0)         \
 	X(omp_unset_lock, END, (void *l), (void *), (l), TR_OMP_SET_LOCK, (uintptr_t)l, 0)         \
-	X(omp_set_nest_lock, START, (void *l), (void *), (l), TR_OMP_SET_NEST_LOCK, (uintptr_t)l, 0) \
 	X(omp_unset_nest_lock, END, (void *l), (void *), (l), TR_OMP_SET_NEST_LOCK, (uintptr_t)l, 0)
 #define GOMP_UNPAREN(...) __VA_ARGS__
 #define GOMP_LOCK_WRAP(fn, which, decl, types, args, r, key, spans) \
@@ -542,6 +539,37 @@ static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave)
 	}
 GOMP_LOCKS(GOMP_LOCK_WRAP)
 
+/* omp_set_lock / omp_set_nest_lock try the lock first (the test function
+ * has the same effect when it succeeds): a lock taken at once costs one
+ * clock read, Enter/ThreadAcquireLock/Leave at one timestamp. */
+#define GOMP_SET_LOCK(fn, test, r)                                        \
+	TR_EXPORT void fn(void *l)                                        \
+	{                                                                 \
+		GOMP_REAL(void, fn, void *);                              \
+		GOMP_REAL(int, test, void *);                             \
+		struct tr_thread *t = gomp_get();                         \
+		if (!t) {                                                 \
+			real_##fn(l);                                     \
+			return;                                           \
+		}                                                         \
+		uint64_t now = tr_time();                                 \
+		tr_enter(t, now, tr_omp_rgn[r]);                          \
+		if (real_##test && real_##test(l) > 0) {                  \
+			gomp_acquired(t, r, (uintptr_t)l, 1, now);        \
+			tr_thread_put(t);                                 \
+			return;                                           \
+		}                                                         \
+		tr_thread_put(t);                                         \
+		real_##fn(l);                                             \
+		t = tr_thread_get();                                      \
+		if (t) {                                                  \
+			gomp_acquired(t, r, (uintptr_t)l, 1, tr_time());  \
+			tr_thread_put(t);                                 \
+		}                                                         \
+	}
+GOMP_SET_LOCK(omp_set_lock, omp_test_lock, TR_OMP_SET_LOCK)
+GOMP_SET_LOCK(omp_set_nest_lock, omp_test_nest_lock, TR_OMP_SET_NEST_LOCK)
+
 TR_EXPORT int omp_test_lock(void *lock)
 {
 	GOMP_REAL(int, omp_test_lock, void *);
@@ -549,7 +577,7 @@ TR_EXPORT int omp_test_lock(void *lock)
 	if (ret) {
 		struct tr_thread *t = gomp_get();
 		if (t) {
-			gomp_acquired(t, -1, (uintptr_t)lock, 0);
+			gomp_acquired(t, -1, (uintptr_t)lock, 0, tr_time());
 			tr_thread_put(t);
 		}
 	}
@@ -563,7 +591,7 @@ TR_EXPORT int omp_test_nest_lock(void *lock)
 	if (ret > 0) {
 		struct tr_thread *t = gomp_get();
 		if (t) {
-			gomp_acquired(t, -1, (uintptr_t)lock, 0);
+			gomp_acquired(t, -1, (uintptr_t)lock, 0, tr_time());
 			tr_thread_put(t);
 		}
 	}
