@@ -100,6 +100,7 @@ enum {  /* ompt_task_status_t */
  */
 #define OMPT_MAX_THREADS 1024
 #define OMPT_MAX_NEST 8
+#define OMPT_JOIN_RING 16         /* a late end finds its region among the master's last 16 */
 
 struct ompt_team {
 	uint32_t master;          /* location index of the team's master (UINT32_MAX: unknown) */
@@ -112,8 +113,10 @@ struct ompt_thr {
 	uint32_t nteam;           /* open teams (those beyond OMPT_MAX_NEST untracked) */
 	uint32_t next_seq;        /* regions this thread started as master */
 	struct ompt_team team[OMPT_MAX_NEST];
-	_Atomic uint32_t join_seq;    /* region whose join time is published (0: writing) */
-	_Atomic uint64_t join_time;
+	struct {                      /* join times of its last regions as master */
+		_Atomic uint32_t seq; /* region number (0: being written) */
+		_Atomic uint64_t time;
+	} join[OMPT_JOIN_RING];
 };
 
 static struct ompt_thr ompt_thr[OMPT_MAX_THREADS];
@@ -135,9 +138,10 @@ static uint64_t ompt_worker_end(const struct tr_thread *t, const struct ompt_tea
 	if (!tm || tm->master == t->index || tm->master >= OMPT_MAX_THREADS)
 		return now;
 	struct ompt_thr *m = &ompt_thr[tm->master];
-	uint32_t s1 = atomic_load_explicit(&m->join_seq, memory_order_acquire);
-	uint64_t jt = atomic_load_explicit(&m->join_time, memory_order_acquire);
-	uint32_t s2 = atomic_load_explicit(&m->join_seq, memory_order_acquire);
+	uint32_t k = tm->seq % OMPT_JOIN_RING;
+	uint32_t s1 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
+	uint64_t jt = atomic_load_explicit(&m->join[k].time, memory_order_acquire);
+	uint32_t s2 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
 	if (s1 != tm->seq || s2 != s1 || jt < tm->bar_begin || jt > now)
 		return now;
 	/* not before what the thread recorded since (pthread calls of the runtime) */
@@ -224,9 +228,10 @@ static void cb_implicit_task(int endpoint, tr_ompt_data *parallel, tr_ompt_data 
 		struct ompt_team *tm = ompt_top(me);
 		if (tm && tm->master == t->index) {
 			/* the master passed the join: publish it for the workers */
-			atomic_store_explicit(&me->join_seq, 0, memory_order_release);
-			atomic_store_explicit(&me->join_time, now, memory_order_release);
-			atomic_store_explicit(&me->join_seq, tm->seq, memory_order_release);
+			uint32_t k = tm->seq % OMPT_JOIN_RING;
+			atomic_store_explicit(&me->join[k].seq, 0, memory_order_release);
+			atomic_store_explicit(&me->join[k].time, now, memory_order_release);
+			atomic_store_explicit(&me->join[k].seq, tm->seq, memory_order_release);
 		}
 		now = ompt_worker_end(t, tm, now);
 		if (tm)
@@ -276,8 +281,10 @@ static void cb_sync_region(int kind, int endpoint, tr_ompt_data *parallel, tr_om
 				tm->bar_begin = now;
 			tr_enter(t, now, tr_omp_rgn[r]);
 		} else if (endpoint == SCOPE_END) {
-			tr_leave(t, kind == SYNC_BARRIER_IMPLICIT_PARALLEL ? ompt_worker_end(t, tm, now) : now,
-				 tr_omp_rgn[r]);
+			/* libomp 14 reports the parallel's end barrier as
+			 * "implicit" (2): the master's published join only
+			 * exists for it (a work-sharing barrier ends first) */
+			tr_leave(t, ompt_worker_end(t, tm, now), tr_omp_rgn[r]);
 		}
 	} else {
 		ompt_region(t, endpoint, tr_omp_rgn[r]);

@@ -150,6 +150,36 @@ if MODE == 'basic':
             expect(nb.kind == want and nb.region == 'omp parallel',
                    "%s: %s not next to %s omp parallel" % (l.name, e.kind, want))
     expect(max_depth == 2, "nested parallel: max team depth %d != 2" % max_depth)
+    # time order across threads: every team lies inside the fork..join of a
+    # region (fork..join spans of one master are disjoint: a team ended late,
+    # in the next region, lies in none)
+    # (libomp never ends the teams of workers idle at exit: those end at
+    # exit, after the last join; they are left out)
+    spans = []
+    for l in tr.locations:
+        st = []
+        for e in l.events:
+            if e.kind == 'ThreadFork':
+                st.append(e.time)
+            elif e.kind == 'ThreadJoin' and st:
+                spans.append((st.pop(), e.time))
+    last_join = max(s[1] for s in spans)
+    at_exit = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadTeamEnd' and e.time > last_join)
+    expect(at_exit <= 3, "%d teams ended at exit" % at_exit)
+    for l in tr.locations:
+        st = []
+        for e in l.events:
+            if e.kind == 'ThreadTeamBegin':
+                st.append(e.time)
+            elif e.kind == 'ThreadTeamEnd' and st:
+                b = st.pop()
+                if e.time > last_join:
+                    continue
+                expect(any(s[0] <= b and e.time <= s[1] for s in spans),
+                       "%s: team %d..%d not inside a region's fork..join" % (l.name, b, e.time))
+    # the team threads are the pthreads' locations (no duplicates)
+    expect(len(tr.locations) == 1 + count('ThreadBegin'),
+           "%d locations for %d threads + master" % (len(tr.locations), count('ThreadBegin')))
     # barriers: 3 per thread per region, on exactly 4 locations
     bars = collections.Counter(l.name for l in tr.locations for e in l.events
                                if e.kind == 'Enter' and e.region == 'omp barrier')
