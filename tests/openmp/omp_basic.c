@@ -9,7 +9,8 @@
  *     NBAR explicit barriers,
  *     one omp_set_lock/omp_unset_lock pair per thread,
  *     one nest-lock acquired twice per thread,
- *     one named critical per thread
+ *     one named critical per thread,
+ *     an ordered loop of NORD iterations (NORD ordered entries)
  *   then one nested parallel region (2 x 2 threads).
  */
 #include <omp.h>
@@ -19,12 +20,13 @@
 #define NTHR 4
 #define NITER 40
 #define NBAR 3
+#define NORD 8
 
 int main(void)
 {
 	omp_lock_t lock;
 	omp_nest_lock_t nlock;
-	long sum = 0, locked = 0, named = 0, nested = 0, inner = 0;
+	long sum = 0, locked = 0, named = 0, nested = 0, inner = 0, ord = 0;
 
 	omp_init_lock(&lock);
 	omp_init_nest_lock(&nlock);
@@ -49,6 +51,11 @@ int main(void)
 			omp_unset_nest_lock(&nlock);
 #pragma omp critical(named)
 			named++;
+#pragma omp for ordered schedule(dynamic)
+			for (int i = 0; i < NORD; i++) {
+#pragma omp ordered
+				ord = ord * 3 + i;       /* order-dependent */
+			}
 		}
 	}
 	omp_set_max_active_levels(2);
@@ -62,6 +69,7 @@ int main(void)
 	}
 	omp_destroy_nest_lock(&nlock);
 	omp_destroy_lock(&lock);
-	printf("sum %ld locked %ld nested %ld named %ld inner %ld\n", sum, locked, nested, named, inner);
+	printf("sum %ld locked %ld nested %ld named %ld inner %ld ordered %ld\n", sum, locked, nested, named,
+	       inner, ord % 1000003);
 	return 0;
 }

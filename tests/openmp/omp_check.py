@@ -5,7 +5,8 @@ compares the two runs and checks the archive with the reference reader
 (otf2-print, python3-otf2 through tests/lib/tracecheck.py).
 
   basic  omp_basic.c: 20 parallel regions of 4 threads (forks, joins, team
-         begins/ends), barriers (4 threads x 20 x 3), the dynamic loop,
+         begins/ends), barriers (4 threads x 20 x 3), the dynamic and the
+         ordered loops (ordered entries as lock acquisitions),
          critical / named critical / omp lock / nest lock acquisitions (known
          counts, per-lock acquisition orders 1..n in time order, every
          acquire released by the same location), a nested parallel region
@@ -38,7 +39,7 @@ MPIRUN = sys.argv[6] if len(sys.argv) > 6 else 'mpirun'
 NP = 2
 errors = []
 
-NPAR, NTHR, NITER, NBAR = 20, 4, 40, 3
+NPAR, NTHR, NITER, NBAR, NORD = 20, 4, 40, 3, 8
 NESTED_TEAMS = 2 + 2 * 2            # outer team of 2, two inner teams of 2
 NTASKS = 464                        # fib(12) with 2 tasks per call with n >= 2
 
@@ -184,20 +185,21 @@ if MODE == 'basic':
     bars = collections.Counter(l.name for l in tr.locations for e in l.events
                                if e.kind == 'Enter' and e.region == 'omp barrier')
     expect(sorted(bars.values()) == [NPAR * NBAR] * NTHR, "barriers per location %s" % dict(bars))
-    expect(count('Enter', 'omp for') == NPAR * NTHR, "omp for %d" % count('Enter', 'omp for'))
+    expect(count('Enter', 'omp for') == 2 * NPAR * NTHR, "omp for %d" % count('Enter', 'omp for'))
+    expect(count('Enter', 'omp ordered') == NPAR * NORD, "omp ordered %d" % count('Enter', 'omp ordered'))
     crit = count('Enter', 'omp critical')
     expect(crit == NPAR * NITER + NPAR * NTHR, "critical entries %d" % crit)
     # locks: critical + named critical + lock + nest lock (2 per thread)
     acq = [e for e in omp_events('ThreadAcquireLock') if e.ev.model == P]
     rel = [e for e in omp_events('ThreadReleaseLock') if e.ev.model == P]
-    nacq = NPAR * NITER + 3 * NPAR * NTHR + NPAR * NTHR
+    nacq = NPAR * NITER + 3 * NPAR * NTHR + NPAR * NTHR + NPAR * NORD
     expect(len(acq) == nacq, "OpenMP lock acquisitions %d != %d" % (len(acq), nacq))
     expect(len(rel) == nacq, "OpenMP lock releases %d != %d" % (len(rel), nacq))
     per_lock = collections.defaultdict(list)
     for e in acq:
         per_lock[e.ev.lock_id].append((e.time, e.ev.acquisition_order))
     sizes = sorted(len(v) for v in per_lock.values())
-    expect(sizes == sorted([NPAR * NITER, NPAR * NTHR, 2 * NPAR * NTHR, NPAR * NTHR]),
+    expect(sizes == sorted([NPAR * NITER, NPAR * NTHR, 2 * NPAR * NTHR, NPAR * NTHR, NPAR * NORD]),
            "acquisitions per lock %s" % sizes)
     for lid, v in per_lock.items():
         v.sort()
