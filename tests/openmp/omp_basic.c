@@ -10,7 +10,9 @@
  *     one omp_set_lock/omp_unset_lock pair per thread,
  *     one nest-lock acquired twice per thread,
  *     one named critical per thread,
- *     an ordered loop of NORD iterations (NORD ordered entries)
+ *     an ordered loop of NORD iterations (NORD ordered entries),
+ *     with gcc one atomic update of a long double per thread (libgomp's
+ *     GOMP_atomic_start/end; clang calls libatomic, not the runtime)
  *   then one nested parallel region (2 x 2 threads).
  */
 #include <omp.h>
@@ -27,6 +29,7 @@ int main(void)
 	omp_lock_t lock;
 	omp_nest_lock_t nlock;
 	long sum = 0, locked = 0, named = 0, nested = 0, inner = 0, ord = 0;
+	long double at = 0;
 
 	omp_init_lock(&lock);
 	omp_init_nest_lock(&nlock);
@@ -51,6 +54,13 @@ int main(void)
 			omp_unset_nest_lock(&nlock);
 #pragma omp critical(named)
 			named++;
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma omp atomic
+			at += 1.0L;
+#else
+#pragma omp critical(named)
+			at += 1.0L;
+#endif
 #pragma omp for ordered schedule(dynamic)
 			for (int i = 0; i < NORD; i++) {
 #pragma omp ordered
@@ -69,7 +79,7 @@ int main(void)
 	}
 	omp_destroy_nest_lock(&nlock);
 	omp_destroy_lock(&lock);
-	printf("sum %ld locked %ld nested %ld named %ld inner %ld ordered %ld\n", sum, locked, nested, named,
-	       inner, ord % 1000003);
+	printf("sum %ld locked %ld nested %ld named %ld inner %ld ordered %ld atomic %.0Lf\n", sum, locked,
+	       nested, named, inner, ord % 1000003, at);
 	return 0;
 }
