@@ -183,6 +183,11 @@ static struct gomp_par *gomp_par_begin(struct gomp_par *p, gomp_fn fn, void *dat
 	p->data = data;
 	p->master = t;
 	p->ws = ws;
+	if (!n) {       /* no num_threads clause: the default team size, as OMPT reports it */
+		GOMP_REAL(int, omp_get_max_threads, void);
+		if (real_omp_get_max_threads)
+			n = (unsigned)real_omp_get_max_threads();
+	}
 	tr_omp_fork(t, tr_time(), n);
 	tr_thread_put(t);
 	return p;
