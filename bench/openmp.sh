@@ -10,8 +10,9 @@
 #     implicit barrier);
 #   - 10^6 omp_set_lock/omp_unset_lock pairs in one thread: ns per pair
 #     (thread CPU time).
-# The same with 1-thread regions (the records of one team member: fork,
-# team begin/end, regions, join; the cost on the critical path of a region).
+# The same with 1-thread regions, timed by the thread's CPU time (robust
+# against other load): the records of one team member (fork, team begin/end,
+# regions, join), i.e. the tracing cost on the critical path of a region.
 # On a small shared machine 4 threads per region oversubscribe the cores and
 # region times are noisy: medians are shown, the overheads are computed from
 # the fastest run of each variant (least disturbed). The last line is the

@@ -12,6 +12,8 @@ compares the two runs and checks the archive with the reference reader
          acquire released by the same location), a nested parallel region
          (two teams open on one location), team records nesting with the
          "omp parallel" region, fork before and join after the master's team.
+  nopth  basic with TRACER_PTHREAD=off: the OpenMP callbacks create the
+         worker threads' locations themselves (no ThreadBegin records).
   tasks  omp_tasks.c: fib(12) = 464 explicit tasks, each created once,
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all;
@@ -76,6 +78,10 @@ base = run({})
 env = {'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace')}
 if MODE == 'off':
     env['TRACER_OPENMP'] = 'off'
+NOPTH = MODE == 'nopth'
+if NOPTH:
+    env['TRACER_PTHREAD'] = 'off'
+    MODE = 'basic'
 traced = run(env)
 sys.stdout.write(traced.stdout)
 sys.stderr.write(traced.stderr)
@@ -188,8 +194,12 @@ if MODE == 'basic':
                 expect(any(s[0] <= b and e.time <= s[1] for s in spans),
                        "%s: team %d..%d not inside a region's fork..join" % (l.name, b, e.time))
     # the team threads are the pthreads' locations (no duplicates)
-    expect(len(tr.locations) == 1 + count('ThreadBegin'),
-           "%d locations for %d threads + master" % (len(tr.locations), count('ThreadBegin')))
+    if NOPTH:
+        expect(count('ThreadBegin') == 0, "ThreadBegin with TRACER_PTHREAD=off")
+        expect(len(tr.locations) >= NTHR, "%d locations" % len(tr.locations))
+    else:
+        expect(len(tr.locations) == 1 + count('ThreadBegin'),
+               "%d locations for %d threads + master" % (len(tr.locations), count('ThreadBegin')))
     # barriers: 3 per thread per region, on exactly 4 locations
     bars = collections.Counter(l.name for l in tr.locations for e in l.events
                                if e.kind == 'Enter' and e.region == 'omp barrier')
