@@ -18,6 +18,7 @@
  *   GOMP_single_start                    "omp single" (the call only)
  *   GOMP_critical[_name]_start/_end, GOMP_atomic_start/_end,
  *   GOMP_ordered_start/_end, omp_[un]set[_nest]_lock, omp_test[_nest]_lock
+ *   (and their Fortran bindings omp_*_lock_)
  *       lock records as for OMPT (critical: one lock per name)
  *   GOMP_task                            ThreadTaskCreate; the task runs a
  *       trampoline (ThreadTaskSwitch, the task, ThreadTaskComplete, switch
@@ -534,7 +535,9 @@ static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave, u
 	X(GOMP_ordered_start, START, (void), (void), (), TR_OMP_ORDERED, TR_OMP_KEY_ORDERED, 1)    \
 	X(GOMP_ordered_end, END, (void), (void), (), TR_OMP_ORDERED, TR_OMP_KEY_ORDERED, 1)        \
 	X(omp_unset_lock, END, (void *l), (void *), (l), TR_OMP_SET_LOCK, (uintptr_t)l, 0)         \
-	X(omp_unset_nest_lock, END, (void *l), (void *), (l), TR_OMP_SET_NEST_LOCK, (uintptr_t)l, 0)
+	X(omp_unset_nest_lock, END, (void *l), (void *), (l), TR_OMP_SET_NEST_LOCK, (uintptr_t)l, 0) \
+	X(omp_unset_lock_, END, (void *l), (void *), (l), TR_OMP_SET_LOCK, (uintptr_t)l, 0)        \
+	X(omp_unset_nest_lock_, END, (void *l), (void *), (l), TR_OMP_SET_NEST_LOCK, (uintptr_t)l, 0)
 #define GOMP_UNPAREN(...) __VA_ARGS__
 #define GOMP_LOCK_WRAP(fn, which, decl, types, args, r, key, spans) \
 	TR_EXPORT void fn decl                                      \
@@ -574,34 +577,31 @@ GOMP_LOCKS(GOMP_LOCK_WRAP)
 	}
 GOMP_SET_LOCK(omp_set_lock, omp_test_lock, TR_OMP_SET_LOCK)
 GOMP_SET_LOCK(omp_set_nest_lock, omp_test_nest_lock, TR_OMP_SET_NEST_LOCK)
+/* Fortran bindings (gfortran's omp_lib; libgomp calls the C functions
+ * internally, not through the PLT): the key is the lock variable's address */
+GOMP_SET_LOCK(omp_set_lock_, omp_test_lock_, TR_OMP_SET_LOCK)
+GOMP_SET_LOCK(omp_set_nest_lock_, omp_test_nest_lock_, TR_OMP_SET_NEST_LOCK)
 
-TR_EXPORT int omp_test_lock(void *lock)
-{
-	GOMP_REAL(int, omp_test_lock, void *);
-	int ret = real_omp_test_lock(lock);
-	if (ret) {
-		struct tr_thread *t = gomp_get();
-		if (t) {
-			gomp_acquired(t, -1, (uintptr_t)lock, 0, tr_time());
-			tr_thread_put(t);
-		}
+/* omp_test_lock (1 when taken) and omp_test_nest_lock (the new nesting
+ * count, > 0 when taken): the acquisition when it succeeded. */
+#define GOMP_TEST_LOCK(fn)                                                  \
+	TR_EXPORT int fn(void *l)                                           \
+	{                                                                   \
+		GOMP_REAL(int, fn, void *);                                 \
+		int ret = real_##fn(l);                                     \
+		if (ret > 0) {                                              \
+			struct tr_thread *t = gomp_get();                   \
+			if (t) {                                            \
+				gomp_acquired(t, -1, (uintptr_t)l, 0, tr_time()); \
+				tr_thread_put(t);                           \
+			}                                                   \
+		}                                                           \
+		return ret;                                                 \
 	}
-	return ret;
-}
-
-TR_EXPORT int omp_test_nest_lock(void *lock)
-{
-	GOMP_REAL(int, omp_test_nest_lock, void *);
-	int ret = real_omp_test_nest_lock(lock);
-	if (ret > 0) {
-		struct tr_thread *t = gomp_get();
-		if (t) {
-			gomp_acquired(t, -1, (uintptr_t)lock, 0, tr_time());
-			tr_thread_put(t);
-		}
-	}
-	return ret;
-}
+GOMP_TEST_LOCK(omp_test_lock)
+GOMP_TEST_LOCK(omp_test_nest_lock)
+GOMP_TEST_LOCK(omp_test_lock_)
+GOMP_TEST_LOCK(omp_test_nest_lock_)
 
 /* ---- tasks ---- */
 

@@ -14,6 +14,9 @@ compares the two runs and checks the archive with the reference reader
          "omp parallel" region, fork before and join after the master's team.
   nopth  basic with TRACER_PTHREAD=off: the OpenMP callbacks create the
          worker threads' locations themselves (no ThreadBegin records).
+  fortran omp_fortran.f90 (gfortran): 5 regions of 4 threads: 5 forks, 20
+         teams, 200 critical and 20 omp_set_lock (Fortran binding)
+         acquisitions, 20 barriers.
   tasks  omp_tasks.c: fib(12) = 464 explicit tasks, each created once,
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all;
@@ -243,6 +246,15 @@ if MODE == 'basic':
         expect(not +held, "%s: locks still held %s" % (l.name, dict(+held)))
     workers = [l.name for l in tr.locations if l.name.startswith('OpenMP thread ')]
     expect(len(workers) >= NTHR - 1, "workers not named 'OpenMP thread N': %s" % [l.name for l in tr.locations])
+
+if MODE == 'fortran':
+    expect(count('ThreadFork') == 5 and count('ThreadJoin') == 5, "forks/joins %d/%d" % (count('ThreadFork'), count('ThreadJoin')))
+    expect(count('ThreadTeamBegin') == 20 and count('ThreadTeamEnd') == 20, "teams %d" % count('ThreadTeamBegin'))
+    expect(count('Enter', 'omp critical') == 200, "critical %d" % count('Enter', 'omp critical'))
+    expect(count('Enter', 'omp_set_lock') == 20, "omp_set_lock %d" % count('Enter', 'omp_set_lock'))
+    expect(count('Enter', 'omp barrier') == 20, "barriers %d" % count('Enter', 'omp barrier'))
+    acq = collections.Counter(e.ev.lock_id for e in omp_events('ThreadAcquireLock') if e.ev.model == P)
+    expect(sorted(acq.values()) == [20, 200], "acquisitions per lock %s" % dict(acq))
 
 if MODE == 'tasks':
     created = {}
