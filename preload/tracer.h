@@ -82,6 +82,7 @@ struct tr_config {
 	 * on one host can give a rank a clock that is off by a known amount
 	 * and check that the ClockOffset records correct it. */
 	int64_t test_clock_skew_ns;
+	int openmp;                    /* TRACER_OPENMP (default 1), wrappers/openmp* */
 };
 extern struct tr_config tr_cfg;
 
@@ -480,6 +481,13 @@ void tr_wakeup(struct tr_thread *t);
  * records are never dropped. No-op otherwise. Owner thread, guard held.
  * tr_thread_end and the ProgramEnd path call it themselves. */
 void tr_thread_ending(struct tr_thread *t);
+
+/* ==== additions by wrappers/openmp (preload/thread_name.c) ======================= */
+
+/* Rename the location of t (e.g. "OpenMP thread 3" for a runtime's worker);
+ * the name is written with the definitions at shut-down. Not hot (defines a
+ * String): call once per thread, guard held. */
+void tr_thread_set_name(struct tr_thread *t, const char *name);
 
 #ifdef __cplusplus
 }

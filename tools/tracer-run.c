@@ -57,6 +57,7 @@ static void usage(FILE *f)
 	      "  --on-full flush|stop    when a thread's buffer is full (TRACER_ON_FULL, flush)\n"
 	      "  --no-pthread            do not record pthread calls (TRACER_PTHREAD=off)\n"
 	      "  --no-mpi                do not record MPI calls (TRACER_MPI=off)\n"
+	      "  --no-openmp             do not record OpenMP constructs (TRACER_OPENMP=off)\n"
 	      "  --filter FILE           region filter file (TRACER_FILTER): one name or glob\n"
 	      "                          per line, -name/exclude name, +name/include name\n"
 	      "  --clock tsc|monotonic   time source (TRACER_CLOCK, tsc where invariant)\n"
@@ -404,6 +405,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-mpi")) {
 			setenv("TRACER_MPI", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "--no-openmp")) {
+			setenv("TRACER_OPENMP", "off", 1);
 			continue;
 		}
 		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * openmp_bench.c - bench/openmp (built with clang -fopenmp and gcc -fopenmp).
+ *   openmp_bench par N [T]  N empty parallel regions of T (4) threads: prints
+ *                         the wall-clock us per region (the team's threads
+ *                         run on other cores: CPU time of one thread says
+ *                         little); T = 1: the thread's CPU time per region
+ *                         (all the work is on it: robust against other load)
+ *   openmp_bench lock N   N omp_set_lock/omp_unset_lock pairs in one thread:
+ *                         prints the ns per pair (thread CPU time)
+ * Nothing else on stdout.
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ns(clockid_t clk)
+{
+	struct timespec ts;
+	clock_gettime(clk, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 2 ? atol(argv[2]) : 100000L;
+	static volatile long counter;
+	double t0, t1;
+
+	if (argc > 1 && !strcmp(argv[1], "lock")) {
+		omp_lock_t l;
+		omp_init_lock(&l);
+		for (long i = 0; i < 10000; i++) {   /* warm-up */
+			omp_set_lock(&l);
+			counter++;
+			omp_unset_lock(&l);
+		}
+		t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		for (long i = 0; i < n; i++) {
+			omp_set_lock(&l);
+			counter++;
+			omp_unset_lock(&l);
+		}
+		t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		omp_destroy_lock(&l);
+		printf("%.3f\n", (t1 - t0) / n);
+		return counter == n + 10000 ? 0 : 1;
+	}
+	int nt = argc > 3 ? atoi(argv[3]) : 4;
+	for (long i = 0; i < 1000; i++) {            /* warm-up: the thread pool */
+#pragma omp parallel num_threads(nt)
+		counter++;
+	}
+	clockid_t clk = nt == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	t0 = now_ns(clk);
+	for (long i = 0; i < n; i++) {
+#pragma omp parallel num_threads(nt)
+		__asm__ __volatile__("" ::: "memory");   /* empty, but not removed */
+	}
+	t1 = now_ns(clk);
+	printf("%.3f\n", (t1 - t0) / n / 1e3);
+	return 0;
+}

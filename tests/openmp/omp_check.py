@@ -1,0 +1,303 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""Runs an OpenMP test program untraced and traced (libtracer.so preloaded),
+compares the two runs and checks the archive with the reference reader
+(otf2-print, python3-otf2 through tests/lib/tracecheck.py).
+
+  basic  omp_basic.c: 20 parallel regions of 4 threads (forks, joins, team
+         begins/ends), barriers (4 threads x 20 x 3), the dynamic and the
+         ordered loops (ordered entries as lock acquisitions),
+         critical / named critical / omp lock / nest lock acquisitions (known
+         counts, per-lock acquisition orders 1..n in time order, every
+         acquire released by the same location), a nested parallel region
+         (two teams open on one location), team records nesting with the
+         "omp parallel" region, fork before and join after the master's team.
+  nopth  basic with TRACER_PTHREAD=off: the OpenMP callbacks create the
+         worker threads' locations themselves (no ThreadBegin records).
+  fortran omp_fortran.f90 (gfortran): 5 regions of 4 threads: 5 forks, 20
+         teams, 200 critical and 20 omp_set_lock (Fortran binding)
+         acquisitions, 20 barriers.
+  tasks  omp_tasks.c: fib(12) = 464 explicit tasks, each created once,
+         switched to, completed once after its creation, on the OPENMP team.
+  off    TRACER_OPENMP=off: the same output, no OpenMP record at all;
+         TRACER_OPENMP=maybe: one "tracer:" line, traced as with on.
+  mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
+         5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
+         entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
+
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN]]
+
+gcc (libgomp): exactly one "tracer:" line names what is not recorded.
+"""
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import otf2  # noqa: E402
+import tracecheck as tc  # noqa: E402
+
+MODE, PROG, LIB, WORK = sys.argv[1:5]
+COMPILER = sys.argv[5] if len(sys.argv) > 5 else 'clang'
+MPIRUN = sys.argv[6] if len(sys.argv) > 6 else 'mpirun'
+NP = 2
+errors = []
+
+NPAR, NTHR, NITER, NBAR, NORD = 20, 4, 40, 3, 8
+NESTED_TEAMS = 2 + 2 * 2            # outer team of 2, two inner teams of 2
+NTASKS = 464                        # fib(12) with 2 tasks per call with n >= 2
+
+
+def expect(cond, msg):
+    if not cond:
+        errors.append(msg)
+        print("FAIL:", msg)
+
+
+def run(env_extra):
+    env = dict(os.environ)
+    env.pop('LD_PRELOAD', None)
+    cmd = [PROG]
+    if MODE == 'mpi':
+        env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
+        cmd = [MPIRUN, '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none', '-np', str(NP)]
+        for k, v in env_extra.items():
+            cmd += ['-x', '%s=%s' % (k, v)]
+        cmd.append(PROG)
+    else:
+        env.update(env_extra)
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def untracer(text):
+    return '\n'.join(l for l in text.splitlines() if not l.startswith('tracer:'))
+
+
+shutil.rmtree(WORK, ignore_errors=True)
+os.makedirs(WORK)
+base = run({})
+env = {'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace')}
+if MODE == 'off':
+    env['TRACER_OPENMP'] = 'off'
+NOPTH = MODE == 'nopth'
+if NOPTH:
+    env['TRACER_PTHREAD'] = 'off'
+    MODE = 'basic'
+traced = run(env)
+sys.stdout.write(traced.stdout)
+sys.stderr.write(traced.stderr)
+expect(base.returncode == 0, "untraced run exit %d" % base.returncode)
+expect(traced.returncode == base.returncode, "exit %d traced vs %d untraced" % (traced.returncode, base.returncode))
+expect(traced.stdout == base.stdout, "stdout differs: %r vs %r" % (traced.stdout, base.stdout))
+expect(untracer(traced.stderr) == untracer(base.stderr), "stderr differs")
+GOMP_LINE = 'tracer: OpenMP (libgomp, no OMPT): not recorded:'
+gomp_lines = [l for l in traced.stderr.splitlines() if l.startswith(GOMP_LINE)]
+want = (NP if MODE == 'mpi' else 1) if COMPILER == 'gcc' and MODE != 'off' else 0
+expect(len(gomp_lines) == want, "%d lines %r (want %d)" % (len(gomp_lines), GOMP_LINE, want))
+bad = [l for l in traced.stderr.splitlines() if l.startswith('tracer:') and not l.startswith(GOMP_LINE) and
+       ('error' in l or 'OpenMP' in l or 'warning' in l)]
+expect(not bad, "unexpected tracer lines: %s" % bad)
+
+tr = tc.load(os.path.join(WORK, 'trace'))
+tc.otf2_print(tr.anchor, '-Werror')
+tc.check_all(tr)
+P = otf2.Paradigm.OPENMP
+
+
+def omp_events(kind):
+    return [e for l in tr.locations for e in l.events if e.kind == kind]
+
+
+def count(kind, region=None):
+    return sum(1 for l in tr.locations for e in l.events
+               if e.kind == kind and (region is None or e.region == region))
+
+
+if MODE == 'off':
+    # a bad value: one "tracer:" line naming it, the default (on) is used
+    bad_run = run({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'bad'), 'TRACER_OPENMP': 'maybe'})
+    lines = [l for l in bad_run.stderr.splitlines() if 'TRACER_OPENMP' in l]
+    expect(len(lines) == 1 and lines[0].startswith('tracer:'), "TRACER_OPENMP=maybe: %s" % lines)
+    expect(bad_run.stdout == base.stdout and bad_run.returncode == base.returncode, "TRACER_OPENMP=maybe: run differs")
+    bt = tc.load(os.path.join(WORK, 'bad'))
+    expect(sum(1 for l in bt.locations for e in l.events if e.kind == 'ThreadFork') > 0,
+           "TRACER_OPENMP=maybe: OpenMP not traced")
+    for k in ('ThreadFork', 'ThreadJoin', 'ThreadTeamBegin', 'ThreadTeamEnd', 'ThreadTaskCreate'):
+        expect(count(k) == 0, "%s recorded with TRACER_OPENMP=off" % k)
+    expect(not any(e.ev.model == P for e in omp_events('ThreadAcquireLock')), "OpenMP lock with TRACER_OPENMP=off")
+    expect(not any(r.startswith('omp') for r in tr.regions if count('Enter', r)), "omp regions entered")
+
+if MODE == 'basic':
+    nteams = NPAR * NTHR + NESTED_TEAMS
+    expect(count('ThreadFork') == NPAR + 3, "forks %d != %d" % (count('ThreadFork'), NPAR + 3))
+    expect(count('ThreadJoin') == NPAR + 3, "joins %d != %d" % (count('ThreadJoin'), NPAR + 3))
+    master_forks = [e for e in tr.master.events if e.kind == 'ThreadFork']
+    expect(len(master_forks) == NPAR + 2, "master forks %d" % len(master_forks))  # + outer and one inner
+    expect(all(e.ev.model == P and e.ev.number_of_requested_threads in (NTHR, 2) for e in master_forks),
+           "fork model/threads wrong")
+    expect(count('ThreadTeamBegin') == nteams, "team begins %d != %d" % (count('ThreadTeamBegin'), nteams))
+    expect(count('ThreadTeamEnd') == nteams, "team ends %d != %d" % (count('ThreadTeamEnd'), nteams))
+    expect(count('Enter', 'omp parallel') == nteams, "omp parallel entries %d" % count('Enter', 'omp parallel'))
+    team_comm = {e.ev.thread_team.name for e in omp_events('ThreadTeamBegin')}
+    expect(team_comm == {'OpenMP team'}, "team comms %s" % team_comm)
+    # per location: teams nest with "omp parallel"; fork < team < join on the master
+    max_depth = 0
+    for l in tr.locations:
+        depth, stack = 0, []
+        for e in l.events:
+            if e.kind == 'ThreadFork':
+                stack.append('fork')
+            elif e.kind == 'ThreadTeamBegin':
+                depth += 1
+                max_depth = max(max_depth, depth)
+                stack.append('team')
+            elif e.kind == 'ThreadTeamEnd':
+                expect(stack and stack[-1] == 'team', "%s: TeamEnd without TeamBegin" % l.name)
+                stack and stack.pop()
+                depth -= 1
+            elif e.kind == 'ThreadJoin':
+                expect(stack and stack[-1] == 'fork', "%s: Join not after its team" % l.name)
+                stack and stack.pop()
+        expect(not stack, "%s: open fork/team at the end: %s" % (l.name, stack))
+        idx = [i for i, e in enumerate(l.events) if e.kind in ('ThreadTeamBegin', 'ThreadTeamEnd')]
+        for i in idx:
+            e = l.events[i]
+            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[i - 1]
+            want = 'Enter' if e.kind == 'ThreadTeamBegin' else 'Leave'
+            expect(nb.kind == want and nb.region == 'omp parallel',
+                   "%s: %s not next to %s omp parallel" % (l.name, e.kind, want))
+    expect(max_depth == 2, "nested parallel: max team depth %d != 2" % max_depth)
+    # time order across threads: every team lies inside the fork..join of a
+    # region (fork..join spans of one master are disjoint: a team ended late,
+    # in the next region, lies in none)
+    # (libomp never ends the teams of workers idle at exit: those end at
+    # exit, after the last join; they are left out)
+    spans = []
+    for l in tr.locations:
+        st = []
+        for e in l.events:
+            if e.kind == 'ThreadFork':
+                st.append(e.time)
+            elif e.kind == 'ThreadJoin' and st:
+                spans.append((st.pop(), e.time))
+    last_join = max(s[1] for s in spans)
+    at_exit = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadTeamEnd' and e.time > last_join)
+    expect(at_exit <= 3, "%d teams ended at exit" % at_exit)
+    for l in tr.locations:
+        st = []
+        for e in l.events:
+            if e.kind == 'ThreadTeamBegin':
+                st.append(e.time)
+            elif e.kind == 'ThreadTeamEnd' and st:
+                b = st.pop()
+                if e.time > last_join:
+                    continue
+                expect(any(s[0] <= b and e.time <= s[1] for s in spans),
+                       "%s: team %d..%d not inside a region's fork..join" % (l.name, b, e.time))
+    # the team threads are the pthreads' locations (no duplicates)
+    if NOPTH:
+        expect(count('ThreadBegin') == 0, "ThreadBegin with TRACER_PTHREAD=off")
+        expect(len(tr.locations) >= NTHR, "%d locations" % len(tr.locations))
+    else:
+        expect(len(tr.locations) == 1 + count('ThreadBegin'),
+               "%d locations for %d threads + master" % (len(tr.locations), count('ThreadBegin')))
+    # barriers: 3 per thread per region, on exactly 4 locations
+    bars = collections.Counter(l.name for l in tr.locations for e in l.events
+                               if e.kind == 'Enter' and e.region == 'omp barrier')
+    expect(sorted(bars.values()) == [NPAR * NBAR] * NTHR, "barriers per location %s" % dict(bars))
+    expect(count('Enter', 'omp for') == 2 * NPAR * NTHR, "omp for %d" % count('Enter', 'omp for'))
+    expect(count('Enter', 'omp ordered') == NPAR * NORD, "omp ordered %d" % count('Enter', 'omp ordered'))
+    # the long double update: GOMP_atomic_start/end with gcc, a named critical with clang
+    gcc = COMPILER == 'gcc'
+    crit = count('Enter', 'omp critical')
+    expect(crit == NPAR * NITER + NPAR * NTHR * (1 if gcc else 2), "critical entries %d" % crit)
+    expect(count('Enter', 'omp atomic') == (NPAR * NTHR if gcc else 0), "atomic %d" % count('Enter', 'omp atomic'))
+    # locks: critical + named critical + lock + nest lock (2 per thread)
+    acq = [e for e in omp_events('ThreadAcquireLock') if e.ev.model == P]
+    rel = [e for e in omp_events('ThreadReleaseLock') if e.ev.model == P]
+    nacq = NPAR * NITER + 3 * NPAR * NTHR + 2 * NPAR * NTHR + NPAR * NORD
+    expect(len(acq) == nacq, "OpenMP lock acquisitions %d != %d" % (len(acq), nacq))
+    expect(len(rel) == nacq, "OpenMP lock releases %d != %d" % (len(rel), nacq))
+    per_lock = collections.defaultdict(list)
+    for e in acq:
+        per_lock[e.ev.lock_id].append((e.time, e.ev.acquisition_order))
+    sizes = sorted(len(v) for v in per_lock.values())
+    want = [NPAR * NITER, NPAR * NTHR, 2 * NPAR * NTHR, NPAR * NORD]
+    want += [NPAR * NTHR, NPAR * NTHR] if gcc else [2 * NPAR * NTHR]   # named critical (+ atomic)
+    expect(sizes == sorted(want),
+           "acquisitions per lock %s" % sizes)
+    for lid, v in per_lock.items():
+        v.sort()
+        orders = [o for _, o in v]
+        expect(orders == list(range(1, len(v) + 1)), "lock %d: orders not 1..n in time order" % lid)
+    expect(count('Enter', 'omp_set_lock') == NPAR * NTHR, "omp_set_lock %d" % count('Enter', 'omp_set_lock'))
+    expect(count('Enter', 'omp_set_nest_lock') == 2 * NPAR * NTHR,
+           "omp_set_nest_lock %d" % count('Enter', 'omp_set_nest_lock'))
+    for l in tr.locations:
+        held = collections.Counter()
+        for e in l.events:
+            if e.kind == 'ThreadAcquireLock' and e.ev.model == P:
+                held[e.ev.lock_id] += 1
+            elif e.kind == 'ThreadReleaseLock' and e.ev.model == P:
+                expect(held[e.ev.lock_id] > 0, "%s: release of lock %d not held" % (l.name, e.ev.lock_id))
+                held[e.ev.lock_id] -= 1
+        expect(not +held, "%s: locks still held %s" % (l.name, dict(+held)))
+    workers = [l.name for l in tr.locations if l.name.startswith('OpenMP thread ')]
+    expect(len(workers) >= NTHR - 1, "workers not named 'OpenMP thread N': %s" % [l.name for l in tr.locations])
+
+if MODE == 'fortran':
+    expect(count('ThreadFork') == 5 and count('ThreadJoin') == 5, "forks/joins %d/%d" % (count('ThreadFork'), count('ThreadJoin')))
+    expect(count('ThreadTeamBegin') == 20 and count('ThreadTeamEnd') == 20, "teams %d" % count('ThreadTeamBegin'))
+    expect(count('Enter', 'omp critical') == 200, "critical %d" % count('Enter', 'omp critical'))
+    expect(count('Enter', 'omp_set_lock') == 20, "omp_set_lock %d" % count('Enter', 'omp_set_lock'))
+    expect(count('Enter', 'omp barrier') == 20, "barriers %d" % count('Enter', 'omp barrier'))
+    acq = collections.Counter(e.ev.lock_id for e in omp_events('ThreadAcquireLock') if e.ev.model == P)
+    expect(sorted(acq.values()) == [20, 200], "acquisitions per lock %s" % dict(acq))
+
+if MODE == 'tasks':
+    created = {}
+    for l in tr.locations:
+        for e in l.events:
+            if e.kind == 'ThreadTaskCreate':
+                key = (e.ev.creating_thread, e.ev.generation_number)
+                expect(key not in created, "task %s created twice" % (key,))
+                expect(e.ev.thread_team.name == 'OpenMP team', "task team %s" % e.ev.thread_team.name)
+                created[key] = e.time
+    expect(len(created) == NTASKS, "tasks created %d != %d" % (len(created), NTASKS))
+    done = collections.Counter()
+    switched = set()
+    for l in tr.locations:
+        for e in l.events:
+            key = (getattr(e.ev, 'creating_thread', None), getattr(e.ev, 'generation_number', None))
+            if e.kind == 'ThreadTaskSwitch' and key[1]:
+                expect(key in created and created[key] <= e.time, "switch to unknown/uncreated task %s" % (key,))
+                switched.add(key)
+            elif e.kind == 'ThreadTaskComplete':
+                expect(key in switched, "task %s completed before it ran" % (key,))
+                done[key] += 1
+    expect(len(switched) == NTASKS, "tasks switched to %d" % len(switched))
+    expect(sorted(done) == sorted(created) and set(done.values()) == {1}, "tasks completed %d" % len(done))
+    expect(count('Enter', 'omp taskwait') == NTASKS // 2, "taskwaits %d" % count('Enter', 'omp taskwait'))
+
+if MODE == 'mpi':
+    ranks = collections.defaultdict(list)
+    for l in tr.locations:
+        ranks[l.group].append(l)
+    expect(len(ranks) == NP, "location groups %s" % list(ranks))
+    for g, locs in ranks.items():
+        def n(kind, region=None):
+            return sum(1 for l in locs for e in l.events
+                       if e.kind == kind and (region is None or e.region == region))
+        for kind, want in (('ThreadFork', 5), ('ThreadJoin', 5), ('ThreadTeamBegin', 10), ('ThreadTeamEnd', 10)):
+            expect(n(kind) == want, "%s: %s %d != %d" % (g, kind, n(kind), want))
+        expect(n('Enter', 'omp critical') == 10, "%s: critical %d" % (g, n('Enter', 'omp critical')))
+        expect(n('Enter', 'omp barrier') == 10, "%s: barrier %d" % (g, n('Enter', 'omp barrier')))
+        nlock = sum(1 for l in locs for e in l.events if e.kind == 'ThreadAcquireLock' and e.ev.model == P)
+        expect(nlock == 10, "%s: OpenMP lock acquisitions %d" % (g, nlock))
+        expect(n('Enter', 'MPI_Allreduce') == 5, "%s: MPI_Allreduce %d" % (g, n('Enter', 'MPI_Allreduce')))
+
+print("%s %s: %s (%d events)" % (MODE, os.path.basename(PROG), 'FAILED' if errors else 'ok',
+                                 sum(len(l.events) for l in tr.locations)))
+sys.exit(1 if errors else 0)
