@@ -156,6 +156,17 @@ void tr_thread_set_name(uint64_t th, const char *name)
 	tr_unlock(&tr_g.lock);
 }
 
+/* A layer names the location of t itself (wrappers/openmp: "OpenMP thread
+ * N"); not hot (defines a String). */
+void tr_thread_set_location_name(struct tr_thread *t, const char *name)
+{
+	if (!t || !name)
+		return;
+	uint32_t sid = tr_def_string(name);
+	if (sid != OTF2W_UNDEFINED_REF)
+		__atomic_store_n(&t->name_sid, sid, __ATOMIC_RELAXED);
+}
+
 /* Under tr_g.lock: a name given before t had a location. */
 static void take_pending_name(struct tr_thread *t)
 {

@@ -482,12 +482,10 @@ void tr_wakeup(struct tr_thread *t);
  * tr_thread_end and the ProgramEnd path call it themselves. */
 void tr_thread_ending(struct tr_thread *t);
 
-/* ==== additions by wrappers/openmp (preload/thread_name.c) ======================= */
-
 /* Rename the location of t (e.g. "OpenMP thread 3" for a runtime's worker);
  * the name is written with the definitions at shut-down. Not hot (defines a
  * String): call once per thread, guard held. */
-void tr_thread_set_name(struct tr_thread *t, const char *name);
+void tr_thread_set_location_name(struct tr_thread *t, const char *name);
 
 #ifdef __cplusplus
 }

@@ -73,7 +73,7 @@ void tr_omp_name_worker(struct tr_thread *t)
 {
 	char name[48];
 	snprintf(name, sizeof(name), "OpenMP thread %u", t->index);
-	tr_thread_set_name(t, name);
+	tr_thread_set_location_name(t, name);
 }
 
 /* ---- records ---------------------------------------------------------------------- */
