@@ -560,13 +560,16 @@ GOMP_LOCKS(GOMP_LOCK_WRAP)
 			real_##fn(l);                                     \
 			return;                                           \
 		}                                                         \
-		uint64_t now = tr_time();                                 \
-		tr_enter(t, now, tr_omp_rgn[r]);                          \
 		if (real_##test && real_##test(l) > 0) {                  \
+			/* the clock is read once held: the acquisition  \
+			 * orders stay in time order */                   \
+			uint64_t now = tr_time();                         \
+			tr_enter(t, now, tr_omp_rgn[r]);                  \
 			gomp_acquired(t, r, (uintptr_t)l, 1, now);        \
 			tr_thread_put(t);                                 \
 			return;                                           \
 		}                                                         \
+		tr_enter(t, tr_time(), tr_omp_rgn[r]);                    \
 		tr_thread_put(t);                                         \
 		real_##fn(l);                                             \
 		t = tr_thread_get();                                      \
