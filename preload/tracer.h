@@ -72,7 +72,8 @@ struct tr_config {
 	int verbose;              /* TRACER_VERBOSE (default 1) */
 	int clock;                /* TRACER_CLOCK: tsc (default where invariant) / monotonic */
 	/* sampling/ */
-	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off) */
+	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off); events for cycles@N */
+	uint32_t sampling_event;       /* TR_SMP_EVENT_*: TRACER_SAMPLING=cycles@N, instructions@N */
 	uint32_t sampling_depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
 	char metrics[1024];            /* TRACER_METRICS ("" = none) */
 	/* wrappers/vt */
@@ -84,6 +85,7 @@ struct tr_config {
 	int64_t test_clock_skew_ns;
 };
 extern struct tr_config tr_cfg;
+enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };
 
 /* Helpers shared by every option parser (return 0 on success, -1 on bad input). */
 int tr_cfg_parse_size(const char *s, uint64_t *out);       /* "16M", "512k", "1G", "4096" */

@@ -80,8 +80,10 @@ struct smp_thread {
 	volatile int in_handler;      /* handler running (cross-thread fini waits) */
 	volatile int busy;            /* thread changes its tree / writes CC records */
 	volatile int unwinding;       /* thread inside libunwind */
-	int timer_ok;
-	timer_t timer;
+	struct smp_src src;           /* where its SIGPROF come from (source.c) */
+	int tid;
+	int fd_taken;                 /* the program closed our perf descriptor */
+	uint64_t cpu0, cpu_ns;        /* thread CPU time at start; used while sampled */
 	uint32_t maxdepth;
 	uint32_t cur;                 /* node of the previous calling-context event */
 	int cur_is_sample;            /* ... and it was the cached sample */
@@ -119,9 +121,6 @@ static TR_TLS struct smp_thread *smp_tls;
 static void smp_check_owner(void);
 static uint32_t smp_ig = SMP_UNDEF;         /* InterruptGenerator id */
 static volatile int smp_frozen;             /* no new nodes (definitions made) */
-static int smp_use_itimer;                  /* fallback: process-wide ITIMER_PROF */
-static int smp_marker;                      /* sigev_value of our timers */
-static struct itimerspec smp_its;
 static struct sigaction smp_old_sa;
 static int smp_handler_installed;
 static int (*smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -440,13 +439,17 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct smp_thread *s = smp_tls;
 
+	if (tr_unlikely(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &tr_smp_probe_marker)) {
+		tr_smp_probe_hits++;    /* start-up rate probe of the timer fallback */
+		goto out;
+	}
 	if (!s || !s->active)
 		goto out;
 	s->in_handler = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!s->active || !tr_smp_enabled)
 		goto done;
-	if (!smp_use_itimer && !(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &smp_marker)) {
+	if (!tr_smp_src_match(&s->src, si)) {
 		s->foreign++;
 		goto done;
 	}
@@ -551,39 +554,26 @@ TR_EXPORT int tr_smp_in_handler(void)
 
 /* ---- timers ------------------------------------------------------------------------- */
 
-static int smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o)
-{
-	return (int)syscall(SYS_setitimer, which, v, o);
-}
-
 static void smp_timer_start(struct smp_thread *s)
 {
-	if (smp_use_itimer)
-		return;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev.sigev_value.sival_ptr = &smp_marker;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &s->timer) != 0) {
-		tr_log_warn("sampling: timer_create on the thread CPU clock failed (%s); thread %u not sampled",
-			    strerror(errno), s->t ? s->t->index : 0);
-		return;
-	}
-	if (syscall(SYS_timer_settime, s->timer, 0, &smp_its, NULL) != 0) {
-		syscall(SYS_timer_delete, s->timer);
-		return;
-	}
-	s->timer_ok = 1;
+	s->tid = (int)syscall(SYS_gettid);
+	s->cpu0 = tr_smp_thread_cpu_ns(s->tid);
+	int e = tr_smp_src_start(&s->src);
+	if (e)
+		tr_log_warn("sampling: cannot start the %s of thread %u (%s); it is not sampled",
+			    tr_smp_mode == SMP_MODE_PERF ? "perf event" : "CPU-time timer", s->t ? s->t->index : 0,
+			    strerror(e));
 }
 
 static void smp_timer_stop(struct smp_thread *s)
 {
-	if (s->timer_ok) {
-		s->timer_ok = 0;
-		syscall(SYS_timer_delete, s->timer);
-	}
+	if (!s->src.ok)
+		return;
+	uint64_t c = tr_smp_thread_cpu_ns(s->tid);
+	if (c > s->cpu0)
+		s->cpu_ns += c - s->cpu0;
+	if (tr_smp_src_stop(&s->src))
+		s->fd_taken = 1;
 }
 
 /* ---- per-thread state ------------------------------------------------------------ */
@@ -887,11 +877,7 @@ void tr_smp_yield_sigprof(const char *what)
 	for (struct smp_thread *s = smp_threads; s; s = s->next)
 		smp_timer_stop(s);
 	smp_list_lock_drop();
-	if (smp_use_itimer) {
-		struct itimerval z;
-		memset(&z, 0, sizeof(z));
-		smp_real_setitimer(ITIMER_PROF, &z, NULL);
-	}
+	tr_smp_src_process(0);
 	tr_log_warn("sampling: the program uses SIGPROF itself (%s); sampling stopped, the program's handler is in charge",
 		    what);
 }
@@ -917,7 +903,7 @@ TR_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, stru
 {
 	if (which == ITIMER_PROF && nv && (nv->it_value.tv_sec || nv->it_value.tv_usec) && tr_smp_enabled)
 		tr_smp_yield_sigprof("setitimer(ITIMER_PROF)");
-	return smp_real_setitimer(which, nv, ov);
+	return tr_smp_real_setitimer(which, nv, ov);
 }
 
 /* Called by a sigaction/signal wrapper (preload/) when the program installs
@@ -935,11 +921,8 @@ static void smp_init(void)
 	if (!tr_cfg.sampling_period_ns)
 		return;
 	uint64_t ns = tr_cfg.sampling_period_ns;
-	if (ns < 10000)
-		ns = 10000;
-	smp_its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
-	smp_its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
-	smp_its.it_value = smp_its.it_interval;
+	if (ns < 10000 && !tr_cfg.sampling_event)
+		ns = 10000;   /* perf's software events have no shorter period either */
 	smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
 
 	tr_smp_node_cap = SMP_NODE_CAP;
@@ -953,10 +936,6 @@ static void smp_init(void)
 	/* libunwind: per-thread caches are what a signal handler may use */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	tr_smp_objects_init();
-
-	char name[96];
-	snprintf(name, sizeof(name), "CPU time timer (SIGPROF, every %llu ns)", (unsigned long long)ns);
-	smp_ig = tr_def_interrupt_generator(name, OTF2W_INTERRUPT_TIME, OTF2W_BASE_DECIMAL, -9, ns);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -982,28 +961,13 @@ static void smp_init(void)
 	}
 	smp_handler_installed = 1;
 
-	/* CPU-time timers per thread need SIGEV_THREAD_ID; probe once. */
-	struct sigevent sev;
-	timer_t probe;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
-		syscall(SYS_timer_delete, probe);
-	} else {
-		smp_use_itimer = 1;
-		tr_log_warn("sampling: per-thread CPU-time timers unavailable (%s); using setitimer(ITIMER_PROF): "
-			    "process CPU time, delivered to whichever thread runs", strerror(errno));
+	if (tr_smp_src_setup(ns, tr_cfg.sampling_event, &smp_ig) != 0) {
+		real_sigaction(SIGPROF, &smp_old_sa, NULL);
+		smp_handler_installed = 0;
+		return;
 	}
 	tr_smp_enabled = 1;
-	if (smp_use_itimer) {
-		struct itimerval iv;
-		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
-		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
-		iv.it_value = iv.it_interval;
-		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
-	}
+	tr_smp_src_process(1);
 	tr_log_debug("sampling: every %llu ns, depth %u", (unsigned long long)ns,
 		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
 }
@@ -1016,11 +980,7 @@ static void smp_fini(void)
 	int was = tr_smp_enabled;
 	tr_smp_enabled = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (smp_use_itimer) {
-		struct itimerval z;
-		memset(&z, 0, sizeof(z));
-		smp_real_setitimer(ITIMER_PROF, &z, NULL);
-	}
+	tr_smp_src_process(0);
 	/* Stop every thread still sampling; the calling thread writes its queue. */
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next)
@@ -1098,7 +1058,7 @@ static void smp_fork_child(void)
 	smp_list_lock_take();
 	struct smp_thread *mine = smp_tls;
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
-		s->timer_ok = 0;
+		tr_smp_src_forget(&s->src);
 		if (s != mine)
 			s->active = 0;
 	}
@@ -1113,15 +1073,10 @@ static void smp_fork_child(void)
 		mine->full = mine->foreign = mine->errors = 0;
 		mine->hticks = mine->hcalls = mine->uticks = 0;
 		memset(mine->hist, 0, sizeof(mine->hist));
+		mine->cpu_ns = 0;
 		smp_timer_start(mine);
 	}
-	if (smp_use_itimer) {
-		struct itimerval iv;
-		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
-		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
-		iv.it_value = iv.it_interval;
-		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
-	}
+	tr_smp_src_process(1);
 }
 
 static struct tr_module smp_module = {
