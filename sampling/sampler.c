@@ -83,6 +83,7 @@ struct smp_thread {
 	struct smp_src src;           /* where its SIGPROF come from (source.c) */
 	int tid;
 	int fd_taken;                 /* the program closed our perf descriptor */
+	int forked_away;              /* fork child: a thread of the parent */
 	uint64_t cpu0, cpu_ns;        /* thread CPU time at start; used while sampled */
 	uint32_t maxdepth;
 	uint32_t cur;                 /* node of the previous calling-context event */
@@ -132,6 +133,15 @@ static struct smp_thread *smp_threads;
 /* totals of finished threads */
 static uint64_t smp_tot[10];
 static uint32_t smp_nthreads;
+/* per-thread delivery (exit line): samples and CPU time while sampled */
+#define SMP_RES_MAX 8192
+struct smp_res {
+	uint32_t index;
+	uint64_t samples, cpu_ns;
+};
+static struct smp_res smp_res[SMP_RES_MAX];
+static uint32_t smp_nres;
+static uint32_t smp_nfd_taken;
 
 static void smp_list_lock_take(void)
 {
@@ -627,8 +637,39 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	return s;
 }
 
+/* What one thread got, kept for the exit line and recorded as properties
+ * of its location (SAMPLING::SAMPLES, ::DEFERRED, ::LOST, ::CPU_NS: the
+ * thread's CPU time while it was sampled). Thread context, list lock held
+ * or the state private; the properties are defined by smp_res_define. */
+static void smp_res_add(struct smp_thread *s)
+{
+	if (s->fd_taken)
+		smp_nfd_taken++;
+	if (smp_nres < SMP_RES_MAX) {
+		struct smp_res *r = &smp_res[smp_nres++];
+		r->index = s->t ? s->t->index : 0;
+		r->samples = s->samples;
+		r->cpu_ns = s->cpu_ns;
+	}
+}
+
+static void smp_res_define(struct smp_thread *s)
+{
+	if (!s->t)
+		return;
+	static const char *const nm[] = { "SAMPLING::SAMPLES", "SAMPLING::DEFERRED", "SAMPLING::LOST",
+					  "SAMPLING::CPU_NS" };
+	uint64_t v[] = { s->samples, s->deferred, s->lost, s->cpu_ns };
+	for (unsigned i = 0; i < 4; i++) {
+		char b[32];
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)v[i]);
+		tr_def_location_property(s->t->location, nm[i], b);
+	}
+}
+
 static void smp_stats_add(struct smp_thread *s)
 {
+	smp_res_add(s);
 	smp_tot[0] += s->samples;
 	smp_tot[1] += s->deferred;
 	smp_tot[2] += s->lost;
@@ -752,6 +793,7 @@ static void smp_thread_fini(struct tr_thread *t)
 		}
 		smp_stats_add(s);
 		smp_list_lock_drop();
+		smp_res_define(s);
 		munmap(s, s->map_len);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
@@ -972,6 +1014,61 @@ static void smp_init(void)
 		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
 }
 
+/* Requested and delivered rate over the threads (exit line), and the
+ * under-delivery warning. Delivery of a thread = samples / (CPU time while
+ * sampled / period); threads with CPU time for fewer than 20 samples are
+ * too short to judge. Time in the kernel is never sampled (user-mode
+ * events), so a thread that mostly runs system calls shows less. */
+static int smp_res_cmp(const void *a, const void *b)
+{
+	const struct smp_res *x = a, *y = b;
+	/* by samples per CPU ns: x.s / x.c < y.s / y.c */
+	unsigned __int128 l = (unsigned __int128)x->samples * y->cpu_ns, r = (unsigned __int128)y->samples * x->cpu_ns;
+	return l < r ? -1 : l > r;
+}
+
+static void smp_rate_report(char *out, size_t cap)
+{
+	if (tr_cfg.sampling_event || !tr_smp_period)
+		return;     /* counter overflow: no CPU-time expectation */
+	struct smp_res *r = smp_res;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < smp_nres; i++)
+		if (smp_res[i].cpu_ns >= 20 * tr_smp_period)
+			r[n++] = smp_res[i];   /* compacted in place (kept order) */
+	uint64_t asked = 1000000000ull / tr_smp_period;
+	if (!n) {
+		snprintf(out, cap, "; asked %llu/s of CPU per thread", (unsigned long long)asked);
+		return;
+	}
+	qsort(r, n, sizeof(*r), smp_res_cmp);
+	struct smp_res *lo = &r[0], *med = &r[(n - 1) / 2];
+	uint64_t rlo = lo->samples * 1000000000ull / lo->cpu_ns, rmed = med->samples * 1000000000ull / med->cpu_ns;
+	snprintf(out, cap, "; asked %llu/s of CPU per thread, delivered min %llu/s, median %llu/s over %u threads",
+		 (unsigned long long)asked, (unsigned long long)rlo, (unsigned long long)rmed, n);
+	if (rlo * 10 >= asked * 9)
+		return;
+	char worst[200] = "";
+	size_t k = 0;
+	uint32_t nbad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ri = r[i].samples * 1000000000ull / r[i].cpu_ns;
+		if (ri * 10 >= asked * 9)
+			break;
+		nbad++;
+		if (nbad <= 4 && k < sizeof(worst))
+			k += (size_t)snprintf(worst + k, sizeof(worst) - k, "%sthread %u %llu %%", nbad > 1 ? ", " : "",
+					      r[i].index, (unsigned long long)(ri * 100 / asked));
+	}
+	char who[48] = "";
+	if (tr_proc.rank >= 0)
+		snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
+	tr_log_warn("sampling: %s%u of %u threads got under 90 %% of the samples asked (%s%s)%s", who, nbad, n, worst,
+		    nbad > 4 ? ", ..." : "",
+		    tr_smp_mode == SMP_MODE_TIMER ? ": CPU-time timers are limited by the kernel's tick"
+						  : ": time in the kernel is not sampled, a loaded machine delays signals");
+}
+
 static void smp_fini(void)
 {
 	if (!tr_smp_nodes)
@@ -1000,6 +1097,10 @@ static void smp_fini(void)
 	uint32_t nthr = 0;
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
+		if (s->forked_away)
+			continue;
+		smp_res_add(s);
+		smp_res_define(s);   /* (the registry lock is never held around the list lock) */
 		tot[0] += s->samples;
 		tot[1] += s->deferred;
 		tot[2] += s->lost;
@@ -1015,6 +1116,9 @@ static void smp_fini(void)
 		nthr++;
 	}
 	smp_list_lock_drop();
+	if (smp_nfd_taken)
+		tr_log_warn("sampling: the program closed the perf event descriptors of %u threads (e.g. close_range); "
+			    "they were not sampled from then on", smp_nfd_taken);
 	for (int i = 0; i < 10; i++)
 		tot[i] += smp_tot[i];
 	nthr += smp_nthreads;
@@ -1029,13 +1133,23 @@ static void smp_fini(void)
 			break;
 		}
 	}
-	if (was || tot[0])
-		tr_log_info("sampling: %llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
-			    "%u calling contexts%s; median %llu.%02llu us per sample in the handler)",
-			    (unsigned long long)tot[0], nthr, (unsigned long long)tot[1],
-			    (unsigned long long)tot[2], (unsigned long long)tot[3], n,
-			    tot[4] ? ", tree full" : "", (unsigned long long)(hns / 1000),
-			    (unsigned long long)(hns % 1000 / 10));
+	char rate[400] = "";
+	smp_rate_report(rate, sizeof(rate));
+	if (was || tot[0]) {
+		/* MPI: one line for the run, from rank 0 (every rank's figures
+		 * are in the archive: SAMPLING:: location properties) */
+		int mpi = tr_proc.rank >= 0;
+		char who[48] = "";
+		if (mpi)
+			snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
+		void (*log)(const char *, ...) = !mpi || tr_proc.rank == 0 ? tr_log_info : tr_log_debug;
+		log("sampling: %s%llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
+		    "%u calling contexts%s%s; median %llu.%02llu us per sample in the handler)%s",
+		    who, (unsigned long long)tot[0], nthr, (unsigned long long)tot[1], (unsigned long long)tot[2],
+		    (unsigned long long)tot[3], n, tot[4] ? ", tree full" : "", rate, (unsigned long long)(hns / 1000),
+		    (unsigned long long)(hns % 1000 / 10),
+		    mpi && tr_proc.size > 1 ? "; every rank's figures per location in the archive" : "");
+	}
 	if (tot[5])
 		tr_log_debug("sampling: %llu SIGPROF not from our timers ignored", (unsigned long long)tot[5]);
 	if (tot[8])
@@ -1059,14 +1173,18 @@ static void smp_fork_child(void)
 	struct smp_thread *mine = smp_tls;
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
 		tr_smp_src_forget(&s->src);
-		if (s != mine)
+		if (s != mine) {
 			s->active = 0;
+			s->forked_away = 1;
+		}
 	}
 	smp_list_lock_drop();
 	/* the child reports its own samples */
 	memset(smp_tot, 0, sizeof(smp_tot));
 	memset(smp_hist_all, 0, sizeof(smp_hist_all));
 	smp_nthreads = 0;
+	smp_nres = 0;
+	smp_nfd_taken = 0;
 	if (mine) {
 		mine->qhead = mine->qtail;
 		mine->samples = mine->deferred = mine->lost = mine->truncated = 0;

@@ -186,6 +186,7 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 	sev.sigev_signo = SIGPROF;
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	const char *perf_why = src_perf_why(err);
+	uint64_t ig_period = period;
 	uint64_t asked = 1000000000ull / period;
 	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
 		syscall(SYS_timer_delete, probe);
@@ -193,10 +194,13 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 		src_timer_hz = src_probe_timer_hz();
 		uint64_t can = src_timer_hz && src_timer_hz < asked ? src_timer_hz : asked;
 		tr_log_warn("sampling: perf events refused: %s; using CPU-time timers, which the kernel checks at "
-			    "its tick: %llu samples/s per thread of CPU (asked %llu/s)",
+			    "its tick: at most %llu samples/s per thread of CPU (asked %llu/s)",
 			    perf_why, (unsigned long long)can, (unsigned long long)asked);
-		snprintf(name, sizeof(name), "CPU-time timer (SIGPROF, every %llu ns, at most %llu/s)",
+		snprintf(name, sizeof(name), "CPU-time timer (SIGPROF, asked every %llu ns, at most %llu/s)",
 			 (unsigned long long)period, (unsigned long long)can);
+		/* the period it really delivers */
+		if (can && can < asked)
+			ig_period = 1000000000ull / can;
 	} else {
 		tr_smp_mode = SMP_MODE_ITIMER;
 		tr_log_warn("sampling: perf events refused: %s, and per-thread CPU-time timers unavailable (%s); "
@@ -205,7 +209,7 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 		snprintf(name, sizeof(name), "setitimer ITIMER_PROF (SIGPROF, every %llu ns of process CPU time)",
 			 (unsigned long long)period);
 	}
-	*ig = tr_def_interrupt_generator(name, OTF2W_INTERRUPT_TIME, OTF2W_BASE_DECIMAL, -9, period);
+	*ig = tr_def_interrupt_generator(name, OTF2W_INTERRUPT_TIME, OTF2W_BASE_DECIMAL, -9, ig_period);
 	return 0;
 }
 

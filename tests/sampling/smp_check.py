@@ -128,6 +128,7 @@ def load(anchor):
             "recorders": list(defs.metric_class_recorders) if hasattr(defs, "metric_class_recorders") else [],
             "igs": list(defs.interrupt_generators),
             "locations": list(defs.locations),
+            "props": list(defs.location_properties),
         }
     return info, evs, res
 
@@ -203,13 +204,14 @@ def markers(src):
 
 # ---- cases -------------------------------------------------------------------------
 
-def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out):
-    anchor, so, se = run_traced(args, name, [os.path.join(args.bindir, "smp_accuracy")],
-                                {"TRACER_SAMPLING": "1ms", "SMP_CPU_SECONDS": str(seconds)}, timeout=240)
+def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out, extra=None):
+    env = {"TRACER_SAMPLING": "100us", "SMP_CPU_SECONDS": str(seconds)}
+    env.update(extra or {})
+    anchor, so, se = run_traced(args, name, [os.path.join(args.bindir, "smp_accuracy")], env, timeout=240)
     info, evs, res = load(anchor)
     expect(len(info["igs"]) == 1, "one InterruptGenerator expected, got %d" % len(info["igs"]))
     ig = info["igs"][0]
-    expect(str(ig.interrupt_generator_mode).endswith("TIME") and ig.period == 1000000 and ig.exponent == -9,
+    expect(str(ig.interrupt_generator_mode).endswith("TIME") and ig.period == 100000 and ig.exponent == -9,
            "interrupt generator %r" % ig)
     n = check_cc_streams(evs)
     bad = []
@@ -252,36 +254,38 @@ def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out):
     return n
 
 
-def case_accuracy(args):
+def accuracy_shares(args, name, extra=None, tol=0.02):
+    """smp_accuracy at 100 us: leaf shares within tol of 60/30/10 (samples
+    per location returned). ~2 s of CPU per thread give ~40,000 samples: the
+    statistical error is 0.25 points; one more run only when the shared
+    machine disturbed the first (its shares judged on their own)."""
     src = os.path.join(args.src, "smp_accuracy.c")
     mk = markers(src)
-    counts = collections.Counter()
-    per_loc = collections.Counter()
-    infos = []
-    n = accuracy_run(args, mk, "accuracy", 2, counts, per_loc, infos)
-    # CPU-time timers deliver fewer signals on a loaded machine: add a run
-    # until the shares rest on enough samples (same distribution)
-    if sum(counts.values()) < 600:
-        n += accuracy_run(args, mk, "accuracy2", 3, counts, per_loc, infos)
-    total = sum(counts.values())
     want = {"leaf_a": 0.6, "leaf_b": 0.3, "leaf_c": 0.1}
-    if total and any(abs(counts[k] / total - w) > 0.05 for k, w in want.items()):
-        # CPU-time shares drift when the (shared, virtual) machine steals
-        # time in bursts: judge one fresh run more, on its own
-        print("shares off (%s): one more run" % dict(counts))
-        counts.clear()
-        per_loc.clear()
-        n = accuracy_run(args, mk, "accuracy3", 3, counts, per_loc, infos)
+    for attempt in (1, 2):
+        counts = collections.Counter()
+        per_loc = collections.Counter()
+        infos = []
+        n = accuracy_run(args, mk, "%s%d" % (name, attempt), 2, counts, per_loc, infos, extra)
         total = sum(counts.values())
+        ok = total and all(abs(counts[k] / total - w) <= tol for k, w in want.items())
+        if ok or attempt == 2:
+            break
+        print("shares off (%s): one more run" % dict(counts))
     print("samples: %d (per location %s), in leaves: %s" % (n, dict(per_loc), dict(counts)))
     expect(len(per_loc) == 2, "samples on %d locations, expected 2" % len(per_loc))
-    expect(total >= 300, "only %d samples in the leaves" % total)
+    expect(total >= 20000, "only %d samples in the leaves" % total)
     for k, w in want.items():
         share = counts[k] / total
         print("  %s: %.1f %% (expected %.0f %%)" % (k, 100 * share, 100 * w))
-        expect(abs(share - w) <= 0.05, "%s got %.1f %% of the samples, expected %.0f +- 5" % (k, 100 * share, 100 * w))
+        expect(abs(share - w) <= tol, "%s got %.1f %% of the samples, expected %.0f +- %.0f"
+               % (k, 100 * share, 100 * w, 100 * tol))
+    return infos[0], mk, per_loc
+
+
+def case_accuracy(args):
+    info, mk, per_loc = accuracy_shares(args, "accuracy")
     # function definitions: name, file and first line
-    info = infos[0]
     for x in "abc":
         r = [r for r in info["regions"] if r.name == "leaf_" + x]
         expect(len(r) == 1, "leaf_%s defined %d times" % (x, len(r)))
@@ -290,6 +294,132 @@ def case_accuracy(args):
         b = mk["LEAF_%s_BEGIN" % x.upper()]
         expect(b - 1 <= r.begin_line_number <= b, "leaf_%s begins at line %d, expected %d"
                % (x, r.begin_line_number, b - 1))
+
+
+def props_of(info):
+    """{location name: {property: value}} (SAMPLING:: location properties)."""
+    out = collections.defaultdict(dict)
+    for p in info["props"]:
+        out[p.location.name][p.name] = p.value
+    return out
+
+
+def rate_run(args, name, period, seconds, extra=None, wrapper=None):
+    """smp_accuracy sampled at `period`: per location (samples in the
+    archive, the thread's CPU time as the program measured it, properties),
+    the archive's info and stderr."""
+    env = {"TRACER_SAMPLING": period, "SMP_CPU_SECONDS": str(seconds)}
+    env.update(extra or {})
+    cmd = [os.path.join(args.bindir, "smp_accuracy")]
+    if wrapper:
+        cmd = [os.path.join(args.bindir, wrapper)] + cmd
+        env["SMP_PRELOAD"] = args.lib
+        env["LD_PRELOAD"] = ""
+    anchor, so, se = run_traced(args, name, cmd, env, timeout=240)
+    m = re.search(r"cpu main_ns=(\d+) worker_ns=(\d+)", so)
+    expect(m, "program output missing")
+    cpu = {"Master thread": float(m.group(1)), "Thread 1": float(m.group(2))}
+    info, evs, res = load(anchor)
+    check_cc_streams(evs)
+    props = props_of(info)
+    out = {}
+    for loc in cpu:
+        n = sum(1 for e in evs.get(loc, []) if isinstance(e, CallingContextSample))
+        out[loc] = (n, cpu[loc], props.get(loc, {}))
+    return out, info, se, evs
+
+
+def summary_rates(se):
+    m = re.search(r"asked (\d+)/s of CPU per thread, delivered min (\d+)/s, median (\d+)/s over (\d+) threads", se)
+    expect(m, "no requested/delivered rate in the sampling line")
+    return [int(x) for x in m.groups()]
+
+
+def case_rate(args):
+    """perf task-clock delivery: per thread, samples >= 90 % of CPU time /
+    period at 1 ms and >= 80 % at 100 us; the archive says what it got."""
+    for period, ns, need in (("1ms", 1e6, 0.9), ("100us", 1e5, 0.8)):
+        r, info, se, evs = rate_run(args, "rate_" + period, period, 1.5)
+        ig = info["igs"]
+        expect(len(ig) == 1 and "task-clock" in ig[0].name and ig[0].period == ns and ig[0].exponent == -9
+               and str(ig[0].interrupt_generator_mode).endswith("TIME"), "interrupt generator %r" % ig)
+        worst = 1e9
+        for loc, (n, cpu, pr) in sorted(r.items()):
+            want = cpu / ns
+            print("  %s %s: %d samples for %.3f s of CPU: %.1f %% of %.0f" % (period, loc, n, cpu / 1e9,
+                                                                           100 * n / want, want))
+            expect(n >= need * want, "%s: %s got %d samples, %.0f %% of the %.0f its CPU time asks for"
+                   % (period, loc, n, 100 * n / want, want))
+            # the location's properties: samples as in the archive, CPU time as measured
+            expect(int(pr.get("SAMPLING::SAMPLES", -1)) == n, "%s: SAMPLING::SAMPLES %s, archive has %d"
+                   % (loc, pr.get("SAMPLING::SAMPLES"), n))
+            for k in ("SAMPLING::DEFERRED", "SAMPLING::LOST"):
+                expect(k in pr and int(pr[k]) >= 0, "%s: no %s property" % (loc, k))
+            pc = float(pr.get("SAMPLING::CPU_NS", 0))
+            expect(0.9 * cpu <= pc <= 1.1 * cpu, "%s: SAMPLING::CPU_NS %.0f, the program measured %.0f"
+                   % (loc, pc, cpu))
+            worst = min(worst, n / (pc / 1e9))
+        asked, lo, med, nthr = summary_rates(se)
+        print("  line: asked %d/s, delivered min %d/s, median %d/s over %d threads" % (asked, lo, med, nthr))
+        expect(asked == round(1e9 / ns) and nthr == 2, "asked %d/s over %d threads" % (asked, nthr))
+        expect(abs(lo - worst) <= 0.01 * worst + 1, "line says min %d/s, archive %.0f/s" % (lo, worst))
+        warned = "under 90 % of the samples asked" in se
+        expect(warned == (lo < 0.9 * asked), "under-delivery warning %s with min %d/s of %d/s"
+               % ("given" if warned else "missing", lo, asked))
+
+
+def case_fallback(args):
+    """perf_event_open refused (seccomp): CPU-time timers, one line with the
+    rate they deliver; the archive and the exit line say what was got."""
+    r, info, se, evs = rate_run(args, "fallback", "100us", 1.0, wrapper="smp_noperf")
+    lines = [l for l in se.splitlines() if "perf events refused" in l]
+    expect(len(lines) == 1 and lines[0].startswith("tracer: warning: sampling:"), "fallback lines %s" % lines)
+    m = re.search(r"using CPU-time timers, which the kernel checks at its tick: at most (\d+) samples/s per thread "
+                  r"of CPU \(asked 10000/s\)", lines[0])
+    expect(m, "no delivered rate in: %s" % lines[0])
+    hz = int(m.group(1))
+    expect(50 <= hz <= 1000, "implausible tick rate %d/s" % hz)
+    ig = info["igs"]
+    expect(len(ig) == 1 and "CPU-time timer" in ig[0].name and ig[0].period == round(1e9 / hz),
+           "interrupt generator %r (the period really delivered: %d ns)" % (ig, round(1e9 / hz)))
+    for loc, (n, cpu, pr) in sorted(r.items()):
+        rate = n / (cpu / 1e9)
+        print("  %s: %d samples for %.3f s of CPU: %.0f/s (announced %d/s)" % (loc, n, cpu / 1e9, rate, hz))
+        # never more than announced; on this shared 2-core machine a thread
+        # competing for its core reaches the tick check about half as often
+        # (127/s of 250/s seen), hence the low bound of 30 %
+        expect(0.3 * hz <= rate <= 1.1 * hz, "%s: %.0f samples/s, announced at most %d/s" % (loc, rate, hz))
+        expect(int(pr.get("SAMPLING::SAMPLES", -1)) == n, "%s: SAMPLING::SAMPLES %s" % (loc, pr))
+    asked, lo, med, nthr = summary_rates(se)
+    expect(asked == 10000 and lo <= 1.1 * hz, "line: asked %d/s, min %d/s" % (asked, lo))
+    w = [l for l in se.splitlines() if "under 90 % of the samples asked" in l]
+    expect(len(w) == 1 and "tick" in w[0], "under-delivery warning %s" % w)
+
+
+def case_cycles(args):
+    """Hardware overflow sampling (cycles@N): samples where the processor
+    exposes counters; elsewhere one clear line, no samples, program unharmed."""
+    pmu = os.path.exists("/sys/bus/event_source/devices/cpu") or \
+        os.path.exists("/sys/bus/event_source/devices/cpu_core")
+    anchor, so, se = run_traced(args, "cycles", [os.path.join(args.bindir, "smp_accuracy")],
+                                {"TRACER_SAMPLING": "cycles@2000000", "SMP_CPU_SECONDS": "0.3"})
+    expect("measured a=" in so, "program output missing")
+    info, evs, res = load(anchor)
+    n = sum(1 for l in evs.values() for e in l if isinstance(e, CallingContextSample))
+    lines = [l for l in se.splitlines() if "cycles@2000000" in l]
+    if pmu:
+        check_cc_streams(evs)
+        expect(not lines, "hardware sampling refused: %s" % lines)
+        ig = info["igs"]
+        expect(len(ig) == 1 and str(ig[0].interrupt_generator_mode).endswith("COUNT") and
+               ig[0].period == 2000000, "interrupt generator %r" % ig)
+        expect(n >= 50, "only %d samples" % n)
+        return
+    expect(len(lines) == 1 and lines[0].startswith("tracer: warning: sampling: cycles@2000000 unavailable:")
+           and "sampling off" in lines[0], "expected one line saying cycles@N is unavailable, got %s" % lines)
+    expect(n == 0 and not info["igs"], "samples without a counter: %d" % n)
+    raise Skip("no hardware PMU here (/sys/bus/event_source/devices/cpu): cycles@N sampling not checked "
+               "(the unavailable line was)")
 
 
 def case_stress(args):
