@@ -562,6 +562,15 @@ TR_EXPORT int tr_smp_in_handler(void)
 	return s && s->in_handler;
 }
 
+int tr_smp_in_tracer(void)
+{
+	struct smp_thread *s = smp_tls;
+	if (s && (s->in_handler || s->unwinding))
+		return 1;
+	struct tr_thread *t = tr_thread_peek();
+	return t && t->guard > 0;
+}
+
 /* ---- timers ------------------------------------------------------------------------- */
 
 static void smp_timer_start(struct smp_thread *s)

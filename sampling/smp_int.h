@@ -125,6 +125,9 @@ void tr_smp_yield_sigprof(const char *what);
 /* Write the samples queued before `time` (thread context). */
 void tr_smp_drain_before(struct tr_thread *t, uint64_t time);
 extern volatile int tr_smp_enabled;
+/* 1 while the calling thread runs the tracer (guard held) or the sampler's
+ * handler or libunwind for it. Async-signal-safe. */
+int tr_smp_in_tracer(void);
 
 /* Weak: provided by preload/ when available (CallingContext definition
  * without content deduplication, so that ids equal node indices). */

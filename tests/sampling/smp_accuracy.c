@@ -114,10 +114,14 @@ __attribute__((noinline)) long caller(void)
 }
 
 static double worker_cpu;
+static int worker_sigint_blocked;
 
 __attribute__((noinline)) void *worker(void *arg)
 {
 	long *units = arg;
+	sigset_t m;
+	pthread_sigmask(SIG_SETMASK, NULL, &m);
+	worker_sigint_blocked = sigismember(&m, SIGINT);
 	*units = caller(); /* CALL_WORKER */
 	worker_cpu = cpu_seconds();
 	return NULL;
@@ -145,6 +149,8 @@ int main(void)
 	pthread_join(th, NULL);
 	printf("units main=%ld worker=%ld iterations a=%ld b=%ld c=%ld\n", mu, wu, na, nb, nc);
 	printf("cpu main_ns=%.0f worker_ns=%.0f\n", main_cpu * 1e9, worker_cpu * 1e9);
+	if (blocked)
+		printf("worker_sigint_blocked=%d\n", worker_sigint_blocked);
 	double tot = (double)(spent_ns[0] + spent_ns[1] + spent_ns[2]);
 	printf("measured a=%.1f b=%.1f c=%.1f\n", 100 * spent_ns[0] / tot, 100 * spent_ns[1] / tot,
 	       100 * spent_ns[2] / tot);

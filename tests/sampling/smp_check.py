@@ -82,7 +82,7 @@ def expect(cond, msg):
         raise CheckError(msg)
 
 
-def run_traced(args, name, cmd, env_extra, timeout=120, expect_rc=0):
+def run_traced(args, name, cmd, env_extra, timeout=120, expect_rc=0, stdout_path=None):
     out = os.path.join(args.work, name)
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(args.work, exist_ok=True)
@@ -95,11 +95,15 @@ def run_traced(args, name, cmd, env_extra, timeout=120, expect_rc=0):
     env.update(env_extra)
     print("run:", " ".join("%s=%s" % kv for kv in sorted(env_extra.items())), " ".join(cmd))
     try:
-        p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           timeout=timeout)
+        if stdout_path:
+            with open(stdout_path, "wb") as f:
+                p = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.PIPE, timeout=timeout)
+        else:
+            p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=timeout)
     except subprocess.TimeoutExpired:
         raise CheckError("%s did not finish within %d s (deadlock?)" % (cmd[0], timeout))
-    so = p.stdout.decode(errors="replace")
+    so = p.stdout.decode(errors="replace") if p.stdout is not None else ""
     se = p.stderr.decode(errors="replace")
     sys.stdout.write(so)
     sys.stderr.write(se)
@@ -318,6 +322,9 @@ def rate_run(args, name, period, seconds, extra=None, wrapper=None):
     anchor, so, se = run_traced(args, name, cmd, env, timeout=240)
     m = re.search(r"cpu main_ns=(\d+) worker_ns=(\d+)", so)
     expect(m, "program output missing")
+    if "SMP_BLOCKED" in env:
+        # the program's own masks are kept (all but SIGPROF)
+        expect("worker_sigint_blocked=1" in so, "the worker's mask lost SIGINT: %r" % so)
     cpu = {"Master thread": float(m.group(1)), "Thread 1": float(m.group(2))}
     info, evs, res = load(anchor)
     check_cc_streams(evs)
@@ -420,6 +427,63 @@ def case_cycles(args):
     expect(n == 0 and not info["igs"], "samples without a counter: %d" % n)
     raise Skip("no hardware PMU here (/sys/bus/event_source/devices/cpu): cycles@N sampling not checked "
                "(the unavailable line was)")
+
+
+def case_blocked(args):
+    """A thread created with every signal blocked (it keeps them blocked) is
+    sampled like the others: SIGPROF stays open while the tracer owns it."""
+    r, info, se, evs = rate_run(args, "blocked", "100us", 1.5, extra={"SMP_BLOCKED": "1"})
+    shares = {}
+    for loc, (n, cpu, pr) in sorted(r.items()):
+        want = cpu / 1e5
+        print("  %s: %d samples for %.3f s of CPU: %.1f %% of %.0f" % (loc, n, cpu / 1e9, 100 * n / want, want))
+        expect(n >= 0.8 * want, "%s got %d samples, %.0f %% of the %.0f its CPU time asks for"
+               % (loc, n, 100 * n / want, want))
+        c = collections.Counter(names(e.calling_context)[-1] for e in evs[loc]
+                                if isinstance(e, CallingContextSample)
+                                and "calibrate" not in names(e.calling_context))
+        tot = sum(c[k] for k in ("leaf_a", "leaf_b", "leaf_c"))
+        shares[loc] = {k: c[k] / tot for k in ("leaf_a", "leaf_b", "leaf_c")}
+        print("  %s shares: %s" % (loc, {k: "%.1f %%" % (100 * v) for k, v in shares[loc].items()}))
+    # the blocked worker gets the same shares as the master (within 3 points)
+    for k in ("leaf_a", "leaf_b", "leaf_c"):
+        expect(abs(shares["Thread 1"][k] - shares["Master thread"][k]) <= 0.03,
+               "%s: worker %.1f %%, master %.1f %%" % (k, 100 * shares["Thread 1"][k], 100 * shares["Master thread"][k]))
+
+
+def case_xz(args):
+    """xz -T2: liblzma creates its workers with signals blocked; they are
+    sampled, and xz's output is the same as untraced."""
+    os.makedirs(args.work, exist_ok=True)
+    src = os.path.join(args.work, "xz_input")
+    import random
+    rnd = random.Random(11)
+    words = ["%x" % rnd.getrandbits(rnd.choice((8, 16, 24, 32))) for _ in range(5000)]
+    with open(src, "w") as f:
+        for _ in range(3 * 2 ** 20 // 64):
+            f.write(" ".join(rnd.choice(words) for _ in range(10)) + "\n")
+    cmd = ["xz", "-T2", "-3", "--block-size=1MiB", "-c", src]
+    ref = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout
+    out = os.path.join(args.work, "xz_out.xz")
+    anchor, so, se = run_traced(args, "xz", cmd, {"TRACER_SAMPLING": "1ms"}, timeout=240, stdout_path=out)
+    with open(out, "rb") as f:
+        expect(f.read() == ref, "traced xz wrote other bytes than untraced xz")
+    info, evs, res = load(anchor)
+    check_cc_streams(evs)
+    props = props_of(info)
+    workers = 0
+    for loc, lst in evs.items():
+        n = sum(1 for e in lst if isinstance(e, CallingContextSample))
+        pr = props.get(loc, {})
+        cpu = float(pr.get("SAMPLING::CPU_NS", 0))
+        print("  %s: %d samples, %.3f s of CPU" % (loc, n, cpu / 1e9))
+        if loc != "Master thread" and cpu >= 0.2e9:
+            workers += 1
+            expect(n >= 0.8 * cpu / 1e6, "%s: %d samples for %.3f s of CPU" % (loc, n, cpu / 1e9))
+            lz = [e for e in lst if isinstance(e, CallingContextSample)
+                  and any("lzma" in x or "lz_" in x for x in names(e.calling_context))]
+            expect(len(lz) >= n // 2, "%s: only %d of %d samples in liblzma" % (loc, len(lz), n))
+    expect(workers >= 2, "%d worker threads with CPU time, expected 2" % workers)
 
 
 def case_stress(args):
