@@ -50,7 +50,7 @@
 
 #include "smp_int.h"
 
-#define SMP_QN          16            /* deferred samples per thread */
+#define SMP_QN          128           /* deferred samples per thread (lazily backed) */
 #define SMP_HASH_BITS   17            /* per-thread (parent, key) -> node table */
 #define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
 #define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
@@ -107,6 +107,7 @@ struct smp_thread {
 	size_t map_len;
 	/* statistics */
 	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
+	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
 	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
 	uint64_t uticks;              /* of which in unw_backtrace */
 	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
@@ -131,7 +132,8 @@ static uint32_t smp_hash_mask;
 static atomic_flag smp_list_lock = ATOMIC_FLAG_INIT;
 static struct smp_thread *smp_threads;
 /* totals of finished threads */
-static uint64_t smp_tot[10];
+#define SMP_NTOT 13
+static uint64_t smp_tot[SMP_NTOT];
 static uint32_t smp_nthreads;
 /* per-thread delivery (exit line): samples and CPU time while sampled */
 #define SMP_RES_MAX 8192
@@ -442,6 +444,27 @@ void tr_smp_drain_before(struct tr_thread *t, uint64_t time)
 	s->busy = 0;
 }
 
+/* With the guard held (a wrapper runs), is the thread inside the real
+ * function the wrapper of its innermost open region called (MPI_Allreduce
+ * polling, a long pthread call), i.e. outside the tracer's own code? Then a
+ * sample may be written now, not deferred: the only frame of libtracer.so
+ * on the stack is that wrapper (one below the region's caller) and the
+ * interrupted pc is outside it. Any tracer code running (a record, a
+ * definition, libc called by the tracer) has a deeper tracer frame.
+ * f[0..nf) leaf first. */
+SMP_HOT static int smp_in_real_call(const struct smp_thread *s, void *const *f, uint32_t nf, int trunc)
+{
+	if (trunc || !s->nreg || s->nreg > SMP_MAX_REGIONS)
+		return 0;
+	const struct smp_region *r = &s->reg[s->nreg - 1];
+	if (!r->depth)
+		return 0;
+	uint32_t k = 0;
+	while (k < nf && !smp_is_tracer((uintptr_t)f[k]))
+		k++;
+	return k > 0 && k + 1 < nf && nf - k == r->depth + 1 && ((uintptr_t)f[k + 1] | SMP_KEY_RET) == r->caller;
+}
+
 /* ---- the handler --------------------------------------------------------------------- */
 
 SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
@@ -468,6 +491,7 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 
 	if (s->unwinding) {
 		s->lost++;
+		s->lost_unw++;
 		goto done;
 	}
 	ucontext_t *uc = ucv;
@@ -508,11 +532,13 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	/* Write now only when the thread is outside the tracer; claim the
 	 * location like any record (in_record first, then the state: the
 	 * shut-down path waits for in_record after marking threads DYING). */
-	int can_write = 0, inside = !t || t->guard != 0 || t->in_record || s->busy;
+	int can_write = 0, inside = !t || (t->guard != 0 && !smp_in_real_call(s, f, nf, trunc)) || t->in_record ||
+				   s->busy;
 	if (!inside) {
 		if (!tr_rec_begin(t)) {
 			/* not recording (measurement off, shutting down): drop */
 			s->lost++;
+			s->lost_off++;
 			goto timed;
 		}
 		/* room for the queued samples smp_drain writes first and this
@@ -541,6 +567,7 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 		s->deferred++;
 	} else {
 		s->lost++;
+		s->lost_full++;
 	}
 timed:;
 	uint64_t dt = tr_time() - now;
@@ -609,7 +636,7 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	size_t rsz = sizeof(struct smp_region) * SMP_MAX_REGIONS;
 	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
 		     2 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + 8192;
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	/* Layout by temperature: what every sample touches (state, unwind
@@ -689,6 +716,9 @@ static void smp_stats_add(struct smp_thread *s)
 	smp_tot[7] += s->hticks;
 	smp_tot[8] += s->hcalls;
 	smp_tot[9] += s->uticks;
+	smp_tot[10] += s->lost_unw;
+	smp_tot[11] += s->lost_off;
+	smp_tot[12] += s->lost_full;
 	for (unsigned i = 0; i < SMP_HIST; i++)
 		smp_hist_all[i] += s->hist[i];
 	smp_nthreads++;
@@ -1102,7 +1132,7 @@ static void smp_fini(void)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	tr_smp_define_contexts(n);
 
-	uint64_t tot[10] = { 0 };
+	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
@@ -1120,6 +1150,9 @@ static void smp_fini(void)
 		tot[7] += s->hticks;
 		tot[8] += s->hcalls;
 		tot[9] += s->uticks;
+		tot[10] += s->lost_unw;
+		tot[11] += s->lost_off;
+		tot[12] += s->lost_full;
 		for (unsigned i = 0; i < SMP_HIST; i++)
 			smp_hist_all[i] += s->hist[i];
 		nthr++;
@@ -1128,7 +1161,7 @@ static void smp_fini(void)
 	if (smp_nfd_taken)
 		tr_log_warn("sampling: the program closed the perf event descriptors of %u threads (e.g. close_range); "
 			    "they were not sampled from then on", smp_nfd_taken);
-	for (int i = 0; i < 10; i++)
+	for (int i = 0; i < SMP_NTOT; i++)
 		tot[i] += smp_tot[i];
 	nthr += smp_nthreads;
 	/* median handler time: the mean is dominated by rare preemptions */
@@ -1161,6 +1194,10 @@ static void smp_fini(void)
 	}
 	if (tot[5])
 		tr_log_debug("sampling: %llu SIGPROF not from our timers ignored", (unsigned long long)tot[5]);
+	if (tot[2])
+		tr_log_debug("sampling: lost: %llu while the thread ran libunwind, %llu while not recording, %llu "
+			     "with the queue full", (unsigned long long)tot[10], (unsigned long long)tot[11],
+			     (unsigned long long)tot[12]);
 	if (tot[8])
 		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
 			     "mean in unw_backtrace %llu ns",
@@ -1198,6 +1235,7 @@ static void smp_fork_child(void)
 		mine->qhead = mine->qtail;
 		mine->samples = mine->deferred = mine->lost = mine->truncated = 0;
 		mine->full = mine->foreign = mine->errors = 0;
+		mine->lost_unw = mine->lost_off = mine->lost_full = 0;
 		mine->hticks = mine->hcalls = mine->uticks = 0;
 		memset(mine->hist, 0, sizeof(mine->hist));
 		mine->cpu_ns = 0;

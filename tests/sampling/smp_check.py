@@ -486,6 +486,61 @@ def case_xz(args):
     expect(workers >= 2, "%d worker threads with CPU time, expected 2" % workers)
 
 
+def case_mpi(args):
+    """2 MPI ranks (real mpirun) are sampled like any process: per rank
+    >= 85 % of CPU time / period at 1 ms (MPI_Init's time in the kernel is
+    not sampled), few samples deferred (no deferral storm while MPI polls
+    inside a wrapped call), one sampling line for the run (rank 0)."""
+    out = os.path.join(args.work, "mpi")
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "2", "-x", "LD_PRELOAD=" + args.lib,
+           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1", "-x", "TRACER_SAMPLING=1ms",
+           "-x", "SMP_CPU_SECONDS=1.5", os.path.join(args.bindir, "smp_mpi")]
+    print("run:", " ".join(cmd))
+    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    so, se = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    sys.stdout.write(so)
+    sys.stdout.write(se)
+    expect(p.returncode == 0, "mpirun exited %d" % p.returncode)
+    cpu = {int(r): float(c) for r, c in re.findall(r"rank (\d+) cpu_ns=(\d+)", so)}
+    expect(sorted(cpu) == [0, 1], "program output missing: %r" % so)
+    lines = [l for l in se.splitlines() if l.startswith("tracer: sampling:")]
+    expect(len(lines) == 1 and "MPI rank 0:" in lines[0], "expected one sampling line (rank 0), got %s" % lines)
+    anchor = os.path.join(out, "traces.otf2")
+    expect(os.path.exists(anchor), "no unified archive %s" % anchor)
+    info, evs, res = load_by_group(anchor)
+    props = collections.defaultdict(dict)
+    for pr in info["props"]:
+        props[pr.location.group.name][pr.name] = pr.value
+    for r in (0, 1):
+        g = "MPI Rank %d" % r
+        lst = evs.get(g, [])
+        n = sum(1 for e in lst if isinstance(e, CallingContextSample))
+        leaf = sum(1 for e in lst if isinstance(e, CallingContextSample) and names(e.calling_context)[-1] == "mpi_leaf")
+        want = cpu[r] / 1e6
+        pr = props.get(g, {})
+        print("  rank %d: %d samples (%d in mpi_leaf) for %.3f s of CPU: %.1f %%; properties %s"
+              % (r, n, leaf, cpu[r] / 1e9, 100 * n / want, pr))
+        expect(n >= 0.85 * want, "rank %d got %d samples, %.0f %% of %.0f" % (r, n, 100 * n / want, want))
+        expect(leaf >= 0.5 * n, "rank %d: only %d of %d samples in mpi_leaf" % (r, leaf, n))
+        expect(int(pr.get("SAMPLING::SAMPLES", -1)) == n, "rank %d: SAMPLING::SAMPLES %s, archive %d"
+               % (r, pr.get("SAMPLING::SAMPLES"), n))
+        expect(int(pr.get("SAMPLING::DEFERRED", 10 ** 9)) <= 0.1 * n, "rank %d: %s of %d samples deferred"
+               % (r, pr.get("SAMPLING::DEFERRED"), n))
+
+
+def load_by_group(anchor):
+    """load() with events keyed by location group (MPI rank) name."""
+    evs = collections.OrderedDict()
+    with otf2.reader.open(anchor) as tr:
+        for loc, ev in tr.events:
+            evs.setdefault(loc.group.name, []).append(ev)
+        info = {"props": list(tr.definitions.location_properties)}
+    return info, evs, None
+
+
 def case_stress(args):
     anchor, so, se = run_traced(args, "stress", [os.path.join(args.bindir, "smp_stress")],
                                 {"TRACER_SAMPLING": "100us", "SMP_SECONDS": "2.5"}, timeout=240)
@@ -787,6 +842,7 @@ def main():
     ap.add_argument("--bindir", required=True)
     ap.add_argument("--src", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--mpirun", default="mpirun")
     args = ap.parse_args()
     try:
         CASES[args.case](args)
