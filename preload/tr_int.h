@@ -156,6 +156,7 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
 /* Mapping tables + clock offsets into a local def file of this process. */
 void tr_defs_write_local_to(otf2w_def_writer *dw);
 int tr_defs_unified_write_global(void);
+void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, int32_t rank, void *),
 			   void *ud);
 int tr_defs_have_clock_offsets(void);

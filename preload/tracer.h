@@ -434,6 +434,14 @@ void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
 /* A CallingContext without content deduplication: always a new id (the
  * next one), for samplers whose node index must equal the id. */
 uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
+/* A sampler that numbers its calling contexts itself (events carry its
+ * node numbers) and defines them with tr_def_calling_context (content
+ * deduplicated: one definition per distinct region, source location and
+ * parent): map[i] is the definition id of its number i. Written as a
+ * CALLING_CONTEXT mapping table into every location's local definitions at
+ * shut-down. Only without MPI unification (there the unifier deduplicates
+ * and ids must be tr_def_calling_context_new's). The map is copied. */
+void tr_def_calling_context_map(const uint32_t *map, uint32_t n);
 /* 1 once the archive directory can no longer change. */
 int tr_archive_dir_fixed(void);
 

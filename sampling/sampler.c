@@ -444,27 +444,6 @@ void tr_smp_drain_before(struct tr_thread *t, uint64_t time)
 	s->busy = 0;
 }
 
-/* With the guard held (a wrapper runs), is the thread inside the real
- * function the wrapper of its innermost open region called (MPI_Allreduce
- * polling, a long pthread call), i.e. outside the tracer's own code? Then a
- * sample may be written now, not deferred: the only frame of libtracer.so
- * on the stack is that wrapper (one below the region's caller) and the
- * interrupted pc is outside it. Any tracer code running (a record, a
- * definition, libc called by the tracer) has a deeper tracer frame.
- * f[0..nf) leaf first. */
-SMP_HOT static int smp_in_real_call(const struct smp_thread *s, void *const *f, uint32_t nf, int trunc)
-{
-	if (trunc || !s->nreg || s->nreg > SMP_MAX_REGIONS)
-		return 0;
-	const struct smp_region *r = &s->reg[s->nreg - 1];
-	if (!r->depth)
-		return 0;
-	uint32_t k = 0;
-	while (k < nf && !smp_is_tracer((uintptr_t)f[k]))
-		k++;
-	return k > 0 && k + 1 < nf && nf - k == r->depth + 1 && ((uintptr_t)f[k + 1] | SMP_KEY_RET) == r->caller;
-}
-
 /* ---- the handler --------------------------------------------------------------------- */
 
 SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
@@ -532,8 +511,10 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	/* Write now only when the thread is outside the tracer; claim the
 	 * location like any record (in_record first, then the state: the
 	 * shut-down path waits for in_record after marking threads DYING). */
-	int can_write = 0, inside = !t || (t->guard != 0 && !smp_in_real_call(s, f, nf, trunc)) || t->in_record ||
-				   s->busy;
+	/* Inside a wrapped call (guard held, e.g. MPI polling in MPI_Allreduce)
+	 * the sample is queued, not written: the wrapper may have taken the
+	 * timestamp of its next records already (they would go backwards). */
+	int can_write = 0, inside = !t || t->guard != 0 || t->in_record || s->busy;
 	if (!inside) {
 		if (!tr_rec_begin(t)) {
 			/* not recording (measurement off, shutting down): drop */
@@ -1130,7 +1111,7 @@ static void smp_fini(void)
 		n = tr_smp_node_cap;
 	smp_frozen = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	tr_smp_define_contexts(n);
+	uint32_t ndef = tr_smp_define_contexts(n);
 
 	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;
@@ -1188,7 +1169,7 @@ static void smp_fini(void)
 		log("sampling: %s%llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
 		    "%u calling contexts%s%s; median %llu.%02llu us per sample in the handler)%s",
 		    who, (unsigned long long)tot[0], nthr, (unsigned long long)tot[1], (unsigned long long)tot[2],
-		    (unsigned long long)tot[3], n, tot[4] ? ", tree full" : "", rate, (unsigned long long)(hns / 1000),
+		    (unsigned long long)tot[3], ndef, tot[4] ? ", tree full" : "", rate, (unsigned long long)(hns / 1000),
 		    (unsigned long long)(hns % 1000 / 10),
 		    mpi && tr_proc.size > 1 ? "; every rank's figures per location in the archive" : "");
 	}

@@ -62,8 +62,10 @@ extern uintptr_t tr_smp_self_lo, tr_smp_self_hi;
 void tr_smp_objects_init(void);          /* init: own range + first snapshot */
 void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
 /* Resolve every node and define Region, SourceCodeLocation and
- * CallingContext definitions, ids = node indices. n = node count. */
-void tr_smp_define_contexts(uint32_t n);
+ * CallingContext definitions (without MPI one per distinct (region, source
+ * location, parent), with a node -> id mapping table; with MPI ids = node
+ * indices). n = node count. */
+uint32_t tr_smp_define_contexts(uint32_t n);   /* returns the distinct contexts defined */
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 
@@ -128,10 +130,5 @@ extern volatile int tr_smp_enabled;
 /* 1 while the calling thread runs the tracer (guard held) or the sampler's
  * handler or libunwind for it. Async-signal-safe. */
 int tr_smp_in_tracer(void);
-
-/* Weak: provided by preload/ when available (CallingContext definition
- * without content deduplication, so that ids equal node indices). */
-uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent)
-	__attribute__((weak));
 
 #endif /* SMP_INT_H */
