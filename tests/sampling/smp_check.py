@@ -569,6 +569,23 @@ def load_by_group(anchor):
     return info, evs, None
 
 
+def case_closefd(args):
+    """A program that closes every descriptor (close_range) and reuses the
+    numbers: the tracer never touches the program's files on the numbers
+    its perf events had, and says the threads lost their sampling."""
+    anchor, so, se = run_traced(args, "closefd", [os.path.join(args.bindir, "smp_closefd")],
+                                {"TRACER_SAMPLING": "1ms"})
+    m = re.search(r"perf descriptors seen: (\d+)", se)
+    expect(m and int(m.group(1)) == 2, "the program saw %s perf descriptors, expected 2 (master, worker)"
+           % (m and m.group(1)))
+    expect("intact=1" in so, "the tracer touched the program's descriptors: %r" % so)
+    w = [l for l in se.splitlines() if "closed the perf event descriptors" in l]
+    expect(len(w) == 1 and w[0].startswith("tracer: warning: sampling:") and "of 2 threads" in w[0],
+           "expected one line about the closed descriptors, got %s" % w)
+    info, evs, res = load(anchor)
+    check_cc_streams(evs)
+
+
 def case_stress(args):
     anchor, so, se = run_traced(args, "stress", [os.path.join(args.bindir, "smp_stress")],
                                 {"TRACER_SAMPLING": "100us", "SMP_SECONDS": "2.5"}, timeout=240)
