@@ -5,17 +5,17 @@
 # 1. sampling_cpu: CPU-bound work at stack depth 20 and 100, each case the
 #    best (least CPU) of SMP_BENCH_REPS runs (default 3) of the same work:
 #      untraced   no tracer, no signal
-#      floor      an empty SIGPROF handler on the same per-thread CPU-time timer
+#      floor      an empty SIGPROF handler on the same delivery the sampler
+#                 uses (per-thread perf_event task-clock, signal to the thread)
 #      sampler    libtracer.so with TRACER_SAMPLING
-#    at 1 kHz and 10 kHz requested. Per case: samples actually taken per CPU
-#    second (CPU-time timers fire at most once per kernel tick: HZ), CPU
-#    overhead against untraced, cost per sample (extra CPU / samples) and,
-#    for the sampler, its cost above the floor, plus the median time the
-#    handler itself measured per sample (unwind + tree + record: the part
-#    an empty handler does not do; median of the runs' medians). At HZ=250
-#    samples/s the sampling costs ~0.1-0.3 % CPU, below the run-to-run noise
-#    of CPU time on a shared VM: the difference columns are indicative only,
-#    the handler time is the measure.
+#    at 1 kHz and 10 kHz requested. Per case: samples/s asked and samples
+#    actually taken per CPU second, CPU overhead against untraced, cost per
+#    sample (extra CPU / samples) and, for the sampler, its cost above the
+#    floor, plus the median time the handler itself measured per sample
+#    (unwind + tree + record: the part an empty handler does not do; median
+#    of the runs' medians). CPU time on a shared VM varies by a few percent
+#    from run to run: the difference columns are indicative only, the
+#    handler time is the measure.
 # 2. sampling_metric: one Metric record with two PAPI counters per region
 #    enter/leave (TRACER_METRICS=perf::TASK-CLOCK,perf::PAGE-FAULTS) against
 #    the same regions without metrics, and PAPI_read of the same two events
@@ -61,21 +61,21 @@ run_case() {
 	echo "$best $hmed"
 }
 
-printf '%-5s %-6s %-9s %10s %9s %10s %11s %12s %11s\n' depth rate case samples/s cpu_s overhead% us/sample above-floor handler_us
+printf '%-5s %-6s %-9s %8s %10s %9s %10s %11s %12s %11s\n' depth rate case asked/s samples/s cpu_s overhead% us/sample above-floor handler_us
 for depth in 20 100; do
 	set -- $(run_case untraced "$depth")
 	base=$1
-	printf '%-5s %-6s %-9s %10s %9.3f %10s %11s %12s %11s\n' "$depth" - untraced 0 "$base" - - - -
+	printf '%-5s %-6s %-9s %8s %10s %9.3f %10s %11s %12s %11s\n' "$depth" - untraced 0 0 "$base" - - - -
 	for hz in 1000 10000; do
 		ns=$((1000000000 / hz))
 		set -- $(run_case floor "$depth" floor "$ns")
 		fcpu=$1 fn=$3
 		fcost=$(awk "BEGIN{print ($fn > 0) ? ($fcpu - $base) / $fn * 1e6 : 0}")
-		awk "BEGIN{printf \"%-5s %-6s %-9s %10.0f %9.3f %10.2f %11.2f %12s %11s\n\", $depth, \"${hz}Hz\", \"floor\", $fn / $fcpu, $fcpu, ($fcpu - $base) / $base * 100, $fcost, \"-\", \"-\"}"
+		awk "BEGIN{printf \"%-5s %-6s %-9s %8d %10.0f %9.3f %10.2f %11.2f %12s %11s\n\", $depth, \"${hz}Hz\", \"floor\", $hz, $fn / $fcpu, $fcpu, ($fcpu - $base) / $base * 100, $fcost, \"-\", \"-\"}"
 		set -- $(run_case sampler "$depth" traced "${hz}Hz")
 		scpu=$1 sn=$3 hus=$4
 		scost=$(awk "BEGIN{print ($sn > 0) ? ($scpu - $base) / $sn * 1e6 : 0}")
-		awk "BEGIN{printf \"%-5s %-6s %-9s %10.0f %9.3f %10.2f %11.2f %12.2f %11.2f\n\", $depth, \"${hz}Hz\", \"sampler\", $sn / $scpu, $scpu, ($scpu - $base) / $base * 100, $scost, $scost - $fcost, $hus}"
+		awk "BEGIN{printf \"%-5s %-6s %-9s %8d %10.0f %9.3f %10.2f %11.2f %12.2f %11.2f\n\", $depth, \"${hz}Hz\", \"sampler\", $hz, $sn / $scpu, $scpu, ($scpu - $base) / $base * 100, $scost, $scost - $fcost, $hus}"
 		if [ "$depth" = 20 ] && [ "$hz" = 1000 ]; then
 			x20=$hus
 			d20=$(awk "BEGIN{printf \"%.2f\", $scost - $fcost}")

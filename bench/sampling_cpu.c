@@ -5,16 +5,21 @@
  * usage: sampling_cpu DEPTH CHUNKS [floor|unwind PERIOD_NS]
  *   Calls rec(DEPTH) CHUNKS times; the innermost frame runs a fixed chunk of
  *   floating-point work, so nearly every sample sees a stack of DEPTH + 3
- *   frames. "floor": the program itself installs an empty SIGPROF handler on
- *   a per-thread CPU-time timer with the given period (the same timer the
- *   sampler uses): the cost of the signals alone. "unwind": the handler
+ *   frames. "floor": the program itself installs an empty SIGPROF handler
+ *   fed by the same delivery the sampler uses (a perf_event task-clock event
+ *   on the thread with the given period, O_ASYNC + F_SETSIG(SIGPROF) +
+ *   F_SETOWN_EX(F_OWNER_TID); a POSIX CPU-time timer where perf events are
+ *   refused, said on stderr): the cost of the signals alone. "unwind": the handler
  *   only calls libunwind's unw_backtrace and times it (median printed as
  *   unwind_us=): what the unwinder alone costs in a handler right now.
  * Prints: cpu_s=<user+sys CPU seconds of the work> signals=<floor signals>
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
+#include <fcntl.h>
 #include <libunwind.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,6 +110,25 @@ int main(int argc, char **argv)
 		sa.sa_sigaction = unwind ? unwind_handler : empty_handler;
 		sa.sa_flags = SA_SIGINFO | SA_RESTART;
 		sigaction(SIGPROF, &sa, NULL);
+		struct perf_event_attr a;
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_SOFTWARE;
+		a.config = PERF_COUNT_SW_TASK_CLOCK;
+		a.sample_period = (unsigned long long)ns;
+		a.disabled = 1;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		a.wakeup_events = 1;
+		long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd >= 0) {
+			struct f_owner_ex own = { F_OWNER_TID, (pid_t)syscall(SYS_gettid) };
+			if (fcntl((int)fd, F_SETSIG, SIGPROF) == 0 && fcntl((int)fd, F_SETOWN_EX, &own) == 0 &&
+			    fcntl((int)fd, F_SETFL, O_ASYNC) == 0 && ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0) == 0)
+				goto started;
+			return 1;
+		}
+		fprintf(stderr, "sampling_cpu: perf events refused; CPU-time timer\n");
 		struct sigevent sev;
 		memset(&sev, 0, sizeof(sev));
 		sev.sigev_notify = SIGEV_THREAD_ID;
@@ -117,6 +141,7 @@ int main(int argc, char **argv)
 					  { ns / 1000000000L, ns % 1000000000L } };
 		timer_settime(t, 0, &its, NULL);
 	}
+started:;
 	double c0 = cpu_now();
 	double s = 0;
 	for (long i = 0; i < chunks; i++)

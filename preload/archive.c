@@ -864,6 +864,7 @@ void tr_finish_status(int status, int have_status)
 		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
 	tr_lock(&tr_g.lock);
 	tr_defs_write_global(tr_g.gdw, 0);
+	tr_defs_write_cc_maps(tr_g.ar);
 	otf2w_status st = otf2w_archive_close(tr_g.ar);
 	char err[1200];
 	err[0] = 0;

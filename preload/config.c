@@ -275,12 +275,20 @@ void tr_cfg_load(void)
 	if ((v = env_get("TRACER_SAMPLING"))) {
 		uint64_t ns;
 		int b;
+		const char *at = strchr(v, '@');
+		char *end = NULL;
+		tr_cfg.sampling_event = TR_SMP_EVENT_TIME;
 		if (tr_cfg_parse_bool(v, &b) == 0 && b == 0)
 			tr_cfg.sampling_period_ns = 0;
 		else if (tr_cfg_parse_duration(v, &ns) == 0 && (ns == 0 || ns >= 1000))
 			tr_cfg.sampling_period_ns = ns;
-		else
-			bad("TRACER_SAMPLING", v, "off or a period >= 1us: 1ms, 250us, 1000Hz, 2s", "off");
+		else if (at && (ns = strtoull(at + 1, &end, 10)) >= 1000 && end && !*end &&
+			 (!strncmp(v, "cycles@", 7) || !strncmp(v, "instructions@", 13))) {
+			tr_cfg.sampling_period_ns = ns;   /* a count of events */
+			tr_cfg.sampling_event = v[0] == 'c' ? TR_SMP_EVENT_CYCLES : TR_SMP_EVENT_INSTRUCTIONS;
+		} else
+			bad("TRACER_SAMPLING", v, "off, a period >= 1us (1ms, 250us, 1000Hz, 2s), cycles@N or "
+			    "instructions@N (N >= 1000)", "off");
 	}
 	if ((v = env_get("TRACER_SAMPLING_DEPTH"))) {
 		if (parse_int(v, 1, 4096, &l) == 0)

@@ -1779,6 +1779,52 @@ static void write_maps(otf2w_def_writer *dw, uint32_t *const *maps, const uint32
 		otf2w_ldef_clock_offset(dw, co[i].time, co[i].offset, co[i].stddev);
 }
 
+/* tr_def_calling_context_map: event ids -> CallingContext ids */
+static uint32_t *tr_cc_map;
+static uint32_t tr_cc_nmap;
+
+void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
+{
+	uint32_t *m = n ? malloc(sizeof(*m) * n) : NULL;
+	if (n && !m)
+		return;
+	if (n)
+		memcpy(m, map, sizeof(*m) * n);
+	tr_lock(&tr_reg_lock);
+	free(tr_cc_map);
+	tr_cc_map = m;
+	tr_cc_nmap = n;
+	tr_unlock(&tr_reg_lock);
+}
+
+/* Without unification: the CALLING_CONTEXT mapping table of
+ * tr_def_calling_context_map in every location's local definitions. */
+void tr_defs_write_cc_maps(otf2w_archive *a)
+{
+	tr_lock(&tr_reg_lock);
+	if (!tr_g.unified && tr_cc_map) {
+		for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+			otf2w_def_writer *dw;
+			if (otf2w_archive_get_def_writer(a, t->location, &dw) != OTF2W_OK)
+				continue;
+			uint32_t nonid = 0;
+			for (uint32_t i = 0; i < tr_cc_nmap; i++)
+				nonid += tr_cc_map[i] != i;
+			otf2w_id_map *m = nonid ? otf2w_id_map_new(1, nonid) : NULL;
+			if (m) {
+				for (uint32_t i = 0; i < tr_cc_nmap; i++)
+					if (tr_cc_map[i] != i)
+						otf2w_id_map_add(m, i, tr_cc_map[i]);
+				if (otf2w_ldef_mapping_table(dw, OTF2W_MAP_CALLING_CONTEXT, m) != OTF2W_OK)
+					tr_log_error("writing a calling-context mapping table failed");
+				otf2w_id_map_delete(m);
+			}
+			otf2w_archive_close_def_writer(a, dw);
+		}
+	}
+	tr_unlock(&tr_reg_lock);
+}
+
 void tr_defs_write_local_to(otf2w_def_writer *dw)
 {
 	tr_lock(&tr_reg_lock);

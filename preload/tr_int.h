@@ -176,6 +176,7 @@ int tr_defs_unified_write_global(void);
 void tr_defs_local_range(uint64_t *first, uint64_t *last);
 uint64_t tr_defs_unified_gid(uint64_t loc);
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
+void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
 int tr_defs_have_clock_offsets(void);

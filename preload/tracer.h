@@ -72,7 +72,8 @@ struct tr_config {
 	int verbose;              /* TRACER_VERBOSE (default 1) */
 	int clock;                /* TRACER_CLOCK: tsc (default where invariant) / monotonic */
 	/* sampling/ */
-	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off) */
+	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off); events for cycles@N */
+	uint32_t sampling_event;       /* TR_SMP_EVENT_*: TRACER_SAMPLING=cycles@N, instructions@N */
 	uint32_t sampling_depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
 	char metrics[1024];            /* TRACER_METRICS ("" = none) */
 	/* wrappers/vt */
@@ -85,6 +86,7 @@ struct tr_config {
 	int openmp;                    /* TRACER_OPENMP (default 1), wrappers/openmp* */
 };
 extern struct tr_config tr_cfg;
+enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };
 
 /* Helpers shared by every option parser (return 0 on success, -1 on bad input). */
 int tr_cfg_parse_size(const char *s, uint64_t *out);       /* "16M", "512k", "1G", "4096" */
@@ -444,6 +446,14 @@ void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
 /* A CallingContext without content deduplication: always a new id (the
  * next one), for samplers whose node index must equal the id. */
 uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
+/* A sampler that numbers its calling contexts itself (events carry its
+ * node numbers) and defines them with tr_def_calling_context (content
+ * deduplicated: one definition per distinct region, source location and
+ * parent): map[i] is the definition id of its number i. Written as a
+ * CALLING_CONTEXT mapping table into every location's local definitions at
+ * shut-down. Only without MPI unification (there the unifier deduplicates
+ * and ids must be tr_def_calling_context_new's). The map is copied. */
+void tr_def_calling_context_map(const uint32_t *map, uint32_t n);
 /* 1 once the archive directory can no longer change. */
 int tr_archive_dir_fixed(void);
 

@@ -31,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -48,18 +49,23 @@ static const struct {
 	const char *name;
 	const char *desc;
 	const char *unit;
+	uint8_t base;
 	int exponent;
 	uint8_t mode;
 } met_rus_tab[] = {
-	[RUS_UTIME] = { "utime", "user CPU time of the thread", "s", -6, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_STIME] = { "stime", "system CPU time of the thread", "s", -6, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_MAXRSS] = { "maxrss", "maximum resident set size", "B", 3, OTF2W_METRIC_ABSOLUTE_POINT },
-	[RUS_MINFLT] = { "minflt", "minor page faults", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_MAJFLT] = { "majflt", "major page faults", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_NVCSW] = { "nvcsw", "voluntary context switches", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_NIVCSW] = { "nivcsw", "involuntary context switches", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_INBLOCK] = { "inblock", "block input operations", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
-	[RUS_OUBLOCK] = { "oublock", "block output operations", "#", 0, OTF2W_METRIC_ACCUMULATED_START },
+	/* value x base^exponent is in unit: utime counts us (s x 10^-6),
+	 * maxrss KiB (B x 2^10) */
+#define D OTF2W_BASE_DECIMAL
+	[RUS_UTIME] = { "utime", "user CPU time of the thread", "s", D, -6, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_STIME] = { "stime", "system CPU time of the thread", "s", D, -6, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_MAXRSS] = { "maxrss", "maximum resident set size", "B", OTF2W_BASE_BINARY, 10, OTF2W_METRIC_ABSOLUTE_POINT },
+	[RUS_MINFLT] = { "minflt", "minor page faults", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_MAJFLT] = { "majflt", "major page faults", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_NVCSW] = { "nvcsw", "voluntary context switches", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_NIVCSW] = { "nivcsw", "involuntary context switches", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_INBLOCK] = { "inblock", "block input operations", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+	[RUS_OUBLOCK] = { "oublock", "block output operations", "#", D, 0, OTF2W_METRIC_ACCUMULATED_START },
+#undef D
 };
 #define MET_NRUS (sizeof(met_rus_tab) / sizeof(met_rus_tab[0]))
 
@@ -111,6 +117,47 @@ static const char *met_papi_reason(int err)
 	case PAPI_ECNFLCT: return "too many counters together";
 	default: return PAPI_strerror(err);
 	}
+}
+
+/* Why a PAPI name is unknown: the component that would provide it may be
+ * disabled (perf:: and PAPI_ presets come from perf_event, which PAPI
+ * disables when libpfm4 finds no PMU, e.g. in a VM without counters). */
+static const char *met_unknown_reason(const char *name, char *buf, size_t cap)
+{
+	char pre[64];
+	const char *c = strstr(name, "::");
+	if (c && (size_t)(c - name) < sizeof(pre))
+		snprintf(pre, sizeof(pre), "%.*s", (int)(c - name), name);
+	else if (!strncmp(name, "PAPI_", 5))
+		snprintf(pre, sizeof(pre), "perf_event");
+	else
+		return "unknown event";
+	for (int i = 0; i < PAPI_num_components(); i++) {
+		const PAPI_component_info_t *ci = PAPI_get_component_info(i);
+		if (ci && ci->disabled && !strncmp(ci->name, pre, strlen(pre))) {
+			snprintf(buf, cap, "unknown event: PAPI component %.40s disabled: %.120s", ci->name,
+				 ci->disabled_reason[0] ? ci->disabled_reason : "no reason given");
+			return buf;
+		}
+	}
+	return "unknown event";
+}
+
+/* Unit of a PAPI event: the software clocks of perf_event count
+ * nanoseconds (s x 10^-9); else PAPI's own unit when it gives one; else a
+ * count. */
+static const char *met_papi_unit(const char *name, const char *papi_unit, int *exponent)
+{
+	const char *c = strstr(name, "::");
+	const char *ev = c ? c + 2 : name;
+	*exponent = 0;
+	if (!strncasecmp(ev, "TASK-CLOCK", 10) || !strncasecmp(ev, "CPU-CLOCK", 9)) {
+		*exponent = -9;
+		return "s";
+	}
+	if (papi_unit && papi_unit[0])
+		return papi_unit;
+	return "#";
 }
 
 static void met_init(void)
@@ -184,7 +231,9 @@ static void met_init(void)
 			int code = 0;
 			int r = PAPI_event_name_to_code(papi_req[i], &code);
 			if (r != PAPI_OK) {
-				snprintf(b, sizeof(b), "%.120s (unknown event)", papi_req[i]);
+				char rb[250];
+				snprintf(b, sizeof(b), "%.120s (%s)", papi_req[i],
+					 met_unknown_reason(papi_req[i], rb, sizeof(rb)));
 				met_append(rejected, sizeof(rejected), b);
 				continue;
 			}
@@ -223,15 +272,16 @@ static void met_init(void)
 	int n = 0;
 	for (int i = 0; i < met_npapi; i++) {
 		PAPI_event_info_t info;
-		const char *desc = "", *unit = "#";
+		const char *desc = "", *punit = NULL;
+		int exponent = 0;
 		if (PAPI_get_event_info(met_papi_code[i], &info) == PAPI_OK) {
 			desc = info.long_descr[0] ? info.long_descr : info.short_descr;
-			if (info.units[0])
-				unit = info.units;
+			punit = info.units;
 		}
+		const char *unit = met_papi_unit(met_papi_name[i], punit, &exponent);
 		members[n] = tr_def_metric_member(met_papi_name[i], desc, OTF2W_METRIC_TYPE_PAPI,
 						  OTF2W_METRIC_ACCUMULATED_START, OTF2W_TYPE_UINT64,
-						  OTF2W_BASE_DECIMAL, 0, unit);
+						  OTF2W_BASE_DECIMAL, exponent, unit);
 		met_types[n++] = OTF2W_TYPE_UINT64;
 		met_append(accepted, sizeof(accepted), met_papi_name[i]);
 	}
@@ -240,7 +290,7 @@ static void met_init(void)
 		int r = met_rus[i];
 		snprintf(name, sizeof(name), "rusage::%s", met_rus_tab[r].name);
 		members[n] = tr_def_metric_member(name, met_rus_tab[r].desc, OTF2W_METRIC_TYPE_RUSAGE,
-						  met_rus_tab[r].mode, OTF2W_TYPE_UINT64, OTF2W_BASE_DECIMAL,
+						  met_rus_tab[r].mode, OTF2W_TYPE_UINT64, met_rus_tab[r].base,
 						  met_rus_tab[r].exponent, met_rus_tab[r].unit);
 		met_types[n++] = OTF2W_TYPE_UINT64;
 		met_append(accepted, sizeof(accepted), name);

@@ -50,7 +50,7 @@
 
 #include "smp_int.h"
 
-#define SMP_QN          16            /* deferred samples per thread */
+#define SMP_QN          128           /* deferred samples per thread (lazily backed) */
 #define SMP_HASH_BITS   17            /* per-thread (parent, key) -> node table */
 #define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
 #define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
@@ -80,8 +80,11 @@ struct smp_thread {
 	volatile int in_handler;      /* handler running (cross-thread fini waits) */
 	volatile int busy;            /* thread changes its tree / writes CC records */
 	volatile int unwinding;       /* thread inside libunwind */
-	int timer_ok;
-	timer_t timer;
+	struct smp_src src;           /* where its SIGPROF come from (source.c) */
+	int tid;
+	int fd_taken;                 /* the program closed our perf descriptor */
+	int forked_away;              /* fork child: a thread of the parent */
+	uint64_t cpu0, cpu_ns;        /* thread CPU time at start; used while sampled */
 	uint32_t maxdepth;
 	uint32_t cur;                 /* node of the previous calling-context event */
 	int cur_is_sample;            /* ... and it was the cached sample */
@@ -104,6 +107,7 @@ struct smp_thread {
 	size_t map_len;
 	/* statistics */
 	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
+	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
 	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
 	uint64_t uticks;              /* of which in unw_backtrace */
 	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
@@ -119,9 +123,6 @@ static TR_TLS struct smp_thread *smp_tls;
 static void smp_check_owner(void);
 static uint32_t smp_ig = SMP_UNDEF;         /* InterruptGenerator id */
 static volatile int smp_frozen;             /* no new nodes (definitions made) */
-static int smp_use_itimer;                  /* fallback: process-wide ITIMER_PROF */
-static int smp_marker;                      /* sigev_value of our timers */
-static struct itimerspec smp_its;
 static struct sigaction smp_old_sa;
 static int smp_handler_installed;
 static int (*smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -131,8 +132,18 @@ static uint32_t smp_hash_mask;
 static atomic_flag smp_list_lock = ATOMIC_FLAG_INIT;
 static struct smp_thread *smp_threads;
 /* totals of finished threads */
-static uint64_t smp_tot[10];
+#define SMP_NTOT 13
+static uint64_t smp_tot[SMP_NTOT];
 static uint32_t smp_nthreads;
+/* per-thread delivery (exit line): samples and CPU time while sampled */
+#define SMP_RES_MAX 8192
+struct smp_res {
+	uint32_t index;
+	uint64_t samples, cpu_ns;
+};
+static struct smp_res smp_res[SMP_RES_MAX];
+static uint32_t smp_nres;
+static uint32_t smp_nfd_taken;
 
 static void smp_list_lock_take(void)
 {
@@ -440,13 +451,17 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct smp_thread *s = smp_tls;
 
+	if (tr_unlikely(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &tr_smp_probe_marker)) {
+		tr_smp_probe_hits++;    /* start-up rate probe of the timer fallback */
+		goto out;
+	}
 	if (!s || !s->active)
 		goto out;
 	s->in_handler = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (!s->active || !tr_smp_enabled)
 		goto done;
-	if (!smp_use_itimer && !(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &smp_marker)) {
+	if (!tr_smp_src_match(&s->src, si)) {
 		s->foreign++;
 		goto done;
 	}
@@ -455,6 +470,7 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 
 	if (s->unwinding) {
 		s->lost++;
+		s->lost_unw++;
 		goto done;
 	}
 	ucontext_t *uc = ucv;
@@ -495,11 +511,15 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 	/* Write now only when the thread is outside the tracer; claim the
 	 * location like any record (in_record first, then the state: the
 	 * shut-down path waits for in_record after marking threads DYING). */
+	/* Inside a wrapped call (guard held, e.g. MPI polling in MPI_Allreduce)
+	 * the sample is queued, not written: the wrapper may have taken the
+	 * timestamp of its next records already (they would go backwards). */
 	int can_write = 0, inside = !t || t->guard != 0 || t->in_record || s->busy;
 	if (!inside) {
 		if (!tr_rec_begin(t)) {
 			/* not recording (measurement off, shutting down): drop */
 			s->lost++;
+			s->lost_off++;
 			goto timed;
 		}
 		/* room for the queued samples smp_drain writes first and this
@@ -528,6 +548,7 @@ SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
 		s->deferred++;
 	} else {
 		s->lost++;
+		s->lost_full++;
 	}
 timed:;
 	uint64_t dt = tr_time() - now;
@@ -549,41 +570,37 @@ TR_EXPORT int tr_smp_in_handler(void)
 	return s && s->in_handler;
 }
 
-/* ---- timers ------------------------------------------------------------------------- */
-
-static int smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o)
+int tr_smp_in_tracer(void)
 {
-	return (int)syscall(SYS_setitimer, which, v, o);
+	struct smp_thread *s = smp_tls;
+	if (s && (s->in_handler || s->unwinding))
+		return 1;
+	struct tr_thread *t = tr_thread_peek();
+	return t && t->guard > 0;
 }
+
+/* ---- timers ------------------------------------------------------------------------- */
 
 static void smp_timer_start(struct smp_thread *s)
 {
-	if (smp_use_itimer)
-		return;
-	struct sigevent sev;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev.sigev_value.sival_ptr = &smp_marker;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &s->timer) != 0) {
-		tr_log_warn("sampling: timer_create on the thread CPU clock failed (%s); thread %u not sampled",
-			    strerror(errno), s->t ? s->t->index : 0);
-		return;
-	}
-	if (syscall(SYS_timer_settime, s->timer, 0, &smp_its, NULL) != 0) {
-		syscall(SYS_timer_delete, s->timer);
-		return;
-	}
-	s->timer_ok = 1;
+	s->tid = (int)syscall(SYS_gettid);
+	s->cpu0 = tr_smp_thread_cpu_ns(s->tid);
+	int e = tr_smp_src_start(&s->src);
+	if (e)
+		tr_log_warn("sampling: cannot start the %s of thread %u (%s); it is not sampled",
+			    tr_smp_mode == SMP_MODE_PERF ? "perf event" : "CPU-time timer", s->t ? s->t->index : 0,
+			    strerror(e));
 }
 
 static void smp_timer_stop(struct smp_thread *s)
 {
-	if (s->timer_ok) {
-		s->timer_ok = 0;
-		syscall(SYS_timer_delete, s->timer);
-	}
+	if (!s->src.ok)
+		return;
+	uint64_t c = tr_smp_thread_cpu_ns(s->tid);
+	if (c > s->cpu0)
+		s->cpu_ns += c - s->cpu0;
+	if (tr_smp_src_stop(&s->src))
+		s->fd_taken = 1;
 }
 
 /* ---- per-thread state ------------------------------------------------------------ */
@@ -600,7 +617,7 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	size_t rsz = sizeof(struct smp_region) * SMP_MAX_REGIONS;
 	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
 		     2 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + 8192;
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	/* Layout by temperature: what every sample touches (state, unwind
@@ -637,8 +654,39 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	return s;
 }
 
+/* What one thread got, kept for the exit line and recorded as properties
+ * of its location (SAMPLING::SAMPLES, ::DEFERRED, ::LOST, ::CPU_NS: the
+ * thread's CPU time while it was sampled). Thread context, list lock held
+ * or the state private; the properties are defined by smp_res_define. */
+static void smp_res_add(struct smp_thread *s)
+{
+	if (s->fd_taken)
+		smp_nfd_taken++;
+	if (smp_nres < SMP_RES_MAX) {
+		struct smp_res *r = &smp_res[smp_nres++];
+		r->index = s->t ? s->t->index : 0;
+		r->samples = s->samples;
+		r->cpu_ns = s->cpu_ns;
+	}
+}
+
+static void smp_res_define(struct smp_thread *s)
+{
+	if (!s->t)
+		return;
+	static const char *const nm[] = { "SAMPLING::SAMPLES", "SAMPLING::DEFERRED", "SAMPLING::LOST",
+					  "SAMPLING::CPU_NS" };
+	uint64_t v[] = { s->samples, s->deferred, s->lost, s->cpu_ns };
+	for (unsigned i = 0; i < 4; i++) {
+		char b[32];
+		snprintf(b, sizeof(b), "%llu", (unsigned long long)v[i]);
+		tr_def_location_property(s->t->location, nm[i], b);
+	}
+}
+
 static void smp_stats_add(struct smp_thread *s)
 {
+	smp_res_add(s);
 	smp_tot[0] += s->samples;
 	smp_tot[1] += s->deferred;
 	smp_tot[2] += s->lost;
@@ -649,6 +697,9 @@ static void smp_stats_add(struct smp_thread *s)
 	smp_tot[7] += s->hticks;
 	smp_tot[8] += s->hcalls;
 	smp_tot[9] += s->uticks;
+	smp_tot[10] += s->lost_unw;
+	smp_tot[11] += s->lost_off;
+	smp_tot[12] += s->lost_full;
 	for (unsigned i = 0; i < SMP_HIST; i++)
 		smp_hist_all[i] += s->hist[i];
 	smp_nthreads++;
@@ -762,6 +813,7 @@ static void smp_thread_fini(struct tr_thread *t)
 		}
 		smp_stats_add(s);
 		smp_list_lock_drop();
+		smp_res_define(s);
 		munmap(s, s->map_len);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
@@ -887,11 +939,7 @@ void tr_smp_yield_sigprof(const char *what)
 	for (struct smp_thread *s = smp_threads; s; s = s->next)
 		smp_timer_stop(s);
 	smp_list_lock_drop();
-	if (smp_use_itimer) {
-		struct itimerval z;
-		memset(&z, 0, sizeof(z));
-		smp_real_setitimer(ITIMER_PROF, &z, NULL);
-	}
+	tr_smp_src_process(0);
 	tr_log_warn("sampling: the program uses SIGPROF itself (%s); sampling stopped, the program's handler is in charge",
 		    what);
 }
@@ -917,7 +965,7 @@ TR_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, stru
 {
 	if (which == ITIMER_PROF && nv && (nv->it_value.tv_sec || nv->it_value.tv_usec) && tr_smp_enabled)
 		tr_smp_yield_sigprof("setitimer(ITIMER_PROF)");
-	return smp_real_setitimer(which, nv, ov);
+	return tr_smp_real_setitimer(which, nv, ov);
 }
 
 /* Called by a sigaction/signal wrapper (preload/) when the program installs
@@ -935,11 +983,8 @@ static void smp_init(void)
 	if (!tr_cfg.sampling_period_ns)
 		return;
 	uint64_t ns = tr_cfg.sampling_period_ns;
-	if (ns < 10000)
-		ns = 10000;
-	smp_its.it_interval.tv_sec = (time_t)(ns / 1000000000ull);
-	smp_its.it_interval.tv_nsec = (long)(ns % 1000000000ull);
-	smp_its.it_value = smp_its.it_interval;
+	if (ns < 10000 && !tr_cfg.sampling_event)
+		ns = 10000;   /* perf's software events have no shorter period either */
 	smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
 
 	tr_smp_node_cap = SMP_NODE_CAP;
@@ -953,10 +998,6 @@ static void smp_init(void)
 	/* libunwind: per-thread caches are what a signal handler may use */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	tr_smp_objects_init();
-
-	char name[96];
-	snprintf(name, sizeof(name), "CPU time timer (SIGPROF, every %llu ns)", (unsigned long long)ns);
-	smp_ig = tr_def_interrupt_generator(name, OTF2W_INTERRUPT_TIME, OTF2W_BASE_DECIMAL, -9, ns);
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -982,30 +1023,70 @@ static void smp_init(void)
 	}
 	smp_handler_installed = 1;
 
-	/* CPU-time timers per thread need SIGEV_THREAD_ID; probe once. */
-	struct sigevent sev;
-	timer_t probe;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
-		syscall(SYS_timer_delete, probe);
-	} else {
-		smp_use_itimer = 1;
-		tr_log_warn("sampling: per-thread CPU-time timers unavailable (%s); using setitimer(ITIMER_PROF): "
-			    "process CPU time, delivered to whichever thread runs", strerror(errno));
+	if (tr_smp_src_setup(ns, tr_cfg.sampling_event, &smp_ig) != 0) {
+		real_sigaction(SIGPROF, &smp_old_sa, NULL);
+		smp_handler_installed = 0;
+		return;
 	}
 	tr_smp_enabled = 1;
-	if (smp_use_itimer) {
-		struct itimerval iv;
-		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
-		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
-		iv.it_value = iv.it_interval;
-		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
-	}
+	tr_smp_src_process(1);
 	tr_log_debug("sampling: every %llu ns, depth %u", (unsigned long long)ns,
 		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
+}
+
+/* Requested and delivered rate over the threads (exit line), and the
+ * under-delivery warning. Delivery of a thread = samples / (CPU time while
+ * sampled / period); threads with CPU time for fewer than 20 samples are
+ * too short to judge. Time in the kernel is never sampled (user-mode
+ * events), so a thread that mostly runs system calls shows less. */
+static int smp_res_cmp(const void *a, const void *b)
+{
+	const struct smp_res *x = a, *y = b;
+	/* by samples per CPU ns: x.s / x.c < y.s / y.c */
+	unsigned __int128 l = (unsigned __int128)x->samples * y->cpu_ns, r = (unsigned __int128)y->samples * x->cpu_ns;
+	return l < r ? -1 : l > r;
+}
+
+static void smp_rate_report(char *out, size_t cap)
+{
+	if (tr_cfg.sampling_event || !tr_smp_period)
+		return;     /* counter overflow: no CPU-time expectation */
+	struct smp_res *r = smp_res;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < smp_nres; i++)
+		if (smp_res[i].cpu_ns >= 20 * tr_smp_period)
+			r[n++] = smp_res[i];   /* compacted in place (kept order) */
+	uint64_t asked = 1000000000ull / tr_smp_period;
+	if (!n) {
+		snprintf(out, cap, "; asked %llu/s of CPU per thread", (unsigned long long)asked);
+		return;
+	}
+	qsort(r, n, sizeof(*r), smp_res_cmp);
+	struct smp_res *lo = &r[0], *med = &r[(n - 1) / 2];
+	uint64_t rlo = lo->samples * 1000000000ull / lo->cpu_ns, rmed = med->samples * 1000000000ull / med->cpu_ns;
+	snprintf(out, cap, "; asked %llu/s of CPU per thread, delivered min %llu/s, median %llu/s over %u threads",
+		 (unsigned long long)asked, (unsigned long long)rlo, (unsigned long long)rmed, n);
+	if (rlo * 10 >= asked * 9)
+		return;
+	char worst[200] = "";
+	size_t k = 0;
+	uint32_t nbad = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t ri = r[i].samples * 1000000000ull / r[i].cpu_ns;
+		if (ri * 10 >= asked * 9)
+			break;
+		nbad++;
+		if (nbad <= 4 && k < sizeof(worst))
+			k += (size_t)snprintf(worst + k, sizeof(worst) - k, "%sthread %u %llu %%", nbad > 1 ? ", " : "",
+					      r[i].index, (unsigned long long)(ri * 100 / asked));
+	}
+	char who[48] = "";
+	if (tr_proc.rank >= 0)
+		snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
+	tr_log_warn("sampling: %s%u of %u threads got under 90 %% of the samples asked (%s%s)%s", who, nbad, n, worst,
+		    nbad > 4 ? ", ..." : "",
+		    tr_smp_mode == SMP_MODE_TIMER ? ": CPU-time timers are limited by the kernel's tick"
+						  : ": time in the kernel is not sampled, a loaded machine delays signals");
 }
 
 static void smp_fini(void)
@@ -1016,11 +1097,7 @@ static void smp_fini(void)
 	int was = tr_smp_enabled;
 	tr_smp_enabled = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (smp_use_itimer) {
-		struct itimerval z;
-		memset(&z, 0, sizeof(z));
-		smp_real_setitimer(ITIMER_PROF, &z, NULL);
-	}
+	tr_smp_src_process(0);
 	/* Stop every thread still sampling; the calling thread writes its queue. */
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next)
@@ -1034,12 +1111,16 @@ static void smp_fini(void)
 		n = tr_smp_node_cap;
 	smp_frozen = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	tr_smp_define_contexts(n);
+	uint32_t ndef = tr_smp_define_contexts(n);
 
-	uint64_t tot[10] = { 0 };
+	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;
 	smp_list_lock_take();
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
+		if (s->forked_away)
+			continue;
+		smp_res_add(s);
+		smp_res_define(s);   /* (the registry lock is never held around the list lock) */
 		tot[0] += s->samples;
 		tot[1] += s->deferred;
 		tot[2] += s->lost;
@@ -1050,12 +1131,18 @@ static void smp_fini(void)
 		tot[7] += s->hticks;
 		tot[8] += s->hcalls;
 		tot[9] += s->uticks;
+		tot[10] += s->lost_unw;
+		tot[11] += s->lost_off;
+		tot[12] += s->lost_full;
 		for (unsigned i = 0; i < SMP_HIST; i++)
 			smp_hist_all[i] += s->hist[i];
 		nthr++;
 	}
 	smp_list_lock_drop();
-	for (int i = 0; i < 10; i++)
+	if (smp_nfd_taken)
+		tr_log_warn("sampling: the program closed the perf event descriptors of %u threads (e.g. close_range); "
+			    "they were not sampled from then on", smp_nfd_taken);
+	for (int i = 0; i < SMP_NTOT; i++)
 		tot[i] += smp_tot[i];
 	nthr += smp_nthreads;
 	/* median handler time: the mean is dominated by rare preemptions */
@@ -1069,15 +1156,29 @@ static void smp_fini(void)
 			break;
 		}
 	}
-	if (was || tot[0])
-		tr_log_info("sampling: %llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
-			    "%u calling contexts%s; median %llu.%02llu us per sample in the handler)",
-			    (unsigned long long)tot[0], nthr, (unsigned long long)tot[1],
-			    (unsigned long long)tot[2], (unsigned long long)tot[3], n,
-			    tot[4] ? ", tree full" : "", (unsigned long long)(hns / 1000),
-			    (unsigned long long)(hns % 1000 / 10));
+	char rate[400] = "";
+	smp_rate_report(rate, sizeof(rate));
+	if (was || tot[0]) {
+		/* MPI: one line for the run, from rank 0 (every rank's figures
+		 * are in the archive: SAMPLING:: location properties) */
+		int mpi = tr_proc.rank >= 0;
+		char who[48] = "";
+		if (mpi)
+			snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
+		void (*log)(const char *, ...) = !mpi || tr_proc.rank == 0 ? tr_log_info : tr_log_debug;
+		log("sampling: %s%llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
+		    "%u calling contexts%s%s; median %llu.%02llu us per sample in the handler)%s",
+		    who, (unsigned long long)tot[0], nthr, (unsigned long long)tot[1], (unsigned long long)tot[2],
+		    (unsigned long long)tot[3], ndef, tot[4] ? ", tree full" : "", rate, (unsigned long long)(hns / 1000),
+		    (unsigned long long)(hns % 1000 / 10),
+		    mpi && tr_proc.size > 1 ? "; every rank's figures per location in the archive" : "");
+	}
 	if (tot[5])
 		tr_log_debug("sampling: %llu SIGPROF not from our timers ignored", (unsigned long long)tot[5]);
+	if (tot[2])
+		tr_log_debug("sampling: lost: %llu while the thread ran libunwind, %llu while not recording, %llu "
+			     "with the queue full", (unsigned long long)tot[10], (unsigned long long)tot[11],
+			     (unsigned long long)tot[12]);
 	if (tot[8])
 		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
 			     "mean in unw_backtrace %llu ns",
@@ -1098,30 +1199,30 @@ static void smp_fork_child(void)
 	smp_list_lock_take();
 	struct smp_thread *mine = smp_tls;
 	for (struct smp_thread *s = smp_threads; s; s = s->next) {
-		s->timer_ok = 0;
-		if (s != mine)
+		tr_smp_src_forget(&s->src);
+		if (s != mine) {
 			s->active = 0;
+			s->forked_away = 1;
+		}
 	}
 	smp_list_lock_drop();
 	/* the child reports its own samples */
 	memset(smp_tot, 0, sizeof(smp_tot));
 	memset(smp_hist_all, 0, sizeof(smp_hist_all));
 	smp_nthreads = 0;
+	smp_nres = 0;
+	smp_nfd_taken = 0;
 	if (mine) {
 		mine->qhead = mine->qtail;
 		mine->samples = mine->deferred = mine->lost = mine->truncated = 0;
 		mine->full = mine->foreign = mine->errors = 0;
+		mine->lost_unw = mine->lost_off = mine->lost_full = 0;
 		mine->hticks = mine->hcalls = mine->uticks = 0;
 		memset(mine->hist, 0, sizeof(mine->hist));
+		mine->cpu_ns = 0;
 		smp_timer_start(mine);
 	}
-	if (smp_use_itimer) {
-		struct itimerval iv;
-		iv.it_interval.tv_sec = smp_its.it_interval.tv_sec;
-		iv.it_interval.tv_usec = smp_its.it_interval.tv_nsec / 1000;
-		iv.it_value = iv.it_interval;
-		smp_real_setitimer(ITIMER_PROF, &iv, NULL);
-	}
+	tr_smp_src_process(1);
 }
 
 static struct tr_module smp_module = {

@@ -4,18 +4,22 @@
  * outside sampling/).
  *
  * sampling/ has two modules:
- *   "sampling"  SIGPROF sampler on per-thread CPU-time timers, a calling
- *               context tree per thread (ids global), CallingContextSample /
- *               CallingContextEnter / CallingContextLeave records, symbol
- *               resolution at shut-down (sampler.c, symbols.c).
+ *   "sampling"  SIGPROF sampler on per-thread perf events (task-clock or a
+ *               hardware counter; CPU-time timers as the fallback:
+ *               source.c), a calling context tree per thread (ids global),
+ *               CallingContextSample / CallingContextEnter /
+ *               CallingContextLeave records, symbol resolution at
+ *               shut-down (sampler.c, symbols.c).
  *   "metrics"   PAPI and getrusage counters recorded as Metric events at
  *               every region enter/leave (metrics.c).
  */
 #ifndef SMP_INT_H
 #define SMP_INT_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <sys/time.h>
 #include "tracer.h"
 
 /* ---- calling-context nodes ----------------------------------------------------
@@ -58,8 +62,10 @@ extern uintptr_t tr_smp_self_lo, tr_smp_self_hi;
 void tr_smp_objects_init(void);          /* init: own range + first snapshot */
 void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
 /* Resolve every node and define Region, SourceCodeLocation and
- * CallingContext definitions, ids = node indices. n = node count. */
-void tr_smp_define_contexts(uint32_t n);
+ * CallingContext definitions (without MPI one per distinct (region, source
+ * location, parent), with a node -> id mapping table; with MPI ids = node
+ * indices). n = node count. */
+uint32_t tr_smp_define_contexts(uint32_t n);   /* returns the distinct contexts defined */
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 
@@ -71,6 +77,48 @@ extern int tr_smp_met_with_samples;
 void tr_smp_met_record(struct tr_thread *t, uint64_t time);
 void tr_smp_metrics_register(void);
 
+/* ---- sample sources (source.c) -------------------------------------------------- */
+
+enum smp_mode { SMP_MODE_OFF = 0, SMP_MODE_PERF, SMP_MODE_TIMER, SMP_MODE_ITIMER };
+
+struct smp_src {
+	int fd;              /* perf event, -1: none */
+	int ok;              /* started */
+	uint64_t id;         /* PERF_EVENT_IOC_ID of the event */
+	uint64_t dev, ino;   /* its (anonymous) inode */
+	void *timer;         /* timer_t of the fallback */
+};
+
+extern int tr_smp_mode;               /* enum smp_mode */
+extern int tr_smp_marker;             /* sigev_value of our CPU-time timers */
+extern int tr_smp_probe_marker;       /* ... of the start-up rate probe */
+extern volatile uint32_t tr_smp_probe_hits;
+extern uint64_t tr_smp_period;        /* ns of CPU time, or events */
+
+/* Choose the source for `period` (ns) or hardware `event` (TR_SMP_EVENT_*,
+ * period in events) and define the InterruptGenerator (*ig). Prints the
+ * line of a fallback. -1: sampling off (line printed). The SIGPROF handler
+ * must be installed (the fallback measures the timer rate). */
+int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig);
+int tr_smp_src_start(struct smp_src *src);     /* calling thread; 0 or errno */
+int tr_smp_src_stop(struct smp_src *src);      /* any thread; 1: fd taken by the program */
+int tr_smp_src_valid(const struct smp_src *src);
+void tr_smp_src_forget(struct smp_src *src);   /* fork child */
+void tr_smp_src_process(int on);               /* setitimer fallback on/off */
+uint64_t tr_smp_src_timer_hz(void);            /* fallback: measured tick rate, 0 = unknown */
+uint64_t tr_smp_thread_cpu_ns(int tid);        /* CPU time of a thread of this process */
+int tr_smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o);
+
+/* Is this SIGPROF from thread source src? (handler, hot) */
+static inline int tr_smp_src_match(const struct smp_src *src, const siginfo_t *si)
+{
+	if (tr_smp_mode == SMP_MODE_PERF)
+		return si && si->si_code == POLL_IN && si->si_fd == src->fd;
+	if (tr_smp_mode == SMP_MODE_TIMER)
+		return si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &tr_smp_marker;
+	return 1;
+}
+
 /* ---- sampler (sampler.c) --------------------------------------------------------- */
 
 /* Stop our sampling for good (program installed its own SIGPROF machinery):
@@ -79,10 +127,8 @@ void tr_smp_yield_sigprof(const char *what);
 /* Write the samples queued before `time` (thread context). */
 void tr_smp_drain_before(struct tr_thread *t, uint64_t time);
 extern volatile int tr_smp_enabled;
-
-/* Weak: provided by preload/ when available (CallingContext definition
- * without content deduplication, so that ids equal node indices). */
-uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent)
-	__attribute__((weak));
+/* 1 while the calling thread runs the tracer (guard held) or the sampler's
+ * handler or libunwind for it. Async-signal-safe. */
+int tr_smp_in_tracer(void);
 
 #endif /* SMP_INT_H */

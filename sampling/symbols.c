@@ -414,22 +414,11 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 		dwfl_end(dwfl);
 }
 
-/* A Region like node i's but distinct in content (fallback when the
- * registry deduplicates CallingContexts: keeps ids == node indices). */
-static uint32_t smp_variant_region(uint32_t node, const struct smp_res *r, const struct smp_addr *a)
+uint32_t tr_smp_define_contexts(uint32_t n)
 {
-	char desc[128];
-	snprintf(desc, sizeof(desc), "calling context %u (pc 0x%llx)", node,
-		 (unsigned long long)(a ? a->raw : 0));
-	const char *name = r->name ? r->name : desc;
-	return tr_def_region(name, name, desc, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
-			     OTF2W_REGION_FLAG_NONE, r->file, r->bline, 0);
-}
-
-void tr_smp_define_contexts(uint32_t n)
-{
+	uint32_t distinct = n;
 	if (!n)
-		return;
+		return 0;
 	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
 		sched_yield();
 
@@ -483,33 +472,36 @@ void tr_smp_define_contexts(uint32_t n)
 		where[v[i].node] = (uint32_t)i;
 	}
 
-	/* CallingContext definitions, ids = node indices (parents come first). */
-	uint32_t bad = 0, variants = 0;
+	/* CallingContext definitions (parents come first). Events carry node
+	 * indices. Without MPI: one definition per distinct (region, source
+	 * location, parent) - nodes of two pcs on one line, of two calls on
+	 * one line, of the same path on two threads are one context - and a
+	 * mapping table node -> definition in every location's local
+	 * definitions. With MPI: ids = node indices (tr_def_calling_context_new)
+	 * and the unifier deduplicates the same way. */
+	uint32_t bad = 0;
+	uint32_t *map = tr_proc.rank < 0 ? malloc(sizeof(*map) * (n ? n : 1)) : NULL;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct smp_node *nd = &tr_smp_nodes[i];
-		uint32_t id;
-		if (tr_def_calling_context_new) {
-			id = tr_def_calling_context_new(nres[i].region, nres[i].scl, nd->parent);
-		} else {
-			id = tr_def_calling_context(nres[i].region, nres[i].scl, nd->parent);
-			if (id < i) {
-				/* same content as an earlier node (e.g. two pcs on one
-				 * line): same name, a region of its own */
-				uint32_t r = smp_variant_region(i, &nres[i],
-								where[i] != UINT32_MAX ? &v[where[i]] : NULL);
-				id = tr_def_calling_context(r, nres[i].scl, nd->parent);
-				variants++;
-			}
+		if (map) {
+			map[i] = tr_def_calling_context(nres[i].region, nres[i].scl,
+							nd->parent == SMP_UNDEF ? SMP_UNDEF : map[nd->parent]);
+			continue;
 		}
-		if (id != i)
+		if (tr_def_calling_context_new(nres[i].region, nres[i].scl, nd->parent) != i)
 			bad++;
+	}
+	if (map) {
+		distinct = 0;
+		for (uint32_t i = 0; i < n; i++)
+			distinct = map[i] + 1 > distinct ? map[i] + 1 : distinct;
+		tr_def_calling_context_map(map, n);
+		tr_log_debug("sampling: %u calling-context nodes, %u distinct contexts", n, distinct);
+		free(map);
 	}
 	if (bad)
 		tr_log_error("sampling: %u calling-context ids differ from the recorded ones; samples may be misattributed",
 			     bad);
-	if (variants)
-		tr_log_debug("sampling: %u calling contexts defined with variant content (no tr_def_calling_context_new)",
-			     variants);
 out:
 	for (size_t i = 0; i < smp_nnames; i++)
 		free(smp_names[i]);
@@ -521,4 +513,5 @@ out:
 	free(res);
 	free(where);
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	return distinct;
 }

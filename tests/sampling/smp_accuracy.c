@@ -7,11 +7,15 @@
  * The speed of the same loop differs with its code alignment, so the
  * iteration counts are calibrated at start (best of 7 timed runs per leaf)
  * to give CPU time shares of exactly 6:3:1.
+ * SMP_BLOCKED=1: the worker is created with every signal blocked (it
+ * inherits the creator's mask, as liblzma's workers do) and keeps them
+ * blocked. Prints each thread's CPU time (cpu main_ns=.. worker_ns=..).
  * Compiled -g -O1 -fno-omit-frame-pointer -fno-inline. smp_check.py reads
  * the line markers (LEAF_x_BEGIN/END, CALL_x) from this file.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -109,10 +113,17 @@ __attribute__((noinline)) long caller(void)
 	return units;
 }
 
+static double worker_cpu;
+static int worker_sigint_blocked;
+
 __attribute__((noinline)) void *worker(void *arg)
 {
 	long *units = arg;
+	sigset_t m;
+	pthread_sigmask(SIG_SETMASK, NULL, &m);
+	worker_sigint_blocked = sigismember(&m, SIGINT);
 	*units = caller(); /* CALL_WORKER */
+	worker_cpu = cpu_seconds();
 	return NULL;
 }
 
@@ -124,11 +135,22 @@ int main(void)
 	calibrate();
 	pthread_t th;
 	long wu = 0;
+	sigset_t all, old;
+	int blocked = getenv("SMP_BLOCKED") && atoi(getenv("SMP_BLOCKED"));
+	sigfillset(&all);
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 	if (pthread_create(&th, NULL, worker, &wu) != 0)
 		return 1;
+	if (blocked)
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	long mu = caller(); /* CALL_MAIN */
+	double main_cpu = cpu_seconds();
 	pthread_join(th, NULL);
 	printf("units main=%ld worker=%ld iterations a=%ld b=%ld c=%ld\n", mu, wu, na, nb, nc);
+	printf("cpu main_ns=%.0f worker_ns=%.0f\n", main_cpu * 1e9, worker_cpu * 1e9);
+	if (blocked)
+		printf("worker_sigint_blocked=%d\n", worker_sigint_blocked);
 	double tot = (double)(spent_ns[0] + spent_ns[1] + spent_ns[2]);
 	printf("measured a=%.1f b=%.1f c=%.1f\n", 100 * spent_ns[0] / tot, 100 * spent_ns[1] / tot,
 	       100 * spent_ns[2] / tot);

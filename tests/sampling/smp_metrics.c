@@ -11,25 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "smp_cpu.h"
 #include "smp_vt.h"
 
 volatile double smp_sink;
 
-static double cpu_seconds(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 __attribute__((noinline)) static void busy(double s)
 {
-	double end = cpu_seconds() + s;
-	double x = smp_sink;
-	while (cpu_seconds() < end)
-		for (int i = 0; i < 20000; i++)
-			x = x * 0.9999999 + 1.0;
-	smp_sink = x;
+	smp_spin_cpu(s);
 }
 
 int main(int argc, char **argv)
