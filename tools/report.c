@@ -1,0 +1,489 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report.c - the figures of `tracer report`: one pass over the merged
+ * event stream, a call stack per location, per-region statistics, MPI
+ * message matrix between location groups, timeline bins. */
+#include <dirent.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "report.h"
+
+#define UNDEF32 UINT32_MAX
+
+static void *xcalloc(size_t n, size_t s)
+{
+	void *p = calloc(n ? n : 1, s);
+	if (!p) {
+		fprintf(stderr, "tracer: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
+double rep_ms(const struct rep *r, uint64_t ticks)
+{
+	return (double)ticks * 1e3 / (double)r->resolution;
+}
+
+static const char *str_or(const struct rep *r, uint32_t id, const char *dflt)
+{
+	const char *s = otf2r_string(r->ar, id);
+	return s ? s : dflt;
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	uint64_t sum = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	char p[8192];
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+		if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	}
+	closedir(d);
+	return sum;
+}
+
+int rep_setup_defs(struct rep *r, otf2r_archive *ar)
+{
+	memset(r, 0, sizeof *r);
+	r->ar = ar;
+	const otf2r_gdef_clock_properties *cp = otf2r_clock(ar);
+	r->resolution = cp && cp->timer_resolution ? cp->timer_resolution : 1000000000;
+	r->offset = cp ? cp->global_offset : 0;
+	size_t nd = otf2r_def_count(ar);
+	size_t maxid = 0;
+	for (size_t i = 0; i < nd; i++) {
+		const otf2r_def *d = otf2r_def_at(ar, i);
+		if (d->type == OTF2R_GDEF_REGION) {
+			r->nregions++;
+			if (d->u.region.self != UNDEF32 && d->u.region.self + 1 > maxid)
+				maxid = d->u.region.self + 1;
+		} else if (d->type == OTF2R_GDEF_LOCATION_GROUP) {
+			r->ngroups++;
+		}
+	}
+	r->regions = xcalloc(r->nregions, sizeof *r->regions);
+	r->region_names = xcalloc(r->nregions, sizeof *r->region_names);
+	r->region_ids = maxid;
+	r->region_by_id = xcalloc(maxid, sizeof *r->region_by_id);
+	memset(r->region_by_id, 0xff, maxid * sizeof *r->region_by_id);
+	r->groups = xcalloc(r->ngroups + 1, sizeof *r->groups);
+	size_t ri = 0, gi = 0;
+	for (size_t i = 0; i < nd; i++) {
+		const otf2r_def *d = otf2r_def_at(ar, i);
+		if (d->type == OTF2R_GDEF_REGION) {
+			r->regions[ri] = &d->u.region;
+			r->region_names[ri] = str_or(r, d->u.region.name, "?");
+			if (d->u.region.self != UNDEF32 && r->region_by_id[d->u.region.self] == UNDEF32)
+				r->region_by_id[d->u.region.self] = (uint32_t)ri;
+			ri++;
+		} else if (d->type == OTF2R_GDEF_LOCATION_GROUP) {
+			r->groups[gi].id = d->u.location_group.self;
+			r->groups[gi].name = str_or(r, d->u.location_group.name, "?");
+			r->groups[gi].type = d->u.location_group.location_group_type;
+			gi++;
+		}
+	}
+	/* a location without a known group goes to an extra "(none)" group */
+	r->groups[r->ngroups].id = UNDEF32;
+	r->groups[r->ngroups].name = "(none)";
+	r->nlocs = otf2r_location_count(ar);
+	r->locs = xcalloc(r->nlocs, sizeof *r->locs);
+	int extra = 0;
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const otf2r_gdef_location *l = otf2r_location_at(ar, i);
+		struct rep_loc *L = &r->locs[i];
+		L->id = l->self;
+		L->name = str_or(r, l->name, "?");
+		L->group = r->ngroups;
+		for (size_t g = 0; g < r->ngroups; g++)
+			if (r->groups[g].id == l->location_group)
+				L->group = g;
+		extra |= L->group == r->ngroups;
+		r->groups[L->group].nlocs++;
+		L->reg = xcalloc(r->nregions, sizeof *L->reg);
+		L->active = xcalloc(r->nregions, sizeof *L->active);
+		L->first = UINT64_MAX;
+	}
+	if (extra)
+		r->ngroups++;
+	r->msg_count = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
+	r->msg_bytes = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_bytes);
+	char dir[4096];
+	snprintf(dir, sizeof dir, "%s", otf2r_path(ar));
+	char *slash = strrchr(dir, '/');
+	if (slash)
+		*slash = 0;
+	else
+		snprintf(dir, sizeof dir, ".");
+	char sub[4200];
+	size_t l = strlen(otf2r_path(ar));
+	snprintf(sub, sizeof sub, "%.*s", (int)(l - 5), otf2r_path(ar));
+	/* the anchor's own files: NAME.otf2, NAME.def, NAME/ (other ranks' archives aside) */
+	struct stat st;
+	char p[4300];
+	snprintf(p, sizeof p, "%s.otf2", sub);
+	if (stat(p, &st) == 0)
+		r->bytes += (uint64_t)st.st_size;
+	snprintf(p, sizeof p, "%s.def", sub);
+	if (stat(p, &st) == 0)
+		r->bytes += (uint64_t)st.st_size;
+	r->bytes += dir_bytes(sub);
+	return 0;
+}
+
+/* Group index of the receiver/sender `rank` of communicator `comm`. */
+static size_t peer_group(struct rep *r, uint32_t comm, uint32_t rank)
+{
+	const otf2r_def *c = otf2r_def_find(r->ar, OTF2R_GDEF_COMM, comm);
+	if (!c)
+		return SIZE_MAX;
+	const otf2r_def *g = otf2r_def_find(r->ar, OTF2R_GDEF_GROUP, c->u.comm.group);
+	if (!g || rank >= g->u.group.number_of_members)
+		return SIZE_MAX;
+	uint64_t m = g->u.group.members[rank];
+	if (g->u.group.group_type != 4) {        /* COMM_GROUP / COMM_SELF: rank indices */
+		const otf2r_def *cl = NULL;
+		for (size_t i = 0; i < otf2r_def_count(r->ar) && !cl; i++) {
+			const otf2r_def *d = otf2r_def_at(r->ar, i);
+			if (d->type == OTF2R_GDEF_GROUP && d->u.group.group_type == 4 &&
+			    d->u.group.paradigm == g->u.group.paradigm)
+				cl = d;
+		}
+		if (!cl || m >= cl->u.group.number_of_members)
+			return SIZE_MAX;
+		m = cl->u.group.members[m];
+	}
+	for (size_t i = 0; i < r->nlocs; i++)
+		if (r->locs[i].id == m)
+			return r->locs[i].group;
+	return SIZE_MAX;
+}
+
+static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
+{
+	if (!L->bin_region || b <= a || r->t1 <= r->t0)
+		return;
+	double span = (double)(r->t1 - r->t0);
+	if (a < r->t0)
+		a = r->t0;
+	if (b > r->t1)
+		b = r->t1;
+	if (b <= a)
+		return;
+	size_t i0 = (size_t)((double)(a - r->t0) / span * REP_NBINS);
+	size_t i1 = (size_t)((double)(b - r->t0) / span * REP_NBINS);
+	if (i1 >= REP_NBINS)
+		i1 = REP_NBINS - 1;
+	for (size_t i = i0; i <= i1; i++) {
+		uint64_t bs = r->t0 + (uint64_t)(span * (double)i / REP_NBINS);
+		uint64_t be = r->t0 + (uint64_t)(span * (double)(i + 1) / REP_NBINS);
+		uint64_t lo = a > bs ? a : bs, hi = b < be ? b : be;
+		uint64_t cov = hi > lo ? hi - lo : 0;
+		if (cov > L->bin_cover[i] || (i0 == i1 && L->bin_region[i] == UNDEF32)) {
+			L->bin_cover[i] = cov;
+			L->bin_region[i] = ri;
+		}
+	}
+}
+
+static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
+{
+	if (L->depth == L->cap) {
+		L->cap = L->cap ? 2 * L->cap : 64;
+		L->stack = realloc(L->stack, L->cap * sizeof *L->stack);
+		if (!L->stack) {
+			fprintf(stderr, "tracer: out of memory\n");
+			exit(1);
+		}
+	}
+	if (L->depth)
+		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
+	L->last_change = t;
+	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0 };
+	L->active[ri]++;
+	L->reg[ri].calls++;
+}
+
+static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
+{
+	struct rep_frame *f = &L->stack[--L->depth];
+	bin_add(r, L, f->ri, L->last_change, t);
+	L->last_change = t;
+	uint64_t d = t - f->enter;
+	uint64_t ex = d > f->child ? d - f->child : 0;
+	struct rep_stat *s = &L->reg[f->ri];
+	s->excl += ex;
+	if (--L->active[f->ri] == 0)
+		s->incl += d;
+	if (s->done++ == 0 || d < s->min)
+		s->min = d;
+	if (d > s->max)
+		s->max = d;
+	if (L->depth)
+		L->stack[L->depth - 1].child += d;
+	else
+		L->busy += d;
+	const otf2r_gdef_region *rg = r->regions[f->ri];
+	if (rg->paradigm == 4)                  /* MPI */
+		L->mpi += ex;
+}
+
+static void leave(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
+{
+	size_t k = L->depth;
+	while (k > 0 && L->stack[k - 1].ri != ri)
+		k--;
+	if (k == 0)
+		return;                             /* Leave without Enter: ignored */
+	while (L->depth >= k)
+		leave_top(r, L, t);
+}
+
+static uint32_t region_index(const struct rep *r, uint32_t id)
+{
+	return id < r->region_ids ? r->region_by_id[id] : UNDEF32;
+}
+
+int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
+{
+	rep_setup_defs(r, ar);
+	r->first = UINT64_MAX;
+	const otf2r_gdef_clock_properties *cp = otf2r_clock(ar);
+	if (timeline) {
+		if (cp && cp->trace_length && cp->trace_length != UINT64_MAX) {
+			r->t0 = cp->global_offset;
+			r->t1 = cp->global_offset + cp->trace_length;
+		} else {                                /* one more pass for the range */
+			otf2r_merge *m;
+			otf2r_event ev;
+			if (otf2r_merge_open(ar, NULL, 0, &m) == 0) {
+				r->t0 = UINT64_MAX;
+				while (otf2r_merge_next(m, &ev) > 0) {
+					if (ev.time < r->t0)
+						r->t0 = ev.time;
+					r->t1 = ev.time;
+				}
+				otf2r_merge_close(m);
+			}
+		}
+		for (size_t i = 0; i < r->nlocs; i++) {
+			r->locs[i].bin_region = xcalloc(REP_NBINS, sizeof(uint32_t));
+			memset(r->locs[i].bin_region, 0xff, REP_NBINS * sizeof(uint32_t));
+			r->locs[i].bin_cover = xcalloc(REP_NBINS, sizeof(uint64_t));
+		}
+	}
+	otf2r_merge *m;
+	if (otf2r_merge_open(ar, NULL, 0, &m)) {
+		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
+		return -1;
+	}
+	otf2r_event ev;
+	int rc;
+	size_t li = 0;
+	while ((rc = otf2r_merge_next(m, &ev)) > 0) {
+		if (li >= r->nlocs || r->locs[li].id != ev.location)
+			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
+				;
+		struct rep_loc *L = &r->locs[li];
+		L->events++;
+		if (L->first == UINT64_MAX)
+			L->first = ev.time;
+		L->last = ev.time;
+		r->events++;
+		if (ev.time < r->first)
+			r->first = ev.time;
+		if (ev.time > r->last)
+			r->last = ev.time;
+		uint32_t ri;
+		switch (ev.type) {
+		case OTF2R_EVT_ENTER:
+			if ((ri = region_index(r, ev.u.enter.region)) != UNDEF32)
+				enter(r, L, ri, ev.time);
+			break;
+		case OTF2R_EVT_LEAVE:
+			if ((ri = region_index(r, ev.u.leave.region)) != UNDEF32)
+				leave(r, L, ri, ev.time);
+			break;
+		case OTF2R_EVT_BUFFER_FLUSH:
+			L->flushes++;
+			break;
+		case OTF2R_EVT_MEASUREMENT_ON_OFF:
+			L->onoff++;
+			break;
+		case OTF2R_EVT_PROGRAM_BEGIN:
+			if (!r->program)
+				r->program = otf2r_string(ar, ev.u.program_begin.program_name);
+			break;
+		case OTF2R_EVT_MPI_SEND:
+		case OTF2R_EVT_MPI_ISEND: {
+			uint32_t comm = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.communicator
+				: ev.u.mpi_isend.communicator;
+			uint32_t to = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.receiver
+				: ev.u.mpi_isend.receiver;
+			uint64_t len = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.msg_length
+				: ev.u.mpi_isend.msg_length;
+			size_t g = peer_group(r, comm, to);
+			r->messages++;
+			if (g != SIZE_MAX) {
+				r->msg_count[L->group * r->ngroups + g]++;
+				r->msg_bytes[L->group * r->ngroups + g] += len;
+			}
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	otf2r_merge_close(m);
+	if (rc < 0) {
+		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
+		return -1;
+	}
+	for (size_t i = 0; i < r->nlocs; i++) {      /* still open: end at the last event */
+		struct rep_loc *L = &r->locs[i];
+		while (L->depth)
+			leave_top(r, L, L->last);
+		if (L->first == UINT64_MAX)
+			L->first = L->last = 0;
+	}
+	if (r->first == UINT64_MAX)
+		r->first = r->last = 0;
+	if (!r->program && r->nlocs)
+		r->program = r->groups[r->locs[0].group].name;
+	return 0;
+}
+
+void rep_free(struct rep *r)
+{
+	for (size_t i = 0; i < r->nlocs; i++) {
+		free(r->locs[i].stack);
+		free(r->locs[i].reg);
+		free(r->locs[i].active);
+		free(r->locs[i].bin_region);
+		free(r->locs[i].bin_cover);
+	}
+	free(r->locs);
+	free(r->regions);
+	free(r->region_names);
+	free(r->region_by_id);
+	free(r->groups);
+	free(r->msg_count);
+	free(r->msg_bytes);
+}
+
+struct rep_stat rep_total(const struct rep *r, size_t ri, int group)
+{
+	struct rep_stat t = { 0 };
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_stat *s = &r->locs[i].reg[ri];
+		if ((group >= 0 && r->locs[i].group != (size_t)group) || !s->calls)
+			continue;
+		if (!t.done || (s->done && s->min < t.min))
+			t.min = s->min;
+		if (s->max > t.max)
+			t.max = s->max;
+		t.calls += s->calls;
+		t.done += s->done;
+		t.incl += s->incl;
+		t.excl += s->excl;
+	}
+	return t;
+}
+
+static const struct rep_stat *sort_st;
+static const struct rep *sort_rep;
+static int sort_key;
+
+static int cmp_rows(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+	const struct rep_stat *p = &sort_st[x], *q = &sort_st[y];
+	uint64_t u = 0, v = 0;
+	switch (sort_key) {
+	case 'n': {
+		int c = strcmp(sort_rep->region_names[x], sort_rep->region_names[y]);
+		return c ? c : (x > y) - (x < y);
+	}
+	case 'c': u = p->calls; v = q->calls; break;
+	case 'i': u = p->incl; v = q->incl; break;
+	case 'm': u = p->max; v = q->max; break;
+	case 'a': u = p->calls ? p->incl / p->calls : 0; v = q->calls ? q->incl / q->calls : 0; break;
+	default: u = p->excl; v = q->excl; break;
+	}
+	if (u != v)
+		return u < v ? 1 : -1;
+	return (x > y) - (x < y);
+}
+
+/* Regions with calls, sorted, at most limit. st is indexed by region. */
+void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
+		size_t *order, size_t *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < r->nregions; i++)
+		if (st[i].calls)
+			order[k++] = i;
+	sort_st = st;
+	sort_rep = r;
+	const char *s = o->sort ? o->sort : "excl";
+	sort_key = strcmp(s, "name") == 0 ? 'n' : strcmp(s, "calls") == 0 ? 'c'
+		: strcmp(s, "incl") == 0 ? 'i' : strcmp(s, "max") == 0 ? 'm'
+		: strcmp(s, "avg") == 0 ? 'a' : 'e';
+	qsort(order, k, sizeof *order, cmp_rows);
+	if (o->limit && k > o->limit)
+		k = o->limit;
+	*n = k;
+}
+
+void rep_json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(f, "\\u%04x", *p);
+		else
+			fputc(*p, f);
+	}
+	fputc('"', f);
+}
+
+void rep_html_str(FILE *f, const char *s)
+{
+	for (const char *p = s ? s : ""; *p; p++) {
+		switch (*p) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*p, f);
+		}
+	}
+}
+
+int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar)
+{
+	if (argc < 0 || optind != argc - 1) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	char err[8192];
+	if (otf2r_open(argv[optind], ar, err, sizeof err)) {
+		fprintf(stderr, "tracer: %s\n", err);
+		return 1;
+	}
+	return 0;
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report.h - `tracer report` / `tracer convert`: one pass over an archive
+ * (format/otf2r.h, merged in time order) into per-location, per-region and
+ * per-rank figures, printed as text, JSON or one HTML page. */
+#ifndef TRACER_REPORT_H
+#define TRACER_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "otf2r.h"
+
+/* Figures of one region on one location (or in total). Times in ticks.
+ * incl counts the outermost activation only (recursion is not counted
+ * twice); min/max are over every call's inclusive duration. */
+struct rep_stat {
+	uint64_t calls, incl, excl, min, max;
+	uint64_t done;          /* calls that left (min/max are over these) */
+};
+
+struct rep_frame {
+	uint32_t ri;            /* region index */
+	uint64_t enter, child;
+};
+
+#define REP_NBINS 1000          /* timeline: time bins per location */
+
+struct rep_loc {
+	uint64_t id;
+	const char *name;
+	size_t group;           /* index into rep.groups */
+	uint64_t events, first, last, flushes, onoff;
+	struct rep_frame *stack;
+	size_t depth, cap;
+	struct rep_stat *reg;   /* [nregions] */
+	uint32_t *active;       /* [nregions] activations open */
+	uint64_t busy;          /* time inside any region */
+	uint64_t mpi;           /* exclusive time in MPI regions */
+	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
+	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
+	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
+};
+
+struct rep_group {
+	uint32_t id;
+	const char *name;
+	uint8_t type;
+	size_t nlocs;
+};
+
+struct rep {
+	otf2r_archive *ar;
+	uint64_t resolution, offset;     /* ticks per second, global offset */
+	size_t nregions;
+	const otf2r_gdef_region **regions;
+	const char **region_names;
+	uint32_t *region_by_id;          /* dense id -> index, UINT32_MAX none */
+	size_t region_ids;
+	struct rep_loc *locs;
+	size_t nlocs;
+	struct rep_group *groups;
+	size_t ngroups;
+	uint64_t events, first, last, bytes;
+	const char *program;
+	uint64_t *msg_count, *msg_bytes; /* ngroups x ngroups, sender-major */
+	uint64_t messages;
+	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
+};
+
+/* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
+ * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
+int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
+int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
+void rep_free(struct rep *r);
+struct rep_stat rep_total(const struct rep *r, size_t ri, int group);   /* group -1 = all */
+
+/* Output */
+struct rep_opts {
+	size_t limit;                    /* rows per table (0 = all) */
+	const char *sort;                /* excl, incl, calls, name, avg, max */
+	int has_location;
+	uint64_t location;
+};
+void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
+		size_t *order, size_t *n);
+int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
+int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
+void rep_json_str(FILE *f, const char *s);
+void rep_html_str(FILE *f, const char *s);
+double rep_ms(const struct rep *r, uint64_t ticks);
+
+/* Open the one ARCHIVE argument left after getopt (argc < 0: usage error):
+ * 0, or the exit status (usage / error printed). */
+int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar);
+int tracer_report_main(int argc, char **argv);
+int tracer_convert_main(int argc, char **argv);
+
+#endif /* TRACER_REPORT_H */

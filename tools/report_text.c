@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report_text.c - `tracer report`: options, text tables and --json. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static const char usage_text[] =
+	"usage: tracer report [options] ARCHIVE\n"
+	"\n"
+	"Where did the time go? Reads an OTF2 archive (the directory the tracer\n"
+	"wrote, or its .otf2 anchor) with our own reader and prints: the run's\n"
+	"facts (program, ranks, threads, duration, events, bytes, buffer flushes,\n"
+	"measurement on/off switches), per region calls, inclusive and exclusive\n"
+	"time, min/avg/max per call (in total, per rank, per location), a\n"
+	"summary per thread and per rank, and the MPI message matrix.\n"
+	"Inclusive time counts the outermost activation of a recursive region\n"
+	"once; regions still open at the end close at the location's last event.\n"
+	"\n"
+	"options:\n"
+	"  -n, --limit N       rows per table (default 20, 0 = all)\n"
+	"  -s, --sort KEY      excl (default), incl, calls, avg, max, name\n"
+	"  -l, --location ID   only this location (thread) in the per-location tables\n"
+	"      --json          machine-readable output (times in ticks) on stdout\n"
+	"      --html FILE     also write one self-contained HTML page (tables and a\n"
+	"                      timeline, no network access needed) to FILE\n"
+	"  -h, --help          this text\n";
+
+static void row(const struct rep *r, FILE *f, const char *name, const struct rep_stat *s,
+		uint64_t total)
+{
+	fprintf(f, "  %-32.32s %10" PRIu64 " %12.3f %12.3f %6.1f%% %10.3f %10.3f %10.3f\n", name,
+		s->calls, rep_ms(r, s->incl), rep_ms(r, s->excl),
+		total ? 100.0 * (double)s->excl / (double)total : 0.0,
+		rep_ms(r, s->min) * 1e3, s->done ? rep_ms(r, s->incl / s->done) * 1e3 : 0.0,
+		rep_ms(r, s->max) * 1e3);
+}
+
+static void header(FILE *f)
+{
+	fprintf(f, "  %-32s %10s %12s %12s %7s %10s %10s %10s\n", "region", "calls", "incl ms",
+		"excl ms", "excl%", "min us", "avg us", "max us");
+}
+
+static void table(const struct rep *r, const struct rep_opts *o, FILE *f,
+		  const struct rep_stat *st, size_t *order)
+{
+	size_t n;
+	uint64_t total = 0;
+	for (size_t i = 0; i < r->nregions; i++)
+		total += st[i].excl;
+	rep_sorted(r, st, o, order, &n);
+	header(f);
+	for (size_t k = 0; k < n; k++)
+		row(r, f, r->region_names[order[k]], &st[order[k]], total);
+}
+
+int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	size_t *order = calloc(r->nregions + 1, sizeof *order);
+	struct rep_stat *st = calloc(r->nregions + 1, sizeof *st);
+	if (!order || !st)
+		return -1;
+	size_t nthreads = r->nlocs, nranks = 0;
+	for (size_t g = 0; g < r->ngroups; g++)
+		nranks += r->groups[g].nlocs > 0;
+	uint64_t flushes = 0, onoff = 0;
+	for (size_t i = 0; i < r->nlocs; i++) {
+		flushes += r->locs[i].flushes;
+		onoff += r->locs[i].onoff;
+	}
+	fprintf(f, "archive    %s\n", otf2r_path(r->ar));
+	fprintf(f, "program    %s\n", r->program ? r->program : "?");
+	fprintf(f, "processes  %zu   threads %zu   duration %.3f ms   events %" PRIu64
+		"   bytes %" PRIu64 "\n", nranks, nthreads, rep_ms(r, r->last - r->first), r->events,
+		r->bytes);
+	fprintf(f, "flushes    %" PRIu64 "   measurement on/off switches %" PRIu64
+		"   timer %" PRIu64 " ticks/s\n", flushes, onoff, r->resolution);
+
+	fprintf(f, "\nRegions, all locations (sorted by %s):\n", o->sort ? o->sort : "excl");
+	for (size_t i = 0; i < r->nregions; i++)
+		st[i] = rep_total(r, i, -1);
+	table(r, o, f, st, order);
+
+	fprintf(f, "\nProcesses (location groups):\n");
+	fprintf(f, "  %-32s %8s %10s %12s %12s\n", "process", "threads", "events", "busy ms",
+		"MPI ms");
+	for (size_t g = 0; g < r->ngroups; g++) {
+		uint64_t ev = 0, busy = 0, mpi = 0;
+		for (size_t i = 0; i < r->nlocs; i++) {
+			if (r->locs[i].group != g)
+				continue;
+			ev += r->locs[i].events;
+			busy += r->locs[i].busy;
+			mpi += r->locs[i].mpi;
+		}
+		if (r->groups[g].nlocs)
+			fprintf(f, "  %-32.32s %8zu %10" PRIu64 " %12.3f %12.3f\n", r->groups[g].name,
+				r->groups[g].nlocs, ev, rep_ms(r, busy), rep_ms(r, mpi));
+	}
+
+	fprintf(f, "\nThreads (locations):\n");
+	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s\n", "location", "name", "process",
+		"events", "duration ms", "busy ms", "MPI ms");
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f\n",
+			L->id, L->name, r->groups[L->group].name, L->events,
+			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi));
+	}
+
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		if ((o->has_location && L->id != o->location) || !L->events)
+			continue;
+		fprintf(f, "\nRegions of location %" PRIu64 " (%s, %s):\n", L->id, L->name,
+			r->groups[L->group].name);
+		table(r, o, f, L->reg, order);
+	}
+
+	if (r->messages) {
+		fprintf(f, "\nMPI messages sent (count / bytes), sender row -> receiver column:\n");
+		fprintf(f, "  %-16s", "");
+		for (size_t g = 0; g < r->ngroups; g++)
+			fprintf(f, " %22.22s", r->groups[g].name);
+		fputc('\n', f);
+		for (size_t s = 0; s < r->ngroups; s++) {
+			fprintf(f, "  %-16.16s", r->groups[s].name);
+			for (size_t g = 0; g < r->ngroups; g++) {
+				char cell[64];
+				snprintf(cell, sizeof cell, "%" PRIu64 " / %" PRIu64,
+					 r->msg_count[s * r->ngroups + g], r->msg_bytes[s * r->ngroups + g]);
+				fprintf(f, " %22s", cell);
+			}
+			fputc('\n', f);
+		}
+	}
+	free(order);
+	free(st);
+	return ferror(f) ? -1 : 0;
+}
+
+static void json_stat(FILE *f, const struct rep *r, size_t ri, const struct rep_stat *s)
+{
+	fputs("{\"name\":", f);
+	rep_json_str(f, r->region_names[ri]);
+	fprintf(f, ",\"id\":%" PRIu32 ",\"calls\":%" PRIu64 ",\"incl\":%" PRIu64 ",\"excl\":%" PRIu64
+		",\"min\":%" PRIu64 ",\"max\":%" PRIu64 "}", r->regions[ri]->self, s->calls, s->incl,
+		s->excl, s->min, s->max);
+}
+
+static void json_regions(FILE *f, const struct rep *r, const struct rep_opts *o,
+			 const struct rep_stat *st, size_t *order)
+{
+	size_t n;
+	rep_sorted(r, st, o, order, &n);
+	fputc('[', f);
+	for (size_t k = 0; k < n; k++) {
+		if (k)
+			fputc(',', f);
+		json_stat(f, r, order[k], &st[order[k]]);
+	}
+	fputc(']', f);
+}
+
+int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	size_t *order = calloc(r->nregions + 1, sizeof *order);
+	struct rep_stat *st = calloc(r->nregions + 1, sizeof *st);
+	if (!order || !st)
+		return -1;
+	fputs("{\"archive\":", f);
+	rep_json_str(f, otf2r_path(r->ar));
+	fputs(",\"program\":", f);
+	rep_json_str(f, r->program);
+	fprintf(f, ",\"resolution\":%" PRIu64 ",\"first\":%" PRIu64 ",\"last\":%" PRIu64
+		",\"events\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"messages\":%" PRIu64 ",\"regions\":",
+		r->resolution, r->first, r->last, r->events, r->bytes, r->messages);
+	for (size_t i = 0; i < r->nregions; i++)
+		st[i] = rep_total(r, i, -1);
+	json_regions(f, r, o, st, order);
+	fputs(",\"processes\":[", f);
+	int first = 1;
+	for (size_t g = 0; g < r->ngroups; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		fprintf(f, "%s{\"id\":%" PRIu32 ",\"name\":", first ? "" : ",", r->groups[g].id);
+		first = 0;
+		rep_json_str(f, r->groups[g].name);
+		fputs(",\"regions\":", f);
+		for (size_t i = 0; i < r->nregions; i++)
+			st[i] = rep_total(r, i, (int)g);
+		json_regions(f, r, o, st, order);
+		fputs(",\"messages_to\":[", f);
+		for (size_t t = 0, k = 0; t < r->ngroups; t++) {
+			if (!r->msg_count[g * r->ngroups + t])
+				continue;
+			fprintf(f, "%s{\"to\":%" PRIu32 ",\"count\":%" PRIu64 ",\"bytes\":%" PRIu64 "}",
+				k++ ? "," : "", r->groups[t].id, r->msg_count[g * r->ngroups + t],
+				r->msg_bytes[g * r->ngroups + t]);
+		}
+		fputs("]}", f);
+	}
+	fputs("],\"locations\":[", f);
+	first = 1;
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		if (o->has_location && L->id != o->location)
+			continue;
+		fprintf(f, "%s{\"id\":%" PRIu64 ",\"name\":", first ? "" : ",", L->id);
+		first = 0;
+		rep_json_str(f, L->name);
+		fprintf(f, ",\"process\":%" PRIu32 ",\"events\":%" PRIu64 ",\"first\":%" PRIu64
+			",\"last\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"mpi\":%" PRIu64 ",\"flushes\":%" PRIu64
+			",\"onoff\":%" PRIu64 ",\"regions\":", r->groups[L->group].id, L->events, L->first,
+			L->last, L->busy, L->mpi, L->flushes, L->onoff);
+		json_regions(f, r, o, L->reg, order);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	free(order);
+	free(st);
+	return ferror(f) ? -1 : 0;
+}
+
+int tracer_report_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "limit", required_argument, 0, 'n' }, { "sort", required_argument, 0, 's' },
+		{ "location", required_argument, 0, 'l' }, { "json", no_argument, 0, 'j' },
+		{ "html", required_argument, 0, 'H' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+	};
+	struct rep_opts o = { .limit = 20, .sort = "excl" };
+	int json = 0, c;
+	const char *html = NULL;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "n:s:l:h", lo, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'n':
+			o.limit = strtoul(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "tracer report: --limit wants a number, not '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 's':
+			if (!strstr(" excl incl calls avg max name ", optarg) || strchr(optarg, ' ') ||
+			    !*optarg) {
+				fprintf(stderr, "tracer report: --sort: excl, incl, calls, avg, max or name\n");
+				return 2;
+			}
+			o.sort = optarg;
+			break;
+		case 'l':
+			o.location = strtoull(optarg, &end, 10);
+			if (*end || !*optarg) {
+				fprintf(stderr, "tracer report: --location wants a location id\n");
+				return 2;
+			}
+			o.has_location = 1;
+			break;
+		case 'j': json = 1; break;
+		case 'H': html = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: fputs(usage_text, stderr); return 2;
+		}
+	}
+	otf2r_archive *ar;
+	int orc = rep_open(argc, argv, usage_text, &ar);
+	if (orc)
+		return orc;
+	struct rep r;
+	int rc = rep_build(&r, ar, html != NULL);
+	if (rc == 0 && html) {
+		FILE *f = fopen(html, "w");
+		if (!f || rep_print_html(&r, &o, f) || fclose(f)) {
+			fprintf(stderr, "tracer: cannot write %s\n", html);
+			rc = -1;
+		}
+	}
+	if (rc == 0)
+		rc = json ? rep_print_json(&r, &o, stdout) : rep_print_text(&r, &o, stdout);
+	rep_free(&r);
+	otf2r_close(ar);
+	return rc ? 1 : 0;
+}
