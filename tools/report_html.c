@@ -46,7 +46,7 @@ static const char js[] =
 
 static void color(size_t ri, char *out, size_t n)
 {
-	unsigned h = (unsigned)((ri * 2654435761u) % 360u);
+	unsigned h = (unsigned)((double)ri * 137.508) % 360u;   /* golden angle: neighbours differ */
 	snprintf(out, n, "hsl(%u,65%%,55%%)", h);
 }
 

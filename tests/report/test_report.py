@@ -8,6 +8,8 @@ MPI_DEMO, CHROMIUM.
 Every archive is also read by the reference reader (python3-otf2), the
 oracle for every number checked.
 """
+import gzip
+import json
 import os
 import shutil
 import subprocess
@@ -75,6 +77,241 @@ def mpi_archive(name):
     if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
         die('mpirun demo_mpi under the tracer: rc %d\n%s' % (rc, err[-2000:]))
     return out
+
+
+def tracer(*args, ok=True):
+    rc, out, err = run([os.environ['TRACER']] + list(args))
+    if ok and rc != 0:
+        die('tracer %s: rc %d\n%s' % (' '.join(args), rc, err))
+    return rc, out, err
+
+
+def compare_report(archive, min_regions, want_messages=False):
+    """tracer report --json against oracle_report.py (reference reader)"""
+    sys.path.insert(0, SRC)
+    import oracle_report
+    _, out, _ = tracer('report', '--json', '--limit', '0', archive)
+    ours = json.loads(out)
+    locs, enters, sends, send_bytes = oracle_report.compute(ours['archive'])
+    errors = []
+    if ours['events'] != sum(L['events'] for L in locs.values()):
+        errors.append('events %d, reference %d' % (ours['events'], sum(L['events'] for L in locs.values())))
+    compared = 0
+    totals = {}
+    for OL in ours['locations']:
+        L = locs[OL['id']]
+        for k in ('events', 'first', 'last', 'busy', 'process'):
+            if L[k] is not None and OL[k] != L[k]:
+                errors.append('location %d %s: ours %s, reference %s' % (OL['id'], k, OL[k], L[k]))
+        ref = {r: s for r, s in L['regions'].items() if s['calls']}
+        mine = {x['id']: x for x in OL['regions']}
+        if set(ref) != set(mine):
+            errors.append('location %d regions: ours %s, reference %s' % (OL['id'], sorted(mine), sorted(ref)))
+        for r, s in ref.items():
+            m = mine.get(r, {})
+            for k in ('calls', 'incl', 'excl', 'min', 'max'):
+                if m.get(k) != s[k]:
+                    errors.append('location %d region %d %s: ours %s, reference %s'
+                                  % (OL['id'], r, k, m.get(k), s[k]))
+            compared += 1
+            t = totals.setdefault(r, dict(calls=0, incl=0, excl=0))
+            for k in t:
+                t[k] += s[k]
+    for x in ours['regions']:
+        for k in ('calls', 'incl', 'excl'):
+            if totals.get(x['id'], {}).get(k) != x[k]:
+                errors.append('total region %s %s: ours %s, reference %s'
+                              % (x['name'], k, x[k], totals.get(x['id'], {}).get(k)))
+    if len(ours['regions']) != len(totals):
+        errors.append('regions with calls: ours %d, reference %d' % (len(ours['regions']), len(totals)))
+    for P in ours['processes']:
+        c = sum(m['count'] for m in P['messages_to'])
+        b = sum(m['bytes'] for m in P['messages_to'])
+        if c != sends[P['id']] or b != send_bytes[P['id']]:
+            errors.append('process %d messages sent: ours %d/%d bytes, reference %d/%d'
+                          % (P['id'], c, b, sends[P['id']], send_bytes[P['id']]))
+    if want_messages and not sum(sends.values()):
+        errors.append('no MPI message in the archive')
+    if compared < min_regions:
+        errors.append('only %d (location, region) pairs compared' % compared)
+    for e in errors[:20]:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        sys.exit(1)
+    print('report figures identical to the reference reader: %d locations, %d (location, region) '
+          'pairs, %d events, %d messages' % (len(ours['locations']), compared, ours['events'],
+                                             sum(sends.values())))
+    return ours
+
+
+def case_report_pywriter():
+    compare_report(py_archive('report_pywriter'), 20, want_messages=True)
+
+
+def case_report_demo():
+    compare_report(traced_demo('report_demo'), 10)
+
+
+def case_report_mpi():
+    compare_report(mpi_archive('report_mpi'), 10, want_messages=True)
+
+
+def check_chrome_json(path, archive):
+    """structure of the Chrome Trace Event file, counts against the reference"""
+    opener = gzip.open if path.endswith('.gz') else open
+    with opener(path, 'rt') as f:
+        doc = json.load(f)
+    evs = doc['traceEvents']
+    sys.path.insert(0, SRC)
+    import oracle_report
+    anchor = json.loads(tracer('report', '--json', '--limit', '1', archive)[1])['archive']
+    locs, enters, sends, _ = oracle_report.compute(anchor)
+    errors = []
+    names = {(e['pid'], e.get('tid')): e['args']['name'] for e in evs if e['ph'] == 'M'}
+    for L in locs.values():
+        if names.get((L['process'], L['id'])) != L['name']:
+            errors.append('thread_name of location %d: %s' % (L['id'], names.get((L['process'], L['id']))))
+        if (L['process'], None) not in names:
+            errors.append('no process_name for process %d' % L['process'])
+    stacks, last = {}, {}
+    nb = 0
+    for e in evs:
+        if e['ph'] == 'M':
+            continue
+        key = (e['pid'], e['tid'])
+        if e['ts'] < last.get(key, -1e300):
+            errors.append('time goes back on tid %s: %s' % (key, e))
+        last[key] = e['ts']
+        if e['ph'] == 'B':
+            nb += 1
+            stacks.setdefault(key, []).append(e['name'])
+        elif e['ph'] == 'E':
+            st = stacks.get(key)
+            if not st or st[-1] != e['name']:
+                errors.append('E without its B on %s: %s' % (key, e))
+            else:
+                st.pop()
+        elif e['ph'] != 'i':
+            errors.append('unexpected event ' + str(e))
+        if len(errors) > 10:
+            break
+    open_ = sum(len(x) for x in stacks.values())
+    if open_:
+        errors.append('%d B events without their E' % open_)
+    if nb != enters:
+        errors.append('%d B events, the archive has %d Enter' % (nb, enters))
+    if nb < 100:
+        errors.append('only %d regions' % nb)
+    for e in errors:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        sys.exit(1)
+    print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread'
+          % (path, len(evs), nb))
+
+
+def case_convert_demo():
+    a = traced_demo('convert_demo')
+    d = os.path.join(WORK, 'convert_demo')
+    for name in ('out.json', 'out.json.gz'):
+        tracer('convert', a, '-o', os.path.join(d, name))
+        check_chrome_json(os.path.join(d, name), a)
+
+
+def case_convert_mpi():
+    a = mpi_archive('convert_mpi')
+    out = os.path.join(WORK, 'convert_mpi', 'out.json')
+    tracer('convert', '--chrome', out, a)
+    check_chrome_json(out, a)
+
+
+def case_cli():
+    """every subcommand has --help; errors are one line and a non-zero status"""
+    for cmd in ('report', 'convert', 'run', 'merge', 'recover'):
+        rc, out, err = tracer(cmd, '--help', ok=False)
+        if rc != 0 or 'usage' not in out:
+            die('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
+    rc, out, err = tracer('recover', 'x', ok=False)
+    if rc != 2 or 'crash-proof' not in err:
+        die('tracer recover: rc %d %r' % (rc, err))
+    rc, out, err = tracer('report', '/nonexistent', ok=False)
+    if rc != 1 or not err.startswith('tracer: ') or len(err.splitlines()) != 1:
+        die('tracer report /nonexistent: rc %d %r' % (rc, err))
+    rc, out, err = tracer('report', '--sort', 'bogus', 'x', ok=False)
+    if rc != 2:
+        die('tracer report --sort bogus: rc %d' % rc)
+    rc, out, err = tracer('bogus', ok=False)
+    if rc != 2:
+        die('tracer bogus: rc %d' % rc)
+    # tracer run = the launcher: the program runs and its archive is readable
+    d = workdir('cli_run')
+    out_dir = os.path.join(d, 'archive')
+    env = dict(os.environ)
+    env.pop('LD_PRELOAD', None)
+    p = subprocess.run([os.environ['TRACER'], 'run', '-o', out_dir, '--', os.environ['DEMO']],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    plain = subprocess.run([os.environ['DEMO']], stdout=subprocess.PIPE)
+    if p.returncode != 0 or p.stdout != plain.stdout:
+        die('tracer run demo: rc %d, stdout differs: %s' % (p.returncode, p.stdout != plain.stdout))
+    rc, out, err = tracer('report', out_dir)
+    if 'pthread_create' not in out:
+        die('tracer report after tracer run: no pthread_create in\n' + out[:2000])
+    print('cli: --help of every command, error paths, tracer run + report')
+
+
+def chromium(*args):
+    exe = os.environ.get('CHROMIUM') or shutil.which('chromium')
+    if not exe:
+        print('chromium not installed (scripts/install-deps): skipped')
+        sys.exit(77)
+    home = workdir('chromium_home')
+    env = dict(os.environ, HOME=home)
+    return subprocess.run([exe, '--headless', '--no-sandbox', '--disable-gpu',
+                           '--no-first-run', '--user-data-dir=' + home,
+                           '--enable-logging=stderr', '--v=0'] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+
+
+def case_html():
+    """the page is self-contained, renders in headless Chromium without console
+    errors, the timeline is drawn and the region names are in the DOM"""
+    sys.path.insert(0, SRC)
+    import png
+    a = traced_demo('html')
+    page = os.path.join(WORK, 'html', 'report.html')
+    tracer('report', '--html', page, a)
+    text = open(page, encoding='utf-8').read()
+    for bad in ('<link', ' src=', 'href=', '@import', 'url('):
+        if bad in text:
+            die('page is not self-contained: %r' % bad)
+    regions = json.loads(tracer('report', '--json', '--limit', '0', a)[1])['regions']
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    for r in regions:
+        if r['name'] not in dom:
+            die('region %s not in the DOM' % r['name'])
+    if dom.count('<rect') < 20:
+        die('timeline has %d rects' % dom.count('<rect'))
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    shot = os.path.join(WORK, 'html', 'shot.png')
+    p = chromium('--screenshot=' + shot, '--window-size=1200,900', 'file://' + page)
+    if not os.path.exists(shot):
+        die('no screenshot: ' + p.stderr.decode()[-2000:])
+    w, h, rows = png.read(shot)
+    colors = set()
+    colored = 0
+    for row in rows[::3]:
+        for (r, g, b) in row[::3]:
+            colors.add((r, g, b))
+            if max(r, g, b) - min(r, g, b) > 60:    # saturated: timeline bars
+                colored += 1
+    if len(colors) < 20 or colored < 500:
+        die('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
+    print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
+          '%d saturated samples' % (len(text), len(regions), w, h, len(colors), colored))
 
 
 def case_reader_demo():

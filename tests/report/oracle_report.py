@@ -1,0 +1,69 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""oracle_report.py - the figures of `tracer report --json`, computed from
+the events the reference reader (python3-otf2) delivers, independently of
+our reader. Same rules as docs/report.md: calls per Enter; exclusive time =
+duration minus the children's; inclusive time over the outermost activation
+of a region only; min/max over each call's duration; a Leave closes the
+innermost open activation of its region (and everything above it); a Leave
+without an open activation is ignored; activations still open close at the
+location's last event."""
+import collections
+
+import otf2
+
+
+def compute(anchor):
+    with otf2.reader.open(anchor) as tr:
+        defs = tr.definitions
+        locs = {}
+        for loc in defs.locations:
+            locs[loc._ref] = dict(id=loc._ref, name=loc.name, process=loc.group._ref, events=0,
+                                  first=None, last=None, regions=collections.defaultdict(
+                                      lambda: dict(calls=0, incl=0, excl=0, min=None, max=0)),
+                                  stack=[], active=collections.Counter(), busy=0)
+        enters = 0
+        sends = collections.Counter()
+        send_bytes = collections.Counter()
+        for loc, ev in tr.events:
+            L = locs[loc._ref]
+            t = ev.time
+            L['events'] += 1
+            if L['first'] is None:
+                L['first'] = t
+            L['last'] = t
+            if isinstance(ev, otf2.events.Enter):
+                enters += 1
+                r = ev.region._ref
+                L['stack'].append([r, t, 0])
+                L['active'][r] += 1
+                L['regions'][r]['calls'] += 1
+            elif isinstance(ev, otf2.events.Leave):
+                r = ev.region._ref
+                idx = [i for i, f in enumerate(L['stack']) if f[0] == r]
+                if idx:
+                    while len(L['stack']) > idx[-1]:
+                        pop(L, t)
+            elif isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend)):
+                sends[L['process']] += 1
+                send_bytes[L['process']] += ev.msg_length
+        for L in locs.values():
+            while L['stack']:
+                pop(L, L['last'])
+        return locs, enters, sends, send_bytes
+
+
+def pop(L, t):
+    r, t0, child = L['stack'].pop()
+    d = t - t0
+    s = L['regions'][r]
+    s['excl'] += d - child
+    L['active'][r] -= 1
+    if L['active'][r] == 0:
+        s['incl'] += d
+    s['min'] = d if s['min'] is None else min(s['min'], d)
+    s['max'] = max(s['max'], d)
+    if L['stack']:
+        L['stack'][-1][2] += d
+    else:
+        L['busy'] += d
