@@ -197,6 +197,96 @@ static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, u
 	}
 }
 
+static uint64_t lock_hash(size_t group, uint32_t id)
+{
+	uint64_t k = ((uint64_t)group << 32 | id) * 0x9e3779b97f4a7c15ull;
+	return k ^ (k >> 29);
+}
+
+static struct rep_lock *lock_get(struct rep *r, size_t group, uint32_t id)
+{
+	if (2 * (r->nlocks + 1) > r->caplocks) {      /* grow and rehash */
+		size_t cap = r->caplocks ? 2 * r->caplocks : 256;
+		struct rep_lock *nl = xcalloc(cap, sizeof *nl);
+		for (size_t i = 0; i < r->caplocks; i++) {
+			if (!r->locks[i].acquisitions)
+				continue;
+			size_t j = lock_hash(r->locks[i].group, r->locks[i].id) & (cap - 1);
+			while (nl[j].acquisitions)
+				j = (j + 1) & (cap - 1);
+			nl[j] = r->locks[i];
+		}
+		free(r->locks);
+		r->locks = nl;
+		r->caplocks = cap;
+	}
+	size_t j = lock_hash(group, id) & (r->caplocks - 1);
+	while (r->locks[j].acquisitions && (r->locks[j].group != group || r->locks[j].id != id))
+		j = (j + 1) & (r->caplocks - 1);
+	struct rep_lock *l = &r->locks[j];
+	if (!l->acquisitions) {
+		l->group = group;
+		l->id = id;
+		r->nlocks++;
+	}
+	return l;
+}
+
+static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t)
+{
+	struct rep_loc *L = &r->locs[li];
+	uint64_t w = L->depth && t > L->stack[L->depth - 1].enter ? t - L->stack[L->depth - 1].enter : 0;
+	struct rep_lock *l = lock_get(r, L->group, id);
+	l->acquisitions++;
+	l->wait += w;
+	if (w > l->max)
+		l->max = w;
+	size_t k = 0;
+	while (k < l->nwaiters && l->waiters[k].loc != li)
+		k++;
+	if (k == l->nwaiters) {
+		if (l->nwaiters == l->capwaiters) {
+			l->capwaiters = l->capwaiters ? 2 * l->capwaiters : 4;
+			l->waiters = realloc(l->waiters, l->capwaiters * sizeof *l->waiters);
+			if (!l->waiters) {
+				fprintf(stderr, "tracer: out of memory\n");
+				exit(1);
+			}
+		}
+		l->waiters[l->nwaiters++] = (struct rep_waiter){ li, 0 };
+	}
+	l->waiters[k].wait += w;
+}
+
+static int cmp_waiter(const void *a, const void *b)
+{
+	const struct rep_waiter *x = a, *y = b;
+	return x->wait != y->wait ? (x->wait < y->wait ? 1 : -1) : (x->loc > y->loc) - (x->loc < y->loc);
+}
+
+static int cmp_lock(const void *a, const void *b)
+{
+	const struct rep_lock *x = *(const struct rep_lock *const *)a, *y = *(const struct rep_lock *const *)b;
+	if (x->wait != y->wait)
+		return x->wait < y->wait ? 1 : -1;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < r->caplocks; i++) {
+		if (!r->locks[i].acquisitions)
+			continue;
+		qsort(r->locks[i].waiters, r->locks[i].nwaiters, sizeof(struct rep_waiter), cmp_waiter);
+		out[n++] = &r->locks[i];
+	}
+	qsort(out, n, sizeof *out, cmp_lock);
+	return n;
+}
+
 static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 {
 	if (L->depth == L->cap) {
@@ -315,6 +405,12 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			if ((ri = region_index(r, ev.u.leave.region)) != UNDEF32)
 				leave(r, L, ri, ev.time);
 			break;
+		case OTF2R_EVT_THREAD_ACQUIRE_LOCK:
+			acquire(r, li, ev.u.thread_acquire_lock.lock_id, ev.time);
+			break;
+		case OTF2R_EVT_OMP_ACQUIRE_LOCK:
+			acquire(r, li, ev.u.omp_acquire_lock.lock_id, ev.time);
+			break;
 		case OTF2R_EVT_BUFFER_FLUSH:
 			L->flushes++;
 			break;
@@ -380,6 +476,9 @@ void rep_free(struct rep *r)
 	free(r->groups);
 	free(r->msg_count);
 	free(r->msg_bytes);
+	for (size_t i = 0; i < r->caplocks; i++)
+		free(r->locks[i].waiters);
+	free(r->locks);
 }
 
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group)

@@ -40,6 +40,22 @@ struct rep_loc {
 	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
 };
 
+/* A lock (ThreadAcquireLock / OmpAcquireLock), keyed by process and lock
+ * id. wait = time from the Enter of the innermost open region (the lock
+ * call) to the acquisition. */
+struct rep_waiter {
+	size_t loc;
+	uint64_t wait;
+};
+
+struct rep_lock {
+	size_t group;
+	uint32_t id;
+	uint64_t acquisitions, wait, max;
+	struct rep_waiter *waiters;
+	size_t nwaiters, capwaiters;
+};
+
 struct rep_group {
 	uint32_t id;
 	const char *name;
@@ -64,6 +80,8 @@ struct rep {
 	uint64_t *msg_count, *msg_bytes; /* ngroups x ngroups, sender-major */
 	uint64_t messages;
 	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
+	struct rep_lock *locks;          /* open addressing on (group, id) */
+	size_t nlocks, caplocks;
 };
 
 /* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
@@ -80,6 +98,8 @@ struct rep_opts {
 	int has_location;
 	uint64_t location;
 };
+/* Locks with acquisitions, sorted by total wait (most first). */
+size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out);
 void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
 		size_t *order, size_t *n);
 int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);

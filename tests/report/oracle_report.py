@@ -7,7 +7,8 @@ duration minus the children's; inclusive time over the outermost activation
 of a region only; min/max over each call's duration; a Leave closes the
 innermost open activation of its region (and everything above it); a Leave
 without an open activation is ignored; activations still open close at the
-location's last event."""
+location's last event. Lock wait = time from the Enter of the innermost open
+region to ThreadAcquireLock/OmpAcquireLock."""
 import collections
 
 import otf2
@@ -24,6 +25,8 @@ def compute(anchor):
                                   stack=[], active=collections.Counter(), busy=0)
         enters = 0
         sends = collections.Counter()
+        # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
+        locks = {}
         send_bytes = collections.Counter()
         for loc, ev in tr.events:
             L = locs[loc._ref]
@@ -44,12 +47,20 @@ def compute(anchor):
                 if idx:
                     while len(L['stack']) > idx[-1]:
                         pop(L, t)
+            elif isinstance(ev, (otf2.events.ThreadAcquireLock, otf2.events.OmpAcquireLock)):
+                w = t - L['stack'][-1][1] if L['stack'] and t > L['stack'][-1][1] else 0
+                k = locks.setdefault((L['process'], ev.lock_id), [0, 0, 0, collections.Counter()])
+                k[0] += 1
+                k[1] += w
+                k[2] = max(k[2], w)
+                k[3][L['id']] += w
             elif isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend)):
                 sends[L['process']] += 1
                 send_bytes[L['process']] += ev.msg_length
         for L in locs.values():
             while L['stack']:
                 pop(L, L['last'])
+        compute.locks = locks
         return locs, enters, sends, send_bytes
 
 

@@ -86,7 +86,7 @@ def tracer(*args, ok=True):
     return rc, out, err
 
 
-def compare_report(archive, min_regions, want_messages=False):
+def compare_report(archive, min_regions, want_messages=False, want_locks=False):
     """tracer report --json against oracle_report.py (reference reader)"""
     sys.path.insert(0, SRC)
     import oracle_report
@@ -130,6 +130,16 @@ def compare_report(archive, min_regions, want_messages=False):
         if c != sends[P['id']] or b != send_bytes[P['id']]:
             errors.append('process %d messages sent: ours %d/%d bytes, reference %d/%d'
                           % (P['id'], c, b, sends[P['id']], send_bytes[P['id']]))
+    mine = {(x['process'], x['lock']): x for x in ours['locks']}
+    if set(mine) != set(oracle_report.compute.locks):
+        errors.append('locks: ours %s, reference %s' % (sorted(mine), sorted(oracle_report.compute.locks)))
+    for key, (acq, wait, mx, who) in oracle_report.compute.locks.items():
+        x = mine.get(key, {})
+        if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
+                {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
+            errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+    if want_locks and not oracle_report.compute.locks:
+        errors.append('no lock in the archive')
     if want_messages and not sum(sends.values()):
         errors.append('no MPI message in the archive')
     if compared < min_regions:
@@ -139,8 +149,8 @@ def compare_report(archive, min_regions, want_messages=False):
     if errors:
         sys.exit(1)
     print('report figures identical to the reference reader: %d locations, %d (location, region) '
-          'pairs, %d events, %d messages' % (len(ours['locations']), compared, ours['events'],
-                                             sum(sends.values())))
+          'pairs, %d events, %d messages, %d locks' % (len(ours['locations']), compared, ours['events'],
+                                                       sum(sends.values()), len(ours['locks'])))
     return ours
 
 
@@ -149,7 +159,7 @@ def case_report_pywriter():
 
 
 def case_report_demo():
-    compare_report(traced_demo('report_demo'), 10)
+    compare_report(traced_demo('report_demo'), 10, want_locks=True)
 
 
 def case_report_mpi():
