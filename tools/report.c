@@ -117,6 +117,27 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	}
 	if (extra)
 		r->ngroups++;
+	for (size_t i = 0; i < nd; i++) {
+		const otf2r_def *d = otf2r_def_at(ar, i);
+		if (d->type == OTF2R_GDEF_CALLING_CONTEXT && d->u.calling_context.self != UNDEF32 &&
+		    d->u.calling_context.self < (1u << 26) && d->u.calling_context.self + 1 > r->ncc)
+			r->ncc = d->u.calling_context.self + 1;
+	}
+	r->cc_region = xcalloc(r->ncc, sizeof *r->cc_region);
+	r->cc_parent = xcalloc(r->ncc, sizeof *r->cc_parent);
+	r->cc_scl = xcalloc(r->ncc, sizeof *r->cc_scl);
+	r->cc_samples = xcalloc(r->ncc, sizeof *r->cc_samples);
+	memset(r->cc_region, 0xff, r->ncc * sizeof *r->cc_region);
+	memset(r->cc_parent, 0xff, r->ncc * sizeof *r->cc_parent);
+	for (size_t i = 0; i < nd; i++) {
+		const otf2r_def *d = otf2r_def_at(ar, i);
+		const otf2r_gdef_calling_context *cc = &d->u.calling_context;
+		if (d->type != OTF2R_GDEF_CALLING_CONTEXT || cc->self >= r->ncc)
+			continue;
+		r->cc_region[cc->self] = cc->region < r->region_ids ? r->region_by_id[cc->region] : UNDEF32;
+		r->cc_parent[cc->self] = cc->parent < r->ncc ? cc->parent : UNDEF32;
+		r->cc_scl[cc->self] = cc->source_code_location;
+	}
 	r->msg_count = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
 	r->msg_bytes = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_bytes);
 	char dir[4096];
@@ -345,6 +366,90 @@ static uint32_t region_index(const struct rep *r, uint32_t id)
 	return id < r->region_ids ? r->region_by_id[id] : UNDEF32;
 }
 
+static uint32_t cc_region(const struct rep *r, uint32_t cc)
+{
+	return cc < r->ncc ? r->cc_region[cc] : UNDEF32;
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct rep_fn *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return (x->ri > y->ri) - (x->ri < y->ri);
+}
+
+size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
+{
+	uint64_t *best = xcalloc(r->nregions, sizeof *best);
+	uint32_t *seen = xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
+	for (size_t i = 0; i < r->nregions; i++)
+		out[i] = (struct rep_fn){ i, 0, 0, UNDEF32 };
+	for (size_t c = 0; c < r->ncc; c++) {
+		uint64_t n = r->cc_samples[c];
+		if (!n)
+			continue;
+		uint32_t ri = r->cc_region[c];
+		if (ri != UNDEF32) {
+			out[ri].self += n;
+			if (n > best[ri]) {
+				best[ri] = n;
+				out[ri].scl = r->cc_scl[c];
+			}
+		}
+		size_t steps = 0;
+		for (uint32_t p = (uint32_t)c; p != UNDEF32 && steps++ <= r->ncc; p = r->cc_parent[p]) {
+			uint32_t q = r->cc_region[p];
+			if (q != UNDEF32 && seen[q] != c + 1) {   /* each region once per path */
+				seen[q] = (uint32_t)c + 1;
+				out[q].total += n;
+			}
+		}
+	}
+	free(best);
+	free(seen);
+	size_t k = 0;
+	for (size_t i = 0; i < r->nregions; i++)
+		if (out[i].total)
+			out[k++] = out[i];
+	qsort(out, k, sizeof *out, cmp_fn);
+	return k;
+}
+
+static const struct rep *cc_sort_rep;
+
+static int cmp_cc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t u = cc_sort_rep->cc_samples[x], v = cc_sort_rep->cc_samples[y];
+	return u != v ? (u < v ? 1 : -1) : (x > y) - (x < y);
+}
+
+size_t rep_sample_paths(const struct rep *r, uint32_t *out)
+{
+	size_t k = 0;
+	for (size_t c = 0; c < r->ncc; c++)
+		if (r->cc_samples[c])
+			out[k++] = (uint32_t)c;
+	cc_sort_rep = r;
+	qsort(out, k, sizeof *out, cmp_cc);
+	return k;
+}
+
+const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
+{
+	const otf2r_def *d = scl == UNDEF32 ? NULL
+		: otf2r_def_find(r->ar, OTF2R_GDEF_SOURCE_CODE_LOCATION, scl);
+	if (!d)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%s:%" PRIu32, str_or(r, d->u.source_code_location.file, "?"),
+			 d->u.source_code_location.line_number);
+	return buf;
+}
+
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 {
 	rep_setup_defs(r, ar);
@@ -404,6 +509,21 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 		case OTF2R_EVT_LEAVE:
 			if ((ri = region_index(r, ev.u.leave.region)) != UNDEF32)
 				leave(r, L, ri, ev.time);
+			break;
+		case OTF2R_EVT_CALLING_CONTEXT_ENTER:
+			ri = cc_region(r, ev.u.calling_context_enter.calling_context);
+			if (ri != UNDEF32)
+				enter(r, L, ri, ev.time);
+			break;
+		case OTF2R_EVT_CALLING_CONTEXT_LEAVE:
+			ri = cc_region(r, ev.u.calling_context_leave.calling_context);
+			if (ri != UNDEF32)
+				leave(r, L, ri, ev.time);
+			break;
+		case OTF2R_EVT_CALLING_CONTEXT_SAMPLE:
+			r->samples++;
+			if (ev.u.calling_context_sample.calling_context < r->ncc)
+				r->cc_samples[ev.u.calling_context_sample.calling_context]++;
 			break;
 		case OTF2R_EVT_THREAD_ACQUIRE_LOCK:
 			acquire(r, li, ev.u.thread_acquire_lock.lock_id, ev.time);
@@ -479,6 +599,10 @@ void rep_free(struct rep *r)
 	for (size_t i = 0; i < r->caplocks; i++)
 		free(r->locks[i].waiters);
 	free(r->locks);
+	free(r->cc_region);
+	free(r->cc_parent);
+	free(r->cc_scl);
+	free(r->cc_samples);
 }
 
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group)

@@ -82,7 +82,26 @@ struct rep {
 	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
 	struct rep_lock *locks;          /* open addressing on (group, id) */
 	size_t nlocks, caplocks;
+	/* calling contexts (sampling): by dense id */
+	size_t ncc;
+	uint32_t *cc_region;             /* region index, UINT32_MAX none */
+	uint32_t *cc_parent;             /* cc id, UINT32_MAX root */
+	uint32_t *cc_scl;                /* SourceCodeLocation id */
+	uint64_t *cc_samples;            /* CallingContextSample per leaf context */
+	uint64_t samples;
 };
+
+/* Samples per region: self (the sampled context's region), total (any
+ * context on the path, each region once per sample); line = the
+ * SourceCodeLocation of the region's most sampled context. */
+struct rep_fn {
+	size_t ri;
+	uint64_t self, total;
+	uint32_t scl;
+};
+size_t rep_sample_functions(const struct rep *r, struct rep_fn *out);   /* sorted by self */
+size_t rep_sample_paths(const struct rep *r, uint32_t *out);             /* cc ids by samples */
+const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n);
 
 /* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */

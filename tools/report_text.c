@@ -56,6 +56,44 @@ static void table(const struct rep *r, const struct rep_opts *o, FILE *f,
 		row(r, f, r->region_names[order[k]], &st[order[k]], total);
 }
 
+static void print_samples(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	struct rep_fn *fn = calloc(r->nregions + 1, sizeof *fn);
+	uint32_t *cc = calloc(r->ncc + 1, sizeof *cc);
+	if (!fn || !cc) {
+		free(fn);
+		free(cc);
+		return;
+	}
+	char line[4096];
+	size_t n = rep_sample_functions(r, fn);
+	fprintf(f, "\nSamples: %" PRIu64 " (CallingContextSample), top functions by self samples:\n",
+		r->samples);
+	fprintf(f, "  %-32s %8s %7s %8s %7s  %s\n", "function", "self", "self%", "total", "total%",
+		"hottest line");
+	for (size_t k = 0; k < n && (!o->limit || k < o->limit); k++)
+		fprintf(f, "  %-32.32s %8" PRIu64 " %6.1f%% %8" PRIu64 " %6.1f%%  %s\n",
+			r->region_names[fn[k].ri], fn[k].self, 100.0 * (double)fn[k].self / (double)r->samples,
+			fn[k].total, 100.0 * (double)fn[k].total / (double)r->samples,
+			rep_scl_text(r, fn[k].scl, line, sizeof line));
+	size_t np = rep_sample_paths(r, cc);
+	fprintf(f, "\nHottest call paths (samples, outermost first):\n");
+	for (size_t k = 0; k < np && k < (o->limit ? o->limit : np) && k < 10; k++) {
+		uint32_t chain[256];
+		size_t d = 0;
+		for (uint32_t p = cc[k]; p != UINT32_MAX && d < 256; p = r->cc_parent[p])
+			chain[d++] = p;
+		fprintf(f, "  %8" PRIu64 "  ", r->cc_samples[cc[k]]);
+		while (d-- > 0) {
+			uint32_t ri = r->cc_region[chain[d]];
+			fprintf(f, "%s%s", ri == UINT32_MAX ? "?" : r->region_names[ri], d ? " > " : "");
+		}
+		fprintf(f, "  (%s)\n", rep_scl_text(r, r->cc_scl[cc[k]], line, sizeof line));
+	}
+	free(fn);
+	free(cc);
+}
+
 int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 {
 	size_t *order = calloc(r->nregions + 1, sizeof *order);
@@ -118,6 +156,9 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			r->groups[L->group].name);
 		table(r, o, f, L->reg, order);
 	}
+
+	if (r->samples)
+		print_samples(r, o, f);
 
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
@@ -237,7 +278,20 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		json_regions(f, r, o, L->reg, order);
 		fputc('}', f);
 	}
-	fputs("],\"locks\":[", f);
+	fprintf(f, "],\"samples\":{\"total\":%" PRIu64 ",\"functions\":[", r->samples);
+	struct rep_fn *fn = calloc(r->nregions + 1, sizeof *fn);
+	size_t nf = fn ? rep_sample_functions(r, fn) : 0;
+	for (size_t k = 0; k < nf; k++) {
+		fprintf(f, "%s{\"id\":%" PRIu32 ",\"name\":", k ? "," : "", r->regions[fn[k].ri]->self);
+		rep_json_str(f, r->region_names[fn[k].ri]);
+		char line[4096];
+		fprintf(f, ",\"self\":%" PRIu64 ",\"total\":%" PRIu64 ",\"line\":", fn[k].self,
+			fn[k].total);
+		rep_json_str(f, rep_scl_text(r, fn[k].scl, line, sizeof line));
+		fputc('}', f);
+	}
+	free(fn);
+	fputs("]},\"locks\":[", f);
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	for (size_t k = 0; k < nl; k++) {

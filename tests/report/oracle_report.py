@@ -27,6 +27,7 @@ def compute(anchor):
         sends = collections.Counter()
         # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
         locks = {}
+        samples = collections.Counter()     # calling context ref -> samples
         send_bytes = collections.Counter()
         for loc, ev in tr.events:
             L = locs[loc._ref]
@@ -37,16 +38,16 @@ def compute(anchor):
             L['last'] = t
             if isinstance(ev, otf2.events.Enter):
                 enters += 1
-                r = ev.region._ref
-                L['stack'].append([r, t, 0])
-                L['active'][r] += 1
-                L['regions'][r]['calls'] += 1
+                enter(L, ev.region._ref, t)
             elif isinstance(ev, otf2.events.Leave):
-                r = ev.region._ref
-                idx = [i for i, f in enumerate(L['stack']) if f[0] == r]
-                if idx:
-                    while len(L['stack']) > idx[-1]:
-                        pop(L, t)
+                leave(L, ev.region._ref, t)
+            elif isinstance(ev, otf2.events.CallingContextEnter):
+                enter(L, ev.calling_context.region._ref, t)
+                enters += 1
+            elif isinstance(ev, otf2.events.CallingContextLeave):
+                leave(L, ev.calling_context.region._ref, t)
+            elif isinstance(ev, otf2.events.CallingContextSample):
+                samples[ev.calling_context] += 1
             elif isinstance(ev, (otf2.events.ThreadAcquireLock, otf2.events.OmpAcquireLock)):
                 w = t - L['stack'][-1][1] if L['stack'] and t > L['stack'][-1][1] else 0
                 k = locks.setdefault((L['process'], ev.lock_id), [0, 0, 0, collections.Counter()])
@@ -61,7 +62,30 @@ def compute(anchor):
             while L['stack']:
                 pop(L, L['last'])
         compute.locks = locks
+        fn_self, fn_total = collections.Counter(), collections.Counter()
+        for cc, n in samples.items():
+            fn_self[cc.region._ref] += n
+            seen = set()
+            while cc is not None:
+                if cc.region._ref not in seen:
+                    seen.add(cc.region._ref)
+                    fn_total[cc.region._ref] += n
+                cc = cc.parent
+        compute.samples = (sum(samples.values()), fn_self, fn_total)
         return locs, enters, sends, send_bytes
+
+
+def enter(L, r, t):
+    L['stack'].append([r, t, 0])
+    L['active'][r] += 1
+    L['regions'][r]['calls'] += 1
+
+
+def leave(L, r, t):
+    idx = [i for i, f in enumerate(L['stack']) if f[0] == r]
+    if idx:
+        while len(L['stack']) > idx[-1]:
+            pop(L, t)
 
 
 def pop(L, t):

@@ -86,7 +86,7 @@ def tracer(*args, ok=True):
     return rc, out, err
 
 
-def compare_report(archive, min_regions, want_messages=False, want_locks=False):
+def compare_report(archive, min_regions, want_messages=False, want_locks=False, want_samples=False):
     """tracer report --json against oracle_report.py (reference reader)"""
     sys.path.insert(0, SRC)
     import oracle_report
@@ -138,6 +138,16 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False):
         if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
                 {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
             errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+    total, fself, ftotal = oracle_report.compute.samples
+    S = ours['samples']
+    if S['total'] != total:
+        errors.append('samples: ours %d, reference %d' % (S['total'], total))
+    mine = {x['id']: (x['self'], x['total']) for x in S['functions']}
+    refs = {r: (fself.get(r, 0), n) for r, n in ftotal.items()}
+    if mine != refs:
+        errors.append('samples per function: ours %s, reference %s' % (mine, refs))
+    if want_samples and total < 10:
+        errors.append('only %d samples' % total)
     if want_locks and not oracle_report.compute.locks:
         errors.append('no lock in the archive')
     if want_messages and not sum(sends.values()):
@@ -149,8 +159,9 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False):
     if errors:
         sys.exit(1)
     print('report figures identical to the reference reader: %d locations, %d (location, region) '
-          'pairs, %d events, %d messages, %d locks' % (len(ours['locations']), compared, ours['events'],
-                                                       sum(sends.values()), len(ours['locks'])))
+          'pairs, %d events, %d messages, %d locks, %d samples'
+          % (len(ours['locations']), compared, ours['events'], sum(sends.values()),
+             len(ours['locks']), total))
     return ours
 
 
@@ -160,6 +171,24 @@ def case_report_pywriter():
 
 def case_report_demo():
     compare_report(traced_demo('report_demo'), 10, want_locks=True)
+
+
+def case_report_sampling():
+    prog = os.environ.get('SMP_PROG')
+    if not prog:
+        print('sampling test program not built: skipped')
+        sys.exit(77)
+    d = workdir('report_sampling')
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
+               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.4')
+    rc, _, err = run([prog], env=env)
+    if rc != 0:
+        die('sampled program: rc %d %s' % (rc, err))
+    ours = compare_report(out, 2, want_samples=True)
+    names = [f['name'] for f in ours['samples']['functions'][:3]]
+    if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
+        die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
 
 
 def case_report_mpi():
