@@ -27,8 +27,9 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-report.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# "events/s (wall) events/s (CPU: user+sys)"
 rate() { awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
-	printf "%.0f\n", v["events"] / v["seconds"] }'; }
+	printf "%.0f %.0f\n", v["events"] / v["seconds"], v["events"] / (v["cpu"] > 0 ? v["cpu"] : 1e-9) }'; }
 
 "$writer" "$work/a" $((events / 4)) 2 >/dev/null
 anchor=$work/a/traces.otf2
@@ -39,11 +40,13 @@ while [ "$i" -lt "$reps" ]; do
 	[ -x "$ref" ] && "$ref" "$anchor" 2>/dev/null | rate >>"$work/ref"
 	i=$((i + 1))
 done
-eps_ours=$(median <"$work/ours")
-printf '  %-34s %14.0f events/s   runs: %s\n' "ours (otf2r, merged)" "$eps_ours" "$(tr '\n' ' ' <"$work/ours")"
+eps_ours=$(cut -d' ' -f1 <"$work/ours" | median)
+cpu_ours=$(cut -d' ' -f2 <"$work/ours" | median)
+printf '  %-34s %14.0f events/s   %14.0f events/CPU-s   wall runs: %s\n' "ours (otf2r, merged)" "$eps_ours" "$cpu_ours" "$(cut -d' ' -f1 <"$work/ours" | tr '\n' ' ')"
 if [ -s "$work/ref" ]; then
-	eps_ref=$(median <"$work/ref")
-	printf '  %-34s %14.0f events/s   runs: %s\n' "libotf2 global reader (C)" "$eps_ref" "$(tr '\n' ' ' <"$work/ref")"
+	eps_ref=$(cut -d' ' -f1 <"$work/ref" | median)
+	cpu_ref=$(cut -d' ' -f2 <"$work/ref" | median)
+	printf '  %-34s %14.0f events/s   %14.0f events/CPU-s   wall runs: %s\n' "libotf2 global reader (C)" "$eps_ref" "$cpu_ref" "$(cut -d' ' -f1 <"$work/ref" | tr '\n' ' ')"
 fi
 /usr/bin/python3 - "$anchor" "$pyevents" <<'PY' >"$work/py" || true
 import sys, time, otf2
@@ -67,5 +70,6 @@ fi
 /usr/bin/time -f '%e %M' -o "$work/time" "$tracer" report "$anchor" >/dev/null
 read -r wall rss <"$work/time"
 printf '  %-34s %14.0f events/s   wall %s s, peak RSS %s KiB\n' "tracer report (all tables)" "$(echo "$events $wall" | awk '{ print $1 / $2 }')" "$wall" "$rss"
-[ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" 'BEGIN { printf "  ours / libotf2: %.2f\n", o / r }'
+[ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" -v co="$cpu_ours" -v cr="$cpu_ref" \
+	'BEGIN { printf "  ours / libotf2: %.2f (wall), %.2f (CPU time)\n", o / r, co / cr }'
 echo "report events per second: $eps_ours"

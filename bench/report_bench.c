@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/resource.h>
 
 static double now(void)
 {
@@ -130,6 +131,11 @@ int main(int argc, char **argv)
 	if (read_all(argv[1]))
 		return 1;
 	double t1 = now();
-	printf("events=%" PRIu64 " seconds=%.6f check=%" PRIu64 "\n", nevents, t1 - t0, sum);
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+		     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
+	printf("events=%" PRIu64 " seconds=%.6f cpu=%.6f check=%" PRIu64 "\n", nevents, t1 - t0,
+	       cpu, sum);
 	return 0;
 }

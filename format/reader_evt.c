@@ -32,6 +32,7 @@ struct otf2r_evt_reader {
 	otf2r__maps maps;
 	otf2r__arena mem;             /* local definitions */
 	otf2r__arena scratch;         /* arrays of the current event */
+	int scratch_used;
 	otf2r_attr *attrs;
 	uint32_t nattrs, capattrs;
 	uint64_t *ct;                 /* clock offsets: times, offsets */
@@ -342,6 +343,21 @@ int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
 			}
 			continue;
 		}
+		if (t == OTF2R_EVT_ENTER || t == OTF2R_EVT_LEAVE) {   /* fast path: no arrays */
+			if (otf2r__cu32(&r->c, &ev->u.enter.region)) {
+				r->c.p = start;
+				if (window_at_chunk_end(r))
+					return rfail(r, "truncated event");
+				if (refill(r, start))
+					return -1;
+				continue;
+			}
+			r->pos++;
+			if (r->maps.any)
+				ev->u.enter.region = otf2r__map32(&r->maps, OTF2R_MAP_REGION,
+								  ev->u.enter.region);
+			goto deliver;
+		}
 		otf2r__cur rc = r->c;
 		if (!otf2r__evt_single[t]) {
 			uint64_t len;
@@ -354,7 +370,9 @@ int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
 			rc.end = r->c.p + len;
 			r->c.p += len;
 		}
-		otf2r__arena_reset(&r->scratch);
+		if (r->scratch_used)
+			otf2r__arena_reset(&r->scratch);
+		r->scratch_used = 1;
 		int d = otf2r__dec_evt(&rc, t, &ev->u, &r->scratch);
 		if (d < 0) {
 			if (otf2r__evt_single[t] && !window_at_chunk_end(r)) {
@@ -375,6 +393,7 @@ int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
 			otf2r__map_evt(t, &ev->u, &r->maps);
 		if (t == OTF2R_EVT_BUFFER_FLUSH)
 			ev->u.buffer_flush.stop_time = clock_apply(r, ev->u.buffer_flush.stop_time);
+deliver:
 		ev->location = r->loc;
 		ev->time = r->time;
 		ev->pos = r->pos;
