@@ -72,4 +72,5 @@ read -r wall rss <"$work/time"
 printf '  %-34s %14.0f events/s   wall %s s, peak RSS %s KiB\n' "tracer report (all tables)" "$(echo "$events $wall" | awk '{ print $1 / $2 }')" "$wall" "$rss"
 [ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" -v co="$cpu_ours" -v cr="$cpu_ref" \
 	'BEGIN { printf "  ours / libotf2: %.2f (wall), %.2f (CPU time)\n", o / r, co / cr }'
+[ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" 'BEGIN { printf "reader speedup vs reference: %.2f\n", o / r }'
 echo "report events per second: $eps_ours"

@@ -117,6 +117,114 @@ static void timeline(const struct rep *r, FILE *f)
 	fputs("</g></svg>\n", f);
 }
 
+/* Flame graph (icicle, root on top) of the sampled calling contexts. */
+struct flame {
+	const struct rep *r;
+	uint64_t *total;
+	uint32_t *child, *next;
+	FILE *f;
+	int maxdepth;
+};
+
+static void flame_node(struct flame *fl, uint32_t c, double x, int depth)
+{
+	const struct rep *r = fl->r;
+	double w = 1000.0 * (double)fl->total[c] / (double)r->samples;
+	if (depth > fl->maxdepth)
+		fl->maxdepth = depth;
+	uint32_t ri = r->cc_region[c];
+	char col[32];
+	color(ri == UINT32_MAX ? 0 : ri, col, sizeof col);
+	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"15\" fill=\"%s\" "
+		"stroke=\"#fff\" stroke-width=\"0.3\" data-t=\"", x, depth * 16, w, col);
+	rep_html_str(fl->f, ri == UINT32_MAX ? "?" : r->region_names[ri]);
+	fprintf(fl->f, " | %" PRIu64 " samples (%" PRIu64 " self)\"/>\n", fl->total[c], r->cc_samples[c]);
+	if (w > 40 && ri != UINT32_MAX) {
+		fprintf(fl->f, "<text x=\"%.3f\" y=\"%d\" font-size=\"10\" pointer-events=\"none\">",
+			x + 2, depth * 16 + 11);
+		rep_html_str(fl->f, r->region_names[ri]);
+		fputs("</text>\n", fl->f);
+	}
+	for (uint32_t k = fl->child[c]; k != UINT32_MAX; k = fl->next[k]) {
+		if (!fl->total[k])
+			continue;
+		flame_node(fl, k, x, depth + 1);
+		x += 1000.0 * (double)fl->total[k] / (double)r->samples;
+	}
+}
+
+static void flame_graph(const struct rep *r, FILE *f)
+{
+	if (!r->samples || !r->ncc)
+		return;
+	struct flame fl = { r, calloc(r->ncc, sizeof(uint64_t)), malloc(r->ncc * sizeof(uint32_t)),
+			    malloc(r->ncc * sizeof(uint32_t)), f, 0 };
+	if (!fl.total || !fl.child || !fl.next)
+		goto out;
+	memset(fl.child, 0xff, r->ncc * sizeof(uint32_t));
+	memset(fl.next, 0xff, r->ncc * sizeof(uint32_t));
+	for (size_t c = r->ncc; c-- > 0;) {             /* children in id order */
+		uint32_t p = r->cc_parent[c];
+		if (p != UINT32_MAX && p < r->ncc) {
+			fl.next[c] = fl.child[p];
+			fl.child[p] = (uint32_t)c;
+		}
+	}
+	for (size_t c = 0; c < r->ncc; c++) {
+		size_t steps = 0;
+		for (uint32_t p = (uint32_t)c; r->cc_samples[c] && p != UINT32_MAX && steps++ <= r->ncc;
+		     p = r->cc_parent[p])
+			fl.total[p] += r->cc_samples[c];
+	}
+	fprintf(f, "<h2>Samples: flame graph</h2><p>%" PRIu64 " samples; outermost frame on top, "
+		"width = share of the samples.</p>\n<svg id=\"flame\" viewBox=\"0 0 1000 400\" "
+		"width=\"100%%\" preserveAspectRatio=\"none\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		r->samples);
+	double x = 0;
+	for (size_t c = 0; c < r->ncc; c++) {
+		if (r->cc_parent[c] != UINT32_MAX || !fl.total[c])
+			continue;
+		flame_node(&fl, (uint32_t)c, x, 0);
+		x += 1000.0 * (double)fl.total[c] / (double)r->samples;
+	}
+	fputs("</svg>\n", f);
+	fprintf(f, "<script>document.getElementById('flame').setAttribute('viewBox','0 0 1000 %d');"
+		"document.getElementById('flame').style.height='%dpx';</script>\n",
+		(fl.maxdepth + 1) * 16, (fl.maxdepth + 1) * 16);
+out:
+	free(fl.total);
+	free(fl.child);
+	free(fl.next);
+}
+
+static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
+	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
+	if (nl) {
+		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th>"
+		      "<th class=\"n\">acquisitions</th><th class=\"n\">wait ms</th>"
+		      "<th class=\"n\">max wait us</th><th>threads that waited most</th></tr></thead>"
+		      "<tbody>\n", f);
+		for (size_t k = 0; k < nl && (!o->limit || k < o->limit); k++) {
+			const struct rep_lock *l = locks[k];
+			fputs("<tr><td>", f);
+			rep_html_str(f, r->groups[l->group].name);
+			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td class=\"n\">%" PRIu64 "</td>"
+				"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>", l->id,
+				l->acquisitions, rep_ms(r, l->wait), rep_ms(r, l->max) * 1e3);
+			for (size_t w = 0; w < l->nwaiters && w < 3; w++) {
+				fputs(w ? ", " : "", f);
+				rep_html_str(f, r->locs[l->waiters[w].loc].name);
+				fprintf(f, " %.3f ms", rep_ms(r, l->waiters[w].wait));
+			}
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	free(locks);
+}
+
 static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 			 const struct rep_stat *st, size_t *order)
 {
@@ -158,6 +266,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 		"<td>%" PRIu64 "</td></tr><tr><td>MPI messages</td><td>%" PRIu64 "</td></tr></table>\n",
 		r->nlocs, rep_ms(r, r->last - r->first), r->events, r->bytes, r->messages);
 	timeline(r, f);
+	flame_graph(r, f);
 	fputs("<h2>Regions, all locations</h2>\n", f);
 	for (size_t i = 0; i < r->nregions; i++)
 		st[i] = rep_total(r, i, -1);
@@ -176,6 +285,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 			rep_ms(r, L->mpi));
 	}
 	fputs("</tbody></table>\n", f);
+	lock_table(r, o, f);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
 		if ((o->has_location && L->id != o->location) || !L->events)

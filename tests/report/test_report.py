@@ -329,6 +329,8 @@ def case_html():
     for r in regions:
         if r['name'] not in dom:
             die('region %s not in the DOM' % r['name'])
+    if '<h2>Locks</h2>' not in dom:
+        die('no lock table in the page of the demo (a shared lock)')
     if dom.count('<rect') < 6:     # the background + at least one bar per thread
         die('timeline has %d rects' % dom.count('<rect'))
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
@@ -351,6 +353,35 @@ def case_html():
         die('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
     print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
           '%d saturated samples' % (len(text), len(regions), w, h, len(colors), colored))
+
+
+def case_html_sampling():
+    """a sampled run: the flame graph holds the sampled functions"""
+    prog = os.environ.get('SMP_PROG')
+    if not prog:
+        print('sampling test program not built: skipped')
+        sys.exit(77)
+    d = workdir('html_sampling')
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
+               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.3')
+    rc, _, err = run([prog], env=env)
+    if rc != 0:
+        die('sampled program: rc %d %s' % (rc, err))
+    page = os.path.join(d, 'report.html')
+    tracer('report', '--html', page, out)
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    i = dom.find('id="flame"')
+    flame = dom[i:dom.find('</svg>', i)] if i >= 0 else ''
+    for name in ('leaf_a', 'leaf_b', 'caller', 'main'):
+        if name not in flame:
+            die('%s not in the flame graph' % name)
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    print('html_sampling: flame graph with %d boxes' % flame.count('<rect'))
 
 
 def case_reader_demo():
