@@ -5,7 +5,10 @@
  * = location id), regions as B/E pairs (every B gets its E: regions still
  * open at the end close at the location's last event; a Leave without its
  * Enter is dropped), MPI messages as instant events with their peer, tag
- * and size. Times in microseconds from the archive's global offset. */
+ * and size plus a flow from the send to its receive (matched in order per
+ * sender, receiver, communicator and tag), Metric records as counters,
+ * CallingContextSample as instant events with their stack. Times in
+ * microseconds from the archive's global offset. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -22,8 +25,9 @@ static const char usage_text[] =
 	"Writes the archive in the Chrome Trace Event format, for Perfetto's UI\n"
 	"(ui.perfetto.dev, opens local files) and chrome://tracing: one process per\n"
 	"location group (rank), one thread per location, regions as begin/end\n"
-	"events, MPI sends and receives as instant events. OUT ending in .gz is\n"
-	"gzip-compressed.\n"
+	"events, MPI sends and receives as instant events joined by flow arrows,\n"
+	"metrics as counters, samples as instant events with their call stack.\n"
+	"OUT ending in .gz is gzip-compressed.\n"
 	"\n"
 	"options:\n"
 	"  -o, --output FILE   output file (required; .gz: compressed)\n"
@@ -123,6 +127,186 @@ static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t regio
 	put(o, "}");
 }
 
+/* Message flows: sends and receives matched in order per (sender process,
+ * receiver process, communicator, tag); the side that comes first queues
+ * the flow id it emitted. */
+struct flowq {
+	uint64_t key[4];
+	int used, side;               /* side: 0 = queued ids are sends, 1 = receives */
+	uint64_t *ids;
+	size_t head, n, cap;
+};
+
+static struct flowq *flows;
+static size_t capflows, nflows;
+static uint64_t next_flow = 1;
+
+static struct flowq *flow_get(const uint64_t key[4])
+{
+	if (2 * (nflows + 1) > capflows) {
+		size_t cap = capflows ? 2 * capflows : 1024;
+		struct flowq *nf = calloc(cap, sizeof *nf);
+		if (!nf) {
+			fprintf(stderr, "tracer: out of memory\n");
+			exit(1);
+		}
+		for (size_t i = 0; i < capflows; i++) {
+			if (!flows[i].used)
+				continue;
+			size_t j = (flows[i].key[0] * 31 + flows[i].key[1] * 17 + flows[i].key[2] * 7 +
+				    flows[i].key[3]) & (cap - 1);
+			while (nf[j].used)
+				j = (j + 1) & (cap - 1);
+			nf[j] = flows[i];
+		}
+		free(flows);
+		flows = nf;
+		capflows = cap;
+	}
+	size_t j = (key[0] * 31 + key[1] * 17 + key[2] * 7 + key[3]) & (capflows - 1);
+	while (flows[j].used && memcmp(flows[j].key, key, sizeof flows[j].key))
+		j = (j + 1) & (capflows - 1);
+	if (!flows[j].used) {
+		flows[j].used = 1;
+		memcpy(flows[j].key, key, sizeof flows[j].key);
+		nflows++;
+	}
+	return &flows[j];
+}
+
+/* Flow id of this end (side 0 = send, 1 = receive). */
+static uint64_t flow_id(const uint64_t key[4], int side)
+{
+	struct flowq *q = flow_get(key);
+	if (q->head < q->n && q->side != side)
+		return q->ids[q->head++];
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	q->side = side;
+	if (q->n == q->cap) {
+		q->cap = q->cap ? 2 * q->cap : 8;
+		q->ids = realloc(q->ids, q->cap * sizeof *q->ids);
+		if (!q->ids) {
+			fprintf(stderr, "tracer: out of memory\n");
+			exit(1);
+		}
+	}
+	return q->ids[q->n++] = next_flow++;
+}
+
+static void free_flows(void)
+{
+	for (size_t i = 0; i < capflows; i++)
+		free(flows[i].ids);
+	free(flows);
+	flows = NULL;
+	capflows = nflows = 0;
+}
+
+static void message(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	int send = ev->type == OTF2R_EVT_MPI_SEND || ev->type == OTF2R_EVT_MPI_ISEND;
+	uint32_t peer, comm, tag;
+	uint64_t bytes;
+	switch (ev->type) {
+	case OTF2R_EVT_MPI_SEND:
+		peer = ev->u.mpi_send.receiver; comm = ev->u.mpi_send.communicator;
+		tag = ev->u.mpi_send.msg_tag; bytes = ev->u.mpi_send.msg_length; break;
+	case OTF2R_EVT_MPI_ISEND:
+		peer = ev->u.mpi_isend.receiver; comm = ev->u.mpi_isend.communicator;
+		tag = ev->u.mpi_isend.msg_tag; bytes = ev->u.mpi_isend.msg_length; break;
+	case OTF2R_EVT_MPI_RECV:
+		peer = ev->u.mpi_recv.sender; comm = ev->u.mpi_recv.communicator;
+		tag = ev->u.mpi_recv.msg_tag; bytes = ev->u.mpi_recv.msg_length; break;
+	default:
+		peer = ev->u.mpi_irecv.sender; comm = ev->u.mpi_irecv.communicator;
+		tag = ev->u.mpi_irecv.msg_tag; bytes = ev->u.mpi_irecv.msg_length; break;
+	}
+	double ts = usec(r, ev->time);
+	sep(o, c);
+	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+	    ",\"ts\":%.3f,\"name\":\"%s\",\"args\":{\"peer\":%" PRIu32 ",\"tag\":%" PRIu32
+	    ",\"bytes\":%" PRIu64 "}}", r->groups[L->group].id, L->id, ts,
+	    send ? "MPI send" : "MPI recv", peer, tag, bytes);
+	size_t pg = rep_peer_group(r, comm, peer);
+	if (pg == SIZE_MAX)
+		return;
+	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
+	uint64_t id = flow_id(key, !send);
+	sep(o, c);
+	put(o, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":\"message\",\"id\":%" PRIu64
+	    ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f%s}", send ? "s" : "f", id,
+	    r->groups[L->group].id, L->id, ts, send ? "" : ",\"bp\":\"e\"");
+}
+
+/* Metric events: one counter per member and thread. */
+static void metric(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, ev->u.metric.metric);
+	if (!d) {
+		const otf2r_def *in = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_INSTANCE, ev->u.metric.metric);
+		d = in ? otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, in->u.metric_instance.metric_class)
+		       : NULL;
+	}
+	for (unsigned i = 0; i < ev->u.metric.number_of_metrics; i++) {
+		const char *name = "metric";
+		if (d && i < d->u.metric_class.number_of_metrics) {
+			const otf2r_def *m = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_MEMBER,
+							    d->u.metric_class.metric_members[i]);
+			const char *s = m ? otf2r_string(r->ar, m->u.metric_member.name) : NULL;
+			if (s)
+				name = s;
+		}
+		uint64_t raw = ev->u.metric.metric_values[i];
+		double v;
+		uint8_t t = ev->u.metric.type_i_ds[i];
+		if (t == 10)
+			memcpy(&v, &raw, sizeof v);
+		else if (t == 8)
+			v = (double)(int64_t)raw;
+		else
+			v = (double)raw;
+		sep(o, c);
+		put(o, "{\"ph\":\"C\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":",
+		    r->groups[L->group].id, L->id, usec(r, ev->time));
+		char full[512];
+		snprintf(full, sizeof full, "%s (%s)", name, L->name);
+		put_str(o, full);
+		put(o, ",\"args\":{\"value\":%.17g}}", v);
+	}
+}
+
+/* CallingContextSample: an instant event named by the sampled function,
+ * its stack (outermost first) in args. */
+static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	uint32_t cc = ev->u.calling_context_sample.calling_context;
+	if (cc >= r->ncc)
+		return;
+	uint32_t chain[256];
+	size_t d = 0;
+	for (uint32_t p = cc; p != UINT32_MAX && d < 256; p = r->cc_parent[p])
+		chain[d++] = p;
+	uint32_t ri = r->cc_region[cc];
+	sep(o, c);
+	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+	    ",\"ts\":%.3f,\"name\":", r->groups[L->group].id, L->id, usec(r, ev->time));
+	put_str(o, ri == UINT32_MAX ? "?" : r->region_names[ri]);
+	put(o, ",\"args\":{\"stack\":[");
+	for (size_t k = d; k-- > 0;) {
+		uint32_t q = r->cc_region[chain[k]];
+		put(o, k + 1 < d ? "," : "");
+		put_str(o, q == UINT32_MAX ? "?" : r->region_names[q]);
+	}
+	put(o, "]}}");
+}
+
 static void push(struct conv *c, size_t li, uint32_t region)
 {
 	if (c->depth[li] == c->cap[li]) {
@@ -134,6 +318,16 @@ static void push(struct conv *c, size_t li, uint32_t region)
 		}
 	}
 	c->stack[li][c->depth[li]++] = region;
+}
+
+/* Leave: E for the innermost open `region` and everything above it. */
+static void leave_to(struct out *o, struct conv *c, size_t li, uint32_t region, uint64_t t)
+{
+	size_t k = c->depth[li];
+	while (k > 0 && c->stack[li][k - 1] != region)
+		k--;
+	while (k > 0 && c->depth[li] >= k)
+		be(o, c, li, 'E', c->stack[li][--c->depth[li]], t);
 }
 
 int tracer_convert_main(int argc, char **argv)
@@ -217,21 +411,25 @@ int tracer_convert_main(int argc, char **argv)
 			push(&c, li, ev.u.enter.region);
 			be(&o, &c, li, 'B', ev.u.enter.region, ev.time);
 		} else if (ev.type == OTF2R_EVT_LEAVE) {
-			size_t k = c.depth[li];
-			while (k > 0 && c.stack[li][k - 1] != ev.u.leave.region)
-				k--;
-			while (k > 0 && c.depth[li] >= k)
-				be(&o, &c, li, 'E', c.stack[li][--c.depth[li]], ev.time);
-		} else if (ev.type == OTF2R_EVT_MPI_SEND || ev.type == OTF2R_EVT_MPI_RECV) {
-			int send = ev.type == OTF2R_EVT_MPI_SEND;
-			sep(&o, &c);
-			put(&o, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
-			    ",\"ts\":%.3f,\"name\":\"%s\",\"args\":{\"peer\":%" PRIu32 ",\"tag\":%" PRIu32
-			    ",\"bytes\":%" PRIu64 "}}", r->groups[r->locs[li].group].id, ev.location,
-			    usec(r, ev.time), send ? "MPI send" : "MPI recv",
-			    send ? ev.u.mpi_send.receiver : ev.u.mpi_recv.sender,
-			    send ? ev.u.mpi_send.msg_tag : ev.u.mpi_recv.msg_tag,
-			    send ? ev.u.mpi_send.msg_length : ev.u.mpi_recv.msg_length);
+			leave_to(&o, &c, li, ev.u.leave.region, ev.time);
+		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER ||
+			   ev.type == OTF2R_EVT_CALLING_CONTEXT_LEAVE) {
+			uint32_t cc = ev.u.calling_context_enter.calling_context;
+			uint32_t ri = cc < r->ncc ? r->cc_region[cc] : UINT32_MAX;
+			uint32_t id = ri == UINT32_MAX ? UINT32_MAX : r->regions[ri]->self;
+			if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER) {
+				push(&c, li, id);
+				be(&o, &c, li, 'B', id, ev.time);
+			} else {
+				leave_to(&o, &c, li, id, ev.time);
+			}
+		} else if (ev.type == OTF2R_EVT_MPI_SEND || ev.type == OTF2R_EVT_MPI_ISEND ||
+			   ev.type == OTF2R_EVT_MPI_RECV || ev.type == OTF2R_EVT_MPI_IRECV) {
+			message(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_METRIC) {
+			metric(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_SAMPLE) {
+			sample(&o, &c, li, &ev);
 		}
 	}
 	if (rc < 0)
@@ -255,6 +453,7 @@ int tracer_convert_main(int argc, char **argv)
 		fprintf(stderr, "tracer: error writing %s\n", outp);
 		rc = -1;
 	}
+	free_flows();
 	free(c.stack);
 	free(c.depth);
 	free(c.cap);

@@ -164,7 +164,7 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 }
 
 /* Group index of the receiver/sender `rank` of communicator `comm`. */
-static size_t peer_group(struct rep *r, uint32_t comm, uint32_t rank)
+size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank)
 {
 	const otf2r_def *c = otf2r_def_find(r->ar, OTF2R_GDEF_COMM, comm);
 	if (!c)
@@ -549,7 +549,7 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 				: ev.u.mpi_isend.receiver;
 			uint64_t len = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.msg_length
 				: ev.u.mpi_isend.msg_length;
-			size_t g = peer_group(r, comm, to);
+			size_t g = rep_peer_group(r, comm, to);
 			r->messages++;
 			if (g != SIZE_MAX) {
 				r->msg_count[L->group * r->ngroups + g]++;

@@ -105,6 +105,8 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
 
 /* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
+/* Process (group index) of rank `rank` of communicator `comm`, SIZE_MAX if unknown. */
+size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank);
 int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
 void rep_free(struct rep *r);

@@ -195,7 +195,7 @@ def case_report_mpi():
     compare_report(mpi_archive('report_mpi'), 10, want_messages=True)
 
 
-def check_chrome_json(path, archive):
+def check_chrome_json(path, archive, want_flows=False, min_regions=100):
     """structure of the Chrome Trace Event file, counts against the reference"""
     opener = gzip.open if path.endswith('.gz') else open
     with opener(path, 'rt') as f:
@@ -212,12 +212,18 @@ def check_chrome_json(path, archive):
             errors.append('thread_name of location %d: %s' % (L['id'], names.get((L['process'], L['id']))))
         if (L['process'], None) not in names:
             errors.append('no process_name for process %d' % L['process'])
-    stacks, last = {}, {}
-    nb = 0
+    stacks, last, flows = {}, {}, {}
+    nb = counters = 0
     for e in evs:
         if e['ph'] == 'M':
             continue
         key = (e['pid'], e['tid'])
+        if e['ph'] in ('s', 'f'):
+            flows.setdefault(e['id'], []).append(e['ph'])
+            continue
+        if e['ph'] == 'C':
+            counters += 1
+            continue
         if e['ts'] < last.get(key, -1e300):
             errors.append('time goes back on tid %s: %s' % (key, e))
         last[key] = e['ts']
@@ -239,14 +245,19 @@ def check_chrome_json(path, archive):
         errors.append('%d B events without their E' % open_)
     if nb != enters:
         errors.append('%d B events, the archive has %d Enter' % (nb, enters))
-    if nb < 100:
+    if nb < min_regions:
         errors.append('only %d regions' % nb)
+    bad = [i for i, v in flows.items() if sorted(v) != ['f', 's']]
+    if bad:
+        errors.append('%d flows without both ends, e.g. %s' % (len(bad), flows[bad[0]]))
+    if want_flows and not flows:
+        errors.append('no message flow')
     for e in errors:
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
         sys.exit(1)
-    print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread'
-          % (path, len(evs), nb))
+    print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread, '
+          '%d message flows, %d counter values' % (path, len(evs), nb, len(flows), counters))
 
 
 def case_convert_demo():
@@ -261,7 +272,37 @@ def case_convert_mpi():
     a = mpi_archive('convert_mpi')
     out = os.path.join(WORK, 'convert_mpi', 'out.json')
     tracer('convert', '--chrome', out, a)
-    check_chrome_json(out, a)
+    check_chrome_json(out, a, want_flows=True)
+
+
+def case_convert_sampling():
+    """samples as instant events with stacks, metrics as counters"""
+    prog = os.environ.get('SMP_PROG')
+    if not prog:
+        print('sampling test program not built: skipped')
+        sys.exit(77)
+    d = workdir('convert_sampling')
+    a = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=a,
+               TRACER_SAMPLING='1ms', TRACER_METRICS='rusage::minflt', SMP_CPU_SECONDS='0.3')
+    rc, _, err = run([prog], env=env)
+    if rc != 0:
+        die('sampled program: rc %d %s' % (rc, err))
+    out = os.path.join(d, 'out.json')
+    tracer('convert', a, '-o', out)
+    check_chrome_json(out, a, min_regions=1)
+    evs = json.load(open(out))['traceEvents']
+    samples = [e for e in evs if e.get('cat') == 'sample']
+    want = json.loads(tracer('report', '--json', a)[1])['samples']['total']
+    if len(samples) != want or want < 10:
+        die('%d sample events, the archive has %d samples' % (len(samples), want))
+    if not any(e['name'].startswith('leaf_') and e['args']['stack'][-1] == e['name'] and
+               'caller' in e['args']['stack'] for e in samples):
+        die('no sample in a leaf with its stack: %s' % samples[:3])
+    counters = [e for e in evs if e['ph'] == 'C']
+    if not counters or not all('minflt' in e['name'] for e in counters):
+        die('metric counters: %s' % counters[:3])
+    print('convert_sampling: %d samples with stacks, %d counter values' % (len(samples), len(counters)))
 
 
 def case_cli():
