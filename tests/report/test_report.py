@@ -173,18 +173,24 @@ def case_report_demo():
     compare_report(traced_demo('report_demo'), 10, want_locks=True)
 
 
-def case_report_sampling():
+def sampled_archive(name, **extra):
+    """smp_accuracy (three CPU-bound leaves) sampled at 1 ms"""
     prog = os.environ.get('SMP_PROG')
     if not prog:
         print('sampling test program not built: skipped')
         sys.exit(77)
-    d = workdir('report_sampling')
+    d = workdir(name)
     out = os.path.join(d, 'archive')
     env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
-               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.4')
+               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.3', **extra)
     rc, _, err = run([prog], env=env)
     if rc != 0:
         die('sampled program: rc %d %s' % (rc, err))
+    return d, out
+
+
+def case_report_sampling():
+    d, out = sampled_archive('report_sampling')
     ours = compare_report(out, 2, want_samples=True)
     names = [f['name'] for f in ours['samples']['functions'][:3]]
     if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
@@ -277,17 +283,7 @@ def case_convert_mpi():
 
 def case_convert_sampling():
     """samples as instant events with stacks, metrics as counters"""
-    prog = os.environ.get('SMP_PROG')
-    if not prog:
-        print('sampling test program not built: skipped')
-        sys.exit(77)
-    d = workdir('convert_sampling')
-    a = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=a,
-               TRACER_SAMPLING='1ms', TRACER_METRICS='rusage::minflt', SMP_CPU_SECONDS='0.3')
-    rc, _, err = run([prog], env=env)
-    if rc != 0:
-        die('sampled program: rc %d %s' % (rc, err))
+    d, a = sampled_archive('convert_sampling', TRACER_METRICS='rusage::minflt')
     out = os.path.join(d, 'out.json')
     tracer('convert', a, '-o', out)
     check_chrome_json(out, a, min_regions=1)
@@ -398,17 +394,7 @@ def case_html():
 
 def case_html_sampling():
     """a sampled run: the flame graph holds the sampled functions"""
-    prog = os.environ.get('SMP_PROG')
-    if not prog:
-        print('sampling test program not built: skipped')
-        sys.exit(77)
-    d = workdir('html_sampling')
-    out = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
-               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.3')
-    rc, _, err = run([prog], env=env)
-    if rc != 0:
-        die('sampled program: rc %d %s' % (rc, err))
+    d, out = sampled_archive('html_sampling')
     page = os.path.join(d, 'report.html')
     tracer('report', '--html', page, out)
     p = chromium('--dump-dom', 'file://' + page)
