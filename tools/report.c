@@ -138,6 +138,17 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 		r->cc_parent[cc->self] = cc->parent < r->ncc ? cc->parent : UNDEF32;
 		r->cc_scl[cc->self] = cc->source_code_location;
 	}
+	for (size_t i = 0; i < nd; i++) {
+		const otf2r_def *d = otf2r_def_at(ar, i);
+		uint32_t id = d->type == OTF2R_GDEF_COMM ? d->u.comm.self
+			: d->type == OTF2R_GDEF_INTER_COMM ? d->u.inter_comm.self : UNDEF32;
+		if (id < (1u << 24) && id + 1 > r->ncomm)
+			r->ncomm = id + 1;
+	}
+	r->coll_count = xcalloc(r->ncomm, sizeof *r->coll_count);
+	r->coll_time = xcalloc(r->ncomm, sizeof *r->coll_time);
+	for (size_t i = 0; i < r->nlocs; i++)
+		r->locs[i].coll_begin = UINT64_MAX;
 	r->msg_count = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
 	r->msg_bytes = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_bytes);
 	char dir[4096];
@@ -525,6 +536,18 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			if (ev.u.calling_context_sample.calling_context < r->ncc)
 				r->cc_samples[ev.u.calling_context_sample.calling_context]++;
 			break;
+		case OTF2R_EVT_MPI_COLLECTIVE_BEGIN:
+			L->coll_begin = ev.time;
+			break;
+		case OTF2R_EVT_MPI_COLLECTIVE_END: {
+			uint32_t cm = ev.u.mpi_collective_end.communicator;
+			if (L->coll_begin != UINT64_MAX && cm < r->ncomm) {
+				r->coll_count[cm]++;
+				r->coll_time[cm] += ev.time - L->coll_begin;
+			}
+			L->coll_begin = UINT64_MAX;
+			break;
+		}
 		case OTF2R_EVT_THREAD_ACQUIRE_LOCK:
 			acquire(r, li, ev.u.thread_acquire_lock.lock_id, ev.time);
 			break;
@@ -603,6 +626,18 @@ void rep_free(struct rep *r)
 	free(r->cc_parent);
 	free(r->cc_scl);
 	free(r->cc_samples);
+	free(r->coll_count);
+	free(r->coll_time);
+}
+
+const char *rep_comm_name(const struct rep *r, uint32_t comm)
+{
+	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_COMM, comm);
+	if (!d)
+		d = otf2r_def_find(r->ar, OTF2R_GDEF_INTER_COMM, comm);
+	if (!d)
+		return "?";
+	return str_or(r, d->type == OTF2R_GDEF_COMM ? d->u.comm.name : d->u.inter_comm.name, "?");
 }
 
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group)

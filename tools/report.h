@@ -36,6 +36,7 @@ struct rep_loc {
 	uint64_t busy;          /* time inside any region */
 	uint64_t mpi;           /* exclusive time in MPI regions */
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
+	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
 	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
 	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
 };
@@ -89,6 +90,10 @@ struct rep {
 	uint32_t *cc_scl;                /* SourceCodeLocation id */
 	uint64_t *cc_samples;            /* CallingContextSample per leaf context */
 	uint64_t samples;
+	/* MPI collectives per communicator id (dense, < ncomm): operations
+	 * (MpiCollectiveEnd records) and time from their Begin */
+	size_t ncomm;
+	uint64_t *coll_count, *coll_time;
 };
 
 /* Samples per region: self (the sampled context's region), total (any
@@ -107,6 +112,7 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
 /* Process (group index) of rank `rank` of communicator `comm`, SIZE_MAX if unknown. */
 size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank);
+const char *rep_comm_name(const struct rep *r, uint32_t comm);
 int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
 void rep_free(struct rep *r);

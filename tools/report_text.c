@@ -179,6 +179,19 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	}
 	free(locks);
 
+	size_t ncoll = 0;
+	for (size_t cm = 0; cm < r->ncomm; cm++)
+		ncoll += r->coll_count[cm] > 0;
+	if (ncoll) {
+		fprintf(f, "\nMPI collectives per communicator (MpiCollectiveBegin to End, all ranks):\n");
+		fprintf(f, "  %-6s %-32s %12s %12s\n", "comm", "name", "operations", "time ms");
+		for (size_t cm = 0; cm < r->ncomm; cm++)
+			if (r->coll_count[cm])
+				fprintf(f, "  %-6zu %-32.32s %12" PRIu64 " %12.3f\n", cm,
+					rep_comm_name(r, (uint32_t)cm), r->coll_count[cm],
+					rep_ms(r, r->coll_time[cm]));
+	}
+
 	if (r->messages) {
 		fprintf(f, "\nMPI messages sent (count / bytes), sender row -> receiver column:\n");
 		fprintf(f, "  %-16s", "");
@@ -291,7 +304,16 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fputc('}', f);
 	}
 	free(fn);
-	fputs("]},\"locks\":[", f);
+	fputs("]},\"collectives\":[", f);
+	for (size_t cm = 0, k = 0; cm < r->ncomm; cm++) {
+		if (!r->coll_count[cm])
+			continue;
+		fprintf(f, "%s{\"comm\":%zu,\"name\":", k++ ? "," : "", cm);
+		rep_json_str(f, rep_comm_name(r, (uint32_t)cm));
+		fprintf(f, ",\"operations\":%" PRIu64 ",\"time\":%" PRIu64 "}", r->coll_count[cm],
+			r->coll_time[cm]);
+	}
+	fputs("],\"locks\":[", f);
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	for (size_t k = 0; k < nl; k++) {

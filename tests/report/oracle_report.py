@@ -28,6 +28,8 @@ def compute(anchor):
         # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
         locks = {}
         samples = collections.Counter()     # calling context ref -> samples
+        coll = {}                           # comm ref -> [operations, time]
+        coll_begin = {}
         send_bytes = collections.Counter()
         for loc, ev in tr.events:
             L = locs[loc._ref]
@@ -41,6 +43,14 @@ def compute(anchor):
                 enter(L, ev.region._ref, t)
             elif isinstance(ev, otf2.events.Leave):
                 leave(L, ev.region._ref, t)
+            elif isinstance(ev, otf2.events.MpiCollectiveBegin):
+                coll_begin[L['id']] = t
+            elif isinstance(ev, otf2.events.MpiCollectiveEnd):
+                b = coll_begin.pop(L['id'], None)
+                if b is not None:
+                    c = coll.setdefault(ev.communicator._ref, [0, 0])
+                    c[0] += 1
+                    c[1] += t - b
             elif isinstance(ev, otf2.events.CallingContextEnter):
                 enter(L, ev.calling_context.region._ref, t)
                 enters += 1
@@ -62,6 +72,7 @@ def compute(anchor):
             while L['stack']:
                 pop(L, L['last'])
         compute.locks = locks
+        compute.collectives = coll
         fn_self, fn_total = collections.Counter(), collections.Counter()
         for cc, n in samples.items():
             fn_self[cc.region._ref] += n

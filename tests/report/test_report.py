@@ -138,6 +138,11 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
         if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
                 {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
             errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+    mine = {x['comm']: [x['operations'], x['time']] for x in ours['collectives']}
+    if mine != oracle_report.compute.collectives:
+        errors.append('collectives: ours %s, reference %s' % (mine, oracle_report.compute.collectives))
+    if want_messages and not mine:
+        errors.append('no MPI collective in the archive')
     total, fself, ftotal = oracle_report.compute.samples
     S = ours['samples']
     if S['total'] != total:
