@@ -94,6 +94,8 @@ struct conv {
 	size_t *depth, *cap;
 	uint64_t *last;
 	int first;
+	struct rep_match flows;       /* flow ids of unmatched sends / receives */
+	uint64_t next_flow;
 };
 
 static double usec(const struct rep *r, uint64_t t)
@@ -127,103 +129,13 @@ static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t regio
 	put(o, "}");
 }
 
-/* Message flows: sends and receives matched in order per (sender process,
- * receiver process, communicator, tag); the side that comes first queues
- * the flow id it emitted. */
-struct flowq {
-	uint64_t key[4];
-	int used, side;               /* side: 0 = queued ids are sends, 1 = receives */
-	uint64_t *ids;
-	size_t head, n, cap;
-};
-
-static struct flowq *flows;
-static size_t capflows, nflows;
-static uint64_t next_flow = 1;
-
-static struct flowq *flow_get(const uint64_t key[4])
-{
-	if (2 * (nflows + 1) > capflows) {
-		size_t cap = capflows ? 2 * capflows : 1024;
-		struct flowq *nf = calloc(cap, sizeof *nf);
-		if (!nf) {
-			fprintf(stderr, "tracer: out of memory\n");
-			exit(1);
-		}
-		for (size_t i = 0; i < capflows; i++) {
-			if (!flows[i].used)
-				continue;
-			size_t j = (flows[i].key[0] * 31 + flows[i].key[1] * 17 + flows[i].key[2] * 7 +
-				    flows[i].key[3]) & (cap - 1);
-			while (nf[j].used)
-				j = (j + 1) & (cap - 1);
-			nf[j] = flows[i];
-		}
-		free(flows);
-		flows = nf;
-		capflows = cap;
-	}
-	size_t j = (key[0] * 31 + key[1] * 17 + key[2] * 7 + key[3]) & (capflows - 1);
-	while (flows[j].used && memcmp(flows[j].key, key, sizeof flows[j].key))
-		j = (j + 1) & (capflows - 1);
-	if (!flows[j].used) {
-		flows[j].used = 1;
-		memcpy(flows[j].key, key, sizeof flows[j].key);
-		nflows++;
-	}
-	return &flows[j];
-}
-
-/* Flow id of this end (side 0 = send, 1 = receive). */
-static uint64_t flow_id(const uint64_t key[4], int side)
-{
-	struct flowq *q = flow_get(key);
-	if (q->head < q->n && q->side != side)
-		return q->ids[q->head++];
-	if (q->head == q->n)
-		q->head = q->n = 0;
-	q->side = side;
-	if (q->n == q->cap) {
-		q->cap = q->cap ? 2 * q->cap : 8;
-		q->ids = realloc(q->ids, q->cap * sizeof *q->ids);
-		if (!q->ids) {
-			fprintf(stderr, "tracer: out of memory\n");
-			exit(1);
-		}
-	}
-	return q->ids[q->n++] = next_flow++;
-}
-
-static void free_flows(void)
-{
-	for (size_t i = 0; i < capflows; i++)
-		free(flows[i].ids);
-	free(flows);
-	flows = NULL;
-	capflows = nflows = 0;
-}
-
 static void message(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
 {
 	const struct rep *r = &c->r;
 	const struct rep_loc *L = &r->locs[li];
-	int send = ev->type == OTF2R_EVT_MPI_SEND || ev->type == OTF2R_EVT_MPI_ISEND;
 	uint32_t peer, comm, tag;
 	uint64_t bytes;
-	switch (ev->type) {
-	case OTF2R_EVT_MPI_SEND:
-		peer = ev->u.mpi_send.receiver; comm = ev->u.mpi_send.communicator;
-		tag = ev->u.mpi_send.msg_tag; bytes = ev->u.mpi_send.msg_length; break;
-	case OTF2R_EVT_MPI_ISEND:
-		peer = ev->u.mpi_isend.receiver; comm = ev->u.mpi_isend.communicator;
-		tag = ev->u.mpi_isend.msg_tag; bytes = ev->u.mpi_isend.msg_length; break;
-	case OTF2R_EVT_MPI_RECV:
-		peer = ev->u.mpi_recv.sender; comm = ev->u.mpi_recv.communicator;
-		tag = ev->u.mpi_recv.msg_tag; bytes = ev->u.mpi_recv.msg_length; break;
-	default:
-		peer = ev->u.mpi_irecv.sender; comm = ev->u.mpi_irecv.communicator;
-		tag = ev->u.mpi_irecv.msg_tag; bytes = ev->u.mpi_irecv.msg_length; break;
-	}
+	int send = rep_message(ev, &peer, &comm, &tag, &bytes);
 	double ts = usec(r, ev->time);
 	sep(o, c);
 	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
@@ -234,7 +146,10 @@ static void message(struct out *o, struct conv *c, size_t li, const otf2r_event 
 	if (pg == SIZE_MAX)
 		return;
 	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
-	uint64_t id = flow_id(key, !send);
+	int matched;
+	uint64_t id = rep_match(&c->flows, key, !send, c->next_flow, &matched);
+	if (!matched)
+		c->next_flow++;
 	sep(o, c);
 	put(o, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":\"message\",\"id\":%" PRIu64
 	    ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f%s}", send ? "s" : "f", id,
@@ -309,14 +224,8 @@ static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *
 
 static void push(struct conv *c, size_t li, uint32_t region)
 {
-	if (c->depth[li] == c->cap[li]) {
-		c->cap[li] = c->cap[li] ? 2 * c->cap[li] : 64;
-		c->stack[li] = realloc(c->stack[li], c->cap[li] * sizeof **c->stack);
-		if (!c->stack[li]) {
-			fprintf(stderr, "tracer: out of memory\n");
-			exit(1);
-		}
-	}
+	if (c->depth[li] == c->cap[li])
+		c->stack[li] = rep_grow(c->stack[li], &c->cap[li], 64, sizeof **c->stack);
 	c->stack[li][c->depth[li]++] = region;
 }
 
@@ -378,6 +287,7 @@ int tracer_convert_main(int argc, char **argv)
 	c.cap = calloc(r->nlocs + 1, sizeof *c.cap);
 	c.last = calloc(r->nlocs + 1, sizeof *c.last);
 	c.first = 1;
+	c.next_flow = 1;
 	put(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"archive\":");
 	put_str(&o, otf2r_path(ar));
 	put(&o, "},\"traceEvents\":[");
@@ -453,7 +363,7 @@ int tracer_convert_main(int argc, char **argv)
 		fprintf(stderr, "tracer: error writing %s\n", outp);
 		rc = -1;
 	}
-	free_flows();
+	rep_match_free(&c.flows);
 	free(c.stack);
 	free(c.depth);
 	free(c.cap);

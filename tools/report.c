@@ -22,6 +22,17 @@ static void *xcalloc(size_t n, size_t s)
 	return p;
 }
 
+void *rep_grow(void *p, size_t *cap, size_t first, size_t size)
+{
+	*cap = *cap ? 2 * *cap : first;
+	p = realloc(p, *cap * size);
+	if (!p) {
+		fprintf(stderr, "tracer: out of memory\n");
+		exit(1);
+	}
+	return p;
+}
+
 double rep_ms(const struct rep *r, uint64_t ticks)
 {
 	return (double)ticks * 1e3 / (double)r->resolution;
@@ -229,6 +240,115 @@ static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, u
 	}
 }
 
+static size_t match_slot(const struct rep_matchq *q, size_t cap, const uint64_t key[4])
+{
+	size_t j = (size_t)((key[0] * 31 + key[1]) * 0x9e3779b97f4a7c15ull + key[2] * 17 + key[3]) &
+		   (cap - 1);
+	while (q[j].used && memcmp(q[j].key, key, sizeof q[j].key))
+		j = (j + 1) & (cap - 1);
+	return j;
+}
+
+uint64_t rep_match(struct rep_match *m, const uint64_t key[4], int side, uint64_t v, int *matched)
+{
+	if (2 * (m->n + 1) > m->cap) {
+		size_t cap = m->cap ? 2 * m->cap : 1024;
+		struct rep_matchq *nq = xcalloc(cap, sizeof *nq);
+		for (size_t i = 0; i < m->cap; i++)
+			if (m->q[i].used)
+				nq[match_slot(nq, cap, m->q[i].key)] = m->q[i];
+		free(m->q);
+		m->q = nq;
+		m->cap = cap;
+	}
+	struct rep_matchq *q = &m->q[match_slot(m->q, m->cap, key)];
+	if (!q->used) {
+		q->used = 1;
+		memcpy(q->key, key, sizeof q->key);
+		m->n++;
+	}
+	if (q->head < q->n && q->side != side) {
+		*matched = 1;
+		return q->vals[q->head++];
+	}
+	if (q->head == q->n)
+		q->head = q->n = 0;
+	q->side = side;
+	if (q->n == q->cap)
+		q->vals = rep_grow(q->vals, &q->cap, 8, sizeof *q->vals);
+	*matched = 0;
+	return q->vals[q->n++] = v;
+}
+
+void rep_match_free(struct rep_match *m)
+{
+	for (size_t i = 0; i < m->cap; i++)
+		free(m->q[i].vals);
+	free(m->q);
+	memset(m, 0, sizeof *m);
+}
+
+int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
+		uint64_t *bytes)
+{
+	switch (ev->type) {
+	case OTF2R_EVT_MPI_SEND:
+		*peer = ev->u.mpi_send.receiver; *comm = ev->u.mpi_send.communicator;
+		*tag = ev->u.mpi_send.msg_tag; *bytes = ev->u.mpi_send.msg_length;
+		return 1;
+	case OTF2R_EVT_MPI_ISEND:
+		*peer = ev->u.mpi_isend.receiver; *comm = ev->u.mpi_isend.communicator;
+		*tag = ev->u.mpi_isend.msg_tag; *bytes = ev->u.mpi_isend.msg_length;
+		return 1;
+	case OTF2R_EVT_MPI_RECV:
+		*peer = ev->u.mpi_recv.sender; *comm = ev->u.mpi_recv.communicator;
+		*tag = ev->u.mpi_recv.msg_tag; *bytes = ev->u.mpi_recv.msg_length;
+		return 0;
+	default:
+		*peer = ev->u.mpi_irecv.sender; *comm = ev->u.mpi_irecv.communicator;
+		*tag = ev->u.mpi_irecv.msg_tag; *bytes = ev->u.mpi_irecv.msg_length;
+		return 0;
+	}
+}
+
+/* Late sender: a receive whose call (innermost open region) began before
+ * the matching send's call waited send_enter - recv_enter for it. */
+static void late_sender(struct rep *r, size_t li, const otf2r_event *ev)
+{
+	struct rep_loc *L = &r->locs[li];
+	uint32_t peer, comm, tag;
+	uint64_t bytes;
+	int send = rep_message(ev, &peer, &comm, &tag, &bytes);
+	size_t pg = rep_peer_group(r, comm, peer);
+	if (pg == SIZE_MAX)
+		return;
+	uint64_t start = L->depth ? L->stack[L->depth - 1].enter : ev->time;
+	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
+	/* queued values: a send's enter time; a receive's index in r->pend */
+	uint64_t v = start;
+	if (!send) {
+		if (r->npend == r->cappend)
+			r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
+		v = r->npend;
+	}
+	int matched;
+	uint64_t other = rep_match(&r->match, key, !send, v, &matched);
+	if (!matched) {
+		if (!send) {
+			r->pend[r->npend][0] = start;
+			r->pend[r->npend++][1] = li;
+		}
+		return;
+	}
+	uint64_t recv_enter = send ? r->pend[other][0] : start;
+	uint64_t send_enter = send ? start : other;
+	size_t rl = send ? (size_t)r->pend[other][1] : li;
+	if (send_enter > recv_enter) {
+		r->locs[rl].late_sender += send_enter - recv_enter;
+		r->locs[rl].late_sender_n++;
+	}
+}
+
 static uint64_t lock_hash(size_t group, uint32_t id)
 {
 	uint64_t k = ((uint64_t)group << 32 | id) * 0x9e3779b97f4a7c15ull;
@@ -277,14 +397,8 @@ static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t)
 	while (k < l->nwaiters && l->waiters[k].loc != li)
 		k++;
 	if (k == l->nwaiters) {
-		if (l->nwaiters == l->capwaiters) {
-			l->capwaiters = l->capwaiters ? 2 * l->capwaiters : 4;
-			l->waiters = realloc(l->waiters, l->capwaiters * sizeof *l->waiters);
-			if (!l->waiters) {
-				fprintf(stderr, "tracer: out of memory\n");
-				exit(1);
-			}
-		}
+		if (l->nwaiters == l->capwaiters)
+			l->waiters = rep_grow(l->waiters, &l->capwaiters, 4, sizeof *l->waiters);
 		l->waiters[l->nwaiters++] = (struct rep_waiter){ li, 0 };
 	}
 	l->waiters[k].wait += w;
@@ -321,14 +435,8 @@ size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out)
 
 static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 {
-	if (L->depth == L->cap) {
-		L->cap = L->cap ? 2 * L->cap : 64;
-		L->stack = realloc(L->stack, L->cap * sizeof *L->stack);
-		if (!L->stack) {
-			fprintf(stderr, "tracer: out of memory\n");
-			exit(1);
-		}
-	}
+	if (L->depth == L->cap)
+		L->stack = rep_grow(L->stack, &L->cap, 64, sizeof *L->stack);
 	if (L->depth)
 		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
@@ -564,14 +672,16 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			if (!r->program)
 				r->program = otf2r_string(ar, ev.u.program_begin.program_name);
 			break;
+		case OTF2R_EVT_MPI_RECV:
+		case OTF2R_EVT_MPI_IRECV:
+			late_sender(r, li, &ev);
+			break;
 		case OTF2R_EVT_MPI_SEND:
 		case OTF2R_EVT_MPI_ISEND: {
-			uint32_t comm = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.communicator
-				: ev.u.mpi_isend.communicator;
-			uint32_t to = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.receiver
-				: ev.u.mpi_isend.receiver;
-			uint64_t len = ev.type == OTF2R_EVT_MPI_SEND ? ev.u.mpi_send.msg_length
-				: ev.u.mpi_isend.msg_length;
+			late_sender(r, li, &ev);
+			uint32_t to, comm, tag;
+			uint64_t len;
+			rep_message(&ev, &to, &comm, &tag, &len);
 			size_t g = rep_peer_group(r, comm, to);
 			r->messages++;
 			if (g != SIZE_MAX) {
@@ -628,6 +738,8 @@ void rep_free(struct rep *r)
 	free(r->cc_samples);
 	free(r->coll_count);
 	free(r->coll_time);
+	free(r->pend);
+	rep_match_free(&r->match);
 }
 
 const char *rep_comm_name(const struct rep *r, uint32_t comm)

@@ -34,6 +34,8 @@ struct rep_loc {
 	struct rep_stat *reg;   /* [nregions] */
 	uint32_t *active;       /* [nregions] activations open */
 	uint64_t busy;          /* time inside any region */
+	uint64_t late_sender;   /* receives waiting for a send that began later */
+	uint64_t late_sender_n;
 	uint64_t mpi;           /* exclusive time in MPI regions */
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
 	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
@@ -56,6 +58,24 @@ struct rep_lock {
 	struct rep_waiter *waiters;
 	size_t nwaiters, capwaiters;
 };
+
+/* Message matching: sends and receives paired in order per key (sender
+ * process, receiver process, communicator, tag). */
+struct rep_matchq {
+	uint64_t key[4];
+	int used, side;               /* side of the queued values */
+	uint64_t *vals;
+	size_t head, n, cap;
+};
+struct rep_match {
+	struct rep_matchq *q;
+	size_t n, cap;
+};
+/* An end of side `side` (0 = send, 1 = receive) with value v: returns the
+ * value of the oldest queued end of the other side (*matched = 1), else
+ * queues v and returns it (*matched = 0). */
+uint64_t rep_match(struct rep_match *m, const uint64_t key[4], int side, uint64_t v, int *matched);
+void rep_match_free(struct rep_match *m);
 
 struct rep_group {
 	uint32_t id;
@@ -94,6 +114,9 @@ struct rep {
 	 * (MpiCollectiveEnd records) and time from their Begin */
 	size_t ncomm;
 	uint64_t *coll_count, *coll_time;
+	struct rep_match match;          /* messages: enter time of the other end */
+	uint64_t (*pend)[2];             /* receives waiting for their send: enter, location */
+	size_t npend, cappend;
 };
 
 /* Samples per region: self (the sampled context's region), total (any
@@ -112,6 +135,9 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
 /* Process (group index) of rank `rank` of communicator `comm`, SIZE_MAX if unknown. */
 size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank);
+/* Fields of MpiSend/MpiIsend (returns 1) or MpiRecv/MpiIrecv (0). */
+int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
+		uint64_t *bytes);
 const char *rep_comm_name(const struct rep *r, uint32_t comm);
 int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
@@ -135,6 +161,8 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_json_str(FILE *f, const char *s);
 void rep_html_str(FILE *f, const char *s);
 double rep_ms(const struct rep *r, uint64_t ticks);
+/* Double *cap (first size `first`) and realloc p; exits on failure. */
+void *rep_grow(void *p, size_t *cap, size_t first, size_t size);
 
 /* Open the one ARCHIVE argument left after getopt (argc < 0: usage error):
  * 0, or the exit status (usage / error printed). */

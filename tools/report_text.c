@@ -139,13 +139,14 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	}
 
 	fprintf(f, "\nThreads (locations):\n");
-	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s\n", "location", "name", "process",
-		"events", "duration ms", "busy ms", "MPI ms");
+	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s %14s\n", "location", "name", "process",
+		"events", "duration ms", "busy ms", "MPI ms", "late sender ms");
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
-		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f\n",
+		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f %14.3f\n",
 			L->id, L->name, r->groups[L->group].name, L->events,
-			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi));
+			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi),
+			rep_ms(r, L->late_sender));
 	}
 
 	for (size_t i = 0; i < r->nlocs; i++) {
@@ -286,8 +287,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		rep_json_str(f, L->name);
 		fprintf(f, ",\"process\":%" PRIu32 ",\"events\":%" PRIu64 ",\"first\":%" PRIu64
 			",\"last\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"mpi\":%" PRIu64 ",\"flushes\":%" PRIu64
-			",\"onoff\":%" PRIu64 ",\"regions\":", r->groups[L->group].id, L->events, L->first,
-			L->last, L->busy, L->mpi, L->flushes, L->onoff);
+			",\"onoff\":%" PRIu64 ",\"late_sender\":%" PRIu64 ",\"late_sender_n\":%" PRIu64
+			",\"regions\":", r->groups[L->group].id, L->events, L->first,
+			L->last, L->busy, L->mpi, L->flushes, L->onoff, L->late_sender, L->late_sender_n);
 		json_regions(f, r, o, L->reg, order);
 		fputc('}', f);
 	}

@@ -29,6 +29,9 @@ def compute(anchor):
         locks = {}
         samples = collections.Counter()     # calling context ref -> samples
         coll = {}                           # comm ref -> [operations, time]
+        queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
+        for L in locs.values():
+            L['late_sender'] = 0
         coll_begin = {}
         send_bytes = collections.Counter()
         for loc, ev in tr.events:
@@ -65,7 +68,10 @@ def compute(anchor):
                 k[1] += w
                 k[2] = max(k[2], w)
                 k[3][L['id']] += w
-            elif isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend)):
+            if isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend, otf2.events.MpiRecv,
+                               otf2.events.MpiIrecv)):
+                late_sender(locs, queues, L, ev)
+            if isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend)):
                 sends[L['process']] += 1
                 send_bytes[L['process']] += ev.msg_length
         for L in locs.values():
@@ -84,6 +90,29 @@ def compute(anchor):
                 cc = cc.parent
         compute.samples = (sum(samples.values()), fn_self, fn_total)
         return locs, enters, sends, send_bytes
+
+
+def late_sender(locs, queues, L, ev):
+    """receives matched in order with sends per (sender process, receiver
+    process, comm, tag); wait = send call's enter - receive call's enter"""
+    send = isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend))
+    peer = ev.receiver if send else ev.sender
+    members = ev.communicator.group.members
+    if peer >= len(members):
+        return
+    pg = members[peer].group._ref
+    start = L['stack'][-1][1] if L['stack'] else ev.time
+    key = (L['process'], pg, ev.communicator._ref, ev.msg_tag) if send else \
+        (pg, L['process'], ev.communicator._ref, ev.msg_tag)
+    q = queues[key]
+    side = 's' if send else 'r'
+    if q and q[0][0] != side:
+        other = q.popleft()
+        recv_enter, send_enter, rl = (other[1], start, other[2]) if send else (start, other[1], L['id'])
+        if send_enter > recv_enter:
+            locs[rl]['late_sender'] += send_enter - recv_enter
+    else:
+        q.append((side, start, L['id']))
 
 
 def enter(L, r, t):
