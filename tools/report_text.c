@@ -138,6 +138,18 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 				r->groups[g].nlocs, ev, rep_ms(r, busy), rep_ms(r, mpi));
 	}
 
+	size_t nproc = 0;
+	for (size_t g = 0; g < r->ngroups; g++)
+		nproc += r->groups[g].nlocs > 0;
+	for (size_t g = 0; g < r->ngroups && nproc > 1; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		fprintf(f, "\nRegions of process %s:\n", r->groups[g].name);
+		for (size_t i = 0; i < r->nregions; i++)
+			st[i] = rep_total(r, i, (int)g);
+		table(r, o, f, st, order);
+	}
+
 	fprintf(f, "\nThreads (locations):\n");
 	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s %14s\n", "location", "name", "process",
 		"events", "duration ms", "busy ms", "MPI ms", "late sender ms");

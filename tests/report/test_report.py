@@ -125,6 +125,19 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
     if len(ours['regions']) != len(totals):
         errors.append('regions with calls: ours %d, reference %d' % (len(ours['regions']), len(totals)))
     for P in ours['processes']:
+        ptot = {}
+        for L in locs.values():
+            if L['process'] != P['id']:
+                continue
+            for r, st in L['regions'].items():
+                if st['calls']:
+                    t = ptot.setdefault(r, [0, 0, 0])
+                    t[0] += st['calls']
+                    t[1] += st['incl']
+                    t[2] += st['excl']
+        mine = {x['id']: [x['calls'], x['incl'], x['excl']] for x in P['regions']}
+        if mine != ptot:
+            errors.append('process %d regions: ours %s, reference %s' % (P['id'], mine, ptot))
         c = sum(m['count'] for m in P['messages_to'])
         b = sum(m['bytes'] for m in P['messages_to'])
         if c != sends[P['id']] or b != send_bytes[P['id']]:
@@ -339,7 +352,18 @@ def case_cli():
     rc, out, err = tracer('report', out_dir)
     if 'pthread_create' not in out:
         die('tracer report after tracer run: no pthread_create in\n' + out[:2000])
-    print('cli: --help of every command, error paths, tracer run + report')
+    # --sort, --limit, --location
+    full = json.loads(tracer('report', '--json', '--limit', '0', out_dir)[1])
+    for key in ('calls', 'incl', 'excl', 'max'):
+        top = json.loads(tracer('report', '--json', '--limit', '1', '--sort', key, out_dir)[1])
+        best = max(x[key] for x in full['regions'])
+        if len(top['regions']) != 1 or top['regions'][0][key] != best:
+            die('--sort %s --limit 1: %s, want %s = %d' % (key, top['regions'], key, best))
+    loc = full['locations'][-1]['id']
+    one = json.loads(tracer('report', '--json', '--location', str(loc), out_dir)[1])
+    if [x['id'] for x in one['locations']] != [loc]:
+        die('--location %d: %s' % (loc, [x['id'] for x in one['locations']]))
+    print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location')
 
 
 def chromium(*args):
