@@ -105,6 +105,24 @@ int otf2r_evt_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
 int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev);
 void otf2r_evt_close(otf2r_evt_reader *r);
 
+/* Snapshot records of one location (<loc>.snap, written when the anchor's
+ * number of snapshots is > 0): time = snapshot time; no mapping tables and
+ * no clock offsets apply (the reference does the same). Close with
+ * otf2r_evt_close. */
+typedef struct {
+	uint64_t location, time, pos;
+	uint8_t type;             /* OTF2R_SNAP_* */
+	uint32_t nattrs;
+	const otf2r_attr *attrs;
+	union otf2r_snap_u u;
+} otf2r_snap_event;
+int otf2r_snap_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out);
+int otf2r_snap_next(otf2r_evt_reader *r, otf2r_snap_event *ev);
+
+/* Marker file NAME.marker (DefMarker, Marker records); none: returns 0. */
+typedef int (*otf2r_marker_cb)(void *ud, unsigned type, const union otf2r_marker_u *u);
+int otf2r_read_markers(otf2r_archive *ar, otf2r_marker_cb cb, void *ud);
+
 /* Events of several locations (NULL, 0 = all) in global time order. */
 int otf2r_merge_open(otf2r_archive *ar, const uint64_t *locations, size_t n, otf2r_merge **out);
 int otf2r_merge_next(otf2r_merge *m, otf2r_event *ev);

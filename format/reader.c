@@ -516,50 +516,74 @@ void otf2r_close(otf2r_archive *ar)
 	free(ar);
 }
 
-/* ---- local definitions ---- */
+/* ---- local definitions and marker file: whole file, records to a callback ---- */
 
-struct ldef_walk {
-	otf2r_ldef_cb cb;
+struct rec_walk {
+	int marker;                   /* marker file, else local definitions */
+	otf2r_ldef_cb lcb;
+	otf2r_marker_cb mcb;
 	void *ud;
 	otf2r__arena *mem;
 	const char *path;
 };
 
-static int ldef_cb(otf2r_archive *ar, unsigned type, otf2r__cur *c, void *ud)
+static int rec_cb(otf2r_archive *ar, unsigned type, otf2r__cur *c, void *ud)
 {
-	struct ldef_walk *w = ud;
-	union otf2r_ldef_u u;
+	struct rec_walk *w = ud;
+	union {
+		union otf2r_ldef_u l;
+		union otf2r_marker_u m;
+	} u;
 	memset(&u, 0, sizeof u);
-	int rc = otf2r__dec_ldef(c, type, &u, w->mem);
+	int rc = w->marker ? otf2r__dec_marker(c, type, &u.m, w->mem)
+			   : otf2r__dec_ldef(c, type, &u.l, w->mem);
 	if (rc < 0)
-		return otf2r__fail(ar, "%s: bad %s definition", w->path, otf2r_ldef_name(type));
+		return otf2r__fail(ar, "%s: bad %s record", w->path,
+				   w->marker ? otf2r_marker_name(type) : otf2r_ldef_name(type));
 	if (rc > 0)
 		return 0;
-	return w->cb(w->ud, type, &u);
+	return w->marker ? w->mcb(w->ud, type, &u.m) : w->lcb(w->ud, type, &u.l);
 }
 
-/* Missing <loc>.def: no local definitions (accepted by the reference). */
-int otf2r__walk_local_defs(otf2r_archive *ar, uint64_t location, otf2r_ldef_cb cb, void *ud,
-			   otf2r__arena *mem)
+/* A missing file has no records (accepted by the reference). */
+static int walk_file(otf2r_archive *ar, const char *path, struct rec_walk *w)
 {
-	char path[sizeof ar->base + 32];
-	snprintf(path, sizeof path, "%s/%" PRIu64 ".def", ar->base, location);
 	if (access(path, F_OK) != 0)
 		return 0;
 	uint8_t *b;
 	size_t n;
 	if (otf2r__slurp(ar, path, &b, &n))
 		return -1;
-	struct ldef_walk w = { cb, ud, mem, path };
-	int rc = walk_defs(ar, path, b, n, ldef_cb, &w);
+	w->path = path;
+	int rc = walk_defs(ar, path, b, n, rec_cb, w);
 	free(b);
 	return rc;
+}
+
+int otf2r__walk_local_defs(otf2r_archive *ar, uint64_t location, otf2r_ldef_cb cb, void *ud,
+			   otf2r__arena *mem)
+{
+	char path[sizeof ar->base + 32];
+	snprintf(path, sizeof path, "%s/%" PRIu64 ".def", ar->base, location);
+	struct rec_walk w = { .lcb = cb, .ud = ud, .mem = mem };
+	return walk_file(ar, path, &w);
 }
 
 int otf2r_read_local_defs(otf2r_archive *ar, uint64_t location, otf2r_ldef_cb cb, void *ud)
 {
 	otf2r__arena mem = { 0 };
 	int rc = otf2r__walk_local_defs(ar, location, cb, ud, &mem);
+	otf2r__arena_free(&mem);
+	return rc;
+}
+
+int otf2r_read_markers(otf2r_archive *ar, otf2r_marker_cb cb, void *ud)
+{
+	char path[sizeof ar->base + 16];
+	snprintf(path, sizeof path, "%s.marker", ar->base);
+	otf2r__arena mem = { 0 };
+	struct rec_walk w = { .marker = 1, .mcb = cb, .ud = ud, .mem = &mem };
+	int rc = walk_file(ar, path, &w);
 	otf2r__arena_free(&mem);
 	return rc;
 }

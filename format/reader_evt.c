@@ -188,7 +188,7 @@ static int local_def(void *ud, unsigned type, const union otf2r_ldef_u *u)
 	return 0;
 }
 
-int otf2r_evt_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
+static int open_reader(otf2r_archive *ar, uint64_t location, int snap, otf2r_evt_reader **out)
 {
 	*out = NULL;
 	otf2r_evt_reader *r = calloc(1, sizeof *r);
@@ -198,14 +198,15 @@ int otf2r_evt_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
 	r->loc = location;
 	r->fd = -1;
 	r->cs = ar->anchor.event_chunk_size;
-	snprintf(r->path, sizeof r->path, "%s/%" PRIu64 ".evt", ar->base, location);
+	snprintf(r->path, sizeof r->path, "%s/%" PRIu64 ".%s", ar->base, location,
+		 snap ? "snap" : "evt");
 	r->cap = WINDOW;
 	r->buf = malloc(r->cap);
 	if (!r->buf) {
 		free(r);
 		return otf2r__fail(ar, "out of memory");
 	}
-	if (otf2r__walk_local_defs(ar, location, local_def, r, &r->mem))
+	if (!snap && otf2r__walk_local_defs(ar, location, local_def, r, &r->mem))
 		goto fail;
 	int fd = open(r->path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -233,6 +234,11 @@ int otf2r_evt_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
 fail:
 	otf2r_evt_close(r);
 	return -1;
+}
+
+int otf2r_evt_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
+{
+	return open_reader(ar, location, 0, out);
 }
 
 void otf2r_evt_close(otf2r_evt_reader *r)
@@ -295,7 +301,10 @@ static int attr_list(otf2r_evt_reader *r)
 	return 0;
 }
 
-int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
+/* Timestamps, attribute lists, chunk and file ends: up to the next record.
+ * 1 = *tp is its type, r->c is after the type byte, *startp at the type
+ * byte (refill(r, start) and `continue` re-reads it); 0 = end; -1 = error. */
+static int next_type(otf2r_evt_reader *r, unsigned *tp, const uint8_t **startp)
 {
 	if (r->eof)
 		return 0;
@@ -343,6 +352,20 @@ int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
 			}
 			continue;
 		}
+		*tp = t;
+		*startp = start;
+		return 1;
+	}
+}
+
+int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
+{
+	for (;;) {
+		unsigned t;
+		const uint8_t *start;
+		int nt = next_type(r, &t, &start);
+		if (nt <= 0)
+			return nt;
 		if (t == OTF2R_EVT_ENTER || t == OTF2R_EVT_LEAVE) {   /* fast path: no arrays */
 			if (otf2r__cu32(&r->c, &ev->u.enter.region)) {
 				r->c.p = start;
@@ -403,6 +426,44 @@ deliver:
 		r->nattrs = 0;
 		return 1;
 	}
+}
+
+/* ---- snapshots (<loc>.snap: no mapping, no clock offsets) ---- */
+
+int otf2r_snap_open(otf2r_archive *ar, uint64_t location, otf2r_evt_reader **out)
+{
+	return open_reader(ar, location, 1, out);
+}
+
+int otf2r_snap_next(otf2r_evt_reader *r, otf2r_snap_event *ev)
+{
+	unsigned t;
+	const uint8_t *start;
+	int nt;
+	while ((nt = next_type(r, &t, &start)) > 0) {
+		uint64_t len;
+		if (record_length(&r->c, &len)) {     /* not all in the window */
+			if (refill(r, start))
+				return -1;
+			continue;
+		}
+		otf2r__cur rc = { r->c.p, r->c.p + len, r->c.be };
+		r->c.p += len;
+		otf2r__arena_reset(&r->scratch);
+		int d = otf2r__dec_snap(&rc, t, &ev->u, &r->scratch);
+		if (d < 0)
+			return rfail(r, "bad snapshot record");
+		r->pos++;
+		if (d == 0) {
+			*ev = (otf2r_snap_event){ .location = r->loc, .time = r->time, .pos = r->pos,
+						  .type = (uint8_t)t, .nattrs = r->nattrs,
+						  .attrs = r->attrs, .u = ev->u };
+			r->nattrs = 0;
+			return 1;
+		}
+		r->nattrs = 0;                          /* unknown record: skipped */
+	}
+	return nt;
 }
 
 /* ---- merge ---- */

@@ -8,11 +8,15 @@ reference reader (libotf2 3.0.2 through python3-otf2's _otf2 module, raw
 callbacks: ids and values exactly as the reference delivers them after
 mapping tables and clock offsets) and compares every global definition and
 every event field by field (names from records.tab), attributes included.
+Snapshots and markers, which the python bindings cannot read, are compared
+with otf2-print -A (record, location, time, counts) and otf2-marker (every
+field).
 Fields our dump has and the reference API hides (attic fields, array
 counts) are compared where the reference gives them. Fails on the first
 differences; MIN_EVENTS guards against comparing two empty streams.
 """
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -168,8 +172,80 @@ def reference(tab, path):
     while _otf2.GlobalEvtReader_ReadEvents(ger, 100000) == 100000:
         pass
     _otf2.Reader_CloseGlobalEvtReader(h, ger)
+    _otf2.Reader_CloseEvtFiles(h)
     _otf2.Reader_Close(h)
     return lines
+
+
+SEVERITY = ['NONE', 'LOW', 'MEDIUM', 'HIGH']
+SCOPE = ['GLOBAL', 'LOCATION', 'LOCATION_GROUP', 'SYSTEM_TREE_NODE', 'GROUP', 'COMM']
+
+
+def check_markers(path, ours):
+    """our DefMarker/Marker records against otf2-marker's listing (the python
+    bindings cannot read marker files: RegisterMarkerCallbacks raises)"""
+    if not os.path.exists(path[:-len('.otf2')] + '.marker'):
+        return 0, []
+    p = subprocess.run(['otf2-marker', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        return 0, ['otf2-marker failed: ' + p.stderr.decode()]
+    defs = [o for o in ours if o[0] == 'MARKER' and o[1] == 'DefMarker']
+    marks = [o for o in ours if o[0] == 'MARKER' and o[1] == 'Marker']
+    want = []
+    for d in defs:
+        v = d[2]
+        want.append('MARKER_DEF  Group: "%s", Category: "%s", Severity: %s'
+                    % (v['markerGroup'], v['markerCategory'], SEVERITY[int(v['severity'])]))
+        mine = sorted((m[2] for m in marks if m[2]['marker'] == v['self']),
+                      key=lambda m: int(m['timestamp']))
+        for m in mine:
+            sc = SCOPE[int(m['scope'])]
+            if sc != 'GLOBAL':
+                sc += ':' + m['scopeRef']
+            want.append('MARKER      Time: %s, Duration %s, Scope: %s, Text: "%s"'
+                        % (m['timestamp'], m['duration'], sc, m['text']))
+    got = p.stdout.decode('utf-8', 'surrogateescape').splitlines()
+    if want != got:
+        return 0, ['markers differ from otf2-marker:\n  ours %s\n  otf2-marker %s' % (want, got)]
+    return len(defs) + len(marks), []
+
+
+def check_snapshots(path, ours):
+    """our snapshot records against otf2-print -A (the python bindings have no
+    snapshot reader): per location the sequence of (record, time) - the
+    snapshot time for SnapshotStart/End, else origEventTime - and the counts
+    of SnapshotStart (# Events) and SnapshotEnd (Cont. Read Position)"""
+    mine = [o for o in ours if o[0].startswith('SNAP ')]
+    p = subprocess.run(['otf2-print', '-A', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    text = p.stdout.decode('utf-8', 'surrogateescape')
+    if '=== Snapshots' not in text:
+        return 0, ([] if not mine else ['otf2-print shows no snapshot, ours %d' % len(mine)])
+    want = {}
+    for line in text.split('=== Snapshots', 1)[1].splitlines()[3:]:
+        w = line.split()
+        if len(w) < 3 or not w[1].isdigit():
+            continue
+        extra = ''
+        if w[0] == 'SNAPSHOT_START':
+            extra = line.split('# Events:')[1].strip()
+        elif w[0] == 'SNAPSHOT_END':
+            extra = line.split('Position:')[1].strip()
+        want.setdefault(int(w[1]), []).append((w[0], int(w[2]), extra))
+    rename = {'ParameterInt': 'PARAMETER_INT64', 'ParameterUnsignedInt': 'PARAMETER_UINT64'}
+    got = {}
+    for key, name, v, _ in mine:
+        _, loc, snap_time = key.split()
+        t = int(v.get('origEventTime', snap_time))
+        extra = v.get('numberOfRecords', '') if name == 'SnapshotStart' else \
+            v.get('contReadPos', '') if name == 'SnapshotEnd' else ''
+        upper = rename.get(name) or re.sub(r'([a-z0-9])([A-Z])', r'\1_\2', name).upper()
+        got.setdefault(int(loc), []).append((upper, t, extra))
+    if got != want:
+        for loc in sorted(set(got) | set(want)):
+            if got.get(loc) != want.get(loc):
+                return 0, ['snapshots of location %d differ from otf2-print:\n  ours %s\n  otf2-print %s'
+                           % (loc, got.get(loc, [])[:6], want.get(loc, [])[:6])]
+    return len(mine), []
 
 
 def parse_ours(text):
@@ -179,8 +255,8 @@ def parse_ours(text):
             continue
         head, _, rest = line.partition('=')
         words = line.split(' ')
-        if line.startswith('DEF '):
-            key, name, fields = 'DEF', words[1], words[2:]
+        if line.startswith('DEF ') or line.startswith('MARKER '):
+            key, name, fields = words[0], words[1], words[2:]
         else:
             key, name, fields = ' '.join(words[:3]), words[3], words[4:]
         v, attrs = {}, []
@@ -212,7 +288,10 @@ def main():
         raise SystemExit('otf2r_dump failed: ' + p.stderr.decode())
     ours = parse_ours(p.stdout.decode('utf-8', 'surrogateescape'))
     ref = reference(tab, path)
-    errors = []
+    nmark, errors = check_markers(path, ours)
+    nsnap, serr = check_snapshots(path, ours)
+    errors += serr
+    ours = [o for o in ours if o[0] != 'MARKER' and not o[0].startswith('SNAP')]
     if len(ours) != len(ref):
         errors.append('record count: ours %d, reference %d' % (len(ours), len(ref)))
     for i, (o, r) in enumerate(zip(ours, ref)):
@@ -221,13 +300,13 @@ def main():
             for k, val in r[2].items():
                 if k not in o[2] or o[2][k] != val:
                     bad = True
-            if r[0] != 'DEF' and sorted(o[3]) != sorted(r[3]):
+            if r[0] not in ('DEF', 'MARKER') and sorted(o[3]) != sorted(r[3]):
                 bad = True
         if bad:
             errors.append('#%d ours %s\n    reference %s' % (i, o, r))
         if len(errors) > 10:
             break
-    nevt = sum(1 for r in ref if r[0] != 'DEF')
+    nevt = sum(1 for r in ref if r[0].startswith('EVT'))
     ndef = len(ref) - nevt
     if nevt < min_events:
         errors.append('only %d events (want >= %d)' % (nevt, min_events))
@@ -235,7 +314,8 @@ def main():
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
         sys.exit(1)
-    print('check_reader: %s: %d definitions and %d events identical' % (path, ndef, nevt))
+    print('check_reader: %s: %d definitions, %d events, %d snapshot records, %d marker records identical'
+          % (path, ndef, nevt, nsnap, nmark))
 
 
 if __name__ == '__main__':

@@ -5,6 +5,8 @@
  * DEF <Name> field=value...      global definitions, file order
  * LDEF <loc> <Name> field=value... local definitions
  * EVT <loc> <time> <Name> field=value... [attr=id:type:value...]
+ * SNAP <loc> <time> <Name> field=value... [attr=...]   snapshot records
+ * MARKER <Name> field=value...                          marker file
  * Events in global time order (default) or location by location. */
 #include <inttypes.h>
 #include <stdio.h>
@@ -21,15 +23,48 @@ static int ldef(void *ud, unsigned type, const union otf2r_ldef_u *u)
 	return 0;
 }
 
+static int marker(void *ud, unsigned type, const union otf2r_marker_u *u)
+{
+	(void)ud;
+	otf2r_marker_format(type, u, line, sizeof line);
+	printf("MARKER %s%s\n", otf2r_marker_name(type), line);
+	return 0;
+}
+
+static void attrs(uint32_t n, const otf2r_attr *a)
+{
+	for (uint32_t i = 0; i < n; i++)
+		printf(" attr=%" PRIu32 ":%u:%" PRIu64, a[i].id, a[i].type, a[i].value);
+	putchar('\n');
+}
+
+static int snapshots(otf2r_archive *ar)
+{
+	if (!otf2r_anchor_info(ar)->number_of_snapshots)
+		return 0;
+	int rc = 0;
+	for (size_t i = 0; i < otf2r_location_count(ar) && rc == 0; i++) {
+		otf2r_evt_reader *r;
+		otf2r_snap_event sv;
+		if (otf2r_snap_open(ar, otf2r_location_at(ar, i)->self, &r))
+			return -1;
+		while ((rc = otf2r_snap_next(r, &sv)) > 0) {
+			otf2r_snap_format(sv.type, &sv.u, line, sizeof line);
+			printf("SNAP %" PRIu64 " %" PRIu64 " %s%s", sv.location, sv.time,
+			       otf2r_snap_name(sv.type), line);
+			attrs(sv.nattrs, sv.attrs);
+		}
+		otf2r_evt_close(r);
+	}
+	return rc;
+}
+
 static void event(const otf2r_event *ev)
 {
 	otf2r_evt_format(ev->type, &ev->u, line, sizeof line);
 	printf("EVT %" PRIu64 " %" PRIu64 " %s%s", ev->location, ev->time,
 	       otf2r_evt_name(ev->type), line);
-	for (uint32_t i = 0; i < ev->nattrs; i++)
-		printf(" attr=%" PRIu32 ":%u:%" PRIu64, ev->attrs[i].id, ev->attrs[i].type,
-		       ev->attrs[i].value);
-	putchar('\n');
+	attrs(ev->nattrs, ev->attrs);
 }
 
 int main(int argc, char **argv)
@@ -78,6 +113,10 @@ int main(int argc, char **argv)
 			rc = -1;
 		}
 	}
+	if (rc == 0)
+		rc = snapshots(ar);
+	if (rc == 0)
+		rc = otf2r_read_markers(ar, marker, NULL);
 	if (rc < 0)
 		fprintf(stderr, "otf2r_dump: %s\n", otf2r_error(ar));
 	otf2r_close(ar);
