@@ -324,25 +324,30 @@ static void late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 		return;
 	uint64_t start = L->depth ? L->stack[L->depth - 1].enter : ev->time;
 	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
-	/* queued values: a send's enter time; a receive's index in r->pend */
-	uint64_t v = start;
-	if (!send) {
-		if (r->npend == r->cappend)
-			r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
-		v = r->npend;
-	}
+	uint64_t v;
+	/* a send's value: its index in r->pend too (enter, location, time) */
+	if (r->npend == r->cappend)
+		r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
+	v = r->npend;
 	int matched;
 	uint64_t other = rep_match(&r->match, key, !send, v, &matched);
 	if (!matched) {
-		if (!send) {
-			r->pend[r->npend][0] = start;
-			r->pend[r->npend++][1] = li;
-		}
+		r->pend[r->npend][0] = start;
+		r->pend[r->npend][1] = li;
+		r->pend[r->npend++][2] = ev->time;
 		return;
 	}
 	uint64_t recv_enter = send ? r->pend[other][0] : start;
-	uint64_t send_enter = send ? start : other;
+	uint64_t send_enter = send ? start : r->pend[other][0];
 	size_t rl = send ? (size_t)r->pend[other][1] : li;
+	if (r->nmsgs < REP_MAXMSGS) {
+		if (r->nmsgs == r->capmsgs)
+			r->msgs = rep_grow(r->msgs, &r->capmsgs, 256, sizeof *r->msgs);
+		size_t ol = (size_t)r->pend[other][1];
+		uint64_t ot = r->pend[other][2];
+		r->msgs[r->nmsgs++] = send ? (struct rep_msg){ li, ol, ev->time, ot }
+					   : (struct rep_msg){ ol, li, ot, ev->time };
+	}
 	if (send_enter > recv_enter) {
 		r->locs[rl].late_sender += send_enter - recv_enter;
 		r->locs[rl].late_sender_n++;
@@ -573,23 +578,19 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 {
 	rep_setup_defs(r, ar);
 	r->first = UINT64_MAX;
-	const otf2r_gdef_clock_properties *cp = otf2r_clock(ar);
 	if (timeline) {
-		if (cp && cp->trace_length && cp->trace_length != UINT64_MAX) {
-			r->t0 = cp->global_offset;
-			r->t1 = cp->global_offset + cp->trace_length;
-		} else {                                /* one more pass for the range */
-			otf2r_merge *m;
-			otf2r_event ev;
-			if (otf2r_merge_open(ar, NULL, 0, &m) == 0) {
-				r->t0 = UINT64_MAX;
-				while (otf2r_merge_next(m, &ev) > 0) {
-					if (ev.time < r->t0)
-						r->t0 = ev.time;
-					r->t1 = ev.time;
-				}
-				otf2r_merge_close(m);
+		/* one more pass for the range: ClockProperties may not cover the
+		 * times after clock offsets */
+		otf2r_merge *m;
+		otf2r_event ev;
+		if (otf2r_merge_open(ar, NULL, 0, &m) == 0) {
+			r->t0 = UINT64_MAX;
+			while (otf2r_merge_next(m, &ev) > 0) {
+				if (ev.time < r->t0)
+					r->t0 = ev.time;
+				r->t1 = ev.time;
 			}
+			otf2r_merge_close(m);
 		}
 		for (size_t i = 0; i < r->nlocs; i++) {
 			r->locs[i].bin_region = xcalloc(REP_NBINS, sizeof(uint32_t));
@@ -739,6 +740,7 @@ void rep_free(struct rep *r)
 	free(r->coll_count);
 	free(r->coll_time);
 	free(r->pend);
+	free(r->msgs);
 	rep_match_free(&r->match);
 }
 

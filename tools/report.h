@@ -77,6 +77,12 @@ struct rep_match {
 uint64_t rep_match(struct rep_match *m, const uint64_t key[4], int side, uint64_t v, int *matched);
 void rep_match_free(struct rep_match *m);
 
+#define REP_MAXMSGS 5000
+struct rep_msg {
+	size_t from, to;        /* location indices */
+	uint64_t sent, received;
+};
+
 struct rep_group {
 	uint32_t id;
 	const char *name;
@@ -115,8 +121,10 @@ struct rep {
 	size_t ncomm;
 	uint64_t *coll_count, *coll_time;
 	struct rep_match match;          /* messages: enter time of the other end */
-	uint64_t (*pend)[2];             /* receives waiting for their send: enter, location */
+	uint64_t (*pend)[3];             /* receives waiting for their send: enter, location, time */
 	size_t npend, cappend;
+	struct rep_msg *msgs;            /* matched messages for the timeline (first REP_MAXMSGS) */
+	size_t nmsgs, capmsgs;
 };
 
 /* Samples per region: self (the sampled context's region), total (any

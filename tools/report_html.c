@@ -95,6 +95,31 @@ static void timeline(const struct rep *r, FILE *f)
 			y += ROW_H;
 		}
 	}
+	/* matched MPI messages: a line from the send to the receive */
+	if (r->nmsgs) {
+		size_t *row = calloc(r->nlocs + 1, sizeof *row);
+		int ry = 0;
+		for (size_t g = 0; row && g < r->ngroups; g++) {
+			if (!r->groups[g].nlocs)
+				continue;
+			ry += ROW_H;
+			for (size_t i = 0; i < r->nlocs; i++)
+				if (r->locs[i].group == g) {
+					row[i] = (size_t)ry + ROW_H / 2;
+					ry += ROW_H;
+				}
+		}
+		double span = (double)(r->t1 - r->t0);
+		for (size_t k = 0; row && k < r->nmsgs; k++) {
+			const struct rep_msg *m = &r->msgs[k];
+			double x0 = (double)(m->sent - r->t0) / span * REP_NBINS;
+			double x1 = (double)(m->received - r->t0) / span * REP_NBINS;
+			fprintf(f, "<line class=\"msg\" x1=\"%.2f\" y1=\"%zu\" x2=\"%.2f\" y2=\"%zu\" "
+				"stroke=\"#000\" stroke-width=\"0.6\" vector-effect=\"non-scaling-stroke\"/>\n",
+				x0, row[m->from], x1, row[m->to]);
+		}
+		free(row);
+	}
 	fputs("</g>\n<g>\n", f);
 	y = 0;
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", LABEL_W, h);

@@ -442,6 +442,28 @@ def case_html_sampling():
     print('html_sampling: flame graph with %d boxes' % flame.count('<rect'))
 
 
+def case_html_mpi():
+    """2 ranks: one process group each, the messages drawn as lines"""
+    a = mpi_archive('html_mpi')
+    page = os.path.join(WORK, 'html_mpi', 'report.html')
+    tracer('report', '--html', page, a)
+    ours = json.loads(tracer('report', '--json', a)[1])
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    lines = dom.count('class="msg"')
+    sent = sum(m['count'] for P in ours['processes'] for m in P['messages_to'])
+    if lines != min(sent, 5000) or not sent:
+        die('%d message lines, %d messages sent' % (lines, sent))
+    for P in ours['processes']:
+        if P['name'] not in dom:
+            die('process %s not in the page' % P['name'])
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    print('html_mpi: %d message lines' % lines)
+
+
 def case_reader_demo():
     check_reader(traced_demo('reader_demo'), 1000)
 
