@@ -176,15 +176,7 @@ static void metric(struct out *o, struct conv *c, size_t li, const otf2r_event *
 			if (s)
 				name = s;
 		}
-		uint64_t raw = ev->u.metric.metric_values[i];
-		double v;
-		uint8_t t = ev->u.metric.type_i_ds[i];
-		if (t == 10)
-			memcpy(&v, &raw, sizeof v);
-		else if (t == 8)
-			v = (double)(int64_t)raw;
-		else
-			v = (double)raw;
+		double v = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
 		sep(o, c);
 		put(o, "{\"ph\":\"C\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":",
 		    r->groups[L->group].id, L->id, usec(r, ev->time));

@@ -156,6 +156,18 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 		if (id < (1u << 24) && id + 1 > r->ncomm)
 			r->ncomm = id + 1;
 	}
+	for (size_t i = 0; i < nd; i++)
+		r->nmm += otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER;
+	r->mm_ids = xcalloc(r->nmm, sizeof *r->mm_ids);
+	for (size_t i = 0, k = 0; i < nd; i++)
+		if (otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER)
+			r->mm_ids[k++] = otf2r_def_at(ar, i)->u.metric_member.self;
+	r->mreg = xcalloc(r->nregions * r->nmm, sizeof *r->mreg);
+	r->mreg_n = xcalloc(r->nregions * r->nmm, sizeof *r->mreg_n);
+	for (size_t i = 0; i < r->nlocs && r->nmm; i++) {
+		r->locs[i].mcur = xcalloc(r->nmm, sizeof(double));
+		r->locs[i].mhave = xcalloc(r->nmm, 1);
+	}
 	r->coll_count = xcalloc(r->ncomm, sizeof *r->coll_count);
 	r->coll_time = xcalloc(r->ncomm, sizeof *r->coll_time);
 	for (size_t i = 0; i < r->nlocs; i++)
@@ -440,8 +452,21 @@ size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out)
 
 static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 {
-	if (L->depth == L->cap)
+	if (L->depth == L->cap) {
 		L->stack = rep_grow(L->stack, &L->cap, 64, sizeof *L->stack);
+		if (r->nmm) {
+			L->mstart = realloc(L->mstart, L->cap * r->nmm * sizeof(double));
+			L->mstart_have = realloc(L->mstart_have, L->cap * r->nmm);
+			if (!L->mstart || !L->mstart_have) {
+				fprintf(stderr, "tracer: out of memory\n");
+				exit(1);
+			}
+		}
+	}
+	if (r->nmm) {
+		memcpy(L->mstart + L->depth * r->nmm, L->mcur, r->nmm * sizeof(double));
+		memcpy(L->mstart_have + L->depth * r->nmm, L->mhave, r->nmm);
+	}
 	if (L->depth)
 		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
@@ -459,8 +484,16 @@ static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 	uint64_t ex = d > f->child ? d - f->child : 0;
 	struct rep_stat *s = &L->reg[f->ri];
 	s->excl += ex;
-	if (--L->active[f->ri] == 0)
+	if (--L->active[f->ri] == 0) {
 		s->incl += d;
+		for (size_t m = 0; m < r->nmm; m++) {
+			size_t at = L->depth * r->nmm + m;
+			if (L->mstart_have[at] && L->mhave[m]) {
+				r->mreg[f->ri * r->nmm + m] += L->mcur[m] - L->mstart[at];
+				r->mreg_n[f->ri * r->nmm + m]++;
+			}
+		}
+	}
 	if (s->done++ == 0 || d < s->min)
 		s->min = d;
 	if (d > s->max)
@@ -488,6 +521,41 @@ static void leave(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 static uint32_t region_index(const struct rep *r, uint32_t id)
 {
 	return id < r->region_ids ? r->region_by_id[id] : UNDEF32;
+}
+
+/* Metric record: the current value of each of its members on L. */
+static void metric_values(struct rep *r, struct rep_loc *L, const otf2r_event *ev)
+{
+	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, ev->u.metric.metric);
+	if (!d) {
+		const otf2r_def *in = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_INSTANCE,
+						     ev->u.metric.metric);
+		d = in ? otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, in->u.metric_instance.metric_class)
+		       : NULL;
+	}
+	if (!d || !r->nmm)
+		return;
+	for (unsigned i = 0; i < ev->u.metric.number_of_metrics &&
+	     i < d->u.metric_class.number_of_metrics; i++) {
+		uint32_t id = d->u.metric_class.metric_members[i];
+		size_t m = 0;
+		while (m < r->nmm && r->mm_ids[m] != id)
+			m++;
+		if (m == r->nmm)
+			continue;
+		L->mcur[m] = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
+		L->mhave[m] = 1;
+	}
+}
+
+double rep_metric_value(uint8_t type, uint64_t raw)
+{
+	double v;
+	if (type == 10) {
+		memcpy(&v, &raw, sizeof v);
+		return v;
+	}
+	return type == 8 ? (double)(int64_t)raw : (double)raw;
 }
 
 static uint32_t cc_region(const struct rep *r, uint32_t cc)
@@ -645,6 +713,9 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			if (ev.u.calling_context_sample.calling_context < r->ncc)
 				r->cc_samples[ev.u.calling_context_sample.calling_context]++;
 			break;
+		case OTF2R_EVT_METRIC:
+			metric_values(r, L, &ev);
+			break;
 		case OTF2R_EVT_MPI_COLLECTIVE_BEGIN:
 			L->coll_begin = ev.time;
 			break;
@@ -722,6 +793,10 @@ void rep_free(struct rep *r)
 		free(r->locs[i].active);
 		free(r->locs[i].bin_region);
 		free(r->locs[i].bin_cover);
+		free(r->locs[i].mcur);
+		free(r->locs[i].mhave);
+		free(r->locs[i].mstart);
+		free(r->locs[i].mstart_have);
 	}
 	free(r->locs);
 	free(r->regions);
@@ -741,6 +816,9 @@ void rep_free(struct rep *r)
 	free(r->coll_time);
 	free(r->pend);
 	free(r->msgs);
+	free(r->mm_ids);
+	free(r->mreg);
+	free(r->mreg_n);
 	rep_match_free(&r->match);
 }
 

@@ -39,6 +39,10 @@ struct rep_loc {
 	uint64_t mpi;           /* exclusive time in MPI regions */
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
 	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
+	double *mcur;           /* [nmm] last value of each metric member */
+	uint8_t *mhave;         /* [nmm] a value was seen */
+	double *mstart;         /* [cap * nmm] values at each open frame's Enter */
+	uint8_t *mstart_have;
 	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
 	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
 };
@@ -123,6 +127,12 @@ struct rep {
 	struct rep_match match;          /* messages: enter time of the other end */
 	uint64_t (*pend)[3];             /* receives waiting for their send: enter, location, time */
 	size_t npend, cappend;
+	/* metric members (dense index) and their change per region: value at
+	 * the Leave minus value at the Enter, outermost activations only */
+	size_t nmm;
+	uint32_t *mm_ids;                /* [nmm] MetricMember ids */
+	double *mreg;                    /* [nregions * nmm] */
+	uint64_t *mreg_n;                /* [nregions * nmm] activations with both values */
 	struct rep_msg *msgs;            /* matched messages for the timeline (first REP_MAXMSGS) */
 	size_t nmsgs, capmsgs;
 };
@@ -169,6 +179,8 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_json_str(FILE *f, const char *s);
 void rep_html_str(FILE *f, const char *s);
 double rep_ms(const struct rep *r, uint64_t ticks);
+/* A metric value's raw 64-bit pattern as a double (type: OTF2 Type). */
+double rep_metric_value(uint8_t type, uint64_t raw);
 /* Double *cap (first size `first`) and realloc p; exits on failure. */
 void *rep_grow(void *p, size_t *cap, size_t first, size_t size);
 

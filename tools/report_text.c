@@ -173,6 +173,24 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	if (r->samples)
 		print_samples(r, o, f);
 
+	int mhead = 0;
+	for (size_t i = 0; i < r->nregions; i++)
+		for (size_t m = 0; m < r->nmm; m++) {
+			if (!r->mreg_n[i * r->nmm + m])
+				continue;
+			if (!mhead++) {
+				fprintf(f, "\nMetrics per region (value at Leave - value at Enter, outermost "
+					"calls, all locations):\n");
+				fprintf(f, "  %-32s %-24s %10s %18s %14s\n", "region", "metric", "calls",
+					"total", "per call");
+			}
+			const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_MEMBER, r->mm_ids[m]);
+			const char *mn = d ? otf2r_string(r->ar, d->u.metric_member.name) : NULL;
+			uint64_t n = r->mreg_n[i * r->nmm + m];
+			fprintf(f, "  %-32.32s %-24.24s %10" PRIu64 " %18.6g %14.6g\n", r->region_names[i],
+				mn ? mn : "?", n, r->mreg[i * r->nmm + m], r->mreg[i * r->nmm + m] / (double)n);
+		}
+
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
@@ -318,7 +336,14 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fputc('}', f);
 	}
 	free(fn);
-	fputs("]},\"collectives\":[", f);
+	fputs("]},\"metrics\":[", f);
+	for (size_t i = 0, k = 0; i < r->nregions; i++)
+		for (size_t m = 0; m < r->nmm; m++)
+			if (r->mreg_n[i * r->nmm + m])
+				fprintf(f, "%s{\"region\":%" PRIu32 ",\"member\":%" PRIu32 ",\"calls\":%" PRIu64
+					",\"incl\":%.17g}", k++ ? "," : "", r->regions[i]->self, r->mm_ids[m],
+					r->mreg_n[i * r->nmm + m], r->mreg[i * r->nmm + m]);
+	fputs("],\"collectives\":[", f);
 	for (size_t cm = 0, k = 0; cm < r->ncomm; cm++) {
 		if (!r->coll_count[cm])
 			continue;

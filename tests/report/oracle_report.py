@@ -32,6 +32,8 @@ def compute(anchor):
         queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
         for L in locs.values():
             L['late_sender'] = 0
+            L['mcur'] = {}
+        compute.metrics = collections.defaultdict(lambda: [0, 0.0])  # (region, member)
         coll_begin = {}
         send_bytes = collections.Counter()
         for loc, ev in tr.events:
@@ -46,6 +48,11 @@ def compute(anchor):
                 enter(L, ev.region._ref, t)
             elif isinstance(ev, otf2.events.Leave):
                 leave(L, ev.region._ref, t)
+            elif isinstance(ev, otf2.events.Metric):
+                m = ev.metric
+                members = m.members if hasattr(m, 'members') else m.metric_class.members
+                for mem, v in zip(members, ev.values):
+                    L['mcur'][mem._ref] = float(v)
             elif isinstance(ev, otf2.events.MpiCollectiveBegin):
                 coll_begin[L['id']] = t
             elif isinstance(ev, otf2.events.MpiCollectiveEnd):
@@ -116,7 +123,7 @@ def late_sender(locs, queues, L, ev):
 
 
 def enter(L, r, t):
-    L['stack'].append([r, t, 0])
+    L['stack'].append([r, t, 0, dict(L['mcur'])])
     L['active'][r] += 1
     L['regions'][r]['calls'] += 1
 
@@ -129,13 +136,18 @@ def leave(L, r, t):
 
 
 def pop(L, t):
-    r, t0, child = L['stack'].pop()
+    r, t0, child, mstart = L['stack'].pop()
     d = t - t0
     s = L['regions'][r]
     s['excl'] += d - child
     L['active'][r] -= 1
     if L['active'][r] == 0:
         s['incl'] += d
+        for mem, v0 in mstart.items():
+            if mem in L['mcur']:
+                x = compute.metrics[(r, mem)]
+                x[0] += 1
+                x[1] += L['mcur'][mem] - v0
     s['min'] = d if s['min'] is None else min(s['min'], d)
     s['max'] = max(s['max'], d)
     if L['stack']:

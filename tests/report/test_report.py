@@ -86,7 +86,8 @@ def tracer(*args, ok=True):
     return rc, out, err
 
 
-def compare_report(archive, min_regions, want_messages=False, want_locks=False, want_samples=False):
+def compare_report(archive, min_regions, want_messages=False, want_locks=False, want_samples=False,
+                   want_metrics=False):
     """tracer report --json against oracle_report.py (reference reader)"""
     sys.path.insert(0, SRC)
     import oracle_report
@@ -151,6 +152,16 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
         if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
                 {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
             errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+    mine = {(x['region'], x['member']): x for x in ours['metrics']}
+    refm = oracle_report.compute.metrics
+    if set(mine) != set(refm):
+        errors.append('metrics per region: ours %s, reference %s' % (sorted(mine), sorted(refm)))
+    for k, (n, v) in refm.items():
+        x = mine.get(k, {})
+        if x.get('calls') != n or abs(x.get('incl', 1e300) - v) > 1e-9 * max(1.0, abs(v)):
+            errors.append('metric %s: ours %s, reference %d calls %r' % (k, x, n, v))
+    if want_metrics and not refm:
+        errors.append('no metric per region')
     mine = {x['comm']: [x['operations'], x['time']] for x in ours['collectives']}
     if mine != oracle_report.compute.collectives:
         errors.append('collectives: ours %s, reference %s' % (mine, oracle_report.compute.collectives))
@@ -210,8 +221,8 @@ def sampled_archive(name, **extra):
 
 
 def case_report_sampling():
-    d, out = sampled_archive('report_sampling')
-    ours = compare_report(out, 2, want_samples=True)
+    d, out = sampled_archive('report_sampling', TRACER_METRICS='rusage::minflt')
+    ours = compare_report(out, 2, want_samples=True, want_metrics=True)
     names = [f['name'] for f in ours['samples']['functions'][:3]]
     if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
         die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
