@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* report.c - the figures of `tracer report`: one pass over the merged
+/* report.c - the figures of `tracer report` (MPI parts: report_mpi.c): one pass over the merged
  * event stream, a call stack per location, per-region statistics, MPI
  * message matrix between location groups, timeline bins. */
 #include <dirent.h>
@@ -12,7 +12,7 @@
 
 #define UNDEF32 UINT32_MAX
 
-static void *xcalloc(size_t n, size_t s)
+void *rep_xcalloc(size_t n, size_t s)
 {
 	void *p = calloc(n ? n : 1, s);
 	if (!p) {
@@ -38,7 +38,7 @@ double rep_ms(const struct rep *r, uint64_t ticks)
 	return (double)ticks * 1e3 / (double)r->resolution;
 }
 
-static const char *str_or(const struct rep *r, uint32_t id, const char *dflt)
+const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt)
 {
 	const char *s = otf2r_string(r->ar, id);
 	return s ? s : dflt;
@@ -83,24 +83,24 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 			r->ngroups++;
 		}
 	}
-	r->regions = xcalloc(r->nregions, sizeof *r->regions);
-	r->region_names = xcalloc(r->nregions, sizeof *r->region_names);
+	r->regions = rep_xcalloc(r->nregions, sizeof *r->regions);
+	r->region_names = rep_xcalloc(r->nregions, sizeof *r->region_names);
 	r->region_ids = maxid;
-	r->region_by_id = xcalloc(maxid, sizeof *r->region_by_id);
+	r->region_by_id = rep_xcalloc(maxid, sizeof *r->region_by_id);
 	memset(r->region_by_id, 0xff, maxid * sizeof *r->region_by_id);
-	r->groups = xcalloc(r->ngroups + 1, sizeof *r->groups);
+	r->groups = rep_xcalloc(r->ngroups + 1, sizeof *r->groups);
 	size_t ri = 0, gi = 0;
 	for (size_t i = 0; i < nd; i++) {
 		const otf2r_def *d = otf2r_def_at(ar, i);
 		if (d->type == OTF2R_GDEF_REGION) {
 			r->regions[ri] = &d->u.region;
-			r->region_names[ri] = str_or(r, d->u.region.name, "?");
+			r->region_names[ri] = rep_str_or(r, d->u.region.name, "?");
 			if (d->u.region.self != UNDEF32 && r->region_by_id[d->u.region.self] == UNDEF32)
 				r->region_by_id[d->u.region.self] = (uint32_t)ri;
 			ri++;
 		} else if (d->type == OTF2R_GDEF_LOCATION_GROUP) {
 			r->groups[gi].id = d->u.location_group.self;
-			r->groups[gi].name = str_or(r, d->u.location_group.name, "?");
+			r->groups[gi].name = rep_str_or(r, d->u.location_group.name, "?");
 			r->groups[gi].type = d->u.location_group.location_group_type;
 			gi++;
 		}
@@ -109,21 +109,21 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	r->groups[r->ngroups].id = UNDEF32;
 	r->groups[r->ngroups].name = "(none)";
 	r->nlocs = otf2r_location_count(ar);
-	r->locs = xcalloc(r->nlocs, sizeof *r->locs);
+	r->locs = rep_xcalloc(r->nlocs, sizeof *r->locs);
 	int extra = 0;
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const otf2r_gdef_location *l = otf2r_location_at(ar, i);
 		struct rep_loc *L = &r->locs[i];
 		L->id = l->self;
-		L->name = str_or(r, l->name, "?");
+		L->name = rep_str_or(r, l->name, "?");
 		L->group = r->ngroups;
 		for (size_t g = 0; g < r->ngroups; g++)
 			if (r->groups[g].id == l->location_group)
 				L->group = g;
 		extra |= L->group == r->ngroups;
 		r->groups[L->group].nlocs++;
-		L->reg = xcalloc(r->nregions, sizeof *L->reg);
-		L->active = xcalloc(r->nregions, sizeof *L->active);
+		L->reg = rep_xcalloc(r->nregions, sizeof *L->reg);
+		L->active = rep_xcalloc(r->nregions, sizeof *L->active);
 		L->first = UINT64_MAX;
 	}
 	if (extra)
@@ -134,10 +134,10 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 		    d->u.calling_context.self < (1u << 26) && d->u.calling_context.self + 1 > r->ncc)
 			r->ncc = d->u.calling_context.self + 1;
 	}
-	r->cc_region = xcalloc(r->ncc, sizeof *r->cc_region);
-	r->cc_parent = xcalloc(r->ncc, sizeof *r->cc_parent);
-	r->cc_scl = xcalloc(r->ncc, sizeof *r->cc_scl);
-	r->cc_samples = xcalloc(r->ncc, sizeof *r->cc_samples);
+	r->cc_region = rep_xcalloc(r->ncc, sizeof *r->cc_region);
+	r->cc_parent = rep_xcalloc(r->ncc, sizeof *r->cc_parent);
+	r->cc_scl = rep_xcalloc(r->ncc, sizeof *r->cc_scl);
+	r->cc_samples = rep_xcalloc(r->ncc, sizeof *r->cc_samples);
 	memset(r->cc_region, 0xff, r->ncc * sizeof *r->cc_region);
 	memset(r->cc_parent, 0xff, r->ncc * sizeof *r->cc_parent);
 	for (size_t i = 0; i < nd; i++) {
@@ -158,22 +158,22 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	}
 	for (size_t i = 0; i < nd; i++)
 		r->nmm += otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER;
-	r->mm_ids = xcalloc(r->nmm, sizeof *r->mm_ids);
+	r->mm_ids = rep_xcalloc(r->nmm, sizeof *r->mm_ids);
 	for (size_t i = 0, k = 0; i < nd; i++)
 		if (otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER)
 			r->mm_ids[k++] = otf2r_def_at(ar, i)->u.metric_member.self;
-	r->mreg = xcalloc(r->nregions * r->nmm, sizeof *r->mreg);
-	r->mreg_n = xcalloc(r->nregions * r->nmm, sizeof *r->mreg_n);
+	r->mreg = rep_xcalloc(r->nregions * r->nmm, sizeof *r->mreg);
+	r->mreg_n = rep_xcalloc(r->nregions * r->nmm, sizeof *r->mreg_n);
 	for (size_t i = 0; i < r->nlocs && r->nmm; i++) {
-		r->locs[i].mcur = xcalloc(r->nmm, sizeof(double));
-		r->locs[i].mhave = xcalloc(r->nmm, 1);
+		r->locs[i].mcur = rep_xcalloc(r->nmm, sizeof(double));
+		r->locs[i].mhave = rep_xcalloc(r->nmm, 1);
 	}
-	r->coll_count = xcalloc(r->ncomm, sizeof *r->coll_count);
-	r->coll_time = xcalloc(r->ncomm, sizeof *r->coll_time);
+	r->coll_count = rep_xcalloc(r->ncomm, sizeof *r->coll_count);
+	r->coll_time = rep_xcalloc(r->ncomm, sizeof *r->coll_time);
 	for (size_t i = 0; i < r->nlocs; i++)
 		r->locs[i].coll_begin = UINT64_MAX;
-	r->msg_count = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
-	r->msg_bytes = xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_bytes);
+	r->msg_count = rep_xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
+	r->msg_bytes = rep_xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_bytes);
 	char dir[4096];
 	snprintf(dir, sizeof dir, "%s", otf2r_path(ar));
 	char *slash = strrchr(dir, '/');
@@ -195,34 +195,6 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 		r->bytes += (uint64_t)st.st_size;
 	r->bytes += dir_bytes(sub);
 	return 0;
-}
-
-/* Group index of the receiver/sender `rank` of communicator `comm`. */
-size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank)
-{
-	const otf2r_def *c = otf2r_def_find(r->ar, OTF2R_GDEF_COMM, comm);
-	if (!c)
-		return SIZE_MAX;
-	const otf2r_def *g = otf2r_def_find(r->ar, OTF2R_GDEF_GROUP, c->u.comm.group);
-	if (!g || rank >= g->u.group.number_of_members)
-		return SIZE_MAX;
-	uint64_t m = g->u.group.members[rank];
-	if (g->u.group.group_type != 4) {        /* COMM_GROUP / COMM_SELF: rank indices */
-		const otf2r_def *cl = NULL;
-		for (size_t i = 0; i < otf2r_def_count(r->ar) && !cl; i++) {
-			const otf2r_def *d = otf2r_def_at(r->ar, i);
-			if (d->type == OTF2R_GDEF_GROUP && d->u.group.group_type == 4 &&
-			    d->u.group.paradigm == g->u.group.paradigm)
-				cl = d;
-		}
-		if (!cl || m >= cl->u.group.number_of_members)
-			return SIZE_MAX;
-		m = cl->u.group.members[m];
-	}
-	for (size_t i = 0; i < r->nlocs; i++)
-		if (r->locs[i].id == m)
-			return r->locs[i].group;
-	return SIZE_MAX;
 }
 
 static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
@@ -252,120 +224,6 @@ static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, u
 	}
 }
 
-static size_t match_slot(const struct rep_matchq *q, size_t cap, const uint64_t key[4])
-{
-	size_t j = (size_t)((key[0] * 31 + key[1]) * 0x9e3779b97f4a7c15ull + key[2] * 17 + key[3]) &
-		   (cap - 1);
-	while (q[j].used && memcmp(q[j].key, key, sizeof q[j].key))
-		j = (j + 1) & (cap - 1);
-	return j;
-}
-
-uint64_t rep_match(struct rep_match *m, const uint64_t key[4], int side, uint64_t v, int *matched)
-{
-	if (2 * (m->n + 1) > m->cap) {
-		size_t cap = m->cap ? 2 * m->cap : 1024;
-		struct rep_matchq *nq = xcalloc(cap, sizeof *nq);
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->q[i].used)
-				nq[match_slot(nq, cap, m->q[i].key)] = m->q[i];
-		free(m->q);
-		m->q = nq;
-		m->cap = cap;
-	}
-	struct rep_matchq *q = &m->q[match_slot(m->q, m->cap, key)];
-	if (!q->used) {
-		q->used = 1;
-		memcpy(q->key, key, sizeof q->key);
-		m->n++;
-	}
-	if (q->head < q->n && q->side != side) {
-		*matched = 1;
-		return q->vals[q->head++];
-	}
-	if (q->head == q->n)
-		q->head = q->n = 0;
-	q->side = side;
-	if (q->n == q->cap)
-		q->vals = rep_grow(q->vals, &q->cap, 8, sizeof *q->vals);
-	*matched = 0;
-	return q->vals[q->n++] = v;
-}
-
-void rep_match_free(struct rep_match *m)
-{
-	for (size_t i = 0; i < m->cap; i++)
-		free(m->q[i].vals);
-	free(m->q);
-	memset(m, 0, sizeof *m);
-}
-
-int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
-		uint64_t *bytes)
-{
-	switch (ev->type) {
-	case OTF2R_EVT_MPI_SEND:
-		*peer = ev->u.mpi_send.receiver; *comm = ev->u.mpi_send.communicator;
-		*tag = ev->u.mpi_send.msg_tag; *bytes = ev->u.mpi_send.msg_length;
-		return 1;
-	case OTF2R_EVT_MPI_ISEND:
-		*peer = ev->u.mpi_isend.receiver; *comm = ev->u.mpi_isend.communicator;
-		*tag = ev->u.mpi_isend.msg_tag; *bytes = ev->u.mpi_isend.msg_length;
-		return 1;
-	case OTF2R_EVT_MPI_RECV:
-		*peer = ev->u.mpi_recv.sender; *comm = ev->u.mpi_recv.communicator;
-		*tag = ev->u.mpi_recv.msg_tag; *bytes = ev->u.mpi_recv.msg_length;
-		return 0;
-	default:
-		*peer = ev->u.mpi_irecv.sender; *comm = ev->u.mpi_irecv.communicator;
-		*tag = ev->u.mpi_irecv.msg_tag; *bytes = ev->u.mpi_irecv.msg_length;
-		return 0;
-	}
-}
-
-/* Late sender: a receive whose call (innermost open region) began before
- * the matching send's call waited send_enter - recv_enter for it. */
-static void late_sender(struct rep *r, size_t li, const otf2r_event *ev)
-{
-	struct rep_loc *L = &r->locs[li];
-	uint32_t peer, comm, tag;
-	uint64_t bytes;
-	int send = rep_message(ev, &peer, &comm, &tag, &bytes);
-	size_t pg = rep_peer_group(r, comm, peer);
-	if (pg == SIZE_MAX)
-		return;
-	uint64_t start = L->depth ? L->stack[L->depth - 1].enter : ev->time;
-	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
-	uint64_t v;
-	/* a send's value: its index in r->pend too (enter, location, time) */
-	if (r->npend == r->cappend)
-		r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
-	v = r->npend;
-	int matched;
-	uint64_t other = rep_match(&r->match, key, !send, v, &matched);
-	if (!matched) {
-		r->pend[r->npend][0] = start;
-		r->pend[r->npend][1] = li;
-		r->pend[r->npend++][2] = ev->time;
-		return;
-	}
-	uint64_t recv_enter = send ? r->pend[other][0] : start;
-	uint64_t send_enter = send ? start : r->pend[other][0];
-	size_t rl = send ? (size_t)r->pend[other][1] : li;
-	if (r->nmsgs < REP_MAXMSGS) {
-		if (r->nmsgs == r->capmsgs)
-			r->msgs = rep_grow(r->msgs, &r->capmsgs, 256, sizeof *r->msgs);
-		size_t ol = (size_t)r->pend[other][1];
-		uint64_t ot = r->pend[other][2];
-		r->msgs[r->nmsgs++] = send ? (struct rep_msg){ li, ol, ev->time, ot }
-					   : (struct rep_msg){ ol, li, ot, ev->time };
-	}
-	if (send_enter > recv_enter) {
-		r->locs[rl].late_sender += send_enter - recv_enter;
-		r->locs[rl].late_sender_n++;
-	}
-}
-
 static uint64_t lock_hash(size_t group, uint32_t id)
 {
 	uint64_t k = ((uint64_t)group << 32 | id) * 0x9e3779b97f4a7c15ull;
@@ -376,7 +234,7 @@ static struct rep_lock *lock_get(struct rep *r, size_t group, uint32_t id)
 {
 	if (2 * (r->nlocks + 1) > r->caplocks) {      /* grow and rehash */
 		size_t cap = r->caplocks ? 2 * r->caplocks : 256;
-		struct rep_lock *nl = xcalloc(cap, sizeof *nl);
+		struct rep_lock *nl = rep_xcalloc(cap, sizeof *nl);
 		for (size_t i = 0; i < r->caplocks; i++) {
 			if (!r->locks[i].acquisitions)
 				continue;
@@ -575,8 +433,8 @@ static int cmp_fn(const void *a, const void *b)
 
 size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
 {
-	uint64_t *best = xcalloc(r->nregions, sizeof *best);
-	uint32_t *seen = xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
+	uint64_t *best = rep_xcalloc(r->nregions, sizeof *best);
+	uint32_t *seen = rep_xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
 	for (size_t i = 0; i < r->nregions; i++)
 		out[i] = (struct rep_fn){ i, 0, 0, UNDEF32 };
 	for (size_t c = 0; c < r->ncc; c++) {
@@ -637,7 +495,7 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
 	if (!d)
 		snprintf(buf, n, "-");
 	else
-		snprintf(buf, n, "%s:%" PRIu32, str_or(r, d->u.source_code_location.file, "?"),
+		snprintf(buf, n, "%s:%" PRIu32, rep_str_or(r, d->u.source_code_location.file, "?"),
 			 d->u.source_code_location.line_number);
 	return buf;
 }
@@ -661,9 +519,9 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			otf2r_merge_close(m);
 		}
 		for (size_t i = 0; i < r->nlocs; i++) {
-			r->locs[i].bin_region = xcalloc(REP_NBINS, sizeof(uint32_t));
+			r->locs[i].bin_region = rep_xcalloc(REP_NBINS, sizeof(uint32_t));
 			memset(r->locs[i].bin_region, 0xff, REP_NBINS * sizeof(uint32_t));
-			r->locs[i].bin_cover = xcalloc(REP_NBINS, sizeof(uint64_t));
+			r->locs[i].bin_cover = rep_xcalloc(REP_NBINS, sizeof(uint64_t));
 		}
 	}
 	otf2r_merge *m;
@@ -746,11 +604,11 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			break;
 		case OTF2R_EVT_MPI_RECV:
 		case OTF2R_EVT_MPI_IRECV:
-			late_sender(r, li, &ev);
+			rep_late_sender(r, li, &ev);
 			break;
 		case OTF2R_EVT_MPI_SEND:
 		case OTF2R_EVT_MPI_ISEND: {
-			late_sender(r, li, &ev);
+			rep_late_sender(r, li, &ev);
 			uint32_t to, comm, tag;
 			uint64_t len;
 			rep_message(&ev, &to, &comm, &tag, &len);
@@ -820,16 +678,6 @@ void rep_free(struct rep *r)
 	free(r->mreg);
 	free(r->mreg_n);
 	rep_match_free(&r->match);
-}
-
-const char *rep_comm_name(const struct rep *r, uint32_t comm)
-{
-	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_COMM, comm);
-	if (!d)
-		d = otf2r_def_find(r->ar, OTF2R_GDEF_INTER_COMM, comm);
-	if (!d)
-		return "?";
-	return str_or(r, d->type == OTF2R_GDEF_COMM ? d->u.comm.name : d->u.inter_comm.name, "?");
 }
 
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group)

@@ -134,6 +134,11 @@ struct rep {
 	double *mreg;                    /* [nregions * nmm] */
 	uint64_t *mreg_n;                /* [nregions * nmm] activations with both values */
 	struct rep_msg *msgs;            /* matched messages for the timeline (first REP_MAXMSGS) */
+	struct {
+		uint64_t key;            /* comm << 32 | rank */
+		size_t group;
+		int valid;
+	} peer_cache[4096];
 	size_t nmsgs, capmsgs;
 };
 
@@ -153,6 +158,10 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
 /* Process (group index) of rank `rank` of communicator `comm`, SIZE_MAX if unknown. */
 size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank);
+void *rep_xcalloc(size_t n, size_t s);          /* exits on failure */
+const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt);
+/* MpiSend/MpiIsend/MpiRecv/MpiIrecv: late-sender time and timeline lines. */
+void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev);
 /* Fields of MpiSend/MpiIsend (returns 1) or MpiRecv/MpiIrecv (0). */
 int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
 		uint64_t *bytes);
