@@ -11,6 +11,8 @@
 #   otf2-print  the whole archive printed to /dev/null
 # and `tracer report` on the same archive (wall time, peak RSS). REPORT_REPS
 # runs (default 3) of ours and libotf2, interleaved, medians reported.
+# REPORT_BIG_EVENTS=N (e.g. 100000000): also `tracer report` on an N-event
+# archive (wall time, peak RSS: memory must not grow with N).
 set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TRACER_BUILD_DIR:-$top/build-bench}
@@ -72,5 +74,14 @@ read -r wall rss <"$work/time"
 printf '  %-34s %14.0f events/s   wall %s s, peak RSS %s KiB\n' "tracer report (all tables)" "$(echo "$events $wall" | awk '{ print $1 / $2 }')" "$wall" "$rss"
 [ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" -v co="$cpu_ours" -v cr="$cpu_ref" \
 	'BEGIN { printf "  ours / libotf2: %.2f (wall), %.2f (CPU time)\n", o / r, co / cr }'
+if [ "${REPORT_BIG_EVENTS:-0}" -gt 0 ]; then
+	rm -rf "$work/a"
+	"$writer" "$work/big" $((REPORT_BIG_EVENTS / 4)) 2 >/dev/null
+	/usr/bin/time -f '%e %M' -o "$work/time" "$tracer" report "$work/big/traces.otf2" >/dev/null
+	read -r wall rss <"$work/time"
+	printf '  %-34s %14.0f events/s   wall %s s, peak RSS %s KiB (%s events, %s)\n' "tracer report, big archive" \
+		"$(echo "$REPORT_BIG_EVENTS $wall" | awk '{ print $1 / $2 }')" "$wall" "$rss" "$REPORT_BIG_EVENTS" "$(du -sh "$work/big" | cut -f1)"
+	rm -rf "$work/big"
+fi
 [ -n "${eps_ref:-}" ] && awk -v o="$eps_ours" -v r="$eps_ref" 'BEGIN { printf "reader speedup vs reference: %.2f\n", o / r }'
 echo "report events per second: $eps_ours"
