@@ -56,6 +56,40 @@ static void table(const struct rep *r, const struct rep_opts *o, FILE *f,
 		row(r, f, r->region_names[order[k]], &st[order[k]], total);
 }
 
+/* Region classes: Group definitions of type REGIONS (VT classes, e.g.). */
+static void print_classes(const struct rep *r, FILE *f, const struct rep_stat *st, int json)
+{
+	int k = 0;
+	for (size_t i = 0; i < otf2r_def_count(r->ar); i++) {
+		const otf2r_def *d = otf2r_def_at(r->ar, i);
+		if (d->type != OTF2R_GDEF_GROUP || d->u.group.group_type != 2)   /* REGIONS */
+			continue;
+		uint64_t calls = 0, excl = 0;
+		for (uint32_t m = 0; m < d->u.group.number_of_members; m++) {
+			uint64_t id = d->u.group.members[m];
+			uint32_t ri = id < r->region_ids ? r->region_by_id[id] : UINT32_MAX;
+			if (ri == UINT32_MAX)
+				continue;
+			calls += st[ri].calls;
+			excl += st[ri].excl;
+		}
+		const char *name = otf2r_string(r->ar, d->u.group.name);
+		if (json) {
+			fprintf(f, "%s{\"group\":%" PRIu32 ",\"name\":", k++ ? "," : "", d->u.group.self);
+			rep_json_str(f, name);
+			fprintf(f, ",\"regions\":%" PRIu32 ",\"calls\":%" PRIu64 ",\"excl\":%" PRIu64 "}",
+				d->u.group.number_of_members, calls, excl);
+			continue;
+		}
+		if (!k++) {
+			fprintf(f, "\nRegion classes (REGIONS groups, e.g. VT classes):\n");
+			fprintf(f, "  %-32s %8s %10s %12s\n", "class", "regions", "calls", "excl ms");
+		}
+		fprintf(f, "  %-32.32s %8" PRIu32 " %10" PRIu64 " %12.3f\n", name ? name : "?",
+			d->u.group.number_of_members, calls, rep_ms(r, excl));
+	}
+}
+
 static void print_samples(const struct rep *r, const struct rep_opts *o, FILE *f)
 {
 	struct rep_fn *fn = calloc(r->nregions + 1, sizeof *fn);
@@ -120,6 +154,8 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	for (size_t i = 0; i < r->nregions; i++)
 		st[i] = rep_total(r, i, -1);
 	table(r, o, f, st, order);
+
+	print_classes(r, f, st, 0);
 
 	fprintf(f, "\nProcesses (location groups):\n");
 	fprintf(f, "  %-32s %8s %10s %12s %12s\n", "process", "threads", "events", "busy ms",
@@ -284,7 +320,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 	for (size_t i = 0; i < r->nregions; i++)
 		st[i] = rep_total(r, i, -1);
 	json_regions(f, r, o, st, order);
-	fputs(",\"processes\":[", f);
+	fputs(",\"classes\":[", f);
+	print_classes(r, f, st, 1);
+	fputs("],\"processes\":[", f);
 	int first = 1;
 	for (size_t g = 0; g < r->ngroups; g++) {
 		if (!r->groups[g].nlocs)

@@ -85,6 +85,13 @@ def compute(anchor):
             while L['stack']:
                 pop(L, L['last'])
         compute.locks = locks
+        compute.classes = {}
+        for g in defs.groups:
+            if g.group_type == otf2.GroupType.REGIONS:
+                refs = [m._ref for m in g.members]
+                compute.classes[g._ref] = [
+                    sum(L['regions'][r]['calls'] for L in locs.values() for r in refs if r in L['regions']),
+                    sum(L['regions'][r]['excl'] for L in locs.values() for r in refs if r in L['regions'])]
         compute.collectives = coll
         fn_self, fn_total = collections.Counter(), collections.Counter()
         for cc, n in samples.items():

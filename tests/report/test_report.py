@@ -87,7 +87,7 @@ def tracer(*args, ok=True):
 
 
 def compare_report(archive, min_regions, want_messages=False, want_locks=False, want_samples=False,
-                   want_metrics=False):
+                   want_metrics=False, want_classes=False):
     """tracer report --json against oracle_report.py (reference reader)"""
     sys.path.insert(0, SRC)
     import oracle_report
@@ -162,6 +162,11 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
             errors.append('metric %s: ours %s, reference %d calls %r' % (k, x, n, v))
     if want_metrics and not refm:
         errors.append('no metric per region')
+    mine = {x['group']: [x['calls'], x['excl']] for x in ours['classes']}
+    if mine != oracle_report.compute.classes:
+        errors.append('region classes: ours %s, reference %s' % (mine, oracle_report.compute.classes))
+    if want_classes and not mine:
+        errors.append('no region class (REGIONS group)')
     mine = {x['comm']: [x['operations'], x['time']] for x in ours['collectives']}
     if mine != oracle_report.compute.collectives:
         errors.append('collectives: ours %s, reference %s' % (mine, oracle_report.compute.collectives))
@@ -226,6 +231,21 @@ def case_report_sampling():
     names = [f['name'] for f in ours['samples']['functions'][:3]]
     if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
         die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
+
+
+def case_report_vt():
+    """a VT_* program: region classes"""
+    prog = os.environ.get('VT_PROG')
+    if not prog:
+        print('VT test program not built: skipped')
+        sys.exit(77)
+    d = workdir('report_vt')
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    rc, _, err = run([prog], env=env, cwd=d)
+    if not os.path.exists(os.path.join(out, 'traces.otf2')):
+        die('VT program: rc %d %s' % (rc, err))
+    compare_report(out, 3, want_classes=True)
 
 
 def case_report_mpi():
