@@ -571,6 +571,11 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			if (ev.u.calling_context_sample.calling_context < r->ncc)
 				r->cc_samples[ev.u.calling_context_sample.calling_context]++;
 			break;
+		case OTF2R_EVT_THREAD_TASK_CREATE:
+		case OTF2R_EVT_THREAD_TASK_SWITCH:
+		case OTF2R_EVT_THREAD_TASK_COMPLETE:
+			L->tasks[ev.type - OTF2R_EVT_THREAD_TASK_CREATE]++;
+			break;
 		case OTF2R_EVT_METRIC:
 			metric_values(r, L, &ev);
 			break;

@@ -34,6 +34,7 @@ struct rep_loc {
 	struct rep_stat *reg;   /* [nregions] */
 	uint32_t *active;       /* [nregions] activations open */
 	uint64_t busy;          /* time inside any region */
+	uint64_t tasks[3];      /* ThreadTaskCreate, ThreadTaskSwitch, ThreadTaskComplete */
 	uint64_t late_sender;   /* receives waiting for a send that began later */
 	uint64_t late_sender_n;
 	uint64_t mpi;           /* exclusive time in MPI regions */

@@ -209,6 +209,24 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	if (r->samples)
 		print_samples(r, o, f);
 
+	uint64_t tk[3] = { 0, 0, 0 };
+	for (size_t i = 0; i < r->nlocs; i++)
+		for (int k = 0; k < 3; k++)
+			tk[k] += r->locs[i].tasks[k];
+	if (tk[0] + tk[1] + tk[2]) {
+		fprintf(f, "\nTasks (ThreadTaskCreate / Switch / Complete, e.g. Argobots work units): "
+			"%" PRIu64 " created, %" PRIu64 " switches, %" PRIu64 " completed\n", tk[0], tk[1],
+			tk[2]);
+		fprintf(f, "  %-12s %-24s %10s %10s %10s\n", "location", "name", "created", "switches",
+			"completed");
+		for (size_t i = 0; i < r->nlocs; i++) {
+			const struct rep_loc *L = &r->locs[i];
+			if (L->tasks[0] + L->tasks[1] + L->tasks[2])
+				fprintf(f, "  %-12" PRIu64 " %-24.24s %10" PRIu64 " %10" PRIu64 " %10" PRIu64 "\n",
+					L->id, L->name, L->tasks[0], L->tasks[1], L->tasks[2]);
+		}
+	}
+
 	int mhead = 0;
 	for (size_t i = 0; i < r->nregions; i++)
 		for (size_t m = 0; m < r->nmm; m++) {
@@ -356,8 +374,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fprintf(f, ",\"process\":%" PRIu32 ",\"events\":%" PRIu64 ",\"first\":%" PRIu64
 			",\"last\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"mpi\":%" PRIu64 ",\"flushes\":%" PRIu64
 			",\"onoff\":%" PRIu64 ",\"late_sender\":%" PRIu64 ",\"late_sender_n\":%" PRIu64
-			",\"regions\":", r->groups[L->group].id, L->events, L->first,
-			L->last, L->busy, L->mpi, L->flushes, L->onoff, L->late_sender, L->late_sender_n);
+			",\"tasks\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],\"regions\":", r->groups[L->group].id,
+			L->events, L->first, L->last, L->busy, L->mpi, L->flushes, L->onoff, L->late_sender,
+			L->late_sender_n, L->tasks[0], L->tasks[1], L->tasks[2]);
 		json_regions(f, r, o, L->reg, order);
 		fputc('}', f);
 	}

@@ -32,6 +32,7 @@ def compute(anchor):
         queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
         for L in locs.values():
             L['late_sender'] = 0
+            L['tasks'] = [0, 0, 0]
             L['mcur'] = {}
         compute.metrics = collections.defaultdict(lambda: [0, 0.0])  # (region, member)
         coll_begin = {}
@@ -48,6 +49,12 @@ def compute(anchor):
                 enter(L, ev.region._ref, t)
             elif isinstance(ev, otf2.events.Leave):
                 leave(L, ev.region._ref, t)
+            elif isinstance(ev, otf2.events.ThreadTaskCreate):
+                L['tasks'][0] += 1
+            elif isinstance(ev, otf2.events.ThreadTaskSwitch):
+                L['tasks'][1] += 1
+            elif isinstance(ev, otf2.events.ThreadTaskComplete):
+                L['tasks'][2] += 1
             elif isinstance(ev, otf2.events.Metric):
                 m = ev.metric
                 members = m.members if hasattr(m, 'members') else m.metric_class.members

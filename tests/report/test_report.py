@@ -101,7 +101,7 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
     totals = {}
     for OL in ours['locations']:
         L = locs[OL['id']]
-        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender'):
+        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'tasks'):
             if L[k] is not None and OL[k] != L[k]:
                 errors.append('location %d %s: ours %s, reference %s' % (OL['id'], k, OL[k], L[k]))
         ref = {r: s for r, s in L['regions'].items() if s['calls']}
@@ -246,6 +246,23 @@ def case_report_vt():
     if not os.path.exists(os.path.join(out, 'traces.otf2')):
         die('VT program: rc %d %s' % (rc, err))
     compare_report(out, 3, want_classes=True)
+
+
+def case_report_argobots():
+    """Argobots work units (stand-in libabt.so of tests/argobots): tasks per thread"""
+    prog = os.environ.get('ABT_PROG')
+    if not prog:
+        print('Argobots test program not built: skipped')
+        sys.exit(77)
+    d = workdir('report_argobots')
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    rc, _, err = run([prog], env=env, cwd=d)
+    if not os.path.exists(os.path.join(out, 'traces.otf2')):
+        die('Argobots program: rc %d %s' % (rc, err))
+    ours = compare_report(out, 1)
+    if not sum(L['tasks'][0] for L in ours['locations']):
+        die('no task created')
 
 
 def case_report_mpi():
