@@ -233,34 +233,29 @@ def case_report_sampling():
         die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
 
 
-def case_report_vt():
-    """a VT_* program: region classes"""
-    prog = os.environ.get('VT_PROG')
+def traced_test_prog(name, var, what):
+    """a test program of another area ($var) under the tracer"""
+    prog = os.environ.get(var)
     if not prog:
-        print('VT test program not built: skipped')
+        print('%s test program not built: skipped' % what)
         sys.exit(77)
-    d = workdir('report_vt')
+    d = workdir(name)
     out = os.path.join(d, 'archive')
     env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
     rc, _, err = run([prog], env=env, cwd=d)
     if not os.path.exists(os.path.join(out, 'traces.otf2')):
-        die('VT program: rc %d %s' % (rc, err))
-    compare_report(out, 3, want_classes=True)
+        die('%s program: rc %d %s' % (what, rc, err))
+    return out
+
+
+def case_report_vt():
+    """a VT_* program: region classes"""
+    compare_report(traced_test_prog('report_vt', 'VT_PROG', 'VT'), 3, want_classes=True)
 
 
 def case_report_argobots():
     """Argobots work units (stand-in libabt.so of tests/argobots): tasks per thread"""
-    prog = os.environ.get('ABT_PROG')
-    if not prog:
-        print('Argobots test program not built: skipped')
-        sys.exit(77)
-    d = workdir('report_argobots')
-    out = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
-    rc, _, err = run([prog], env=env, cwd=d)
-    if not os.path.exists(os.path.join(out, 'traces.otf2')):
-        die('Argobots program: rc %d %s' % (rc, err))
-    ours = compare_report(out, 1)
+    ours = compare_report(traced_test_prog('report_argobots', 'ABT_PROG', 'Argobots'), 1)
     if not sum(L['tasks'][0] for L in ours['locations']):
         die('no task created')
 
