@@ -197,21 +197,31 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	return 0;
 }
 
-static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
+/* Timeline bins overlapped by [a, b): 0 = none; *i0, *i1 inclusive. */
+static int bin_range(const struct rep *r, uint64_t a, uint64_t b, size_t *i0, size_t *i1)
 {
-	if (!L->bin_region || b <= a || r->t1 <= r->t0)
-		return;
+	if (b <= a || r->t1 <= r->t0)
+		return 0;
 	double span = (double)(r->t1 - r->t0);
 	if (a < r->t0)
 		a = r->t0;
 	if (b > r->t1)
 		b = r->t1;
 	if (b <= a)
+		return 0;
+	*i0 = (size_t)((double)(a - r->t0) / span * REP_NBINS);
+	*i1 = (size_t)((double)(b - r->t0) / span * REP_NBINS);
+	if (*i1 >= REP_NBINS)
+		*i1 = REP_NBINS - 1;
+	return 1;
+}
+
+static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
+{
+	size_t i0, i1;
+	if (!L->bin_region || !bin_range(r, a, b, &i0, &i1))
 		return;
-	size_t i0 = (size_t)((double)(a - r->t0) / span * REP_NBINS);
-	size_t i1 = (size_t)((double)(b - r->t0) / span * REP_NBINS);
-	if (i1 >= REP_NBINS)
-		i1 = REP_NBINS - 1;
+	double span = (double)(r->t1 - r->t0);
 	for (size_t i = i0; i <= i1; i++) {
 		uint64_t bs = r->t0 + (uint64_t)(span * (double)i / REP_NBINS);
 		uint64_t be = r->t0 + (uint64_t)(span * (double)(i + 1) / REP_NBINS);
@@ -264,6 +274,9 @@ static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t)
 	struct rep_loc *L = &r->locs[li];
 	uint64_t w = L->depth && t > L->stack[L->depth - 1].enter ? t - L->stack[L->depth - 1].enter : 0;
 	struct rep_lock *l = lock_get(r, L->group, id);
+	size_t i0, i1;
+	if (L->bin_lock && w && bin_range(r, t - w, t, &i0, &i1))
+		memset(L->bin_lock + i0, 1, i1 - i0 + 1);
 	l->acquisitions++;
 	l->wait += w;
 	if (w > l->max)
@@ -522,6 +535,7 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			r->locs[i].bin_region = rep_xcalloc(REP_NBINS, sizeof(uint32_t));
 			memset(r->locs[i].bin_region, 0xff, REP_NBINS * sizeof(uint32_t));
 			r->locs[i].bin_cover = rep_xcalloc(REP_NBINS, sizeof(uint64_t));
+			r->locs[i].bin_lock = rep_xcalloc(REP_NBINS, 1);
 		}
 	}
 	otf2r_merge *m;
@@ -656,6 +670,7 @@ void rep_free(struct rep *r)
 		free(r->locs[i].active);
 		free(r->locs[i].bin_region);
 		free(r->locs[i].bin_cover);
+		free(r->locs[i].bin_lock);
 		free(r->locs[i].mcur);
 		free(r->locs[i].mhave);
 		free(r->locs[i].mstart);

@@ -46,6 +46,7 @@ struct rep_loc {
 	uint8_t *mstart_have;
 	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
 	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
+	uint8_t *bin_lock;      /* [REP_NBINS] a lock wait overlaps the bin */
 };
 
 /* A lock (ThreadAcquireLock / OmpAcquireLock), keyed by process and lock

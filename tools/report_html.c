@@ -60,7 +60,8 @@ static void timeline(const struct rep *r, FILE *f)
 			rows += 1 + r->groups[g].nlocs;
 	int w = REP_NBINS, h = (int)rows * ROW_H;
 	fprintf(f, "<h2>Timeline</h2><p>%.3f ms, %d bins per row: each bin shows the region that "
-		"covered most of it. Wheel: zoom, drag: pan, hover: region.</p>\n",
+		"covered most of it; red band: waiting for a lock; black lines: MPI messages. "
+		"Wheel: zoom, drag: pan, hover: region.</p>\n",
 		rep_ms(r, r->t1 - r->t0), REP_NBINS);
 	fprintf(f, "<svg id=\"tl\" width=\"100%%\" viewBox=\"0 0 %d %d\" data-w=\"%d\" data-h=\"%d\" "
 		"data-l=\"%d\" preserveAspectRatio=\"none\" style=\"height:%dpx\" "
@@ -91,6 +92,16 @@ static void timeline(const struct rep *r, FILE *f)
 						bin_ms * (double)e);
 				}
 				b = e;
+			}
+			for (size_t b = 0; b < REP_NBINS;) {     /* lock waits: a red band */
+				size_t e = b;
+				while (e < REP_NBINS && L->bin_lock[e])
+					e++;
+				if (e > b)
+					fprintf(f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%zu\" "
+						"height=\"3\" fill=\"#d00\" data-t=\"lock wait | %.3f-%.3f ms\"/>\n",
+						b, y + ROW_H - 3, e - b, bin_ms * (double)b, bin_ms * (double)e);
+				b = e + 1;
 			}
 			y += ROW_H;
 		}

@@ -442,6 +442,8 @@ def case_html():
             die('region %s not in the DOM' % r['name'])
     if '<h2>Locks</h2>' not in dom:
         die('no lock table in the page of the demo (a shared lock)')
+    if 'class="lockwait"' not in dom:
+        die('no lock wait in the timeline of the demo')
     if dom.count('<rect') < 6:     # the background + at least one bar per thread
         die('timeline has %d rects' % dom.count('<rect'))
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
