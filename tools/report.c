@@ -341,7 +341,7 @@ static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 	if (L->depth)
 		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
-	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0 };
+	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0 };
 	L->active[ri]++;
 	L->reg[ri].calls++;
 }
@@ -349,6 +349,8 @@ static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 {
 	struct rep_frame *f = &L->stack[--L->depth];
+	if (f->bsend)
+		rep_bsend_left(r, f->bsend, t);
 	bin_add(r, L, f->ri, L->last_change, t);
 	L->last_change = t;
 	uint64_t d = t - f->enter;
@@ -693,6 +695,7 @@ void rep_free(struct rep *r)
 	free(r->coll_count);
 	free(r->coll_time);
 	free(r->pend);
+	free(r->bsend);
 	free(r->msgs);
 	free(r->mm_ids);
 	free(r->mreg);

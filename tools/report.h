@@ -20,6 +20,7 @@ struct rep_stat {
 struct rep_frame {
 	uint32_t ri;            /* region index */
 	uint64_t enter, child;
+	size_t bsend;           /* blocking send in this call: index + 1 into rep.bsend, 0 none */
 };
 
 #define REP_NBINS 1000          /* timeline: time bins per location */
@@ -37,6 +38,8 @@ struct rep_loc {
 	uint64_t tasks[3];      /* ThreadTaskCreate, ThreadTaskSwitch, ThreadTaskComplete */
 	uint64_t late_sender;   /* receives waiting for a send that began later */
 	uint64_t late_sender_n;
+	uint64_t late_receiver; /* blocking sends waiting for a receive that began later */
+	uint64_t late_receiver_n;
 	uint64_t mpi;           /* exclusive time in MPI regions */
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
 	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
@@ -127,8 +130,19 @@ struct rep {
 	size_t ncomm;
 	uint64_t *coll_count, *coll_time;
 	struct rep_match match;          /* messages: enter time of the other end */
-	uint64_t (*pend)[3];             /* receives waiting for their send: enter, location, time */
-	size_t npend, cappend;
+	/* message ends waiting for their partner: enter of the call, location,
+	 * time, blocking send index + 1; slots reused through a free list */
+	struct rep_pend {
+		uint64_t enter, time;
+		size_t loc, bsend, next_free;
+	} *pend;
+	size_t npend, cappend, pend_free;        /* pend_free: index + 1, 0 none */
+	/* blocking sends until their call's Leave and their receive are known */
+	struct rep_bsend {
+		size_t loc, next_free;
+		uint64_t enter, leave, recv_enter;   /* UINT64_MAX: not yet known */
+	} *bsend;
+	size_t nbsend, capbsend, bsend_free;
 	/* metric members (dense index) and their change per region: value at
 	 * the Leave minus value at the Enter, outermost activations only */
 	size_t nmm;
@@ -164,6 +178,8 @@ void *rep_xcalloc(size_t n, size_t s);          /* exits on failure */
 const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt);
 /* MpiSend/MpiIsend/MpiRecv/MpiIrecv: late-sender time and timeline lines. */
 void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev);
+/* The call holding blocking send k (index + 1) was left at t. */
+void rep_bsend_left(struct rep *r, size_t k, uint64_t t);
 /* Fields of MpiSend/MpiIsend (returns 1) or MpiRecv/MpiIrecv (0). */
 int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
 		uint64_t *bytes);

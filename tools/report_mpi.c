@@ -127,6 +127,40 @@ int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t 
 
 /* Late sender: a receive whose call (innermost open region) began before
  * the matching send's call waited send_enter - recv_enter for it. */
+static size_t pend_new(struct rep *r)
+{
+	if (r->pend_free) {
+		size_t k = r->pend_free - 1;
+		r->pend_free = r->pend[k].next_free;
+		return k;
+	}
+	if (r->npend == r->cappend)
+		r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
+	return r->npend++;
+}
+
+/* Late receiver: a blocking send whose call began before the matching
+ * receive's call waited min(receive enter, send leave) - send enter. */
+static void bsend_try(struct rep *r, size_t k)
+{
+	struct rep_bsend *b = &r->bsend[k];
+	if (b->leave == UINT64_MAX || b->recv_enter == UINT64_MAX)
+		return;
+	if (b->recv_enter > b->enter) {
+		uint64_t end = b->recv_enter < b->leave ? b->recv_enter : b->leave;
+		r->locs[b->loc].late_receiver += end > b->enter ? end - b->enter : 0;
+		r->locs[b->loc].late_receiver_n++;
+	}
+	b->next_free = r->bsend_free;
+	r->bsend_free = k + 1;
+}
+
+void rep_bsend_left(struct rep *r, size_t k, uint64_t t)
+{
+	r->bsend[k - 1].leave = t;
+	bsend_try(r, k - 1);
+}
+
 void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 {
 	struct rep_loc *L = &r->locs[li];
@@ -137,34 +171,49 @@ void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 	if (pg == SIZE_MAX)
 		return;
 	uint64_t start = L->depth ? L->stack[L->depth - 1].enter : ev->time;
+	size_t bs = 0;                          /* this blocking send: index + 1 */
+	if (ev->type == OTF2R_EVT_MPI_SEND && L->depth && !L->stack[L->depth - 1].bsend) {
+		if (r->bsend_free) {
+			bs = r->bsend_free;
+			r->bsend_free = r->bsend[bs - 1].next_free;
+		} else {
+			if (r->nbsend == r->capbsend)
+				r->bsend = rep_grow(r->bsend, &r->capbsend, 256, sizeof *r->bsend);
+			bs = ++r->nbsend;
+		}
+		r->bsend[bs - 1] = (struct rep_bsend){ li, 0, start, UINT64_MAX, UINT64_MAX };
+		L->stack[L->depth - 1].bsend = bs;
+	}
 	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
-	uint64_t v;
-	/* a send's value: its index in r->pend too (enter, location, time) */
-	if (r->npend == r->cappend)
-		r->pend = rep_grow(r->pend, &r->cappend, 1024, sizeof *r->pend);
-	v = r->npend;
+	size_t v = pend_new(r);
 	int matched;
-	uint64_t other = rep_match(&r->match, key, !send, v, &matched);
+	uint64_t o = rep_match(&r->match, key, !send, v, &matched);
 	if (!matched) {
-		r->pend[r->npend][0] = start;
-		r->pend[r->npend][1] = li;
-		r->pend[r->npend++][2] = ev->time;
+		r->pend[v] = (struct rep_pend){ start, ev->time, li, bs, 0 };
 		return;
 	}
-	uint64_t recv_enter = send ? r->pend[other][0] : start;
-	uint64_t send_enter = send ? start : r->pend[other][0];
-	size_t rl = send ? (size_t)r->pend[other][1] : li;
+	r->pend[v].next_free = r->pend_free;      /* not needed: matched at once */
+	r->pend_free = v + 1;
+	struct rep_pend other = r->pend[o];
+	r->pend[o].next_free = r->pend_free;
+	r->pend_free = o + 1;
+	uint64_t recv_enter = send ? other.enter : start;
+	uint64_t send_enter = send ? start : other.enter;
+	size_t rl = send ? other.loc : li;
 	if (r->nmsgs < REP_MAXMSGS) {
 		if (r->nmsgs == r->capmsgs)
 			r->msgs = rep_grow(r->msgs, &r->capmsgs, 256, sizeof *r->msgs);
-		size_t ol = (size_t)r->pend[other][1];
-		uint64_t ot = r->pend[other][2];
-		r->msgs[r->nmsgs++] = send ? (struct rep_msg){ li, ol, ev->time, ot }
-					   : (struct rep_msg){ ol, li, ot, ev->time };
+		r->msgs[r->nmsgs++] = send ? (struct rep_msg){ li, other.loc, ev->time, other.time }
+					   : (struct rep_msg){ other.loc, li, other.time, ev->time };
 	}
 	if (send_enter > recv_enter) {
 		r->locs[rl].late_sender += send_enter - recv_enter;
 		r->locs[rl].late_sender_n++;
+	}
+	size_t k = send ? bs : other.bsend;       /* the blocking send, if any */
+	if (k) {
+		r->bsend[k - 1].recv_enter = recv_enter;
+		bsend_try(r, k - 1);
 	}
 }
 

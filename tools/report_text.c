@@ -187,14 +187,15 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	}
 
 	fprintf(f, "\nThreads (locations):\n");
-	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s %14s\n", "location", "name", "process",
-		"events", "duration ms", "busy ms", "MPI ms", "late sender ms");
+	fprintf(f, "  %-12s %-24s %-16s %10s %12s %12s %12s %14s %14s\n", "location", "name",
+		"process", "events", "duration ms", "busy ms", "MPI ms", "late sender ms",
+		"late recv ms");
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
-		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f %14.3f\n",
+		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f %14.3f %14.3f\n",
 			L->id, L->name, r->groups[L->group].name, L->events,
 			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi),
-			rep_ms(r, L->late_sender));
+			rep_ms(r, L->late_sender), rep_ms(r, L->late_receiver));
 	}
 
 	for (size_t i = 0; i < r->nlocs; i++) {
@@ -374,9 +375,10 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fprintf(f, ",\"process\":%" PRIu32 ",\"events\":%" PRIu64 ",\"first\":%" PRIu64
 			",\"last\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"mpi\":%" PRIu64 ",\"flushes\":%" PRIu64
 			",\"onoff\":%" PRIu64 ",\"late_sender\":%" PRIu64 ",\"late_sender_n\":%" PRIu64
-			",\"tasks\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "],\"regions\":", r->groups[L->group].id,
-			L->events, L->first, L->last, L->busy, L->mpi, L->flushes, L->onoff, L->late_sender,
-			L->late_sender_n, L->tasks[0], L->tasks[1], L->tasks[2]);
+			",\"late_receiver\":%" PRIu64 ",\"tasks\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			"],\"regions\":", r->groups[L->group].id, L->events, L->first, L->last, L->busy,
+			L->mpi, L->flushes, L->onoff, L->late_sender, L->late_sender_n, L->late_receiver,
+			L->tasks[0], L->tasks[1], L->tasks[2]);
 		json_regions(f, r, o, L->reg, order);
 		fputc('}', f);
 	}

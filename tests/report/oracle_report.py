@@ -30,8 +30,10 @@ def compute(anchor):
         samples = collections.Counter()     # calling context ref -> samples
         coll = {}                           # comm ref -> [operations, time]
         queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
+        pop.locs = locs
         for L in locs.values():
             L['late_sender'] = 0
+            L['late_receiver'] = 0
             L['tasks'] = [0, 0, 0]
             L['mcur'] = {}
         compute.metrics = collections.defaultdict(lambda: [0, 0.0])  # (region, member)
@@ -115,7 +117,9 @@ def compute(anchor):
 
 def late_sender(locs, queues, L, ev):
     """receives matched in order with sends per (sender process, receiver
-    process, comm, tag); wait = send call's enter - receive call's enter"""
+    process, comm, tag); late sender = send call's enter - receive call's
+    enter; late receiver (blocking MpiSend) = min(receive enter, send leave)
+    - send enter"""
     send = isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend))
     peer = ev.receiver if send else ev.sender
     members = ev.communicator.group.members
@@ -123,6 +127,10 @@ def late_sender(locs, queues, L, ev):
         return
     pg = members[peer].group._ref
     start = L['stack'][-1][1] if L['stack'] else ev.time
+    bs = None
+    if isinstance(ev, otf2.events.MpiSend) and L['stack'] and L['stack'][-1][4] is None:
+        bs = dict(loc=L['id'], enter=start, leave=None, recv=None)
+        L['stack'][-1][4] = bs
     key = (L['process'], pg, ev.communicator._ref, ev.msg_tag) if send else \
         (pg, L['process'], ev.communicator._ref, ev.msg_tag)
     q = queues[key]
@@ -132,12 +140,23 @@ def late_sender(locs, queues, L, ev):
         recv_enter, send_enter, rl = (other[1], start, other[2]) if send else (start, other[1], L['id'])
         if send_enter > recv_enter:
             locs[rl]['late_sender'] += send_enter - recv_enter
+        b = bs if send else other[3]
+        if b is not None:
+            b['recv'] = recv_enter
+            bsend_try(locs, b)
     else:
-        q.append((side, start, L['id']))
+        q.append((side, start, L['id'], bs))
+
+
+def bsend_try(locs, b):
+    if b['leave'] is None or b['recv'] is None:
+        return
+    if b['recv'] > b['enter']:
+        locs[b['loc']]['late_receiver'] += min(b['recv'], b['leave']) - b['enter']
 
 
 def enter(L, r, t):
-    L['stack'].append([r, t, 0, dict(L['mcur'])])
+    L['stack'].append([r, t, 0, dict(L['mcur']), None])
     L['active'][r] += 1
     L['regions'][r]['calls'] += 1
 
@@ -150,7 +169,10 @@ def leave(L, r, t):
 
 
 def pop(L, t):
-    r, t0, child, mstart = L['stack'].pop()
+    r, t0, child, mstart, bs = L['stack'].pop()
+    if bs is not None:
+        bs['leave'] = t
+        bsend_try(pop.locs, bs)
     d = t - t0
     s = L['regions'][r]
     s['excl'] += d - child

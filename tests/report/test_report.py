@@ -101,7 +101,8 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
     totals = {}
     for OL in ours['locations']:
         L = locs[OL['id']]
-        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'tasks'):
+        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'late_receiver',
+                  'tasks'):
             if L[k] is not None and OL[k] != L[k]:
                 errors.append('location %d %s: ours %s, reference %s' % (OL['id'], k, OL[k], L[k]))
         ref = {r: s for r, s in L['regions'].items() if s['calls']}
@@ -203,6 +204,8 @@ def case_report_pywriter():
     ours = compare_report(py_archive('report_pywriter'), 20, want_messages=True)
     if not sum(L['late_sender'] for L in ours['locations']):
         die('no late-sender time in an archive with receives posted before their sends')
+    if not sum(L['late_receiver'] for L in ours['locations']):
+        die('no late-receiver time in an archive with sends before their receives')
 
 
 def case_report_demo():
