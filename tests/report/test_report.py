@@ -1,0 +1,569 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""test_report.py CASE - tests of our OTF2 reader and the `tracer` command.
+
+Environment (set by CMakeLists.txt): RECORDS_TAB, OTF2R_DUMP, FMT_DUAL (may
+be empty), TRACER_LIB, DEMO, TRACER (build/bin/tracer), WORK, SRC, MPIRUN,
+MPI_DEMO, CHROMIUM.
+Every archive is also read by the reference reader (python3-otf2), the
+oracle for every number checked.
+"""
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+SRC = os.environ.get('SRC', os.path.dirname(os.path.abspath(__file__)))
+WORK = os.environ.get('WORK', '/tmp/report-tests')
+PY = sys.executable
+
+
+def die(msg):
+    print('FAIL: ' + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd, **kw):
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
+    return p.returncode, p.stdout.decode('utf-8', 'replace'), p.stderr.decode('utf-8', 'replace')
+
+
+def workdir(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def check_reader(path, min_events):
+    rc, out, err = run([PY, os.path.join(SRC, 'check_reader.py'), os.environ['RECORDS_TAB'],
+                        os.environ['OTF2R_DUMP'], path, str(min_events)])
+    sys.stdout.write(out)
+    if rc != 0:
+        die('reader differs from the reference on %s:\n%s' % (path, err[-3000:]))
+
+
+def traced_demo(name):
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    rc, _, err = run([os.environ['DEMO']], env=env)
+    if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
+        die('demo under the tracer: rc %d\n%s' % (rc, err))
+    return out
+
+
+def py_archive(name, per=2000):
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    rc, _, err = run([PY, os.path.join(SRC, 'gen_pyarchive.py'), out, str(per)])
+    if rc != 0:
+        die('gen_pyarchive.py: ' + err)
+    return out
+
+
+def mpi_archive(name):
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    mpirun, prog = os.environ.get('MPIRUN'), os.environ.get('MPI_DEMO')
+    if not mpirun or not prog:
+        print('no MPI: skipped')
+        sys.exit(77)
+    rc, _, err = run([mpirun, '--allow-run-as-root', '--oversubscribe', '-np', '2',
+                      '-x', 'LD_PRELOAD=' + os.environ['TRACER_LIB'], '-x', 'TRACER_OUTPUT=' + out,
+                      prog], timeout=120)
+    if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
+        die('mpirun demo_mpi under the tracer: rc %d\n%s' % (rc, err[-2000:]))
+    return out
+
+
+def tracer(*args, ok=True):
+    rc, out, err = run([os.environ['TRACER']] + list(args))
+    if ok and rc != 0:
+        die('tracer %s: rc %d\n%s' % (' '.join(args), rc, err))
+    return rc, out, err
+
+
+def compare_report(archive, min_regions, want_messages=False, want_locks=False, want_samples=False,
+                   want_metrics=False, want_classes=False):
+    """tracer report --json against oracle_report.py (reference reader)"""
+    sys.path.insert(0, SRC)
+    import oracle_report
+    _, out, _ = tracer('report', '--json', '--limit', '0', archive)
+    ours = json.loads(out)
+    locs, enters, sends, send_bytes = oracle_report.compute(ours['archive'])
+    errors = []
+    if ours['events'] != sum(L['events'] for L in locs.values()):
+        errors.append('events %d, reference %d' % (ours['events'], sum(L['events'] for L in locs.values())))
+    compared = 0
+    totals = {}
+    for OL in ours['locations']:
+        L = locs[OL['id']]
+        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'late_receiver',
+                  'tasks'):
+            if L[k] is not None and OL[k] != L[k]:
+                errors.append('location %d %s: ours %s, reference %s' % (OL['id'], k, OL[k], L[k]))
+        ref = {r: s for r, s in L['regions'].items() if s['calls']}
+        mine = {x['id']: x for x in OL['regions']}
+        if set(ref) != set(mine):
+            errors.append('location %d regions: ours %s, reference %s' % (OL['id'], sorted(mine), sorted(ref)))
+        for r, s in ref.items():
+            m = mine.get(r, {})
+            for k in ('calls', 'incl', 'excl', 'min', 'max'):
+                if m.get(k) != s[k]:
+                    errors.append('location %d region %d %s: ours %s, reference %s'
+                                  % (OL['id'], r, k, m.get(k), s[k]))
+            compared += 1
+            t = totals.setdefault(r, dict(calls=0, incl=0, excl=0))
+            for k in t:
+                t[k] += s[k]
+    for x in ours['regions']:
+        for k in ('calls', 'incl', 'excl'):
+            if totals.get(x['id'], {}).get(k) != x[k]:
+                errors.append('total region %s %s: ours %s, reference %s'
+                              % (x['name'], k, x[k], totals.get(x['id'], {}).get(k)))
+    if len(ours['regions']) != len(totals):
+        errors.append('regions with calls: ours %d, reference %d' % (len(ours['regions']), len(totals)))
+    for P in ours['processes']:
+        ptot = {}
+        for L in locs.values():
+            if L['process'] != P['id']:
+                continue
+            for r, st in L['regions'].items():
+                if st['calls']:
+                    t = ptot.setdefault(r, [0, 0, 0])
+                    t[0] += st['calls']
+                    t[1] += st['incl']
+                    t[2] += st['excl']
+        mine = {x['id']: [x['calls'], x['incl'], x['excl']] for x in P['regions']}
+        if mine != ptot:
+            errors.append('process %d regions: ours %s, reference %s' % (P['id'], mine, ptot))
+        c = sum(m['count'] for m in P['messages_to'])
+        b = sum(m['bytes'] for m in P['messages_to'])
+        if c != sends[P['id']] or b != send_bytes[P['id']]:
+            errors.append('process %d messages sent: ours %d/%d bytes, reference %d/%d'
+                          % (P['id'], c, b, sends[P['id']], send_bytes[P['id']]))
+    mine = {(x['process'], x['lock']): x for x in ours['locks']}
+    if set(mine) != set(oracle_report.compute.locks):
+        errors.append('locks: ours %s, reference %s' % (sorted(mine), sorted(oracle_report.compute.locks)))
+    for key, (acq, wait, mx, who) in oracle_report.compute.locks.items():
+        x = mine.get(key, {})
+        if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
+                {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
+            errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+    mine = {(x['region'], x['member']): x for x in ours['metrics']}
+    refm = oracle_report.compute.metrics
+    if set(mine) != set(refm):
+        errors.append('metrics per region: ours %s, reference %s' % (sorted(mine), sorted(refm)))
+    for k, (n, v) in refm.items():
+        x = mine.get(k, {})
+        if x.get('calls') != n or abs(x.get('incl', 1e300) - v) > 1e-9 * max(1.0, abs(v)):
+            errors.append('metric %s: ours %s, reference %d calls %r' % (k, x, n, v))
+    if want_metrics and not refm:
+        errors.append('no metric per region')
+    mine = {x['group']: [x['calls'], x['excl']] for x in ours['classes']}
+    if mine != oracle_report.compute.classes:
+        errors.append('region classes: ours %s, reference %s' % (mine, oracle_report.compute.classes))
+    if want_classes and not mine:
+        errors.append('no region class (REGIONS group)')
+    mine = {x['comm']: [x['operations'], x['time']] for x in ours['collectives']}
+    if mine != oracle_report.compute.collectives:
+        errors.append('collectives: ours %s, reference %s' % (mine, oracle_report.compute.collectives))
+    if want_messages and not mine:
+        errors.append('no MPI collective in the archive')
+    total, fself, ftotal = oracle_report.compute.samples
+    S = ours['samples']
+    if S['total'] != total:
+        errors.append('samples: ours %d, reference %d' % (S['total'], total))
+    mine = {x['id']: (x['self'], x['total']) for x in S['functions']}
+    refs = {r: (fself.get(r, 0), n) for r, n in ftotal.items()}
+    if mine != refs:
+        errors.append('samples per function: ours %s, reference %s' % (mine, refs))
+    if want_samples and total < 10:
+        errors.append('only %d samples' % total)
+    if want_locks and not oracle_report.compute.locks:
+        errors.append('no lock in the archive')
+    if want_messages and not sum(sends.values()):
+        errors.append('no MPI message in the archive')
+    if compared < min_regions:
+        errors.append('only %d (location, region) pairs compared' % compared)
+    for e in errors[:20]:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        sys.exit(1)
+    print('report figures identical to the reference reader: %d locations, %d (location, region) '
+          'pairs, %d events, %d messages, %d locks, %d samples'
+          % (len(ours['locations']), compared, ours['events'], sum(sends.values()),
+             len(ours['locks']), total))
+    return ours
+
+
+def case_report_pywriter():
+    ours = compare_report(py_archive('report_pywriter'), 20, want_messages=True)
+    if not sum(L['late_sender'] for L in ours['locations']):
+        die('no late-sender time in an archive with receives posted before their sends')
+    if not sum(L['late_receiver'] for L in ours['locations']):
+        die('no late-receiver time in an archive with sends before their receives')
+
+
+def case_report_demo():
+    compare_report(traced_demo('report_demo'), 10, want_locks=True)
+
+
+def sampled_archive(name, **extra):
+    """smp_accuracy (three CPU-bound leaves) sampled at 1 ms"""
+    prog = os.environ.get('SMP_PROG')
+    if not prog:
+        print('sampling test program not built: skipped')
+        sys.exit(77)
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
+               TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.3', **extra)
+    rc, _, err = run([prog], env=env)
+    if rc != 0:
+        die('sampled program: rc %d %s' % (rc, err))
+    return d, out
+
+
+def case_report_sampling():
+    d, out = sampled_archive('report_sampling', TRACER_METRICS='rusage::minflt')
+    ours = compare_report(out, 2, want_samples=True, want_metrics=True)
+    names = [f['name'] for f in ours['samples']['functions'][:3]]
+    if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
+        die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
+
+
+def traced_test_prog(name, var, what):
+    """a test program of another area ($var) under the tracer"""
+    prog = os.environ.get(var)
+    if not prog:
+        print('%s test program not built: skipped' % what)
+        sys.exit(77)
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    rc, _, err = run([prog], env=env, cwd=d)
+    if not os.path.exists(os.path.join(out, 'traces.otf2')):
+        die('%s program: rc %d %s' % (what, rc, err))
+    return out
+
+
+def case_report_vt():
+    """a VT_* program: region classes"""
+    compare_report(traced_test_prog('report_vt', 'VT_PROG', 'VT'), 3, want_classes=True)
+
+
+def case_report_argobots():
+    """Argobots work units (stand-in libabt.so of tests/argobots): tasks per thread"""
+    ours = compare_report(traced_test_prog('report_argobots', 'ABT_PROG', 'Argobots'), 1)
+    if not sum(L['tasks'][0] for L in ours['locations']):
+        die('no task created')
+
+
+def case_report_mpi():
+    compare_report(mpi_archive('report_mpi'), 10, want_messages=True)
+
+
+def check_chrome_json(path, archive, want_flows=False, min_regions=100):
+    """structure of the Chrome Trace Event file, counts against the reference"""
+    opener = gzip.open if path.endswith('.gz') else open
+    with opener(path, 'rt') as f:
+        doc = json.load(f)
+    evs = doc['traceEvents']
+    sys.path.insert(0, SRC)
+    import oracle_report
+    anchor = json.loads(tracer('report', '--json', '--limit', '1', archive)[1])['archive']
+    locs, enters, sends, _ = oracle_report.compute(anchor)
+    errors = []
+    names = {(e['pid'], e.get('tid')): e['args']['name'] for e in evs if e['ph'] == 'M'}
+    for L in locs.values():
+        if names.get((L['process'], L['id'])) != L['name']:
+            errors.append('thread_name of location %d: %s' % (L['id'], names.get((L['process'], L['id']))))
+        if (L['process'], None) not in names:
+            errors.append('no process_name for process %d' % L['process'])
+    stacks, last, flows = {}, {}, {}
+    nb = counters = 0
+    for e in evs:
+        if e['ph'] == 'M':
+            continue
+        key = (e['pid'], e['tid'])
+        if e['ph'] in ('s', 'f'):
+            flows.setdefault(e['id'], []).append(e['ph'])
+            continue
+        if e['ph'] == 'C':
+            counters += 1
+            continue
+        if e['ts'] < last.get(key, -1e300):
+            errors.append('time goes back on tid %s: %s' % (key, e))
+        last[key] = e['ts']
+        if e['ph'] == 'B':
+            nb += 1
+            stacks.setdefault(key, []).append(e['name'])
+        elif e['ph'] == 'E':
+            st = stacks.get(key)
+            if not st or st[-1] != e['name']:
+                errors.append('E without its B on %s: %s' % (key, e))
+            else:
+                st.pop()
+        elif e['ph'] != 'i':
+            errors.append('unexpected event ' + str(e))
+        if len(errors) > 10:
+            break
+    open_ = sum(len(x) for x in stacks.values())
+    if open_:
+        errors.append('%d B events without their E' % open_)
+    if nb != enters:
+        errors.append('%d B events, the archive has %d Enter' % (nb, enters))
+    if nb < min_regions:
+        errors.append('only %d regions' % nb)
+    bad = [i for i, v in flows.items() if sorted(v) != ['f', 's']]
+    if bad:
+        errors.append('%d flows without both ends, e.g. %s' % (len(bad), flows[bad[0]]))
+    if want_flows and not flows:
+        errors.append('no message flow')
+    for e in errors:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        sys.exit(1)
+    print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread, '
+          '%d message flows, %d counter values' % (path, len(evs), nb, len(flows), counters))
+
+
+def case_convert_demo():
+    a = traced_demo('convert_demo')
+    d = os.path.join(WORK, 'convert_demo')
+    for name in ('out.json', 'out.json.gz'):
+        tracer('convert', a, '-o', os.path.join(d, name))
+        check_chrome_json(os.path.join(d, name), a)
+
+
+def case_convert_mpi():
+    a = mpi_archive('convert_mpi')
+    out = os.path.join(WORK, 'convert_mpi', 'out.json')
+    tracer('convert', '--chrome', out, a)
+    check_chrome_json(out, a, want_flows=True)
+
+
+def case_convert_sampling():
+    """samples as instant events with stacks, metrics as counters"""
+    d, a = sampled_archive('convert_sampling', TRACER_METRICS='rusage::minflt')
+    out = os.path.join(d, 'out.json')
+    tracer('convert', a, '-o', out)
+    check_chrome_json(out, a, min_regions=1)
+    evs = json.load(open(out))['traceEvents']
+    samples = [e for e in evs if e.get('cat') == 'sample']
+    want = json.loads(tracer('report', '--json', a)[1])['samples']['total']
+    if len(samples) != want or want < 10:
+        die('%d sample events, the archive has %d samples' % (len(samples), want))
+    if not any(e['name'].startswith('leaf_') and e['args']['stack'][-1] == e['name'] and
+               'caller' in e['args']['stack'] for e in samples):
+        die('no sample in a leaf with its stack: %s' % samples[:3])
+    counters = [e for e in evs if e['ph'] == 'C']
+    if not counters or not all('minflt' in e['name'] for e in counters):
+        die('metric counters: %s' % counters[:3])
+    print('convert_sampling: %d samples with stacks, %d counter values' % (len(samples), len(counters)))
+
+
+def case_cli():
+    """every subcommand has --help; errors are one line and a non-zero status"""
+    for cmd in ('report', 'convert', 'run', 'merge', 'recover'):
+        rc, out, err = tracer(cmd, '--help', ok=False)
+        if rc != 0 or 'usage' not in out:
+            die('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
+    rc, out, err = tracer('recover', 'x', ok=False)
+    if rc != 2 or 'crash-proof' not in err:
+        die('tracer recover: rc %d %r' % (rc, err))
+    rc, out, err = tracer('report', '/nonexistent', ok=False)
+    if rc != 1 or not err.startswith('tracer: ') or len(err.splitlines()) != 1:
+        die('tracer report /nonexistent: rc %d %r' % (rc, err))
+    rc, out, err = tracer('report', '--sort', 'bogus', 'x', ok=False)
+    if rc != 2:
+        die('tracer report --sort bogus: rc %d' % rc)
+    rc, out, err = tracer('bogus', ok=False)
+    if rc != 2:
+        die('tracer bogus: rc %d' % rc)
+    # tracer run = the launcher: the program runs and its archive is readable
+    d = workdir('cli_run')
+    out_dir = os.path.join(d, 'archive')
+    env = dict(os.environ)
+    env.pop('LD_PRELOAD', None)
+    p = subprocess.run([os.environ['TRACER'], 'run', '-o', out_dir, '--', os.environ['DEMO']],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    plain = subprocess.run([os.environ['DEMO']], stdout=subprocess.PIPE)
+    if p.returncode != 0 or p.stdout != plain.stdout:
+        die('tracer run demo: rc %d, stdout differs: %s' % (p.returncode, p.stdout != plain.stdout))
+    rc, out, err = tracer('report', out_dir)
+    if 'pthread_create' not in out:
+        die('tracer report after tracer run: no pthread_create in\n' + out[:2000])
+    # --sort, --limit, --location
+    full = json.loads(tracer('report', '--json', '--limit', '0', out_dir)[1])
+    for key in ('calls', 'incl', 'excl', 'max'):
+        top = json.loads(tracer('report', '--json', '--limit', '1', '--sort', key, out_dir)[1])
+        best = max(x[key] for x in full['regions'])
+        if len(top['regions']) != 1 or top['regions'][0][key] != best:
+            die('--sort %s --limit 1: %s, want %s = %d' % (key, top['regions'], key, best))
+    loc = full['locations'][-1]['id']
+    one = json.loads(tracer('report', '--json', '--location', str(loc), out_dir)[1])
+    if [x['id'] for x in one['locations']] != [loc]:
+        die('--location %d: %s' % (loc, [x['id'] for x in one['locations']]))
+    print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location')
+
+
+def chromium(*args):
+    exe = os.environ.get('CHROMIUM') or shutil.which('chromium')
+    if not exe:
+        print('chromium not installed (scripts/install-deps): skipped')
+        sys.exit(77)
+    home = workdir('chromium_home')
+    env = dict(os.environ, HOME=home)
+    return subprocess.run([exe, '--headless', '--no-sandbox', '--disable-gpu',
+                           '--no-first-run', '--user-data-dir=' + home,
+                           '--enable-logging=stderr', '--v=0'] + list(args),
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+
+
+def case_html():
+    """the page is self-contained, renders in headless Chromium without console
+    errors, the timeline is drawn and the region names are in the DOM"""
+    sys.path.insert(0, SRC)
+    import png
+    a = traced_demo('html')
+    page = os.path.join(WORK, 'html', 'report.html')
+    tracer('report', '--html', page, a)
+    text = open(page, encoding='utf-8').read()
+    for bad in ('<link', ' src=', 'href=', '@import', 'url('):
+        if bad in text:
+            die('page is not self-contained: %r' % bad)
+    regions = json.loads(tracer('report', '--json', '--limit', '0', a)[1])['regions']
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    for r in regions:
+        if r['name'] not in dom:
+            die('region %s not in the DOM' % r['name'])
+    if '<h2>Locks</h2>' not in dom:
+        die('no lock table in the page of the demo (a shared lock)')
+    if 'class="lockwait"' not in dom:
+        die('no lock wait in the timeline of the demo')
+    if dom.count('<rect') < 6:     # the background + at least one bar per thread
+        die('timeline has %d rects' % dom.count('<rect'))
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    shot = os.path.join(WORK, 'html', 'shot.png')
+    p = chromium('--screenshot=' + shot, '--window-size=1200,900', 'file://' + page)
+    if not os.path.exists(shot):
+        die('no screenshot: ' + p.stderr.decode()[-2000:])
+    w, h, rows = png.read(shot)
+    colors = set()
+    colored = 0
+    for row in rows[::3]:
+        for (r, g, b) in row[::3]:
+            colors.add((r, g, b))
+            if max(r, g, b) - min(r, g, b) > 60:    # saturated: timeline bars
+                colored += 1
+    if len(colors) < 20 or colored < 500:
+        die('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
+    print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
+          '%d saturated samples' % (len(text), len(regions), w, h, len(colors), colored))
+
+
+def case_html_sampling():
+    """a sampled run: the flame graph holds the sampled functions"""
+    d, out = sampled_archive('html_sampling')
+    page = os.path.join(d, 'report.html')
+    tracer('report', '--html', page, out)
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    i = dom.find('id="flame"')
+    flame = dom[i:dom.find('</svg>', i)] if i >= 0 else ''
+    for name in ('leaf_a', 'leaf_b', 'caller', 'main'):
+        if name not in flame:
+            die('%s not in the flame graph' % name)
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    print('html_sampling: flame graph with %d boxes' % flame.count('<rect'))
+
+
+def case_html_mpi():
+    """2 ranks: one process group each, the messages drawn as lines"""
+    a = mpi_archive('html_mpi')
+    page = os.path.join(WORK, 'html_mpi', 'report.html')
+    tracer('report', '--html', page, a)
+    ours = json.loads(tracer('report', '--json', a)[1])
+    p = chromium('--dump-dom', 'file://' + page)
+    dom = p.stdout.decode('utf-8', 'replace')
+    lines = dom.count('class="msg"')
+    sent = sum(m['count'] for P in ours['processes'] for m in P['messages_to'])
+    if lines != min(sent, 5000) or not sent:
+        die('%d message lines, %d messages sent' % (lines, sent))
+    for P in ours['processes']:
+        if P['name'] not in dom:
+            die('process %s not in the page' % P['name'])
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
+            if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        die('console messages:\n' + '\n'.join(errs[:10]))
+    print('html_mpi: %d message lines' % lines)
+
+
+def case_reader_demo():
+    check_reader(traced_demo('reader_demo'), 1000)
+
+
+def case_reader_pywriter():
+    check_reader(py_archive('reader_pywriter'), 1000)
+
+
+def case_reader_dual():
+    if not os.environ.get('FMT_DUAL'):
+        print('fmt_dual not built (no libotf2-trace-dev): skipped')
+        sys.exit(77)
+    for mode, n in (('all-py', 200), ('edge', 100000)):
+        d = workdir('reader_dual_' + mode)
+        rc, _, err = run([os.environ['FMT_DUAL'], mode, d])
+        if rc != 0:
+            die('fmt_dual %s: %s' % (mode, err))
+        for who in ('ref', 'ours'):   # libotf2-written and otf2w-written
+            check_reader(os.path.join(d, who, 'traces.otf2'), n)
+
+
+def case_reader_mpi():
+    check_reader(mpi_archive('reader_mpi'), 100)
+
+
+def case_reader_order():
+    """per location = file order; merged = same events, times non-decreasing"""
+    a = traced_demo('reader_order')
+    rc, per, err = run([os.environ['OTF2R_DUMP'], '--per-location', a])
+    rc2, merged, err2 = run([os.environ['OTF2R_DUMP'], a])
+    if rc or rc2:
+        die(err + err2)
+    per = [x for x in per.splitlines() if x.startswith('EVT')]
+    merged = [x for x in merged.splitlines() if x.startswith('EVT')]
+    if sorted(per) != sorted(merged) or len(per) < 1000:
+        die('per-location and merged streams differ (%d / %d events)' % (len(per), len(merged)))
+    last = -1
+    for x in merged:
+        t = int(x.split()[2])
+        if t < last:
+            die('merged stream goes back in time: ' + x)
+        last = t
+    print('reader_order: %d events, merged in time order' % len(merged))
+
+
+def main():
+    case = sys.argv[1]
+    fn = globals().get('case_' + case)
+    if not fn:
+        die('unknown case ' + case)
+    fn()
+
+
+if __name__ == '__main__':
+    main()

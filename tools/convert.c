@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* convert.c - `tracer convert`: the Chrome Trace Event format (JSON, read
+ * by Perfetto's UI and chrome://tracing), gzip-compressed when the output
+ * name ends in .gz. Processes = location groups, threads = locations (tid
+ * = location id), regions as B/E pairs (every B gets its E: regions still
+ * open at the end close at the location's last event; a Leave without its
+ * Enter is dropped), MPI messages as instant events with their peer, tag
+ * and size plus a flow from the send to its receive (matched in order per
+ * sender, receiver, communicator and tag), Metric records as counters,
+ * CallingContextSample as instant events with their stack. Times in
+ * microseconds from the archive's global offset. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#ifdef TRACER_HAVE_ZLIB
+#include <zlib.h>
+#endif
+#include "report.h"
+
+static const char usage_text[] =
+	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz]\n"
+	"\n"
+	"Writes the archive in the Chrome Trace Event format, for Perfetto's UI\n"
+	"(ui.perfetto.dev, opens local files) and chrome://tracing: one process per\n"
+	"location group (rank), one thread per location, regions as begin/end\n"
+	"events, MPI sends and receives as instant events joined by flow arrows,\n"
+	"metrics as counters, samples as instant events with their call stack.\n"
+	"OUT ending in .gz is gzip-compressed.\n"
+	"\n"
+	"options:\n"
+	"  -o, --output FILE   output file (required; .gz: compressed)\n"
+	"      --chrome FILE   the same as -o\n"
+	"  -h, --help          this text\n";
+
+struct out {
+	FILE *f;
+#ifdef TRACER_HAVE_ZLIB
+	gzFile gz;
+#endif
+	char buf[1 << 16];
+	size_t n;
+	int err;
+};
+
+static void flush_out(struct out *o)
+{
+#ifdef TRACER_HAVE_ZLIB
+	if (o->gz) {
+		if (o->n && gzwrite(o->gz, o->buf, (unsigned)o->n) != (int)o->n)
+			o->err = 1;
+		o->n = 0;
+		return;
+	}
+#endif
+	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
+		o->err = 1;
+	o->n = 0;
+}
+
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	if (sizeof o->buf - o->n < 4096)
+		flush_out(o);
+	va_start(ap, fmt);
+	int k = vsnprintf(o->buf + o->n, sizeof o->buf - o->n, fmt, ap);
+	va_end(ap);
+	if (k < 0 || (size_t)k >= sizeof o->buf - o->n) {
+		o->err = 1;
+		return;
+	}
+	o->n += (size_t)k;
+}
+
+static void put_str(struct out *o, const char *s)
+{
+	put(o, "\"");
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+		if (*p == '"' || *p == '\\')
+			put(o, "\\%c", *p);
+		else if (*p < 0x20)
+			put(o, "\\u%04x", *p);
+		else
+			put(o, "%c", *p);
+	}
+	put(o, "\"");
+}
+
+struct conv {
+	struct rep r;                 /* definitions only (rep_build not run) */
+	uint32_t **stack;             /* per location: open region ids */
+	size_t *depth, *cap;
+	uint64_t *last;
+	int first;
+	struct rep_match flows;       /* flow ids of unmatched sends / receives */
+	uint64_t next_flow;
+};
+
+static double usec(const struct rep *r, uint64_t t)
+{
+	return t >= r->offset ? (double)(t - r->offset) * 1e6 / (double)r->resolution
+			      : -(double)(r->offset - t) * 1e6 / (double)r->resolution;
+}
+
+static void sep(struct out *o, struct conv *c)
+{
+	put(o, c->first ? "\n" : ",\n");
+	c->first = 0;
+}
+
+static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t region, uint64_t t)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	const char *name = NULL;
+	if (region < r->region_ids && r->region_by_id[region] != UINT32_MAX)
+		name = r->region_names[r->region_by_id[region]];
+	char id[32];
+	if (!name) {
+		snprintf(id, sizeof id, "region %" PRIu32, region);
+		name = id;
+	}
+	sep(o, c);
+	put(o, "{\"ph\":\"%c\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":", ph,
+	    r->groups[L->group].id, L->id, usec(r, t));
+	put_str(o, name);
+	put(o, "}");
+}
+
+static void message(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	uint32_t peer, comm, tag;
+	uint64_t bytes;
+	int send = rep_message(ev, &peer, &comm, &tag, &bytes);
+	double ts = usec(r, ev->time);
+	sep(o, c);
+	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+	    ",\"ts\":%.3f,\"name\":\"%s\",\"args\":{\"peer\":%" PRIu32 ",\"tag\":%" PRIu32
+	    ",\"bytes\":%" PRIu64 "}}", r->groups[L->group].id, L->id, ts,
+	    send ? "MPI send" : "MPI recv", peer, tag, bytes);
+	size_t pg = rep_peer_group(r, comm, peer);
+	if (pg == SIZE_MAX)
+		return;
+	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
+	int matched;
+	uint64_t id = rep_match(&c->flows, key, !send, c->next_flow, &matched);
+	if (!matched)
+		c->next_flow++;
+	sep(o, c);
+	put(o, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":\"message\",\"id\":%" PRIu64
+	    ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f%s}", send ? "s" : "f", id,
+	    r->groups[L->group].id, L->id, ts, send ? "" : ",\"bp\":\"e\"");
+}
+
+/* Metric events: one counter per member and thread. */
+static void metric(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, ev->u.metric.metric);
+	if (!d) {
+		const otf2r_def *in = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_INSTANCE, ev->u.metric.metric);
+		d = in ? otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, in->u.metric_instance.metric_class)
+		       : NULL;
+	}
+	for (unsigned i = 0; i < ev->u.metric.number_of_metrics; i++) {
+		const char *name = "metric";
+		if (d && i < d->u.metric_class.number_of_metrics) {
+			const otf2r_def *m = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_MEMBER,
+							    d->u.metric_class.metric_members[i]);
+			const char *s = m ? otf2r_string(r->ar, m->u.metric_member.name) : NULL;
+			if (s)
+				name = s;
+		}
+		double v = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
+		sep(o, c);
+		put(o, "{\"ph\":\"C\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":",
+		    r->groups[L->group].id, L->id, usec(r, ev->time));
+		char full[512];
+		snprintf(full, sizeof full, "%s (%s)", name, L->name);
+		put_str(o, full);
+		put(o, ",\"args\":{\"value\":%.17g}}", v);
+	}
+}
+
+/* CallingContextSample: an instant event named by the sampled function,
+ * its stack (outermost first) in args. */
+static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	uint32_t cc = ev->u.calling_context_sample.calling_context;
+	if (cc >= r->ncc)
+		return;
+	uint32_t chain[256];
+	size_t d = 0;
+	for (uint32_t p = cc; p != UINT32_MAX && d < 256; p = r->cc_parent[p])
+		chain[d++] = p;
+	uint32_t ri = r->cc_region[cc];
+	sep(o, c);
+	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+	    ",\"ts\":%.3f,\"name\":", r->groups[L->group].id, L->id, usec(r, ev->time));
+	put_str(o, ri == UINT32_MAX ? "?" : r->region_names[ri]);
+	put(o, ",\"args\":{\"stack\":[");
+	for (size_t k = d; k-- > 0;) {
+		uint32_t q = r->cc_region[chain[k]];
+		put(o, k + 1 < d ? "," : "");
+		put_str(o, q == UINT32_MAX ? "?" : r->region_names[q]);
+	}
+	put(o, "]}}");
+}
+
+static void push(struct conv *c, size_t li, uint32_t region)
+{
+	if (c->depth[li] == c->cap[li])
+		c->stack[li] = rep_grow(c->stack[li], &c->cap[li], 64, sizeof **c->stack);
+	c->stack[li][c->depth[li]++] = region;
+}
+
+/* Leave: E for the innermost open `region` and everything above it. */
+static void leave_to(struct out *o, struct conv *c, size_t li, uint32_t region, uint64_t t)
+{
+	size_t k = c->depth[li];
+	while (k > 0 && c->stack[li][k - 1] != region)
+		k--;
+	while (k > 0 && c->depth[li] >= k)
+		be(o, c, li, 'E', c->stack[li][--c->depth[li]], t);
+}
+
+int tracer_convert_main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "output", required_argument, 0, 'o' }, { "chrome", required_argument, 0, 'o' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+	};
+	const char *outp = NULL;
+	int ch;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
+		switch (ch) {
+		case 'o': outp = optarg; break;
+		case 'h': fputs(usage_text, stdout); return 0;
+		default: fputs(usage_text, stderr); return 2;
+		}
+	}
+	otf2r_archive *ar;
+	int orc = rep_open(!outp ? -1 : argc, argv, usage_text, &ar);
+	if (orc)
+		return orc;
+	static struct out o;
+	size_t ol = strlen(outp);
+	int gz = ol > 3 && strcmp(outp + ol - 3, ".gz") == 0;
+#ifdef TRACER_HAVE_ZLIB
+	if (gz)
+		o.gz = gzopen(outp, "wb6");
+	else
+#endif
+		o.f = gz ? NULL : fopen(outp, "w");
+	if (!o.f
+#ifdef TRACER_HAVE_ZLIB
+	    && !o.gz
+#endif
+	   ) {
+		fprintf(stderr, "tracer: cannot write %s%s\n", outp,
+			gz ? " (built without zlib?)" : "");
+		otf2r_close(ar);
+		return 1;
+	}
+	struct conv c;
+	memset(&c, 0, sizeof c);
+	rep_setup_defs(&c.r, ar);
+	struct rep *r = &c.r;
+	c.stack = calloc(r->nlocs + 1, sizeof *c.stack);
+	c.depth = calloc(r->nlocs + 1, sizeof *c.depth);
+	c.cap = calloc(r->nlocs + 1, sizeof *c.cap);
+	c.last = calloc(r->nlocs + 1, sizeof *c.last);
+	c.first = 1;
+	c.next_flow = 1;
+	put(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"archive\":");
+	put_str(&o, otf2r_path(ar));
+	put(&o, "},\"traceEvents\":[");
+	for (size_t g = 0; g < r->ngroups; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		sep(&o, &c);
+		put(&o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":",
+		    r->groups[g].id);
+		put_str(&o, r->groups[g].name);
+		put(&o, "}}");
+	}
+	for (size_t i = 0; i < r->nlocs; i++) {
+		sep(&o, &c);
+		put(&o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
+		    ",\"args\":{\"name\":", r->groups[r->locs[i].group].id, r->locs[i].id);
+		put_str(&o, r->locs[i].name);
+		put(&o, "}}");
+	}
+	otf2r_merge *m;
+	int rc = otf2r_merge_open(ar, NULL, 0, &m);
+	otf2r_event ev;
+	size_t li = 0;
+	while (rc == 0 && (rc = otf2r_merge_next(m, &ev)) > 0) {
+		rc = 0;
+		if (li >= r->nlocs || r->locs[li].id != ev.location)
+			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
+				;
+		c.last[li] = ev.time;
+		if (ev.type == OTF2R_EVT_ENTER) {
+			push(&c, li, ev.u.enter.region);
+			be(&o, &c, li, 'B', ev.u.enter.region, ev.time);
+		} else if (ev.type == OTF2R_EVT_LEAVE) {
+			leave_to(&o, &c, li, ev.u.leave.region, ev.time);
+		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER ||
+			   ev.type == OTF2R_EVT_CALLING_CONTEXT_LEAVE) {
+			uint32_t cc = ev.u.calling_context_enter.calling_context;
+			uint32_t ri = cc < r->ncc ? r->cc_region[cc] : UINT32_MAX;
+			uint32_t id = ri == UINT32_MAX ? UINT32_MAX : r->regions[ri]->self;
+			if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER) {
+				push(&c, li, id);
+				be(&o, &c, li, 'B', id, ev.time);
+			} else {
+				leave_to(&o, &c, li, id, ev.time);
+			}
+		} else if (ev.type == OTF2R_EVT_MPI_SEND || ev.type == OTF2R_EVT_MPI_ISEND ||
+			   ev.type == OTF2R_EVT_MPI_RECV || ev.type == OTF2R_EVT_MPI_IRECV) {
+			message(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_METRIC) {
+			metric(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_SAMPLE) {
+			sample(&o, &c, li, &ev);
+		}
+	}
+	if (rc < 0)
+		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
+	otf2r_merge_close(m);
+	for (size_t i = 0; i < r->nlocs; i++) {
+		while (c.depth[i])
+			be(&o, &c, i, 'E', c.stack[i][--c.depth[i]], c.last[i]);
+		free(c.stack[i]);
+	}
+	put(&o, "\n]}\n");
+	flush_out(&o);
+	int cerr = 0;
+#ifdef TRACER_HAVE_ZLIB
+	if (o.gz)
+		cerr = gzclose(o.gz) != Z_OK;
+	else
+#endif
+		cerr = fclose(o.f) != 0;
+	if (o.err || cerr) {
+		fprintf(stderr, "tracer: error writing %s\n", outp);
+		rc = -1;
+	}
+	rep_match_free(&c.flows);
+	free(c.stack);
+	free(c.depth);
+	free(c.cap);
+	free(c.last);
+	rep_free(r);
+	otf2r_close(ar);
+	return rc < 0 ? 1 : 0;
+}

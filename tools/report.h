@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report.h - `tracer report` / `tracer convert`: one pass over an archive
+ * (format/otf2r.h, merged in time order) into per-location, per-region and
+ * per-rank figures, printed as text, JSON or one HTML page. */
+#ifndef TRACER_REPORT_H
+#define TRACER_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "otf2r.h"
+
+/* Figures of one region on one location (or in total). Times in ticks.
+ * incl counts the outermost activation only (recursion is not counted
+ * twice); min/max are over every call's inclusive duration. */
+struct rep_stat {
+	uint64_t calls, incl, excl, min, max;
+	uint64_t done;          /* calls that left (min/max are over these) */
+};
+
+struct rep_frame {
+	uint32_t ri;            /* region index */
+	uint64_t enter, child;
+	size_t bsend;           /* blocking send in this call: index + 1 into rep.bsend, 0 none */
+};
+
+#define REP_NBINS 1000          /* timeline: time bins per location */
+
+struct rep_loc {
+	uint64_t id;
+	const char *name;
+	size_t group;           /* index into rep.groups */
+	uint64_t events, first, last, flushes, onoff;
+	struct rep_frame *stack;
+	size_t depth, cap;
+	struct rep_stat *reg;   /* [nregions] */
+	uint32_t *active;       /* [nregions] activations open */
+	uint64_t busy;          /* time inside any region */
+	uint64_t tasks[3];      /* ThreadTaskCreate, ThreadTaskSwitch, ThreadTaskComplete */
+	uint64_t late_sender;   /* receives waiting for a send that began later */
+	uint64_t late_sender_n;
+	uint64_t late_receiver; /* blocking sends waiting for a receive that began later */
+	uint64_t late_receiver_n;
+	uint64_t mpi;           /* exclusive time in MPI regions */
+	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
+	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
+	double *mcur;           /* [nmm] last value of each metric member */
+	uint8_t *mhave;         /* [nmm] a value was seen */
+	double *mstart;         /* [cap * nmm] values at each open frame's Enter */
+	uint8_t *mstart_have;
+	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
+	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
+	uint8_t *bin_lock;      /* [REP_NBINS] a lock wait overlaps the bin */
+};
+
+/* A lock (ThreadAcquireLock / OmpAcquireLock), keyed by process and lock
+ * id. wait = time from the Enter of the innermost open region (the lock
+ * call) to the acquisition. */
+struct rep_waiter {
+	size_t loc;
+	uint64_t wait;
+};
+
+struct rep_lock {
+	size_t group;
+	uint32_t id;
+	uint64_t acquisitions, wait, max;
+	struct rep_waiter *waiters;
+	size_t nwaiters, capwaiters;
+};
+
+/* Message matching: sends and receives paired in order per key (sender
+ * process, receiver process, communicator, tag). */
+struct rep_matchq {
+	uint64_t key[4];
+	int used, side;               /* side of the queued values */
+	uint64_t *vals;
+	size_t head, n, cap;
+};
+struct rep_match {
+	struct rep_matchq *q;
+	size_t n, cap;
+};
+/* An end of side `side` (0 = send, 1 = receive) with value v: returns the
+ * value of the oldest queued end of the other side (*matched = 1), else
+ * queues v and returns it (*matched = 0). */
+uint64_t rep_match(struct rep_match *m, const uint64_t key[4], int side, uint64_t v, int *matched);
+void rep_match_free(struct rep_match *m);
+
+#define REP_MAXMSGS 5000
+struct rep_msg {
+	size_t from, to;        /* location indices */
+	uint64_t sent, received;
+};
+
+struct rep_group {
+	uint32_t id;
+	const char *name;
+	uint8_t type;
+	size_t nlocs;
+};
+
+struct rep {
+	otf2r_archive *ar;
+	uint64_t resolution, offset;     /* ticks per second, global offset */
+	size_t nregions;
+	const otf2r_gdef_region **regions;
+	const char **region_names;
+	uint32_t *region_by_id;          /* dense id -> index, UINT32_MAX none */
+	size_t region_ids;
+	struct rep_loc *locs;
+	size_t nlocs;
+	struct rep_group *groups;
+	size_t ngroups;
+	uint64_t events, first, last, bytes;
+	const char *program;
+	uint64_t *msg_count, *msg_bytes; /* ngroups x ngroups, sender-major */
+	uint64_t messages;
+	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
+	struct rep_lock *locks;          /* open addressing on (group, id) */
+	size_t nlocks, caplocks;
+	/* calling contexts (sampling): by dense id */
+	size_t ncc;
+	uint32_t *cc_region;             /* region index, UINT32_MAX none */
+	uint32_t *cc_parent;             /* cc id, UINT32_MAX root */
+	uint32_t *cc_scl;                /* SourceCodeLocation id */
+	uint64_t *cc_samples;            /* CallingContextSample per leaf context */
+	uint64_t samples;
+	/* MPI collectives per communicator id (dense, < ncomm): operations
+	 * (MpiCollectiveEnd records) and time from their Begin */
+	size_t ncomm;
+	uint64_t *coll_count, *coll_time;
+	struct rep_match match;          /* messages: enter time of the other end */
+	/* message ends waiting for their partner: enter of the call, location,
+	 * time, blocking send index + 1; slots reused through a free list */
+	struct rep_pend {
+		uint64_t enter, time;
+		size_t loc, bsend, next_free;
+	} *pend;
+	size_t npend, cappend, pend_free;        /* pend_free: index + 1, 0 none */
+	/* blocking sends until their call's Leave and their receive are known */
+	struct rep_bsend {
+		size_t loc, next_free;
+		uint64_t enter, leave, recv_enter;   /* UINT64_MAX: not yet known */
+	} *bsend;
+	size_t nbsend, capbsend, bsend_free;
+	/* metric members (dense index) and their change per region: value at
+	 * the Leave minus value at the Enter, outermost activations only */
+	size_t nmm;
+	uint32_t *mm_ids;                /* [nmm] MetricMember ids */
+	double *mreg;                    /* [nregions * nmm] */
+	uint64_t *mreg_n;                /* [nregions * nmm] activations with both values */
+	struct rep_msg *msgs;            /* matched messages for the timeline (first REP_MAXMSGS) */
+	struct {
+		uint64_t key;            /* comm << 32 | rank */
+		size_t group;
+		int valid;
+	} peer_cache[4096];
+	size_t nmsgs, capmsgs;
+};
+
+/* Samples per region: self (the sampled context's region), total (any
+ * context on the path, each region once per sample); line = the
+ * SourceCodeLocation of the region's most sampled context. */
+struct rep_fn {
+	size_t ri;
+	uint64_t self, total;
+	uint32_t scl;
+};
+size_t rep_sample_functions(const struct rep *r, struct rep_fn *out);   /* sorted by self */
+size_t rep_sample_paths(const struct rep *r, uint32_t *out);             /* cc ids by samples */
+const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n);
+
+/* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
+ * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */
+/* Process (group index) of rank `rank` of communicator `comm`, SIZE_MAX if unknown. */
+size_t rep_peer_group(const struct rep *r, uint32_t comm, uint32_t rank);
+void *rep_xcalloc(size_t n, size_t s);          /* exits on failure */
+const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt);
+/* MpiSend/MpiIsend/MpiRecv/MpiIrecv: late-sender time and timeline lines. */
+void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev);
+/* The call holding blocking send k (index + 1) was left at t. */
+void rep_bsend_left(struct rep *r, size_t k, uint64_t t);
+/* Fields of MpiSend/MpiIsend (returns 1) or MpiRecv/MpiIrecv (0). */
+int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t *tag,
+		uint64_t *bytes);
+const char *rep_comm_name(const struct rep *r, uint32_t comm);
+int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
+int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
+void rep_free(struct rep *r);
+struct rep_stat rep_total(const struct rep *r, size_t ri, int group);   /* group -1 = all */
+
+/* Output */
+struct rep_opts {
+	size_t limit;                    /* rows per table (0 = all) */
+	const char *sort;                /* excl, incl, calls, name, avg, max */
+	int has_location;
+	uint64_t location;
+};
+/* Locks with acquisitions, sorted by total wait (most first). */
+size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out);
+void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
+		size_t *order, size_t *n);
+int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
+int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
+void rep_json_str(FILE *f, const char *s);
+void rep_html_str(FILE *f, const char *s);
+double rep_ms(const struct rep *r, uint64_t ticks);
+/* A metric value's raw 64-bit pattern as a double (type: OTF2 Type). */
+double rep_metric_value(uint8_t type, uint64_t raw);
+/* Double *cap (first size `first`) and realloc p; exits on failure. */
+void *rep_grow(void *p, size_t *cap, size_t first, size_t size);
+
+/* Open the one ARCHIVE argument left after getopt (argc < 0: usage error):
+ * 0, or the exit status (usage / error printed). */
+int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar);
+int tracer_report_main(int argc, char **argv);
+int tracer_convert_main(int argc, char **argv);
+
+#endif /* TRACER_REPORT_H */

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report_html.c - `tracer report --html`: one self-contained page (inline
+ * CSS, SVG and a little JS, no network): the facts, a timeline with one row
+ * per location grouped by process (REP_NBINS bins a row: the region that
+ * covered most of each bin; zoom with the wheel, pan by dragging, hover for
+ * the region and time), and the report's tables. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+#define ROW_H 18
+#define LABEL_W 220
+
+static const char css[] =
+	"body{font:13px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}"
+	"h1{font-size:18px}h2{font-size:15px;margin-top:24px}"
+	"table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
+	"th{background:#f2f2f2;cursor:pointer;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+	"#tl{border:1px solid #ccc;display:block;background:#fafafa}"
+	".facts td:first-child{color:#666}#tip{position:fixed;pointer-events:none;background:#ffe;"
+	"border:1px solid #999;padding:2px 6px;display:none;font-size:12px}";
+
+/* Zoom (wheel) and pan (drag) of the timeline by its viewBox; click on a
+ * table header sorts the table. */
+static const char js[] =
+	"(function(){var s=document.getElementById('tl');if(!s)return;"
+	"var W=+s.dataset.w,H=+s.dataset.h,L=+s.dataset.l,x0=0,w=W,drag=null;"
+	"var g=document.getElementById('bars'),tip=document.getElementById('tip');"
+	"function upd(){g.setAttribute('transform','translate('+L+',0) scale('+(W/w)+',1) translate('+(-x0)+',0)');}"
+	"s.addEventListener('wheel',function(e){e.preventDefault();var r=s.getBoundingClientRect();"
+	"var f=Math.max(0,(e.clientX-r.left)/r.width*(W+L)-L)/W,c=x0+f*w,k=e.deltaY<0?0.8:1.25;"
+	"w=Math.min(W,Math.max(W/1000,w*k));x0=Math.min(W-w,Math.max(0,c-f*w));upd();});"
+	"s.addEventListener('mousedown',function(e){drag=[e.clientX,x0];});"
+	"window.addEventListener('mouseup',function(){drag=null;});"
+	"s.addEventListener('mousemove',function(e){if(drag){var r=s.getBoundingClientRect();"
+	"x0=Math.min(W-w,Math.max(0,drag[1]-(e.clientX-drag[0])/r.width*(W+L)*w/W));upd();}"
+	"var t=e.target.getAttribute&&e.target.getAttribute('data-t');"
+	"if(t){tip.textContent=t;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
+	"tip.style.top=(e.clientY+12)+'px';}else tip.style.display='none';});upd();"
+	"document.querySelectorAll('th').forEach(function(th,i){th.addEventListener('click',function(){"
+	"var tb=th.closest('table').tBodies[0],col=th.cellIndex,rows=[].slice.call(tb.rows);"
+	"var num=th.classList.contains('n');rows.sort(function(a,b){var x=a.cells[col].textContent,"
+	"y=b.cells[col].textContent;return num?parseFloat(y)-parseFloat(x):x.localeCompare(y);});"
+	"rows.forEach(function(r){tb.appendChild(r);});});});})();";
+
+static void color(size_t ri, char *out, size_t n)
+{
+	unsigned h = (unsigned)((double)ri * 137.508) % 360u;   /* golden angle: neighbours differ */
+	snprintf(out, n, "hsl(%u,65%%,55%%)", h);
+}
+
+static void timeline(const struct rep *r, FILE *f)
+{
+	if (r->t1 <= r->t0 || !r->nlocs)
+		return;
+	size_t rows = 0;
+	for (size_t g = 0; g < r->ngroups; g++)
+		if (r->groups[g].nlocs)
+			rows += 1 + r->groups[g].nlocs;
+	int w = REP_NBINS, h = (int)rows * ROW_H;
+	fprintf(f, "<h2>Timeline</h2><p>%.3f ms, %d bins per row: each bin shows the region that "
+		"covered most of it; red band: waiting for a lock; black lines: MPI messages. "
+		"Wheel: zoom, drag: pan, hover: region.</p>\n",
+		rep_ms(r, r->t1 - r->t0), REP_NBINS);
+	fprintf(f, "<svg id=\"tl\" width=\"100%%\" viewBox=\"0 0 %d %d\" data-w=\"%d\" data-h=\"%d\" "
+		"data-l=\"%d\" preserveAspectRatio=\"none\" style=\"height:%dpx\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", w + LABEL_W, h, w, h, LABEL_W, h);
+	fputs("<g id=\"bars\">\n", f);
+	double bin_ms = rep_ms(r, r->t1 - r->t0) / REP_NBINS;
+	int y = 0;
+	for (size_t g = 0; g < r->ngroups; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		y += ROW_H;
+		for (size_t i = 0; i < r->nlocs; i++) {
+			const struct rep_loc *L = &r->locs[i];
+			if (L->group != g)
+				continue;
+			for (size_t b = 0; b < REP_NBINS;) {
+				uint32_t ri = L->bin_region[b];
+				size_t e = b + 1;
+				while (e < REP_NBINS && L->bin_region[e] == ri)
+					e++;
+				if (ri != UINT32_MAX) {
+					char c[32];
+					color(ri, c, sizeof c);
+					fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" "
+						"data-t=\"", b, y + 2, e - b, ROW_H - 4, c);
+					rep_html_str(f, r->region_names[ri]);
+					fprintf(f, " | %.3f-%.3f ms\"/>\n", bin_ms * (double)b,
+						bin_ms * (double)e);
+				}
+				b = e;
+			}
+			for (size_t b = 0; b < REP_NBINS;) {     /* lock waits: a red band */
+				size_t e = b;
+				while (e < REP_NBINS && L->bin_lock[e])
+					e++;
+				if (e > b)
+					fprintf(f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%zu\" "
+						"height=\"3\" fill=\"#d00\" data-t=\"lock wait | %.3f-%.3f ms\"/>\n",
+						b, y + ROW_H - 3, e - b, bin_ms * (double)b, bin_ms * (double)e);
+				b = e + 1;
+			}
+			y += ROW_H;
+		}
+	}
+	/* matched MPI messages: a line from the send to the receive */
+	if (r->nmsgs) {
+		size_t *row = calloc(r->nlocs + 1, sizeof *row);
+		int ry = 0;
+		for (size_t g = 0; row && g < r->ngroups; g++) {
+			if (!r->groups[g].nlocs)
+				continue;
+			ry += ROW_H;
+			for (size_t i = 0; i < r->nlocs; i++)
+				if (r->locs[i].group == g) {
+					row[i] = (size_t)ry + ROW_H / 2;
+					ry += ROW_H;
+				}
+		}
+		double span = (double)(r->t1 - r->t0);
+		for (size_t k = 0; row && k < r->nmsgs; k++) {
+			const struct rep_msg *m = &r->msgs[k];
+			double x0 = (double)(m->sent - r->t0) / span * REP_NBINS;
+			double x1 = (double)(m->received - r->t0) / span * REP_NBINS;
+			fprintf(f, "<line class=\"msg\" x1=\"%.2f\" y1=\"%zu\" x2=\"%.2f\" y2=\"%zu\" "
+				"stroke=\"#000\" stroke-width=\"0.6\" vector-effect=\"non-scaling-stroke\"/>\n",
+				x0, row[m->from], x1, row[m->to]);
+		}
+		free(row);
+	}
+	fputs("</g>\n<g>\n", f);
+	y = 0;
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", LABEL_W, h);
+	for (size_t g = 0; g < r->ngroups; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		fprintf(f, "<text x=\"4\" y=\"%d\" font-size=\"12\" font-weight=\"bold\">", y + 13);
+		rep_html_str(f, r->groups[g].name);
+		fputs("</text>\n", f);
+		y += ROW_H;
+		for (size_t i = 0; i < r->nlocs; i++) {
+			if (r->locs[i].group != g)
+				continue;
+			fprintf(f, "<text x=\"14\" y=\"%d\" font-size=\"11\">", y + 13);
+			rep_html_str(f, r->locs[i].name);
+			fputs("</text>\n", f);
+			y += ROW_H;
+		}
+	}
+	fputs("</g></svg>\n", f);
+}
+
+/* Flame graph (icicle, root on top) of the sampled calling contexts. */
+struct flame {
+	const struct rep *r;
+	uint64_t *total;
+	uint32_t *child, *next;
+	FILE *f;
+	int maxdepth;
+};
+
+static void flame_node(struct flame *fl, uint32_t c, double x, int depth)
+{
+	const struct rep *r = fl->r;
+	double w = 1000.0 * (double)fl->total[c] / (double)r->samples;
+	if (depth > fl->maxdepth)
+		fl->maxdepth = depth;
+	uint32_t ri = r->cc_region[c];
+	char col[32];
+	color(ri == UINT32_MAX ? 0 : ri, col, sizeof col);
+	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"15\" fill=\"%s\" "
+		"stroke=\"#fff\" stroke-width=\"0.3\" data-t=\"", x, depth * 16, w, col);
+	rep_html_str(fl->f, ri == UINT32_MAX ? "?" : r->region_names[ri]);
+	fprintf(fl->f, " | %" PRIu64 " samples (%" PRIu64 " self)\"/>\n", fl->total[c], r->cc_samples[c]);
+	if (w > 40 && ri != UINT32_MAX) {
+		fprintf(fl->f, "<text x=\"%.3f\" y=\"%d\" font-size=\"10\" pointer-events=\"none\">",
+			x + 2, depth * 16 + 11);
+		rep_html_str(fl->f, r->region_names[ri]);
+		fputs("</text>\n", fl->f);
+	}
+	for (uint32_t k = fl->child[c]; k != UINT32_MAX; k = fl->next[k]) {
+		if (!fl->total[k])
+			continue;
+		flame_node(fl, k, x, depth + 1);
+		x += 1000.0 * (double)fl->total[k] / (double)r->samples;
+	}
+}
+
+static void flame_graph(const struct rep *r, FILE *f)
+{
+	if (!r->samples || !r->ncc)
+		return;
+	struct flame fl = { r, calloc(r->ncc, sizeof(uint64_t)), malloc(r->ncc * sizeof(uint32_t)),
+			    malloc(r->ncc * sizeof(uint32_t)), f, 0 };
+	if (!fl.total || !fl.child || !fl.next)
+		goto out;
+	memset(fl.child, 0xff, r->ncc * sizeof(uint32_t));
+	memset(fl.next, 0xff, r->ncc * sizeof(uint32_t));
+	for (size_t c = r->ncc; c-- > 0;) {             /* children in id order */
+		uint32_t p = r->cc_parent[c];
+		if (p != UINT32_MAX && p < r->ncc) {
+			fl.next[c] = fl.child[p];
+			fl.child[p] = (uint32_t)c;
+		}
+	}
+	for (size_t c = 0; c < r->ncc; c++) {
+		size_t steps = 0;
+		for (uint32_t p = (uint32_t)c; r->cc_samples[c] && p != UINT32_MAX && steps++ <= r->ncc;
+		     p = r->cc_parent[p])
+			fl.total[p] += r->cc_samples[c];
+	}
+	fprintf(f, "<h2>Samples: flame graph</h2><p>%" PRIu64 " samples; outermost frame on top, "
+		"width = share of the samples.</p>\n<svg id=\"flame\" viewBox=\"0 0 1000 400\" "
+		"width=\"100%%\" preserveAspectRatio=\"none\" xmlns=\"http://www.w3.org/2000/svg\">\n",
+		r->samples);
+	double x = 0;
+	for (size_t c = 0; c < r->ncc; c++) {
+		if (r->cc_parent[c] != UINT32_MAX || !fl.total[c])
+			continue;
+		flame_node(&fl, (uint32_t)c, x, 0);
+		x += 1000.0 * (double)fl.total[c] / (double)r->samples;
+	}
+	fputs("</svg>\n", f);
+	fprintf(f, "<script>document.getElementById('flame').setAttribute('viewBox','0 0 1000 %d');"
+		"document.getElementById('flame').style.height='%dpx';</script>\n",
+		(fl.maxdepth + 1) * 16, (fl.maxdepth + 1) * 16);
+out:
+	free(fl.total);
+	free(fl.child);
+	free(fl.next);
+}
+
+static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
+	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
+	if (nl) {
+		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th>"
+		      "<th class=\"n\">acquisitions</th><th class=\"n\">wait ms</th>"
+		      "<th class=\"n\">max wait us</th><th>threads that waited most</th></tr></thead>"
+		      "<tbody>\n", f);
+		for (size_t k = 0; k < nl && (!o->limit || k < o->limit); k++) {
+			const struct rep_lock *l = locks[k];
+			fputs("<tr><td>", f);
+			rep_html_str(f, r->groups[l->group].name);
+			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td class=\"n\">%" PRIu64 "</td>"
+				"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>", l->id,
+				l->acquisitions, rep_ms(r, l->wait), rep_ms(r, l->max) * 1e3);
+			for (size_t w = 0; w < l->nwaiters && w < 3; w++) {
+				fputs(w ? ", " : "", f);
+				rep_html_str(f, r->locs[l->waiters[w].loc].name);
+				fprintf(f, " %.3f ms", rep_ms(r, l->waiters[w].wait));
+			}
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	free(locks);
+}
+
+static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
+			 const struct rep_stat *st, size_t *order)
+{
+	size_t n;
+	rep_sorted(r, st, o, order, &n);
+	fputs("<table><thead><tr><th></th><th>region</th><th class=\"n\">calls</th>"
+	      "<th class=\"n\">incl ms</th><th class=\"n\">excl ms</th><th class=\"n\">min us</th>"
+	      "<th class=\"n\">avg us</th><th class=\"n\">max us</th></tr></thead><tbody>\n", f);
+	for (size_t k = 0; k < n; k++) {
+		const struct rep_stat *s = &st[order[k]];
+		char c[32];
+		color(order[k], c, sizeof c);
+		fprintf(f, "<tr><td style=\"background:%s;width:10px\"></td><td>", c);
+		rep_html_str(f, r->region_names[order[k]]);
+		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td></tr>\n", s->calls, rep_ms(r, s->incl),
+			rep_ms(r, s->excl), rep_ms(r, s->min) * 1e3,
+			s->done ? rep_ms(r, s->incl / s->done) * 1e3 : 0.0, rep_ms(r, s->max) * 1e3);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	size_t *order = calloc(r->nregions + 1, sizeof *order);
+	struct rep_stat *st = calloc(r->nregions + 1, sizeof *st);
+	if (!order || !st)
+		return -1;
+	fputs("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>tracer report: ", f);
+	rep_html_str(f, r->program);
+	fprintf(f, "</title><style>%s</style></head><body>\n<h1>tracer report: ", css);
+	rep_html_str(f, r->program);
+	fputs("</h1>\n<table class=\"facts\">", f);
+	fputs("<tr><td>archive</td><td>", f);
+	rep_html_str(f, otf2r_path(r->ar));
+	fprintf(f, "</td></tr><tr><td>threads</td><td>%zu</td></tr><tr><td>duration</td>"
+		"<td>%.3f ms</td></tr><tr><td>events</td><td>%" PRIu64 "</td></tr><tr><td>bytes</td>"
+		"<td>%" PRIu64 "</td></tr><tr><td>MPI messages</td><td>%" PRIu64 "</td></tr></table>\n",
+		r->nlocs, rep_ms(r, r->last - r->first), r->events, r->bytes, r->messages);
+	timeline(r, f);
+	flame_graph(r, f);
+	fputs("<h2>Regions, all locations</h2>\n", f);
+	for (size_t i = 0; i < r->nregions; i++)
+		st[i] = rep_total(r, i, -1);
+	region_table(r, o, f, st, order);
+	fputs("<h2>Threads</h2>\n<table><thead><tr><th class=\"n\">location</th><th>name</th>"
+	      "<th>process</th><th class=\"n\">events</th><th class=\"n\">busy ms</th>"
+	      "<th class=\"n\">MPI ms</th></tr></thead><tbody>\n", f);
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		fprintf(f, "<tr><td class=\"n\">%" PRIu64 "</td><td>", L->id);
+		rep_html_str(f, L->name);
+		fputs("</td><td>", f);
+		rep_html_str(f, r->groups[L->group].name);
+		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td></tr>\n", L->events, rep_ms(r, L->busy),
+			rep_ms(r, L->mpi));
+	}
+	fputs("</tbody></table>\n", f);
+	lock_table(r, o, f);
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		if ((o->has_location && L->id != o->location) || !L->events)
+			continue;
+		fprintf(f, "<h2>Regions of location %" PRIu64 " (", L->id);
+		rep_html_str(f, L->name);
+		fputs(")</h2>\n", f);
+		region_table(r, o, f, L->reg, order);
+	}
+	fprintf(f, "<div id=\"tip\"></div>\n<script>%s</script>\n</body></html>\n", js);
+	free(order);
+	free(st);
+	return ferror(f) ? -1 : 0;
+}
