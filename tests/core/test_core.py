@@ -425,6 +425,56 @@ def case_filter():
     check(p.returncode == 3 and any('missing' in l for l in tracer_lines(p.stderr)), 'missing filter file')
 
 
+def case_filter_unsafe():
+    # (fix) TRACER_FILTER must be a regular file of at most 1 MiB, read
+    # without blocking: /dev/zero hung before main, /dev/stdin ate the
+    # program's input, a directory gave no warning. Each: one tracer: line,
+    # no filter, the program unharmed (its stdin included)
+    fifo = os.path.join(WORK, 'fifo')
+    os.mkfifo(fifo)
+    big = os.path.join(WORK, 'big')
+    with open(big, 'w') as fh:
+        fh.write(('-x\n' * 400000))
+    cases = [('/dev/zero', 'character device'), ('/dev/stdin', 'FIFO'), (fifo, 'FIFO'), (WORK, 'directory'),
+             (big, 'larger than 1 MiB'), ('/dev/null', 'character device')]
+    for i, (f, why) in enumerate(cases):
+        d = os.path.join(WORK, 'o%d' % i)
+        for prog in ([PROG, 'basic'], ['cat']):
+            e = clean_env()
+            e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
+            base = subprocess.run(prog, env=clean_env(), input='program input\n', stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, universal_newlines=True, timeout=30, cwd=WORK)
+            e['TRACER_FILTER'] = f
+            try:
+                p = subprocess.run(prog, env=e, input='program input\n', stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=30, cwd=WORK)
+            except subprocess.TimeoutExpired:
+                raise Fail('TRACER_FILTER=%s: %s hangs' % (f, prog[0]))
+            check(p.returncode == base.returncode and p.stdout == base.stdout,
+                  'TRACER_FILTER=%s %s: rc %d %r vs %d %r' % (f, prog[0], p.returncode, p.stdout,
+                                                            base.returncode, base.stdout))
+            lines = [l for l in tracer_lines(p.stderr) if 'TRACER_FILTER' in l]
+            check(len(lines) == 1 and why in lines[0] and 'no filter' in lines[0],
+                  'TRACER_FILTER=%s: %r' % (f, tracer_lines(p.stderr)))
+            if prog[0] == PROG:
+                tr = tc.load(d)
+                tc.check_all(tr, exit_status=3)
+                check(enters(tr, 'filtered_me') == 10, 'TRACER_FILTER=%s: a filter was applied' % f)
+            shutil.rmtree(d, ignore_errors=True)
+    # a regular file still works, and one given as /dev/stdin (redirected
+    # from a file: a fresh open, the program's offset untouched)
+    f = os.path.join(WORK, 'filter.txt')
+    with open(f, 'w') as fh:
+        fh.write('-filtered_me\n')
+    e = clean_env()
+    e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'reg'), 'TRACER_FILTER': '/dev/stdin'})
+    with open(f) as fin:
+        p = subprocess.run(['cat'], env=e, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, timeout=30, cwd=WORK)
+    check(p.stdout == '-filtered_me\n' and p.returncode == 0, 'cat < file: %r' % p.stdout)
+    check(not [l for l in tracer_lines(p.stderr) if 'TRACER_FILTER' in l], 'regular stdin: %r' % p.stderr)
+
+
 def case_verbose():
     p, d = traced(['basic'], env={'TRACER_VERBOSE': '0'})
     check(tracer_lines(p.stderr) == [], 'TRACER_VERBOSE=0 printed %r' % p.stderr)
