@@ -379,6 +379,57 @@ def case_invalid_setting():
     tc.check_all(tc.load(d), exit_status=3)
 
 
+def case_messages():
+    # (fix) an echoed value's control characters are escaped (one line, no
+    # terminal escapes); values outside the documented set are rejected
+    p, d = traced(['basic'], env={'TRACER_CLOCK': 'tsc\n\x1b[31mred', 'TRACER_VERBOSE': '3'})
+    lines = tracer_lines(p.stderr)
+    check(all(l.startswith('tracer:') for l in p.stderr.splitlines()), 'raw newline in a message: %r' % p.stderr)
+    check('\x1b' not in p.stderr, 'raw escape character in %r' % p.stderr)
+    clk = [l for l in lines if 'TRACER_CLOCK' in l]
+    check(len(clk) == 1 and "'tsc\\n\\x1b[31mred'" in clk[0], 'TRACER_CLOCK line %r' % lines)
+    vb = [l for l in lines if 'TRACER_VERBOSE' in l]
+    check(len(vb) == 1 and "'3'" in vb[0] and 'invalid' in vb[0], 'TRACER_VERBOSE=3: %r' % lines)
+    summary(p.stderr)   # the default, 1, is used
+    tc.check_all(tc.load(d), exit_status=3)
+    # out of range or not the documented syntax: one line each
+    for i, (var, val) in enumerate([('TRACER_BUFFER', '100K'), ('TRACER_VERBOSE', ' 2'),
+                                    ('TRACER_SAMPLING', '0x10ms'), ('TRACER_SAMPLING_DEPTH', '+5'),
+                                    ('TRACER_CHUNK', '32M'), ('TRACER_VERBOSE', '-1')]):
+        p, d = traced(['basic'], out='bad%d' % i, env={var: val})
+        lines = tracer_lines(p.stderr)
+        check(len([l for l in lines if var in l and 'invalid' in l]) == 1, '%s=%r: %r' % (var, val, lines))
+        tc.check_all(tc.load(d), exit_status=3)
+    # TRACER_BUFFER below the default chunk: the chunk shrinks to fit it;
+    # with an explicit larger TRACER_CHUNK it is rejected
+    p, d = traced(['many', '20000'], out='small', env={'TRACER_BUFFER': '512K'})
+    check(len(tracer_lines(p.stderr)) == 1, 'TRACER_BUFFER=512K: %r' % tracer_lines(p.stderr))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    check(enters(tr, 'outer') == 20000 and tr.count('BufferFlush') >= 2, 'small buffer: %d outer, %d flushes'
+          % (enters(tr, 'outer'), tr.count('BufferFlush')))
+    p, d = traced(['basic'], out='small2', env={'TRACER_BUFFER': '512K', 'TRACER_CHUNK': '1M'})
+    bad = [l for l in tracer_lines(p.stderr) if 'TRACER_BUFFER' in l]
+    check(len(bad) == 1 and 'TRACER_CHUNK' in bad[0], 'BUFFER < explicit CHUNK: %r' % p.stderr)
+    # every value the README's settings table gives (default and examples) is accepted
+    readme = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'README.md')
+    vals = []
+    for row in open(readme).read().splitlines():
+        cols = re.split(r'(?<!\\)\|', row)
+        m = re.match(r' `(TRACER_[A-Z_]+)` $', cols[1]) if len(cols) == 6 else None
+        if not m or m.group(1) in ('TRACER_OUTPUT', 'TRACER_FILTER', 'TRACER_METRICS'):
+            continue
+        for tok in re.findall(r'`([^`]+)`', cols[3] + cols[4]):
+            if ' ' not in tok and '_' not in tok and not tok.startswith('-'):
+                vals.append((m.group(1), tok))
+    check(len(vals) > 20, 'README table values %r' % vals)
+    for i, (var, val) in enumerate(vals):
+        p = run([PROG, 'basic'], lib=LIB, env={'TRACER_OUTPUT': os.path.join(WORK, 'r%d' % i), var: val})
+        check(p.returncode == 3 and not [l for l in tracer_lines(p.stderr) if 'invalid' in l],
+              'README value %s=%s: %r' % (var, val, p.stderr))
+    print('README values accepted: %s' % ' '.join('%s=%s' % v for v in vals))
+
+
 def case_unwritable_output():
     e = {'TRACER_OUTPUT': '/dev/null/archive'}
     base = run([PROG, 'basic'])
