@@ -186,6 +186,21 @@ static void *crasher(void *a)
 	return NULL;
 }
 
+/* (fix) many threads recording at once: every location flushes */
+static pthread_barrier_t wide_bar;
+static int wide_n;
+
+static void *wide_worker(void *a)
+{
+	if (tracer_test_thread_begin)
+		tracer_test_thread_begin();
+	work(wide_n);
+	pthread_barrier_wait(&wide_bar);
+	if (tracer_test_thread_end)
+		tracer_test_thread_end();
+	return a;
+}
+
 static int signum(const char *s)
 {
 	if (!strcmp(s, "INT")) return SIGINT;
@@ -236,6 +251,20 @@ int main(int argc, char **argv)
 		if (chdir("/"))
 			return 1;
 		work(3);
+		return 0;
+	}
+	if (!strcmp(m, "wide")) {              /* wide THREADS N: all alive together */
+		int nt = argc > 2 ? atoi(argv[2]) : 8;
+		pthread_t *w = calloc((size_t)nt, sizeof(*w));
+		wide_n = argc > 3 ? atoi(argv[3]) : 1000;
+		pthread_barrier_init(&wide_bar, NULL, (unsigned)nt + 1);
+		for (int i = 0; i < nt; i++)
+			pthread_create(&w[i], NULL, wide_worker, NULL);
+		pthread_barrier_wait(&wide_bar);
+		FILE *f = fopen("/dev/null", "r");   /* the program's own descriptor */
+		printf("open %s\n", f ? "ok" : "failed");
+		for (int i = 0; i < nt; i++)
+			pthread_join(w[i], NULL);
 		return 0;
 	}
 	if (!strcmp(m, "threads")) {
