@@ -419,7 +419,7 @@ static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
 	snprintf(link, sizeof(link), "%.4000s/traces/%llu.evt", dir, (unsigned long long)loc);
 	snprintf(target, sizeof(target), "../rank%d/%llu.evt", (int)rank, (unsigned long long)loc);
 	unlink(link);
-	if (symlink(target, link) && tr_g.errors++ == 0)
+	if (symlink(target, link) && tr_error_note(OTF2W_E_IO))
 		tr_log_error("cannot create %s: %s", link, strerror(errno));
 }
 
@@ -448,7 +448,7 @@ static void write_unified_local(void)
 		if (otf2w_archive_get_def_writer(a, t->location, &dw) != OTF2W_OK)
 			continue;
 		tr_defs_write_local_to(dw);
-		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_g.errors++ == 0)
+		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_error_note(OTF2W_E_IO))
 			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir,
 				     (unsigned long long)t->location, otf2w_archive_error(a));
 	}
@@ -626,6 +626,39 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 
 static void emergency(int status, int sig);
 
+/* The text of the first recording error (for the summary). */
+static char tr_first_error[512];
+
+/* Count an error of the archive; 1 for the first one (its text is kept and
+ * the caller may print it). No lock, no allocation. */
+int tr_error_note(otf2w_status s)
+{
+	if (s == OTF2W_E_STOPPED)
+		return 0;   /* counted by the writer as dropped */
+	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) != 0)
+		return 0;
+	tr_g.first_error = s;
+	const char *m = s == OTF2W_E_IO && tr_g.ar ? otf2w_archive_error(tr_g.ar) : otf2w_status_str(s);
+	size_t i = 0;
+	for (; m && m[i] && i < sizeof(tr_first_error) - 1; i++)
+		tr_first_error[i] = m[i];
+	tr_first_error[i] = 0;
+	return 1;
+}
+
+/* The anchor and the global definitions exist and are not empty: a reader
+ * can open the archive. */
+static int readable_anchor(const char *dir, const char *name)
+{
+	char p[8400];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s.otf2", dir, name);
+	if (stat(p, &st) != 0 || st.st_size == 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s.def", dir, name);
+	return stat(p, &st) == 0 && st.st_size > 0;
+}
+
 /* ProgramEnd on the master location (owned by the caller: stopped or self). */
 static void write_program_end(int status, int have_status, int crash)
 {
@@ -728,19 +761,35 @@ void tr_finish_status(int status, int have_status)
 
 	uint64_t bytes = dir_bytes(tr_g.dir, tr_arname);
 	int print = tr_cfg.verbose >= 1 && (!tr_g.mpi_expected || tr_proc.rank <= 0 || tr_cfg.verbose >= 2);
-	if (err[0])
-		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
-	if (print || dropped || tr_g.errors) {
+	/* dropped in flush mode: a chunk could not be written, the buffer filled */
+	uint64_t lost = tr_cfg.on_full == TR_ON_FULL_STOP ? 0 : dropped;
+	char line[8800];
+	int n = 0;
+	if (err[0]) {
+		/* the summary says what the archive is worth, never a normal line */
+		if (!readable_anchor(tr_g.dir, tr_arname))
+			n = snprintf(line, sizeof(line), "tracer: error: archive %s NOT written: %s; all %llu events of "
+				     "%u location%s are lost\n", tr_g.anchor, err, (unsigned long long)events, nloc,
+				     nloc == 1 ? "" : "s");
+		else
+			n = snprintf(line, sizeof(line), "tracer: error: archive %s incomplete: %s; it opens, but "
+				     "events of some of its %u locations are missing (%llu events recorded, %llu bytes "
+				     "written)\n", tr_g.anchor, err, nloc, (unsigned long long)events,
+				     (unsigned long long)bytes);
+	} else if (tr_g.errors || lost) {
+		char what[700] = "";
+		if (lost)
+			snprintf(what, sizeof(what), "%llu events (the buffer filled after failed writes), ",
+				 (unsigned long long)lost);
+		n = snprintf(line, sizeof(line), "tracer: warning: archive %s: %u locations, %llu events recorded, "
+			     "%llu bytes written; data lost: %s%llu write errors (first: %s)\n", tr_g.anchor, nloc,
+			     (unsigned long long)events, (unsigned long long)bytes, what,
+			     (unsigned long long)tr_g.errors, tr_first_error[0] ? tr_first_error : "unknown");
+	} else if (print || dropped) {
 		char extra[256] = "";
-		int k = 0;
 		if (dropped)
-			k = snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
-				     (unsigned long long)dropped);
-		if (tr_g.errors && k >= 0 && (size_t)k < sizeof(extra))
-			snprintf(extra + k, sizeof(extra) - (size_t)k, ", %llu errors (first: %s)",
-				 (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
-		char line[8800];
-		int n;
+			snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
+				 (unsigned long long)dropped);
 		uint32_t uranks, ulocs;
 		uint64_t uevents;
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
@@ -754,9 +803,9 @@ void tr_finish_status(int status, int have_status)
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);
-		if (n > 0)
-			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
+	if (n > 0)
+		tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	if (self)
 		self->guard--;
 	tr_tls_creating--;

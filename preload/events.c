@@ -12,8 +12,7 @@ void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
 		return;   /* counted by the writer as dropped */
 	if (t)
 		t->errors++;
-	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) == 0)
-		tr_g.first_error = s;
+	tr_error_note(s);
 }
 
 void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)

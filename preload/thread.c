@@ -138,7 +138,7 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	otf2w_status st = tr_g.ar ? otf2w_archive_get_evt_writer(tr_g.ar, t->location, &t->w) : OTF2W_E_INVALID_CALL;
 	if (st != OTF2W_OK) {
 		t->w = NULL;
-		if (tr_g.ar && tr_g.errors++ == 0)
+		if (tr_g.ar && tr_error_note(st))
 			tr_log_error("cannot create the event writer of location %llu: %s",
 				     (unsigned long long)t->location, otf2w_archive_error(tr_g.ar));
 	}
@@ -291,7 +291,7 @@ void tr_thread_end(struct tr_thread *t)
 		 * is created on the thread's exit path */
 		otf2w_status st = otf2w_archive_close_evt_writer_deferred(tr_g.ar, t->w, tr_cfg.chunk_bytes,
 									  TR_DEFER_TOTAL);
-		if (st != OTF2W_OK && tr_g.errors++ == 0)
+		if (st != OTF2W_OK && tr_error_note(st))
 			tr_log_error("closing location %llu: %s", (unsigned long long)t->location,
 				     otf2w_archive_error(tr_g.ar));
 		t->closed = 1;

@@ -458,8 +458,31 @@ def case_full_disk():
         errs = [l for l in tracer_lines(p.stderr) if l.startswith('tracer: error:')]
         check(len(errs) == 1, 'want one tracer: error line, got %r' % tracer_lines(p.stderr))
         check('No space left on device' in errs[0] and mnt in errs[0], 'error line %r' % errs[0])
+        # (fix) what was lost, plainly, and no normal-looking summary after it
+        check(len(tracer_lines(p.stderr)) == 1, 'more than the error line: %r' % tracer_lines(p.stderr))
+        check(' NOT written' in errs[0] and 'events of' in errs[0] and 'lost' in errs[0], 'line %r' % errs[0])
+        check('(first: success)' not in p.stderr, 'first error: success')
     finally:
         subprocess.run(['umount', mnt])
+
+
+def case_nofile_limit():
+    # (fix) ulimit -n 24 with 24 threads all flushing at once: the tracer
+    # kept up to 64 event files open (EMFILE: write errors, events lost, the
+    # program's own open() could fail); now at most 1/16 of the limit
+    import resource
+
+    def lim():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24))
+    env = {'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K'}
+    p, d = traced(['wide', '24', '5000'], env=env, preexec=lim)
+    check(p.stdout == 'mode wide\nopen ok\n', 'program: %r' % p.stdout)
+    check(len(tracer_lines(p.stderr)) == 1 and summary(p.stderr), 'tracer lines: %r' % tracer_lines(p.stderr))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=0)
+    per = [enters(tr, 'outer', l) for l in tr.locations if l.name != 'Master thread']
+    check(len(per) == 24 and set(per) == {5000}, 'outer per thread %r' % per)
+    check(tr.count('BufferFlush') >= 24, 'BufferFlush %d: no flush, the test does not test' % tr.count('BufferFlush'))
 
 
 def case_filter():
