@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
@@ -77,6 +78,13 @@ static void tr_on_exit(int status, void *arg)
 	tr_g.exit_status = status;
 	tr_g.have_exit_status = 1;
 	tr_finish_status(status, 1);
+}
+
+/* quick_exit: the status is kept by the interposed quick_exit; this handler,
+ * registered first, runs after the program's at_quick_exit handlers. */
+static void tr_on_quick_exit(void)
+{
+	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
 }
 
 static void tr_atfork_prepare(void)
@@ -169,6 +177,7 @@ void tr_init(void)
 	if (tr_archive_prepare() == 0)
 		tr_g.active = 1;
 	on_exit(tr_on_exit, NULL);
+	at_quick_exit(tr_on_quick_exit);
 	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
 	tr_signals_init();
 	tr_g.initialized = 1;
@@ -246,12 +255,115 @@ TR_EXPORT void _Exit(int status)
 	exit_now(real__Exit, status);
 }
 
+/* glibc's quick_exit ends through an internal _exit: the archive is written
+ * by tr_on_quick_exit, after the program's at_quick_exit handlers. */
+TR_EXPORT void quick_exit(int status)
+{
+	TR_REAL_INIT(quick_exit);
+	if (!tr_g.finishing) {
+		tr_g.exit_status = status;
+		tr_g.have_exit_status = 1;
+	}
+	if (real_quick_exit)
+		real_quick_exit(status);
+	tr_finish_status(status, 1);
+	exit_now(NULL, status);
+}
+
+/* glibc's daemon() ends the parent through an internal _exit that skips
+ * ours: the same steps here, so the parent writes its archive (as _exit
+ * does) and the child records into its fork archive (as after fork). */
+TR_EXPORT int daemon(int nochdir, int noclose)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		TR_REAL_INIT(_exit);
+		tr_finish_status(0, 1);
+		exit_now(real__exit, 0);
+	}
+	if (setsid() < 0)
+		return -1;
+	if (!nochdir && chdir("/") != 0)
+		return -1;
+	if (!noclose) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	return 0;
+}
+
 /* ---- exec family: the archive is complete before the new image starts ---- */
 
-static int tr_exec_prepare(void)
+/* Would execve(path) start a new image? Checked before the archive is
+ * written, so that an exec that fails (no such file, not executable, not
+ * a program) leaves tracing on. sh: execvp runs a non-ELF file with /bin/sh. */
+static int exec_would_run(const char *path, int sh)
+{
+	struct stat st;
+	if (!path || !*path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0)
+		return 0;
+	if (sh)
+		return 1;
+	char head[4] = { 0 };
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 1;   /* execute-only: let the kernel decide */
+	ssize_t n = read(fd, head, sizeof(head));
+	close(fd);
+	return n >= 2 && ((head[0] == '#' && head[1] == '!') ||
+			  (n == 4 && !memcmp(head, "\177ELF", 4)));
+}
+
+/* PATH now (the program may have changed it since start-up). */
+static const char *tr_exec_path(void)
+{
+	return getenv("PATH");
+}
+
+/* execvp's search: the first PATH entry that holds an executable file. */
+static int execvp_would_run(const char *file, const char *path_env)
+{
+	if (!file || !*file)
+		return 0;
+	if (strchr(file, '/'))
+		return exec_would_run(file, 1);
+	const char *p = path_env ? path_env : "/bin:/usr/bin";
+	char buf[4096];
+	size_t fl = strlen(file);
+	for (;;) {
+		const char *e = strchr(p, ':');
+		size_t dl = e ? (size_t)(e - p) : strlen(p);
+		if (dl + fl + 2 <= sizeof(buf)) {
+			if (dl)
+				memcpy(buf, p, dl);
+			else
+				buf[dl++] = '.';   /* empty entry: the working directory */
+			buf[dl] = '/';
+			memcpy(buf + dl + 1, file, fl + 1);
+			if (exec_would_run(buf, 1))
+				return 1;
+		}
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+static int tr_exec_prepare(int would_run)
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != getpid())
 		return 0;   /* vfork child or not tracing: touch nothing */
+	if (!would_run)
+		return 0;   /* the exec fails: tracing goes on */
 	struct tr_thread *m = tr_g.master;
 	if (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
 	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
@@ -269,13 +381,14 @@ static int tr_exec_prepare(void)
 static void tr_exec_failed(int was, int err)
 {
 	if (was)
-		tr_log_debug("exec failed (%s); the rest of this process is not traced", strerror(err));
+		tr_log_warn("exec failed (%s) after the archive was written; the rest of this process is not "
+			    "traced", strerror(err));
 }
 
 TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || exec_would_run(path, 0));
 	int r = real_execve(path, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -286,7 +399,7 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 TR_EXPORT int execv(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || exec_would_run(path, 0));
 	int r = real_execv(path, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -297,7 +410,7 @@ TR_EXPORT int execv(const char *path, char *const argv[])
 TR_EXPORT int execvp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || execvp_would_run(file, tr_exec_path()));
 	int r = real_execvp(file, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -308,7 +421,7 @@ TR_EXPORT int execvp(const char *file, char *const argv[])
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || execvp_would_run(file, tr_exec_path()));
 	int r = real_execvpe(file, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -319,7 +432,7 @@ TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(1);
 	int r = real_fexecve(fd, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);

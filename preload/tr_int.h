@@ -134,6 +134,7 @@ TR_REAL_DECL(int, execv, const char *, char *const[]);
 TR_REAL_DECL(int, execvp, const char *, char *const[]);
 TR_REAL_DECL(int, execvpe, const char *, char *const[], char *const[]);
 TR_REAL_DECL(int, fexecve, int, char *const[], char *const[]);
+TR_REAL_DECL(void, quick_exit, int);
 
 /* filter.c */
 void tr_filter_load(void);

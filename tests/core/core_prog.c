@@ -201,6 +201,13 @@ static void *wide_worker(void *a)
 	return a;
 }
 
+static void qe_handler(void)
+{
+	enter("qe_handler");
+	printf("at_quick_exit handler\n");
+	leave("qe_handler");
+}
+
 static int signum(const char *s)
 {
 	if (!strcmp(s, "INT")) return SIGINT;
@@ -252,6 +259,40 @@ int main(int argc, char **argv)
 			return 1;
 		work(3);
 		return 0;
+	}
+	if (!strcmp(m, "quick_exit")) {        /* at_quick_exit handler, then the archive */
+		at_quick_exit(qe_handler);
+		enter("main_work");
+		work(2);
+		quick_exit(11);
+	}
+	if (!strcmp(m, "daemon")) {            /* daemon DONEFILE: the child records on */
+		enter("before_daemon");
+		work(2);
+		if (daemon(1, 0) != 0)
+			return 1;
+		work(3);
+		leave("before_daemon");
+		FILE *f = fopen(argc > 2 ? argv[2] : "daemon_done", "w");
+		if (f)
+			fclose(f);
+		return 4;
+	}
+	if (!strcmp(m, "exec_fail")) {         /* failed execs: the run goes on */
+		char *av[] = { argv[0], "basic", NULL };
+		enter("before_exec");
+		work(1);
+		execv("/nonexistent/prog", av);
+		printf("execv: %s\n", strerror(errno));
+		execvp("no-such-program-tracer-test", av);
+		printf("execvp: %s\n", strerror(errno));
+		execl("/etc/hostname", "x", (char *)NULL);   /* not executable */
+		printf("execl: %s\n", strerror(errno));
+		execl("/dev/null", "x", (char *)NULL);       /* not a regular file */
+		printf("execl: %s\n", strerror(errno));
+		work(2);
+		leave("before_exec");
+		return 8;
 	}
 	if (!strcmp(m, "wide")) {              /* wide THREADS N: all alive together */
 		int nt = argc > 2 ? atoi(argv[2]) : 8;

@@ -368,6 +368,63 @@ def case_fork():
     check(parent.master.group != child.master.group, 'same location group')
 
 
+def case_quick_exit():
+    # (fix) glibc's quick_exit ends through an internal _exit: 0-byte anchor
+    p, d = traced(['quick_exit'])
+    check(p.returncode == 11 and 'at_quick_exit handler' in p.stdout, 'rc %d %r' % (p.returncode, p.stdout))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=11)
+    check(enters(tr, 'outer') == 2 and enters(tr, 'qe_handler') == 1, 'events (handler included)')
+    summary(p.stderr)
+
+
+def wait_archive(d, timeout=30):
+    anchor = os.path.join(d, 'traces.otf2')
+    for _ in range(timeout * 20):
+        if os.path.exists(anchor) and os.path.getsize(anchor) > 0:
+            time.sleep(0.2)
+            return
+        time.sleep(0.05)
+    raise Fail('no archive %s after %d s' % (d, timeout))
+
+
+def case_daemon():
+    # (fix) daemon(): the parent ends through glibc's internal _exit (0-byte
+    # anchor); now it writes its archive, and the child (the daemon) records
+    # into its fork archive as after fork
+    done = os.path.join(WORK, 'done_untraced')
+    base = run([PROG, 'daemon', done])
+    for _ in range(400):
+        if os.path.exists(done):
+            break
+        time.sleep(0.05)
+    d = os.path.join(WORK, 'out')
+    p = run([PROG, 'daemon', os.path.join(WORK, 'done')], lib=LIB, env={'TRACER_OUTPUT': d})
+    check(p.returncode == base.returncode == 0 and p.stdout == base.stdout == 'mode daemon\n',
+          'parent: %d %r vs %d %r' % (p.returncode, p.stdout, base.returncode, base.stdout))
+    parent = tc.load(d)
+    tc.check_all(parent, exit_status=0)
+    check(enters(parent, 'outer') == 2 and enters(parent, 'before_daemon') == 1, 'parent events')
+    forks = [x for x in os.listdir(WORK) if x.startswith('out-fork')]
+    check(len(forks) == 1, 'child archives %r' % forks)
+    wait_archive(os.path.join(WORK, forks[0]))
+    child = tc.load(os.path.join(WORK, forks[0]))
+    tc.check_all(child, exit_status=4)
+    check(enters(child, 'outer') == 3, 'child events %d' % enters(child, 'outer'))
+    check(os.path.exists(os.path.join(WORK, 'done')), 'the daemon did not run to its end')
+
+
+def case_exec_fail():
+    # (fix) an exec that fails left the archive closed and the rest untraced
+    p, d = traced(['exec_fail'])
+    check(p.returncode == 8 and p.stdout.count(': ') == 4, 'rc %d %r' % (p.returncode, p.stdout))
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=8)
+    check(enters(tr, 'outer') == 3, 'events after the failed execs: %d outer' % enters(tr, 'outer'))
+    check(len(tracer_lines(p.stderr)) == 1, 'tracer lines %r' % tracer_lines(p.stderr))
+    check(not os.path.exists(d + '.1'), 'a second archive')
+
+
 def case_invalid_setting():
     p, d = traced(['basic'], env={'TRACER_BUFFER': 'lots', 'TRACER_FOO': '1'})
     lines = tracer_lines(p.stderr)
