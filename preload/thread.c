@@ -259,7 +259,20 @@ void tr_thread_ending(struct tr_thread *t)
 	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK) {
 		uint64_t now = tr_time();
 		uint64_t last = otf2w_evt_writer_last_time(t->w);
-		otf2w_evt_writer_resume(t->w, now > last ? now : last);
+		if (now < last)
+			now = last;
+		if (otf2w_evt_writer_resume(t->w, now) == OTF2W_OK && t->stop_seen && !tr_g.writer_module) {
+			/* balanced: Leave the regions open in the archive at the stop
+			 * that were left while stopped, Enter those entered since, so
+			 * that the archive's open regions are the shadow stack's */
+			uint32_t m = t->stop_min < t->stop_depth ? t->stop_min : t->stop_depth;
+			for (uint32_t i = t->stop_depth; i-- > m;)
+				if (i < TR_SHADOW_DEPTH)
+					otf2w_evt_leave(t->w, NULL, now, t->stop_stack[i]);
+			for (uint32_t i = m; i < t->depth && i < TR_SHADOW_DEPTH; i++)
+				otf2w_evt_enter(t->w, NULL, now, t->stack[i]);
+		}
+		t->stop_seen = 0;
 	}
 	errno = saved;
 }

@@ -140,6 +140,13 @@ struct tr_thread {
 	uint64_t errors;
 	uint32_t name_sid;         /* String id of the location name */
 	int closed;                /* event writer closed */
+	/* TRACER_ON_FULL=stop: the regions open in the archive when the
+	 * location stopped, and the lowest depth reached while stopped (the
+	 * Leaves and Enters written when recording resumes at the end) */
+	int stop_seen;
+	uint32_t stop_depth;
+	uint32_t stop_min;
+	uint32_t stop_stack[128];
 };
 
 /* The calling thread's state if tracing is active for it and the thread is

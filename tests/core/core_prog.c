@@ -294,6 +294,23 @@ int main(int argc, char **argv)
 		leave("before_exec");
 		return 8;
 	}
+	if (!strcmp(m, "threads_stop")) {     /* threads_stop N: stopped in nested regions */
+		int n = argc > 2 ? atoi(argv[2]) : 1000;
+		wide_n = n;
+		pthread_barrier_init(&wide_bar, NULL, 3);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, wide_worker, NULL);
+		enter("main_work");
+		enter("level1");
+		work(n);
+		leave("level1");
+		enter("level1b");
+		enter("level2");
+		pthread_barrier_wait(&wide_bar);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		return 0;   /* main_work, level1b, level2 open at exit */
+	}
 	if (!strcmp(m, "wide")) {              /* wide THREADS N: all alive together */
 		int nt = argc > 2 ? atoi(argv[2]) : 8;
 		pthread_t *w = calloc((size_t)nt, sizeof(*w));
