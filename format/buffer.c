@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "otf2w_int.h"
@@ -211,22 +210,15 @@ static otf2w_status buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t 
 	return OTF2W_OK;
 }
 
-/* Keep at most OTF2W_MAX_OPEN_FILES event files open between flushes, and
- * at most 1/16 of the descriptor limit (ulimit -n 64: 4): thousands of
- * locations must not exhaust the process's descriptors. */
+/* Keep at most OTF2W_MAX_OPEN_FILES event files open between flushes:
+ * thousands of locations must not exhaust the process's descriptors. */
 static void buf_maybe_close(struct otf2w_buf *b)
 {
 	otf2w_archive *ar = b->ar;
-	struct rlimit rl;
-	uint32_t cap = OTF2W_MAX_OPEN_FILES;
 
-	if (b->fd < 0)
+	if (b->fd < 0 || otf2w__lock(ar) != OTF2W_OK)
 		return;
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 16 < cap)
-		cap = (uint32_t)(rl.rlim_cur / 16);
-	if (otf2w__lock(ar) != OTF2W_OK)
-		return;
-	if (ar->nopen > cap) {
+	if (ar->nopen > OTF2W_MAX_OPEN_FILES) {
 		close(b->fd);
 		b->fd = -1;
 		ar->nopen--;
