@@ -732,17 +732,8 @@ struct sink {
 
 static void sink_flush(struct sink *s)
 {
-	size_t off = 0;
-	while (off < s->n && !s->err) {
-		ssize_t r = write(s->fd, s->buf + off, s->n - off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			s->err = r < 0 ? errno : ENOSPC;
-			break;
-		}
-		off += (size_t)r;
-	}
+	if (s->n && !s->err)
+		s->err = otf2w__pwrite_all(s->fd, s->buf, s->n, -1);
 	s->n = 0;
 }
 
@@ -787,14 +778,17 @@ static uint64_t count_locations(const otf2w_archive *ar)
 	return ar->nlocations;
 }
 
-/* Writes NAME.otf2 (otf2-format.md §2). Async-signal-safe when emerg. */
+/* Writes NAME.otf2 (otf2-format.md §2) through NAME.otf2.part and a
+ * rename: a process killed while writing never leaves a half anchor.
+ * Async-signal-safe when emerg. */
 static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 {
-	char path[4096];
+	char path[4096], part[4096];
 	struct sink s;
 	int fd;
 
-	if (otf2w__path_join(path, sizeof(path), ar->dir, "/", ar->name, ".otf2", NULL) >= sizeof(path))
+	if (otf2w__path_join(path, sizeof(path), ar->dir, "/", ar->name, ".otf2", NULL) >= sizeof(path) ||
+	    otf2w__path_join(part, sizeof(part), path, ".part", NULL) >= sizeof(part))
 		return emerg ? OTF2W_E_INVALID_ARGUMENT
 			     : otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long");
 	if (emerg) {
@@ -804,7 +798,7 @@ static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 		if (st)
 			return st;
 	}
-	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = otf2w__open(part, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return emerg ? OTF2W_E_IO
 			     : otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
@@ -846,9 +840,13 @@ static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 	sink_flush(&s);
 	if (close(fd) != 0 && !s.err)
 		s.err = errno;
-	if (s.err)
+	if (!s.err && rename(part, path) != 0)
+		s.err = errno;
+	if (s.err) {
+		unlink(part);
 		return emerg ? OTF2W_E_IO
 			     : otf2w__seterr(ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(s.err));
+	}
 	return OTF2W_OK;
 }
 

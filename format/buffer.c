@@ -7,7 +7,7 @@
  * 18-byte header; a record never spans chunks; at least one byte stays
  * free at each chunk end. Event buffers own at most max_chunks chunks; when
  * they are all full, pre_flush decides: FLUSH writes them to the location's
- * file (opened lazily, the fd is kept) and starts over with a BufferFlush
+ * file (opened for the flush and closed after it) and starts over with a BufferFlush
  * record; NO_FLUSH writes MeasurementOnOff(OFF) into space reserved in the
  * last chunk and drops later events.
  *
@@ -178,7 +178,7 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 	if (st == OTF2W_OK) {
 		/* the first open truncates; a re-open (fd closed to save file
 		 * descriptors) continues the file: chunks go to fixed offsets */
-		int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (b->file_used ? 0 : O_TRUNC), 0644);
+		int fd = otf2w__open(path, O_WRONLY | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 		if (fd < 0) {
 			st = otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
 		} else {
@@ -193,37 +193,29 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 
 static otf2w_status buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
 {
-	while (len > 0) {
-		ssize_t r = pwrite(b->fd, data, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			char path[4096];
-			int e = r < 0 ? errno : ENOSPC;
-			otf2w__buf_path(b, path, sizeof(path));
-			return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
-		}
-		data += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
+	int e = otf2w__pwrite_all(b->fd, data, len, (int64_t)off);
+	if (e) {
+		char path[4096];
+		otf2w__buf_path(b, path, sizeof(path));
+		return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
 	}
 	return OTF2W_OK;
 }
 
-/* Keep at most OTF2W_MAX_OPEN_FILES event files open between flushes:
- * thousands of locations must not exhaust the process's descriptors. */
+/* No descriptor is kept between flushes (fileio.c): a program that closes
+ * every descriptor and opens its own files must never get ours. */
 static void buf_maybe_close(struct otf2w_buf *b)
 {
 	otf2w_archive *ar = b->ar;
 
-	if (b->fd < 0 || otf2w__lock(ar) != OTF2W_OK)
+	if (b->fd < 0)
 		return;
-	if (ar->nopen > OTF2W_MAX_OPEN_FILES) {
-		close(b->fd);
-		b->fd = -1;
+	close(b->fd);
+	b->fd = -1;
+	if (otf2w__lock(ar) == OTF2W_OK) {
 		ar->nopen--;
+		otf2w__unlock(ar);
 	}
-	otf2w__unlock(ar);
 }
 
 /* Close the buffer's file; returns 0 or the errno of close(). */
@@ -664,7 +656,7 @@ static otf2w_status emerg_open(struct otf2w_buf *b)
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
 		return OTF2W_E_INVALID_ARGUMENT;
 	otf2w__make_dirs_nolock(b->ar, b->kind != OTF2W_BUF_GDEF && b->kind != OTF2W_BUF_MARKER);
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (b->file_used ? 0 : O_TRUNC), 0644);
+	int fd = otf2w__open(path, O_WRONLY | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		return OTF2W_E_IO;
 	b->fd = fd;
@@ -674,17 +666,37 @@ static otf2w_status emerg_open(struct otf2w_buf *b)
 
 static otf2w_status emerg_pwrite(int fd, const uint8_t *data, size_t len, uint64_t off)
 {
-	while (len > 0) {
-		ssize_t r = pwrite(fd, data, len, (off_t)off);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return OTF2W_E_IO;
-		data += r;
-		len -= (size_t)r;
-		off += (uint64_t)r;
+	return otf2w__pwrite_all(fd, data, len, (int64_t)off) ? OTF2W_E_IO : OTF2W_OK;
+}
+
+/* The buffered chunks could not be written (file size limit, full disk):
+ * end the file after its last whole chunk on disk with an empty chunk
+ * (header + 02 01), dropping whole chunks until that fits, so the reader
+ * opens what was saved. Async-signal-safe. 0 when the file is readable. */
+static int terminate_cut_file(struct otf2w_buf *b)
+{
+	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
+	for (;;) {
+		uint64_t last = 0;
+		uint64_t off = b->disk_chunks * b->chunk_size;
+		if (b->disk_chunks > 0) {
+			uint8_t hdr[OTF2W_CHUNK_HEADER];
+			if (pread(b->fd, hdr, sizeof(hdr), (off_t)(off - b->chunk_size)) != (ssize_t)sizeof(hdr))
+				return -1;
+			memcpy(&last, hdr + 10, 8);
+		}
+		if (ftruncate(b->fd, (off_t)off) != 0)
+			return -1;
+		put_header(b, tmp, last + 1, last);
+		tmp[OTF2W_CHUNK_HEADER] = 0x02;
+		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
+		int e = otf2w__pwrite_all(b->fd, tmp, sizeof(tmp), (int64_t)off);
+		if (!e)
+			return 0;
+		if (b->disk_chunks == 0)
+			return -1;
+		b->disk_chunks--;
 	}
-	return OTF2W_OK;
 }
 
 /* Write what is buffered plus the file end (02 01) and close the file.
@@ -726,6 +738,8 @@ otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
 				   : buf_pwrite(b, b->chunks[i], l, off);
 		}
 	}
+	if (st != OTF2W_OK && b->fd >= 0)
+		(void)terminate_cut_file(b);   /* the error stays reported */
 	if (st == OTF2W_OK) {
 		/* delayed write errors (NFS, quota) show up at close() */
 		int e = buf_close_fd(b, emerg);

@@ -19,6 +19,15 @@ void otf2w__u64_dec(char *out, uint64_t v);
 otf2w_status otf2w__make_dirs(otf2w_archive *ar, int loc_dir);
 void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir);
 
+/* fileio.c (async-signal-safe) */
+#include <sys/types.h>
+/* open(2) with O_CLOEXEC, the descriptor moved to a high number. */
+int otf2w__open(const char *path, int flags, mode_t mode);
+/* Write all of data at off (off < 0: at the file position); 0 or the errno.
+ * SIGXFSZ blocked around it; EFBIG truncates a positioned write's partial
+ * data away. */
+int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off);
+
 /* buffer.c */
 void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc);
 void otf2w__buf_release(struct otf2w_buf *b);

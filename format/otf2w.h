@@ -398,8 +398,12 @@ int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
  * - Without a pre_flush callback every full buffer is flushed and the chunk
  *   layout equals the reference writer's byte for byte; with one, the last
  *   chunk of the budget keeps 12 bytes for MeasurementOnOff(OFF).
- * - At most 64 event files stay open between flushes (more locations: the
- *   file is closed after a flush and re-opened for the next one). */
+ * - No file descriptor is kept between flushes: every flush opens the file
+ *   (at a high descriptor number), writes and closes it, so a program that
+ *   closes all descriptors and opens its own never gets ours. SIGXFSZ is
+ *   blocked around writes (RLIMIT_FSIZE gives EFBIG, the cut chunk is
+ *   truncated away). Anchors are written to NAME.otf2.part and renamed.
+ */
 
 /* ---- generated record writers ------------------------------------------------------ */
 

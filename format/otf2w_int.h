@@ -17,8 +17,6 @@
  * MeasurementOnOff(OFF) always fits: timestamp (9) + 0b 01 02 (3). */
 #define OTF2W_STOP_RESERVE 12
 #define OTF2W_ATTR_MAX 128
-/* event files kept open between flushes (beyond: close, re-open later) */
-#define OTF2W_MAX_OPEN_FILES 64
 
 enum otf2w_buf_kind {
 	OTF2W_BUF_EVT,

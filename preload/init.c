@@ -96,12 +96,14 @@ static void tr_atfork_prepare(void)
 	 * racing with exit() on another thread */
 	tr_lock(&tr_g.lock);
 	tr_lock(tr_defs_lock());
+	tr_mem_fork_prepare();   /* innermost: the locks above may allocate */
 }
 
 static void tr_atfork_parent(void)
 {
 	if (!tr_g.initialized)
 		return;
+	tr_mem_fork_parent();
 	tr_unlock(tr_defs_lock());   /* (fix) reverse order of prepare */
 	tr_unlock(&tr_g.lock);
 }
@@ -111,6 +113,7 @@ static void tr_atfork_child(void)
 	if (!tr_g.initialized)
 		return;
 	/* the locks were held by this thread at fork: reset them */
+	tr_mem_fork_child();
 	tr_g.lock.v = 0;
 	tr_defs_lock()->v = 0;
 	tr_tls_internal -= 2;
@@ -163,6 +166,7 @@ void tr_init(void)
 		return;
 	int saved = errno;
 	tr_tls_creating++;
+	tr_mem_init();
 	tr_real_init();
 	tr_cfg_load();
 	get_hostname();

@@ -107,6 +107,16 @@ extern struct tr_global tr_g;
 /* ---- files ------------------------------------------------------------------------ */
 
 /* log.c */
+/* mem.c: the tracer's own heap (mmap only); malloc & co. of our objects
+ * are routed here by -Wl,--wrap (CMakeLists.txt) */
+void tr_mem_init(void);
+void *tr_mem_alloc(size_t n);
+int tr_mem_free(void *p);           /* 1 if p was ours */
+int tr_mem_failed(void);            /* an allocation failed (out of memory) */
+uint64_t tr_mem_mapped(void);
+void tr_mem_fork_prepare(void);
+void tr_mem_fork_parent(void);
+void tr_mem_fork_child(void);
 void tr_log_init(void);
 void tr_log_write(const char *buf, size_t n);
 ssize_t tr_read_file(const char *path, char *buf, size_t size);

@@ -19,6 +19,11 @@
  *                         flushes several times between two testcancels:
  *                         the pending cancel must wait for testcancel, not
  *                         act inside the tracer's write().
+ *        pth_misc mallocstress  4 threads malloc and free random sizes
+ *                         (600,000 times each); preloaded with jemalloc or
+ *                         tcmalloc, the allocator's locks go through the
+ *                         tracer's wrappers, and with a small buffer chunks
+ *                         fill inside them (no malloc of the tracer there).
  *        pth_misc vtexit  two threads open a VT user region (VT API looked
  *                         up at run time) and leave it open: one calls
  *                         pthread_exit, the other returns.
@@ -31,6 +36,8 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <stdlib.h>
 
 #define WAVES 25
 #define WAVE  8
@@ -159,11 +166,34 @@ static void *spinner(void *arg)
 	return arg;
 }
 
+static void *malloc_worker(void *arg)
+{
+	unsigned seed = (unsigned)(long)arg + 1;
+	void *v[64] = { 0 };
+	for (long i = 0; i < 600000; i++) {
+		unsigned k = (unsigned)rand_r(&seed) % 64;
+		free(v[k]);
+		v[k] = malloc((size_t)(rand_r(&seed) % 4096) + 1);
+	}
+	for (int k = 0; k < 64; k++)
+		free(v[k]);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
 	pthread_t th[WAVE];
 	void *rv = (void *)1;
 
+	if (argc > 1 && !strcmp(argv[1], "mallocstress")) {
+		pthread_t th[4];
+		for (long i = 0; i < 4; i++)
+			pthread_create(&th[i], NULL, malloc_worker, (void *)i);
+		for (int i = 0; i < 4; i++)
+			pthread_join(th[i], NULL);
+		printf("pth_misc mallocstress: done\n");
+		return 0;
+	}
 	if (argc > 1 && !strcmp(argv[1], "sigterm")) {
 		for (long i = 0; i < 3; i++)
 			if (pthread_create(&th[i], NULL, spinner, NULL))

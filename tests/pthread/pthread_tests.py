@@ -268,6 +268,18 @@ def case_xz(args):
     print("xz: %d threads, %d joined, %d acquisitions in workers" % (ncreate, len(waits), nacq))
 
 
+def case_mallocstress(args):
+    """4 threads in malloc/free with a 1 MiB buffer of 256 KiB chunks: under
+    jemalloc/tcmalloc/mimalloc (alloc variants) chunks fill inside the
+    allocator's own locks; the run must end (no deadlock) with a complete
+    archive."""
+    tr, p = trace_of(args, "mallocstress", [os.path.join(args.bindir, "pth_misc"), "mallocstress"],
+                     env_extra={"TRACER_BUFFER": "1M", "TRACER_CHUNK": "256K"}, timeout=120)
+    expect(b"done" in p.stdout, "program did not finish")
+    creates, begins, ends, waits = check_all(tr, exclusive_ids=None)
+    expect(len(begins) == 4 and len(ends) == 4, "begins/ends %d/%d, want 4" % (len(begins), len(ends)))
+
+
 def case_churn(args):
     tr, _ = trace_of(args, "churn", [os.path.join(args.bindir, "pth_misc"), "churn"])
     creates, begins, ends, waits = check_all(tr, exclusive_ids=None)
@@ -459,7 +471,7 @@ def case_sigterm(args):
                    "%s: creates/begins/ends %d/%d/%d, want 3 each" % (name, len(creates), len(begins), len(ends)))
 
 
-CASES = {"sigterm": case_sigterm, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
+CASES = {"mallocstress": case_mallocstress, "sigterm": case_sigterm, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
          "off": case_off, "xz": case_xz,
          "onfull": case_onfull, "cancelflush": case_cancelflush,
          "vtexit": case_vtexit, "exitsampling": case_exitsampling}

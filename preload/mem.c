@@ -1,0 +1,424 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mem.c - the tracer's own heap: every allocation of libtracer.so comes from
+ * mmap, never from the program's allocator.
+ *
+ * Why: a wrapped call can come from inside the program's allocator
+ * (jemalloc, tcmalloc and the program's own malloc take their locks through
+ * pthread_mutex_lock/trylock, which we wrap), and a signal handler can land
+ * while the thread holds the allocator's lock. Any malloc of ours on such a
+ * path waits on a lock its own thread holds. So libtracer.so is linked with
+ * -Wl,--wrap=malloc,... (CMakeLists.txt, TR_MEM_WRAPPED): every call the
+ * tracer's own objects (format/, preload/, wrappers/, sampling/) make to
+ * malloc & co. lands here. Libraries we call (libdw, PAPI, libunwind, libc's
+ * own opendir/fopen) keep the program's allocator: they run at start-up and
+ * at exit only.
+ *
+ * Layout: size classes 16 B .. 64 KiB (powers of two) carved from arenas
+ * (mmap'ed blocks of growing size, at most TR_MEM_ARENAS of them); larger
+ * blocks are mappings of their own whose first page holds a header, the
+ * pointer given out is page start + TR_MEM_BIG_OFF (so the header is always
+ * in the same page as the pointer: reading it can never fault). free()
+ * tells our blocks from the program's by the arena ranges (small) and the
+ * header's address-keyed magic (big); anything else came from libc (e.g.
+ * strdup done by a library for us) and goes to the real free.
+ *
+ * Locking: one spin lock, never a lock of the program's. A signal handler
+ * that allocates while its own thread holds the lock (the lock owner is the
+ * thread id) gets a mapping of its own instead of waiting; a free from
+ * there is left for later (a leak, never a deadlock). fork: the lock is
+ * taken around fork (tr_mem_fork_*), as glibc's malloc does.
+ *
+ * The close path needs memory when the program may have used all it may
+ * get (RLIMIT_AS, overcommit): TR_MEM_RESERVE bytes are mapped at start-up
+ * (smaller under an address-space limit) and used only once mmap fails.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tr_int.h"
+
+#define TR_MEM_MIN_SHIFT 4                 /* 16 B */
+#define TR_MEM_MAX_SHIFT 16                /* 64 KiB: larger = own mapping */
+#define TR_MEM_NCLASS (TR_MEM_MAX_SHIFT - TR_MEM_MIN_SHIFT + 1)
+#define TR_MEM_HDR 16                      /* small block header: class, size */
+#define TR_MEM_ARENAS 64
+#define TR_MEM_ARENA0 (1u << 20)           /* first arena 1 MiB, then doubling up to 64 MiB */
+#define TR_MEM_ARENA_MAX (64u << 20)
+#define TR_MEM_BIG_OFF 64                  /* big: header at page start, data at +64 */
+#define TR_MEM_RESERVE (4u << 20)
+
+struct tr_mem_small {
+	uint32_t cls;
+	uint32_t pad;
+	uint64_t size;   /* bytes asked for (realloc copies that many) */
+};
+
+struct tr_mem_big {
+	uint64_t magic;  /* tr_mem_key ^ address of the header */
+	uint64_t maplen; /* whole mapping */
+	uint64_t size;   /* bytes asked for */
+};
+
+struct tr_mem_free {
+	struct tr_mem_free *next;
+};
+
+static struct {
+	volatile int lock;
+	volatile int owner;                        /* tid holding lock, 0 = none */
+	struct tr_mem_free *freelist[TR_MEM_NCLASS];
+	uintptr_t lo[TR_MEM_ARENAS], hi[TR_MEM_ARENAS];
+	int narenas;
+	uintptr_t bump, bump_end;                  /* current arena's free tail */
+	uint64_t next_arena;
+	/* the start-up reserve (used when mmap fails) */
+	uintptr_t res, res_end, res_start;
+	uint64_t mapped;                           /* bytes mapped (statistics) */
+	int failed;                                /* an allocation failed */
+} M;
+
+/* "tracerme" mixed with an address ASLR places anew in every process */
+#define tr_mem_key (0x7472616365726d65ull ^ (uint64_t)(uintptr_t)&M)
+
+void *__real_malloc(size_t n);
+void *__real_calloc(size_t n, size_t m);
+void *__real_realloc(void *p, size_t n);
+void __real_free(void *p);
+
+static int self_tid(void)
+{
+	return (int)syscall(SYS_gettid);
+}
+
+/* 1 = locked, 0 = the calling thread already holds it (re-entered from a
+ * signal handler): the caller must not touch the shared lists. */
+static int mem_lock(void)
+{
+	int me = self_tid();
+	if (__atomic_load_n(&M.owner, __ATOMIC_RELAXED) == me)
+		return 0;
+	for (unsigned spins = 0;; spins++) {
+		if (!__atomic_exchange_n(&M.lock, 1, __ATOMIC_ACQUIRE))
+			break;
+		if (spins > 64)
+			sched_yield();
+	}
+	__atomic_store_n(&M.owner, me, __ATOMIC_RELAXED);
+	return 1;
+}
+
+static void mem_unlock(void)
+{
+	__atomic_store_n(&M.owner, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&M.lock, 0, __ATOMIC_RELEASE);
+}
+
+static void *map(size_t len)
+{
+	int saved = errno;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	errno = saved;
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t page_round(size_t n)
+{
+	size_t pg = 4096;
+	return (n + pg - 1) & ~(pg - 1);
+}
+
+/* From the start-up reserve (lock held, or the reserve is taken by CAS-free
+ * bump under the lock only). */
+static void *from_reserve(size_t len)
+{
+	if (M.res && M.res_end - M.res >= len) {
+		void *p = (void *)M.res;
+		M.res += len;
+		return p;
+	}
+	return NULL;
+}
+
+/* A block of its own: header in the first page. */
+static void *big_alloc(size_t n, int locked)
+{
+	size_t len = page_round(n + TR_MEM_BIG_OFF);
+	if (len < n)
+		return NULL;
+	uint8_t *base = map(len);
+	if (!base && locked)
+		base = from_reserve(len);
+	if (!base) {
+		M.failed = 1;
+		return NULL;
+	}
+	struct tr_mem_big *h = (struct tr_mem_big *)base;
+	h->magic = tr_mem_key ^ (uint64_t)(uintptr_t)base;
+	h->maplen = len;
+	h->size = n;
+	__atomic_add_fetch(&M.mapped, len, __ATOMIC_RELAXED);
+	return base + TR_MEM_BIG_OFF;
+}
+
+static struct tr_mem_big *big_header(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	if ((a & 4095) != TR_MEM_BIG_OFF)
+		return NULL;
+	struct tr_mem_big *h = (struct tr_mem_big *)(a - TR_MEM_BIG_OFF);
+	return h->magic == (tr_mem_key ^ (uint64_t)(uintptr_t)h) ? h : NULL;
+}
+
+static int in_arena(uintptr_t a)
+{
+	int n = __atomic_load_n(&M.narenas, __ATOMIC_ACQUIRE);
+	for (int i = 0; i < n; i++)
+		if (a >= M.lo[i] && a < M.hi[i])
+			return 1;
+	return 0;
+}
+
+/* Lock held. */
+static int new_arena(size_t need)
+{
+	if (M.narenas >= TR_MEM_ARENAS)
+		return -1;
+	uint64_t len = M.next_arena ? M.next_arena : TR_MEM_ARENA0;
+	while (len < need)
+		len *= 2;
+	uint8_t *a = map(len);
+	if (!a) {
+		len = page_round(need);
+		a = from_reserve(len);
+		if (!a)
+			return -1;
+	} else {
+		M.mapped += len;
+	}
+	M.lo[M.narenas] = (uintptr_t)a;
+	M.hi[M.narenas] = (uintptr_t)a + len;
+	__atomic_store_n(&M.narenas, M.narenas + 1, __ATOMIC_RELEASE);
+	M.bump = (uintptr_t)a;
+	M.bump_end = (uintptr_t)a + len;
+	if (M.next_arena < TR_MEM_ARENA_MAX)
+		M.next_arena = len * 2 > TR_MEM_ARENA_MAX ? TR_MEM_ARENA_MAX : len * 2;
+	return 0;
+}
+
+static int size_class(size_t n)
+{
+	size_t need = n + TR_MEM_HDR;
+	int c = 0;
+	while (((size_t)1 << (c + TR_MEM_MIN_SHIFT)) < need)
+		c++;
+	return c;
+}
+
+void *tr_mem_alloc(size_t n)
+{
+	if (n == 0)
+		n = 1;
+	if (n > ((size_t)1 << TR_MEM_MAX_SHIFT) - TR_MEM_HDR)
+		return big_alloc(n, 0);
+	int cls = size_class(n);
+	size_t bsize = (size_t)1 << (cls + TR_MEM_MIN_SHIFT);
+	if (!mem_lock())
+		return big_alloc(n, 0);   /* re-entered from a signal handler */
+	struct tr_mem_small *h = (struct tr_mem_small *)M.freelist[cls];
+	if (h) {
+		M.freelist[cls] = M.freelist[cls]->next;
+	} else {
+		if (M.bump_end - M.bump < bsize && new_arena(bsize)) {
+			M.failed = 1;
+			mem_unlock();
+			return NULL;
+		}
+		h = (struct tr_mem_small *)M.bump;
+		M.bump += bsize;
+	}
+	mem_unlock();
+	h->cls = (uint32_t)cls;
+	h->size = n;
+	return (uint8_t *)h + TR_MEM_HDR;
+}
+
+/* 1 if p is ours (then it is freed), 0 if it came from elsewhere. */
+int tr_mem_free(void *p)
+{
+	if (!p)
+		return 1;
+	uintptr_t a = (uintptr_t)p;
+	if (in_arena(a)) {
+		struct tr_mem_small *h = (struct tr_mem_small *)(a - TR_MEM_HDR);
+		uint32_t cls = h->cls;
+		if (cls >= TR_MEM_NCLASS || !mem_lock())
+			return 1;   /* corrupt, or re-entered: leave it */
+		struct tr_mem_free *f = (struct tr_mem_free *)h;
+		f->next = M.freelist[cls];
+		M.freelist[cls] = f;
+		mem_unlock();
+		return 1;
+	}
+	struct tr_mem_big *b = big_header(p);
+	if (b) {
+		uint64_t len = b->maplen;
+		b->magic = 0;
+		if (!(M.res_start && (uintptr_t)b >= M.res_start && (uintptr_t)b < M.res_end)) {
+			int saved = errno;
+			munmap(b, len);
+			errno = saved;
+		}
+		__atomic_sub_fetch(&M.mapped, len, __ATOMIC_RELAXED);
+		return 1;
+	}
+	return 0;
+}
+
+/* Usable size of one of our blocks, 0 if not ours. */
+static size_t our_size(void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	if (in_arena(a))
+		return ((struct tr_mem_small *)(a - TR_MEM_HDR))->size;
+	struct tr_mem_big *b = big_header(p);
+	return b ? b->size : 0;
+}
+
+void tr_mem_init(void)
+{
+	if (M.res)
+		return;
+	/* the reserve: 4 MiB, less under an address-space limit */
+	size_t want = TR_MEM_RESERVE;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 64 < want)
+		want = page_round(rl.rlim_cur / 64);
+	void *r = map(want);
+	if (r) {
+		M.res = M.res_start = (uintptr_t)r;
+		M.res_end = (uintptr_t)r + want;
+	}
+}
+
+int tr_mem_failed(void)
+{
+	return M.failed;
+}
+
+uint64_t tr_mem_mapped(void)
+{
+	return __atomic_load_n(&M.mapped, __ATOMIC_RELAXED);
+}
+
+void tr_mem_fork_prepare(void)
+{
+	mem_lock();
+}
+
+void tr_mem_fork_parent(void)
+{
+	mem_unlock();
+}
+
+void tr_mem_fork_child(void)
+{
+	M.owner = 0;
+	M.lock = 0;
+}
+
+/* ---- the --wrap entry points --------------------------------------------- */
+
+void *__wrap_malloc(size_t n)
+{
+	void *p = tr_mem_alloc(n);
+	if (!p)
+		errno = ENOMEM;
+	return p;
+}
+
+void *__wrap_calloc(size_t n, size_t m)
+{
+	if (m && n > SIZE_MAX / m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *p = __wrap_malloc(n * m);
+	if (p)
+		memset(p, 0, n * m);   /* recycled blocks are not zero */
+	return p;
+}
+
+void __wrap_free(void *p)
+{
+	if (!tr_mem_free(p))
+		__real_free(p);
+}
+
+void *__wrap_realloc(void *p, size_t n)
+{
+	if (!p)
+		return __wrap_malloc(n);
+	size_t old = our_size(p);
+	if (!old && !in_arena((uintptr_t)p) && !big_header(p))
+		return __real_realloc(p, n);   /* a block from libc */
+	if (n == 0) {
+		tr_mem_free(p);
+		return NULL;
+	}
+	void *q = __wrap_malloc(n);
+	if (!q)
+		return NULL;
+	memcpy(q, p, old < n ? old : n);
+	tr_mem_free(p);
+	return q;
+}
+
+void *__wrap_aligned_alloc(size_t align, size_t n)
+{
+	if (align <= 16)
+		return __wrap_malloc(n);
+	if (align <= TR_MEM_BIG_OFF) {   /* big blocks start at page + 64 */
+		void *p = big_alloc(n ? n : 1, 0);
+		if (!p)
+			errno = ENOMEM;
+		return p;
+	}
+	errno = EINVAL;
+	return NULL;
+}
+
+int __wrap_posix_memalign(void **out, size_t align, size_t n)
+{
+	void *p = __wrap_aligned_alloc(align, n);
+	if (!p)
+		return errno;
+	*out = p;
+	return 0;
+}
+
+char *__wrap_strdup(const char *s)
+{
+	size_t n = strlen(s) + 1;
+	char *d = __wrap_malloc(n);
+	if (d)
+		memcpy(d, s, n);
+	return d;
+}
+
+char *__wrap_strndup(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+	char *d = __wrap_malloc(n + 1);
+	if (d) {
+		memcpy(d, s, n);
+		d[n] = 0;
+	}
+	return d;
+}

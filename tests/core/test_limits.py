@@ -1,0 +1,147 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tests/core: programs that close the tracer's descriptors or run under
+resource limits (issues 9 and 18). The tracer never writes into a file the
+program owns, never kills it through RLIMIT_FSIZE, and leaves an archive the
+reference reader opens.
+
+usage: test_limits.py CASE   (environment as test_core.py: FULL_LIB, FD_PROG,
+                              WORK, OTF2_PRINT)
+"""
+import os
+import resource
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import tracecheck as tc  # noqa: E402
+
+FULL = os.environ.get('FULL_LIB')
+PROG = os.environ.get('FD_PROG')
+WORK = os.path.join(os.environ.get('WORK', '/tmp/tracer-core-tests'), 'limits')
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def run(args, traced, out=None, env=None, preexec=None, cwd=None, timeout=120):
+    e = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
+    if traced:
+        e['LD_PRELOAD'] = FULL
+        e['TRACER_OUTPUT'] = out
+    e.update(env or {})
+    return subprocess.run(args, env=e, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout, preexec_fn=preexec)
+
+
+def tracer_lines(stderr):
+    return [l for l in stderr.splitlines() if l.startswith('tracer:')]
+
+
+def other_lines(stderr):
+    return [l for l in stderr.splitlines() if not l.startswith('tracer:')]
+
+
+def fresh(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def lock_count(tr):
+    return sum(1 for loc in tr.locations for e in tr.events(loc) if type(e.ev).__name__ == 'ThreadAcquireLock')
+
+
+def compare(name, mode, env=None, preexec=None, files=('data.txt',)):
+    """Untraced and traced runs of fd_prog MODE in fresh directories:
+    identical stdout, stderr (less tracer: lines), exit status and files."""
+    base = fresh(name + '-untraced')
+    trd = fresh(name + '-traced')
+    out = os.path.join(WORK, name + '-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    u = run([PROG, mode, os.path.join(base, 'data.txt')], False, env=env, preexec=preexec, cwd=base)
+    t = run([PROG, mode, os.path.join(trd, 'data.txt')], True, out, env=env, preexec=preexec, cwd=trd)
+    sys.stdout.write(t.stdout)
+    sys.stderr.write(t.stderr)
+    check(t.returncode == u.returncode, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs')
+    check(sorted(os.listdir(trd)) == sorted(os.listdir(base)), 'files %r vs %r'
+          % (sorted(os.listdir(trd)), sorted(os.listdir(base))))
+    for f in os.listdir(base):
+        a = open(os.path.join(base, f), 'rb').read()
+        b = open(os.path.join(trd, f), 'rb').read()
+        check(a == b, '%s: %d bytes traced, %d untraced (the tracer wrote into the program\'s file)'
+              % (f, len(b), len(a)))
+    return t, out
+
+
+def case_closefds():
+    """close_range(3, ~0U) then the program's own file: the tracer's chunks
+    (1 MiB buffer, 256 KiB chunks: several flushes after the close) never
+    land in it, and no lock event is lost."""
+    t, out = compare('closefds', 'closefds', env={'TRACER_BUFFER': '1M', 'TRACER_CHUNK': '256K'})
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    n = lock_count(tr)
+    check(n == 600000, '%d lock acquisitions in the archive, want 600000' % n)
+    check(not [l for l in tracer_lines(t.stderr) if 'error' in l], 'errors: %r' % tracer_lines(t.stderr))
+
+
+def case_closefds_fork():
+    """fork, then the child closes every descriptor and writes its own file."""
+    t, out = compare('closefds_fork', 'spawn', env={'TRACER_BUFFER': '1M', 'TRACER_CHUNK': '256K'})
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    kids = [d for d in os.listdir(WORK) if d.startswith('closefds_fork-archive-fork')]
+    check(kids, 'no child archive')
+    ktr = tc.load(os.path.join(WORK, kids[0]))
+    tc.check_all(ktr, exit_status=0)
+    check(lock_count(ktr) == 200000, 'child: %d lock acquisitions, want 200000' % lock_count(ktr))
+
+
+def case_fsize():
+    """ulimit -f 100 (KiB): untraced the program exits 0; traced too (no
+    SIGXFSZ from the tracer's writes), with one line naming the file and
+    the error, and an archive the reference reader opens."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100 * 1024, 100 * 1024))
+    out = os.path.join(WORK, 'fsize-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(WORK, exist_ok=True)
+    u = run([PROG, 'locks', '100000'], False, preexec=limit)
+    t = run([PROG, 'locks', '100000'], True, out, env={'TRACER_CHUNK': '256K'}, preexec=limit)
+    sys.stderr.write(t.stderr)
+    check(u.returncode == 0, 'untraced exit %d' % u.returncode)
+    check(t.returncode == 0, 'traced exit %d (want 0: the tracer must not die by SIGXFSZ)' % t.returncode)
+    check(t.stdout == u.stdout, 'stdout differs')
+    lines = tracer_lines(t.stderr)
+    check(any('File too large' in l for l in lines), 'no line about the file size limit: %r' % lines)
+    tr = tc.load(out)
+    tc.otf2_print(tr.anchor)
+    check(tr.program_begin is not None, 'no ProgramBegin')
+
+
+CASES = {k[5:]: v for k, v in globals().items() if k.startswith('case_')}
+
+
+def main():
+    case = sys.argv[1]
+    try:
+        CASES[case]()
+    except Fail as e:
+        print('FAIL %s: %s' % (case, e))
+        return 1
+    print('PASS', case)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
