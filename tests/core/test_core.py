@@ -526,7 +526,7 @@ def case_full_disk():
 def case_nofile_limit():
     # (fix) ulimit -n 24 with 24 threads all flushing at once: the tracer
     # kept up to 64 event files open (EMFILE: write errors, events lost, the
-    # program's own open() could fail); now at most 1/16 of the limit
+    # program's own open() could fail); now no descriptor is kept between flushes
     import resource
 
     def lim():
