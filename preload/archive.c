@@ -868,15 +868,24 @@ static void emergency(int status, int sig)
 	 * (not for the crashing thread if it was cut inside a record) */
 	uint64_t now = tr_time();
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
-		if (t->state != TR_T_DYING || !t->w || t->in_record || t == tr_g.master)
+		if (t->state != TR_T_DYING || !t->w || t->in_record)
 			continue;
-		tr_thread_close_open_regions(t, now);
+		if (t != tr_g.master)
+			tr_thread_close_open_regions(t, now);
+		/* the modules' last records (ThreadEnd: the location's last) */
+		for (int i = 0; tr_g.modules_started && i < tr_g.nmodules; i++)
+			if (tr_g.modules[i]->thread_fini_crash)
+				tr_g.modules[i]->thread_fini_crash(t);
 	}
 	if (tr_g.master && !tr_g.master->in_record && tr_g.master->state == TR_T_DYING)
 		write_program_end(status, 1, 1);
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	tr_defs_write_global(tr_g.gdw, 1);
+	/* definitions the modules add at the end (calling contexts) */
+	for (int i = 0; tr_g.gdw && tr_g.modules_started && i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->fini_crash)
+			tr_g.modules[i]->fini_crash(tr_g.gdw);
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
 	if (tr_g.mpi_expected && tr_tdefs_path[0])
 		tr_defs_save(tr_tdefs_path, 1);

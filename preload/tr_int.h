@@ -189,7 +189,6 @@ void tr_defs_mapped_free(struct tr_mapped *m);
 void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m);
 int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
 			      void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud);
-uint32_t tr_defs_count(int cls);
 
 /* thread.c */
 struct tr_thread *tr_thread_create_current(int master, uint32_t index);

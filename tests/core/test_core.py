@@ -340,6 +340,50 @@ def case_crash_threads():
             check(enters(tr, 'crashing', l) == 1, 'run %d: %s crashing' % (i, l.name))
 
 
+def case_crash_complete():
+    # (fix) emergency archives (abort, SIGSEGV, stack overflow, SIGTERM while
+    # threads are inside malloc) with the full library: ThreadEnd is every
+    # thread's last record, and with sampling every CallingContext an event
+    # refers to is defined (otf2-print showed INVALID, python3-otf2 read 0 events)
+    shapes = [(['abort'], signal.SIGABRT, None), (['segv'], signal.SIGSEGV, None),
+              (['stack_overflow'], signal.SIGSEGV, None), (['malloc_storm'], signal.SIGTERM, 0.3)]
+    for smp in ('', '1ms'):
+        for args, sig, kill_after in shapes:
+            d = os.path.join(WORK, '%s%s' % (args[0], smp))
+            e = clean_env()
+            e.update({'LD_PRELOAD': FULL, 'TRACER_OUTPUT': d})
+            if smp:
+                e['TRACER_SAMPLING'] = smp
+            p = subprocess.Popen([PROG] + args, env=e, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+            if kill_after:
+                time.sleep(kill_after)
+                p.send_signal(sig)
+            try:
+                out, err = p.communicate(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.communicate()
+                raise Fail('%s sampling=%r: hangs' % (args[0], smp))
+            what = '%s sampling=%r' % (args[0], smp)
+            check(p.returncode == -sig, '%s: status %d %s' % (what, p.returncode, err))
+            printed = tc.otf2_print(d)
+            check('INVALID' not in printed, '%s: otf2-print shows INVALID' % what)
+            tr = tc.load(d)
+            tc.check_all(tr, exit_status=128 + sig)
+            n = sum(len(l.events) for l in tr.locations)
+            m = re.search(r'(\d+) events \((written at signal|written by the emergency)', err)
+            check(m is None or int(m.group(1)) == n, '%s: summary %s events, read %d' % (what, m and m.group(1), n))
+            for l in tr.locations:
+                kinds = [ev.kind for ev in l.events]
+                if 'ThreadBegin' in kinds:
+                    check(kinds[-1] == 'ThreadEnd', '%s: %s ends with %s' % (what, l.name, kinds[-3:]))
+            if smp and kill_after:
+                check(any(ev.kind == 'CallingContextSample' for l in tr.locations for ev in l.events),
+                      '%s: no samples: the test does not test' % what)
+            shutil.rmtree(d, ignore_errors=True)
+
+
 def case_exec():
     p, d = traced(['exec'])
     check(p.returncode == 3, 'exit %d' % p.returncode)
