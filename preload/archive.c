@@ -824,6 +824,17 @@ void tr_emergency(int sig)
 	emergency(128 + sig, sig);
 }
 
+/* Why the emergency path runs when not at a signal (the summary line). */
+static const char *tr_emerg_why;
+
+/* A sanitizer (ASan, TSan) ends the process after its report through an
+ * internal exit that skips ours: its death callback lands here. */
+void tr_emergency_exit(int status, const char *why)
+{
+	tr_emerg_why = why;
+	emergency(status, 0);
+}
+
 /* (fix) Another thread is writing the archive (a second thread crashing at
  * the same time, or a crash while another thread is in exit()): wait,
  * bounded (10 s), until it is done, so that this thread's default action
@@ -896,8 +907,9 @@ static void emergency(int status, int sig)
 			       tr_g.nthreads, (unsigned long long)events, sig,
 			       st == OTF2W_OK ? "" : ", with errors");
 	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: exit "
-			       "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
+		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: %s%s)",
+			       tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
+			       tr_emerg_why ? tr_emerg_why : "exit inside the tracer",
 			       st == OTF2W_OK ? "" : ", with errors");
 	tr_tls_creating--;
 }

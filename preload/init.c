@@ -4,6 +4,7 @@
  * _Exit, exec family) and fork.
  */
 #include <alloca.h>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -202,10 +203,35 @@ __attribute__((constructor(101))) static void tr_ctor(void)
 	tr_init();
 }
 
+/* ---- sanitizers: ASan/TSan end the process after a report (a SEGV
+ * included) through an internal exit; their death callback writes the
+ * archive first, with the sanitizer's exit code. ---- */
+static int tr_san_exitcode = 1;
+
+static void tr_on_sanitizer_death(void)
+{
+	tr_emergency_exit(tr_san_exitcode, "sanitizer report");
+}
+
+static void sanitizer_hook(void)
+{
+	void (*set_cb)(void (*)(void)) =
+		(void (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
+	if (!set_cb)
+		return;
+	int tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	const char *o = tr_getenv(tsan ? "TSAN_OPTIONS" : "ASAN_OPTIONS");
+	const char *e = o ? strstr(o, "exitcode=") : NULL;
+	tr_san_exitcode = e ? atoi(e + 9) : tsan ? 66 : 1;
+	set_cb(tr_on_sanitizer_death);
+}
+
 /* Last constructor of libtracer.so: every module registered by now. */
 __attribute__((constructor(65535))) static void tr_ctor_modules(void)
 {
 	tr_modules_start();
+	if (tr_g.active)
+		sanitizer_hook();
 }
 
 /* main() wrapper: on_exit registered from inside main runs before the

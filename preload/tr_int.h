@@ -203,6 +203,7 @@ int tr_archive_prepare(void);      /* decide the directory, open the archive obj
 int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
+void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
 void tr_finish_status(int status, int have_status);
 int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
 int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m);
