@@ -564,6 +564,73 @@ def case_messages():
     print('README values accepted: %s' % ' '.join('%s=%s' % v for v in vals))
 
 
+FUZZ_VALUES = {
+    'TRACER_BUFFER': ['16M', '512K', '256K', '100K', '1G', 'lots', '-1', '0', '1T', '2T', '64MiB', ' 1M',
+                      '99999999999999999999', '1.5M'],
+    'TRACER_CHUNK': ['1M', '256K', '16M', '32M', '0', 'x', '512kb'],
+    'TRACER_ON_FULL': ['flush', 'stop', 'STOP', 'maybe', ''],
+    'TRACER_PTHREAD': ['on', 'off', '0', 'yes', 'maybe'],
+    'TRACER_MPI': ['on', 'off', '2'],
+    'TRACER_FILTER': ['@filter', '/dev/zero', '/dev/stdin', '@dir', '/nonexistent', ''],
+    'TRACER_VERBOSE': ['0', '1', '2', '3', '-1', 'quiet', 'x\x1b[31m', '1\n2'],
+    'TRACER_CLOCK': ['tsc', 'monotonic', 'Monotonic', 'hpet'],
+    'TRACER_SAMPLING': ['off', '1ms', '250us', '1000Hz', '0', '1ns', 'inf', '-1ms', '1e3us', '0x10ms'],
+    'TRACER_SAMPLING_DEPTH': ['1', '64', '4096', '0', '5000', 'x'],
+    'TRACER_METRICS': ['', 'rusage::minflt', 'bogus', 'rusage::utime,rusage::majflt', ',,,'],
+    'TRACER_DETAILED_STATES': ['0', '5', 'on', '-3', 'x'],
+    'TRACER_TYPO': ['1'],
+}
+
+
+def case_settings_fuzz():
+    """Bounded settings fuzz (fixed seed): 240 combinations of TRACER_*
+    values, good and bad, with the full library on two small programs.
+    Traced and untraced stdout and exit status are identical, every tracer:
+    line is one line without control characters, and the archive is
+    readable whenever TRACER_OUTPUT names a usable directory."""
+    import random
+    rnd = random.Random(18)
+    filt = os.path.join(WORK, 'filter.txt')
+    with open(filt, 'w') as fh:
+        fh.write('-filtered_me\n')
+    os.makedirs(os.path.join(WORK, 'adir'))
+    modes = {'basic': ([PROG, 'basic'], 3), 'threads': ([PROG, 'threads'], 0)}
+    base = {m: run(a) for m, (a, _) in modes.items()}
+    t0 = time.time()
+    n = 200
+    for i in range(n):
+        mode = rnd.choice(sorted(modes))
+        args, status = modes[mode]
+        env = {}
+        for var in rnd.sample(sorted(FUZZ_VALUES), rnd.randint(1, 6)):
+            v = rnd.choice(FUZZ_VALUES[var])
+            env[var] = {'@filter': filt, '@dir': os.path.join(WORK, 'adir')}.get(v, v)
+        out = os.path.join(WORK, 'f%d' % i)
+        good_out = rnd.random() < 0.8
+        env['TRACER_OUTPUT'] = out if good_out else rnd.choice(['', '/dev/null/x', 'a\nb' * 3000, '/proc/x'])
+        e = clean_env()
+        e.update(env)
+        e['LD_PRELOAD'] = FULL
+        try:
+            p = subprocess.run(args, env=e, cwd=WORK, input='stdin data\n', stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, universal_newlines=True, timeout=30)
+        except subprocess.TimeoutExpired:
+            raise Fail('combination %d %r: hangs' % (i, env))
+        what = 'combination %d (%s) %r' % (i, mode, env)
+        check(p.returncode == base[mode].returncode == status and p.stdout == base[mode].stdout,
+              '%s: rc %d %r\n%s' % (what, p.returncode, p.stdout, p.stderr[-2000:]))
+        for l in p.stderr.splitlines():
+            check(l.startswith('tracer:') or not l, '%s: stderr line %r' % (what, l))
+            check(not any(ord(c) < 32 or ord(c) == 127 for c in l), '%s: control character in %r' % (what, l))
+        if good_out and os.path.isdir(out):
+            tr = tc.load(out)
+            tc.check_all(tr, exit_status=status)
+        elif good_out:
+            raise Fail('%s: no archive\n%s' % (what, p.stderr))
+        shutil.rmtree(out, ignore_errors=True)
+    print('%d combinations in %.1f s' % (n, time.time() - t0))
+
+
 def case_unwritable_output():
     e = {'TRACER_OUTPUT': '/dev/null/archive'}
     base = run([PROG, 'basic'])
