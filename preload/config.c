@@ -222,7 +222,7 @@ void tr_cfg_load(void)
 			bad("TRACER_VERBOSE", v, "0 (silent; also off, quiet), 1 (summary), 2 (debug)", "1");
 	}
 	if ((v = env_get("TRACER_OUTPUT"))) {
-		if (!*v || strlen(v) >= sizeof(tr_cfg.output) - 64)
+		if (!*v || strlen(v) >= 4000)
 			bad("TRACER_OUTPUT", v, "a directory path shorter than 4000 bytes",
 			    "a new directory tracer-<prog>-<time>-<pid>");
 		else
