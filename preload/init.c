@@ -5,6 +5,7 @@
  */
 #include <alloca.h>
 #include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -15,6 +16,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
+
+extern char **environ;
 
 void tr_threads_init(void);
 void tr_modules_start(void);
@@ -333,24 +336,94 @@ TR_EXPORT int daemon(int nochdir, int noclose)
 /* ---- exec family: the archive is complete before the new image starts ---- */
 
 /* Would execve(path) start a new image? Checked before the archive is
- * written, so that an exec that fails (no such file, not executable, not
- * a program) leaves tracing on. sh: execvp runs a non-ELF file with /bin/sh. */
+ * written, so that an exec that fails leaves tracing on: no such file, not
+ * a regular executable file, a #! interpreter or an ELF program interpreter
+ * (ld.so) that does not exist, an ELF of another machine, neither ELF nor
+ * #! (ENOEXEC). sh: execvp semantics (on ENOEXEC it runs the file with
+ * /bin/sh, so only a missing interpreter fails). */
+#if defined(__x86_64__)
+#define TR_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define TR_ELF_MACHINE EM_AARCH64
+#endif
+
+static int interp_ok(const char *p, size_t n)
+{
+	char path[256];
+	if (n == 0 || n >= sizeof(path))
+		return n != 0;   /* too long to check here: let the kernel decide */
+	memcpy(path, p, n);
+	path[n] = 0;
+	return access(path, F_OK) == 0;
+}
+
+static int elf_would_run(int fd, const unsigned char *h, ssize_t n, int sh)
+{
+#ifdef TR_ELF_MACHINE
+	Elf64_Ehdr eh;
+	if (n < (ssize_t)sizeof(eh))
+		return sh;
+	memcpy(&eh, h, sizeof(eh));
+	if (h[EI_CLASS] != ELFCLASS64 || eh.e_machine != TR_ELF_MACHINE)
+		return sh;   /* ENOEXEC (execvp: /bin/sh runs it) */
+	for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph))
+			return 1;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		char ip[256];
+		size_t l = ph.p_filesz < sizeof(ip) ? (size_t)ph.p_filesz : sizeof(ip);
+		if (pread(fd, ip, l, (off_t)ph.p_offset) != (ssize_t)l)
+			return 1;
+		return interp_ok(ip, strnlen(ip, l));
+	}
+#else
+	(void)fd; (void)h; (void)n; (void)sh;
+#endif
+	return 1;
+}
+
 static int exec_would_run(const char *path, int sh)
 {
 	struct stat st;
 	if (!path || !*path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0)
 		return 0;
-	if (sh)
-		return 1;
-	char head[4] = { 0 };
+	unsigned char head[256];
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 1;   /* execute-only: let the kernel decide */
 	ssize_t n = read(fd, head, sizeof(head));
+	int ok = sh;
+	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+		const char *b = (const char *)head + 2, *e = (const char *)head + n;
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		const char *x = b;
+		while (x < e && *x != ' ' && *x != '\t' && *x != '\n')
+			x++;
+		ok = x < e ? interp_ok(b, (size_t)(x - b)) : 1;
+	} else if (n >= 4 && !memcmp(head, ELFMAG, SELFMAG)) {
+		ok = elf_would_run(fd, head, n, sh);
+	}
 	close(fd);
-	return n >= 2 && ((head[0] == '#' && head[1] == '!') ||
-			  (n == 4 && !memcmp(head, "\177ELF", 4)));
+	return ok;
+}
+
+/* E2BIG: the strings of argv and envp must fit the kernel's limits. */
+static int args_fit(char *const argv[], char *const envp[])
+{
+	long max = sysconf(_SC_ARG_MAX);
+	size_t total = 0;
+	for (int k = 0; k < 2; k++)
+		for (char *const *a = k ? envp : argv; a && *a; a++) {
+			size_t l = strlen(*a) + 1;
+			if (l > 32 * 4096)   /* MAX_ARG_STRLEN */
+				return 0;
+			total += l + sizeof(char *);
+		}
+	return max <= 0 || total <= (size_t)max;
 }
 
 /* PATH now (the program may have changed it since start-up). */
@@ -418,7 +491,7 @@ static void tr_exec_failed(int was, int err)
 TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
-	int was = tr_exec_prepare(!tr_g.active || exec_would_run(path, 0));
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)));
 	int r = real_execve(path, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -429,7 +502,7 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 TR_EXPORT int execv(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare(!tr_g.active || exec_would_run(path, 0));
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
 	int r = real_execv(path, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -440,7 +513,7 @@ TR_EXPORT int execv(const char *path, char *const argv[])
 TR_EXPORT int execvp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare(!tr_g.active || execvp_would_run(file, tr_exec_path()));
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
 	int r = real_execvp(file, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -451,7 +524,7 @@ TR_EXPORT int execvp(const char *file, char *const argv[])
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
-	int was = tr_exec_prepare(!tr_g.active || execvp_would_run(file, tr_exec_path()));
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)));
 	int r = real_execvpe(file, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);

@@ -290,6 +290,22 @@ int main(int argc, char **argv)
 		printf("execl: %s\n", strerror(errno));
 		execl("/dev/null", "x", (char *)NULL);       /* not a regular file */
 		printf("execl: %s\n", strerror(errno));
+		execv("./badinterp.sh", av);                  /* #! interpreter missing */
+		printf("execv: %s\n", strerror(errno));
+		execv("./foreign.elf", av);                   /* ELF of another machine */
+		printf("execv: %s\n", strerror(errno));
+		execv("./noldso.elf", av);                    /* ELF whose ld.so is missing */
+		printf("execv: %s\n", strerror(errno));
+		size_t big = 200000;                         /* E2BIG: one string > 128 KiB */
+		char *huge = malloc(big + 1);
+		if (huge) {
+			memset(huge, 'x', big);
+			huge[big] = 0;
+			char *hv[] = { argv[0], huge, NULL };
+			execv("/proc/self/exe", hv);
+			printf("execv: %s\n", strerror(errno));
+			free(huge);
+		}
 		work(2);
 		leave("before_exec");
 		return 8;

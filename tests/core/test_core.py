@@ -493,8 +493,20 @@ def case_daemon():
 
 def case_exec_fail():
     # (fix) an exec that fails left the archive closed and the rest untraced
+    with open(os.path.join(WORK, 'badinterp.sh'), 'w') as fh:
+        fh.write('#!/nonexistent/sh\necho hi\n')
+    me = open(PROG, 'rb').read()
+    # the program itself with e_machine changed (ENOEXEC), and with its
+    # PT_INTERP path pointing nowhere (ENOENT)
+    with open(os.path.join(WORK, 'foreign.elf'), 'wb') as fh:
+        fh.write(me[:18] + b'\x28\x00' + me[20:])
+    i = me.index(b'/lib64/ld-linux-x86-64.so.2') if b'/lib64/ld-linux-x86-64.so.2' in me else -1
+    with open(os.path.join(WORK, 'noldso.elf'), 'wb') as fh:
+        fh.write(me if i < 0 else me[:i] + b'/nonexistent/ld-linux.so' + me[i + 24:])
+    for f in ('badinterp.sh', 'foreign.elf', 'noldso.elf'):
+        os.chmod(os.path.join(WORK, f), 0o755)
     p, d = traced(['exec_fail'])
-    check(p.returncode == 8 and p.stdout.count(': ') == 4, 'rc %d %r' % (p.returncode, p.stdout))
+    check(p.returncode == 8 and p.stdout.count(': ') == 8, 'rc %d %r' % (p.returncode, p.stdout))
     tr = tc.load(d)
     tc.check_all(tr, exit_status=8)
     check(enters(tr, 'outer') == 3, 'events after the failed execs: %d outer' % enters(tr, 'outer'))
