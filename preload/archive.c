@@ -881,6 +881,7 @@ static void emergency(int status, int sig)
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		if (t->state != TR_T_DYING || !t->w || t->in_record)
 			continue;
+		tr_thread_ending_crash(t);   /* TRACER_ON_FULL=stop: room for the last records */
 		if (t != tr_g.master)
 			tr_thread_close_open_regions(t, now);
 		/* the modules' last records (ThreadEnd: the location's last) */

@@ -247,6 +247,21 @@ void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time)
 	}
 }
 
+/* After a resume: Leave the regions open in the archive at the stop that
+ * were left while stopped, Enter those entered since, so that the archive's
+ * open regions are the shadow stack's (balanced streams). */
+static void stop_rebalance(struct tr_thread *t, uint64_t now)
+{
+	if (!t->stop_seen || tr_g.writer_module)
+		return;
+	uint32_t m = t->stop_min < t->stop_depth ? t->stop_min : t->stop_depth;
+	for (uint32_t i = t->stop_depth; i-- > m;)
+		if (i < TR_SHADOW_DEPTH)
+			otf2w_evt_leave(t->w, NULL, now, t->stop_stack[i]);
+	for (uint32_t i = m; i < t->depth && i < TR_SHADOW_DEPTH; i++)
+		otf2w_evt_enter(t->w, NULL, now, t->stack[i]);
+}
+
 /* TRACER_ON_FULL=stop: a stopped location gets room for its last records
  * (Leave of open regions, ThreadEnd, ProgramEnd): its buffer is written out
  * and recording resumes (MeasurementOnOff ON). Owner of t's writer only;
@@ -261,20 +276,26 @@ void tr_thread_ending(struct tr_thread *t)
 		uint64_t last = otf2w_evt_writer_last_time(t->w);
 		if (now < last)
 			now = last;
-		if (otf2w_evt_writer_resume(t->w, now) == OTF2W_OK && t->stop_seen && !tr_g.writer_module) {
-			/* balanced: Leave the regions open in the archive at the stop
-			 * that were left while stopped, Enter those entered since, so
-			 * that the archive's open regions are the shadow stack's */
-			uint32_t m = t->stop_min < t->stop_depth ? t->stop_min : t->stop_depth;
-			for (uint32_t i = t->stop_depth; i-- > m;)
-				if (i < TR_SHADOW_DEPTH)
-					otf2w_evt_leave(t->w, NULL, now, t->stop_stack[i]);
-			for (uint32_t i = m; i < t->depth && i < TR_SHADOW_DEPTH; i++)
-				otf2w_evt_enter(t->w, NULL, now, t->stack[i]);
-		}
+		if (otf2w_evt_writer_resume(t->w, now) == OTF2W_OK)
+			stop_rebalance(t, now);
 		t->stop_seen = 0;
 	}
 	errno = saved;
+}
+
+/* The same on the crash path (no flush: one more chunk in memory).
+ * Async-signal-safe; t is stopped or the caller's. */
+void tr_thread_ending_crash(struct tr_thread *t)
+{
+	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
+		return;
+	uint64_t now = tr_time();
+	uint64_t last = otf2w_evt_writer_last_time(t->w);
+	if (now < last)
+		now = last;
+	if (otf2w_evt_writer_resume_emergency(t->w, now) == OTF2W_OK)
+		stop_rebalance(t, now);
+	t->stop_seen = 0;
 }
 
 void tr_thread_end(struct tr_thread *t)

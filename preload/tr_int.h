@@ -196,6 +196,7 @@ void tr_threads_stop_all(struct tr_thread *self, int may_lock);
 void tr_threads_fork_child(void);
 uint64_t tr_threads_count_events(uint64_t *dropped);
 void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time);
+void tr_thread_ending_crash(struct tr_thread *t);   /* ON_FULL=stop, crash path */
 extern TR_TLS int tr_tls_creating;
 
 /* archive.c */

@@ -403,6 +403,10 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "abort") || !strcmp(m, "segv")) {
 		start_spinner(&t[0]);
 		enter("crashing");
+		if (argc > 2)
+			work(atoi(argv[2]));   /* (stop mode: fill the buffer first) */
+		if (argc > 3)
+			msleep(atoi(argv[3])); /* (the spinner runs on: samples) */
 		if (m[0] == 'a')
 			abort();
 		*(volatile int *)(long)(argc - 2) = 1;   /* argc == 2: NULL */
