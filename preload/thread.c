@@ -266,20 +266,26 @@ static void stop_rebalance(struct tr_thread *t, uint64_t now)
  * (Leave of open regions, ThreadEnd, ProgramEnd): its buffer is written out
  * and recording resumes (MeasurementOnOff ON). Owner of t's writer only;
  * not on the crash path (locks, I/O). */
+/* Resume a stopped location now (crash: without a flush) and balance it. */
+static void resume_stopped(struct tr_thread *t, int crash)
+{
+	uint64_t now = tr_time();
+	uint64_t last = otf2w_evt_writer_last_time(t->w);
+	if (now < last)
+		now = last;
+	otf2w_status st = crash ? otf2w_evt_writer_resume_emergency(t->w, now) : otf2w_evt_writer_resume(t->w, now);
+	if (st == OTF2W_OK)
+		stop_rebalance(t, now);
+	t->stop_seen = 0;
+}
+
 void tr_thread_ending(struct tr_thread *t)
 {
 	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
 		return;
 	int saved = errno;
-	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK) {
-		uint64_t now = tr_time();
-		uint64_t last = otf2w_evt_writer_last_time(t->w);
-		if (now < last)
-			now = last;
-		if (otf2w_evt_writer_resume(t->w, now) == OTF2W_OK)
-			stop_rebalance(t, now);
-		t->stop_seen = 0;
-	}
+	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK)
+		resume_stopped(t, 0);
 	errno = saved;
 }
 
@@ -287,15 +293,8 @@ void tr_thread_ending(struct tr_thread *t)
  * Async-signal-safe; t is stopped or the caller's. */
 void tr_thread_ending_crash(struct tr_thread *t)
 {
-	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
-		return;
-	uint64_t now = tr_time();
-	uint64_t last = otf2w_evt_writer_last_time(t->w);
-	if (now < last)
-		now = last;
-	if (otf2w_evt_writer_resume_emergency(t->w, now) == OTF2W_OK)
-		stop_rebalance(t, now);
-	t->stop_seen = 0;
+	if (t && t->w && !t->closed && otf2w_evt_writer_stopped(t->w))
+		resume_stopped(t, 1);
 }
 
 void tr_thread_end(struct tr_thread *t)
