@@ -20,6 +20,10 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <time.h>
@@ -96,4 +100,109 @@ int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off)
 	if (!sigismember(&old, SIGXFSZ))
 		sigprocmask(SIG_SETMASK, &old, NULL);
 	return err;
+}
+
+/* ---- paths and directories (async-signal-safe helpers) -------------------------- */
+
+size_t otf2w__path_join(char *out, size_t n, ...)
+{
+	va_list ap;
+	size_t len = 0;
+	const char *s;
+
+	va_start(ap, n);
+	while ((s = va_arg(ap, const char *)) != NULL) {
+		for (; *s; s++, len++) {
+			if (len + 1 < n)
+				out[len] = *s;
+		}
+	}
+	va_end(ap);
+	if (n)
+		out[len < n ? len : n - 1] = 0;
+	return len;
+}
+
+void otf2w__u64_dec(char *out, uint64_t v)
+{
+	char tmp[24];
+	int i = 0;
+
+	do {
+		tmp[i++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (int j = 0; j < i; j++)
+		out[j] = tmp[i - 1 - j];
+	out[i] = 0;
+}
+
+/* mkdir -p; returns 0 or errno. Async-signal-safe. */
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+
+	if (n == 0 || n >= sizeof(buf))
+		return n ? ENAMETOOLONG : ENOENT;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != 0)
+			continue;
+		char c = buf[i];
+		buf[i] = 0;
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+			int e = errno;
+			buf[i] = c;
+			return e;
+		}
+		buf[i] = c;
+	}
+	return 0;
+}
+
+otf2w_status otf2w__make_dirs(otf2w_archive *ar, int loc_dir)
+{
+	int e;
+
+	if (!ar->files_created) {
+		e = mkdir_p(ar->dir);
+		if (e)
+			return otf2w__seterr(ar, OTF2W_E_IO, "cannot create directory %s: %s",
+					     ar->dir, strerror(e));
+		ar->files_created = 1;
+	}
+	if (loc_dir && !ar->loc_dir_made) {
+		char path[4096];
+		if (otf2w__path_join(path, sizeof(path), ar->dir, "/", ar->name, NULL) >= sizeof(path))
+			return otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long");
+		if (mkdir(path, 0755) != 0 && errno != EEXIST)
+			return otf2w__seterr(ar, OTF2W_E_IO, "cannot create directory %s: %s",
+					     path, strerror(errno));
+		ar->loc_dir_made = 1;
+	}
+	return OTF2W_OK;
+}
+
+void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir)
+{
+	if (!ar->files_created) {
+		mkdir_p(ar->dir);
+		ar->files_created = 1;
+	}
+	if (loc_dir && !ar->loc_dir_made) {
+		char path[4096];
+		if (otf2w__path_join(path, sizeof(path), ar->dir, "/", ar->name, NULL) < sizeof(path))
+			mkdir(path, 0755);
+		ar->loc_dir_made = 1;
+	}
+}
+
+int otf2w__path_exists(const char *dir, const char *name, const char *ext)
+{
+	char path[4096];
+	struct stat sb;
+
+	otf2w__path_join(path, sizeof(path), dir, "/", name, ext, NULL);
+	return stat(path, &sb) == 0;
 }

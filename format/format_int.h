@@ -5,11 +5,21 @@
 
 #include "otf2w_int.h"
 
-/* archive.c */
+/* common.c */
 otf2w_status otf2w__lock(otf2w_archive *ar);
 void otf2w__unlock(otf2w_archive *ar);
 otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+void otf2w__forget_error(const otf2w_archive *ar);
+
+/* archive.c */
+struct otf2w_buf *otf2w__vec_find(const struct otf2w_vec *v, uint64_t loc);
+otf2w_status otf2w__close_buf(otf2w_archive *ar, struct otf2w_buf *b);
+
+/* close.c */
+void otf2w__archive_free(otf2w_archive *ar);
+
+/* fileio.c: paths and directories (async-signal-safe helpers) */
 /* Concatenate NULL-terminated list of strings into out; returns the full
  * length (>= n: truncated). Async-signal-safe. */
 size_t otf2w__path_join(char *out, size_t n, ...);
@@ -18,6 +28,8 @@ void otf2w__u64_dec(char *out, uint64_t v);
 /* Create the archive directory (and NAME/ when loc_dir); caller holds the lock. */
 otf2w_status otf2w__make_dirs(otf2w_archive *ar, int loc_dir);
 void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir);
+/* 1 if dir/nameext exists. */
+int otf2w__path_exists(const char *dir, const char *name, const char *ext);
 
 /* fileio.c (async-signal-safe) */
 #include <sys/types.h>

@@ -91,20 +91,17 @@ static uint64_t cb_post_flush(void *ud, uint64_t location)
 
 static const otf2w_flush_callbacks tr_flush = { cb_pre_flush, cb_post_flush };
 
-/* Chunks come from mmap: async-signal-safe, never the program's malloc. */
+/* Chunks come from the tracer's own heap (mem.c: mmap, with the start-up
+ * reserve when the program has used all the memory it may get), never from
+ * the program's malloc. */
 static void *cb_alloc(void *ud, size_t size)
 {
-	int saved = errno;
-	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	errno = saved;
-	return p == MAP_FAILED ? NULL : p;
+	return tr_mem_alloc(size);
 }
 
 static void cb_free(void *ud, void *chunk, size_t size)
 {
-	int saved = errno;
-	munmap(chunk, size);
-	errno = saved;
+	tr_mem_free(chunk);
 }
 
 static const otf2w_memory_callbacks tr_memory = { cb_alloc, cb_free };

@@ -52,7 +52,7 @@
 #define TR_MEM_ARENA0 (1u << 20)           /* first arena 1 MiB, then doubling up to 64 MiB */
 #define TR_MEM_ARENA_MAX (64u << 20)
 #define TR_MEM_BIG_OFF 64                  /* big: header at page start, data at +64 */
-#define TR_MEM_RESERVE (4u << 20)
+#define TR_MEM_RESERVE (8u << 20)
 
 struct tr_mem_small {
 	uint32_t cls;
@@ -80,6 +80,7 @@ static struct {
 	uint64_t next_arena;
 	/* the start-up reserve (used when mmap fails) */
 	uintptr_t res, res_end, res_start;
+	struct tr_mem_big *res_free;               /* freed reserve blocks (next in size) */
 	uint64_t mapped;                           /* bytes mapped (statistics) */
 	int failed;                                /* an allocation failed */
 } M;
@@ -134,10 +135,24 @@ static size_t page_round(size_t n)
 	return (n + pg - 1) & ~(pg - 1);
 }
 
-/* From the start-up reserve (lock held, or the reserve is taken by CAS-free
- * bump under the lock only). */
+static int in_reserve(const void *p)
+{
+	uintptr_t a = (uintptr_t)p;
+	return M.res_start && a >= M.res_start && a < M.res_end;
+}
+
+/* From the start-up reserve (lock held): a freed reserve block that is
+ * large enough, else the untouched tail. The mapping length is stored in
+ * the block's header by the caller. */
 static void *from_reserve(size_t len)
 {
+	for (struct tr_mem_big **pp = &M.res_free; *pp; pp = (struct tr_mem_big **)&(*pp)->size) {
+		struct tr_mem_big *b = *pp;
+		if (b->maplen >= len) {
+			*pp = (struct tr_mem_big *)(uintptr_t)b->size;
+			return b;
+		}
+	}
 	if (M.res && M.res_end - M.res >= len) {
 		void *p = (void *)M.res;
 		M.res += len;
@@ -146,24 +161,28 @@ static void *from_reserve(size_t len)
 	return NULL;
 }
 
-/* A block of its own: header in the first page. */
-static void *big_alloc(size_t n, int locked)
+/* A block of its own: header in the first page. When mmap fails (address
+ * space limit, no memory left), the start-up reserve serves it. */
+static void *big_alloc(size_t n)
 {
 	size_t len = page_round(n + TR_MEM_BIG_OFF);
 	if (len < n)
 		return NULL;
 	uint8_t *base = map(len);
-	if (!base && locked)
+	if (!base && mem_lock()) {
 		base = from_reserve(len);
+		mem_unlock();
+	}
 	if (!base) {
 		M.failed = 1;
 		return NULL;
 	}
 	struct tr_mem_big *h = (struct tr_mem_big *)base;
+	if (!in_reserve(base) || h->maplen < len)
+		h->maplen = len;   /* a recycled reserve block keeps its length */
 	h->magic = tr_mem_key ^ (uint64_t)(uintptr_t)base;
-	h->maplen = len;
 	h->size = n;
-	__atomic_add_fetch(&M.mapped, len, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&M.mapped, h->maplen, __ATOMIC_RELAXED);
 	return base + TR_MEM_BIG_OFF;
 }
 
@@ -226,11 +245,11 @@ void *tr_mem_alloc(size_t n)
 	if (n == 0)
 		n = 1;
 	if (n > ((size_t)1 << TR_MEM_MAX_SHIFT) - TR_MEM_HDR)
-		return big_alloc(n, 0);
+		return big_alloc(n);
 	int cls = size_class(n);
 	size_t bsize = (size_t)1 << (cls + TR_MEM_MIN_SHIFT);
 	if (!mem_lock())
-		return big_alloc(n, 0);   /* re-entered from a signal handler */
+		return big_alloc(n);   /* re-entered from a signal handler */
 	struct tr_mem_small *h = (struct tr_mem_small *)M.freelist[cls];
 	if (h) {
 		M.freelist[cls] = M.freelist[cls]->next;
@@ -270,12 +289,18 @@ int tr_mem_free(void *p)
 	if (b) {
 		uint64_t len = b->maplen;
 		b->magic = 0;
-		if (!(M.res_start && (uintptr_t)b >= M.res_start && (uintptr_t)b < M.res_end)) {
+		__atomic_sub_fetch(&M.mapped, len, __ATOMIC_RELAXED);
+		if (in_reserve(b)) {
+			if (mem_lock()) {   /* back to the reserve's free list */
+				b->size = (uint64_t)(uintptr_t)M.res_free;
+				M.res_free = b;
+				mem_unlock();
+			}
+		} else {
 			int saved = errno;
 			munmap(b, len);
 			errno = saved;
 		}
-		__atomic_sub_fetch(&M.mapped, len, __ATOMIC_RELAXED);
 		return 1;
 	}
 	return 0;
@@ -298,8 +323,8 @@ void tr_mem_init(void)
 	/* the reserve: 4 MiB, less under an address-space limit */
 	size_t want = TR_MEM_RESERVE;
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 64 < want)
-		want = page_round(rl.rlim_cur / 64);
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 32 < want)
+		want = page_round(rl.rlim_cur / 32);
 	void *r = map(want);
 	if (r) {
 		M.res = M.res_start = (uintptr_t)r;
@@ -385,7 +410,7 @@ void *__wrap_aligned_alloc(size_t align, size_t n)
 	if (align <= 16)
 		return __wrap_malloc(n);
 	if (align <= TR_MEM_BIG_OFF) {   /* big blocks start at page + 64 */
-		void *p = big_alloc(n ? n : 1, 0);
+		void *p = big_alloc(n ? n : 1);
 		if (!p)
 			errno = ENOMEM;
 		return p;

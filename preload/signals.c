@@ -209,6 +209,27 @@ static int tr_interrupted_in_libc(void *uctx)
 #endif
 }
 
+/* 1 if another signal handler may be running below this one on the
+ * thread's stack: a signal that has a handler is blocked in the interrupted
+ * context's mask (a handler runs with its own signal blocked: the
+ * sampler's SIGPROF handler, a program's handler, one of ours chained).
+ * That frame's own interrupted context (inside malloc, inside a record)
+ * is not visible from here, so the full close is not safe. */
+static int tr_nested_handler(void *uctx)
+{
+	if (!uctx || !real_sigaction)
+		return 0;
+	const ucontext_t *uc = uctx;
+	for (int sig = 1; sig < TR_NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP || !sigismember(&uc->uc_sigmask, sig))
+			continue;
+		struct sigaction a;
+		if (real_sigaction(sig, NULL, &a) == 0 && a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+			return 1;
+	}
+	return 0;
+}
+
 void tr_signals_init(void)
 {
 	if (!real_sigaction)
@@ -299,7 +320,7 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 	sigset_t old;
 	tr_signals_block(&old);
 	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating &&
-	    !tr_interrupted_in_libc(uctx))
+	    !tr_interrupted_in_libc(uctx) && !tr_nested_handler(uctx))
 		tr_finish_status(128 + sig, 1);
 	else
 		tr_emergency(sig);
