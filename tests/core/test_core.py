@@ -349,11 +349,6 @@ def case_crash_complete():
               (['stack_overflow'], signal.SIGSEGV, None), (['malloc_storm'], signal.SIGTERM, 0.3)]
     for smp in ('', '1ms'):
         for args, sig, kill_after in shapes:
-            if smp and kill_after:
-                # SIGTERM landing on the SIGPROF handler that interrupted
-                # malloc: the shut-down decision of signals.c (issue 18, done
-                # on the lead's branch); add this shape back once it is merged
-                continue
             d = os.path.join(WORK, '%s%s' % (args[0], smp))
             e = clean_env()
             e.update({'LD_PRELOAD': FULL, 'TRACER_OUTPUT': d})
