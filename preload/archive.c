@@ -900,15 +900,19 @@ static void emergency(int status, int sig)
 		tr_defs_save(tr_tdefs_path, 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
+	/* a failed write: said plainly (the line of the full close, shorter) */
+	const char *lost = st == OTF2W_OK ? "" : "; INCOMPLETE: ";
+	const char *why = st == OTF2W_OK ? "" : otf2w_status_str(st);
+	const char *tail = st == OTF2W_OK ? "" : ", events not written are lost";
 	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
-			       tr_g.nthreads, (unsigned long long)events, sig,
-			       st == OTF2W_OK ? "" : ", with errors");
+		tr_log_sigsafe("%sarchive %s: %u locations, %llu events (written at signal %d)%s%s%s",
+			       st == OTF2W_OK ? "" : "error: ", tr_g.anchor, tr_g.nthreads,
+			       (unsigned long long)events, sig, lost, why, tail);
 	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: %s%s)",
-			       tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
-			       tr_emerg_why ? tr_emerg_why : "exit inside the tracer",
-			       st == OTF2W_OK ? "" : ", with errors");
+		tr_log_sigsafe("%sarchive %s: %u locations, %llu events (written by the emergency path: %s)%s%s%s",
+			       st == OTF2W_OK ? "" : "error: ", tr_g.anchor, tr_g.nthreads,
+			       (unsigned long long)events, tr_emerg_why ? tr_emerg_why : "exit inside the tracer",
+			       lost, why, tail);
 	tr_tls_creating--;
 }
 

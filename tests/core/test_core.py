@@ -675,6 +675,13 @@ def case_full_disk():
         check(len(tracer_lines(p.stderr)) == 1, 'more than the error line: %r' % tracer_lines(p.stderr))
         check(' NOT written' in errs[0] and 'events of' in errs[0] and 'lost' in errs[0], 'line %r' % errs[0])
         check('(first: success)' not in p.stderr, 'first error: success')
+        # the crash path says it too
+        base = run([PROG, 'abort', '20000'])
+        p = run([PROG, 'abort', '20000'], lib=LIB, env={'TRACER_OUTPUT': os.path.join(mnt, 'b')})
+        check(p.returncode == base.returncode == -signal.SIGABRT, 'abort: rc %d' % p.returncode)
+        lines = tracer_lines(p.stderr)
+        check(len(lines) == 1 and lines[0].startswith('tracer: error:') and 'INCOMPLETE' in lines[0],
+              'crash path on a full disk: %r' % lines)
     finally:
         subprocess.run(['umount', mnt])
 
