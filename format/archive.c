@@ -500,6 +500,21 @@ otf2w_status otf2w_evt_writer_resume(otf2w_evt_writer *w, uint64_t t)
 	return otf2w__buf_resume(&w->b, t);
 }
 
+otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t)
+{
+	if (!w)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (w->b.closed || !w->b.stopped)
+		return w->b.closed ? OTF2W_E_INVALID_CALL : OTF2W_OK;
+	if (t < w->b.f.last_time)
+		t = w->b.f.last_time;
+	if (w->b.max)
+		w->b.max++;   /* the next record takes a new chunk */
+	w->b.stopped = 0;
+	w->b.resume_pending = 0;
+	return otf2w_evt_measurement_on_off(w, NULL, t, OTF2W_MEASUREMENT_ON);
+}
+
 otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w)
 {
 	if (!w)

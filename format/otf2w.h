@@ -344,6 +344,10 @@ uint64_t otf2w_evt_writer_last_time(const otf2w_evt_writer *w);
 /* Re-enable recording after a stop (writes MeasurementOnOff(ON) at time t
  * once chunks are available again, i.e. after a flush). */
 otf2w_status otf2w_evt_writer_resume(otf2w_evt_writer *w, uint64_t t);
+/* Crash path (after otf2w_archive_begin_emergency): resume a stopped
+ * location at once, with one chunk more than its budget (memory callback),
+ * so that its last records (Leave, ThreadEnd, ProgramEnd) are kept. */
+otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t);
 /* Force the buffered chunks of this writer to disk now (owner thread). */
 otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w);
 

@@ -456,7 +456,7 @@ static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 	(void)ud;
 	snprintf(from, sizeof(from), "%.4000s/ranks/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
 	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
-	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_g.errors++ == 0)
+	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_error_note(OTF2W_E_IO))
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
 }
 
@@ -486,7 +486,7 @@ static void write_unified_local(void)
 		if (gid == UINT64_MAX || otf2w_archive_get_def_writer(a, gid, &dw) != OTF2W_OK)
 			continue;
 		tr_defs_write_local_to(dw);
-		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_g.errors++ == 0)
+		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_error_note(OTF2W_E_IO))
 			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir, (unsigned long long)gid,
 				     otf2w_archive_error(a));
 	}
@@ -780,6 +780,39 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 
 static void emergency(int status, int sig);
 
+/* The text of the first recording error (for the summary). */
+static char tr_first_error[512];
+
+/* Count an error of the archive; 1 for the first one (its text is kept and
+ * the caller may print it). No lock, no allocation. */
+int tr_error_note(otf2w_status s)
+{
+	if (s == OTF2W_E_STOPPED)
+		return 0;   /* counted by the writer as dropped */
+	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) != 0)
+		return 0;
+	tr_g.first_error = s;
+	const char *m = s == OTF2W_E_IO && tr_g.ar ? otf2w_archive_error(tr_g.ar) : otf2w_status_str(s);
+	size_t i = 0;
+	for (; m && m[i] && i < sizeof(tr_first_error) - 1; i++)
+		tr_first_error[i] = m[i];
+	tr_first_error[i] = 0;
+	return 1;
+}
+
+/* The anchor and the global definitions exist and are not empty: a reader
+ * can open the archive. */
+static int readable_anchor(const char *dir, const char *name)
+{
+	char p[8400];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s.otf2", dir, name);
+	if (stat(p, &st) != 0 || st.st_size == 0)
+		return 0;
+	snprintf(p, sizeof(p), "%s/%s.def", dir, name);
+	return stat(p, &st) == 0 && st.st_size > 0;
+}
+
 /* ProgramEnd on the master location (owned by the caller: stopped or self). */
 static void write_program_end(int status, int have_status, int crash)
 {
@@ -892,19 +925,37 @@ void tr_finish_status(int status, int have_status)
 	drop_claim();   /* the archive exists now: the claim has served */
 	int print = tr_cfg.verbose >= 1 &&
 		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
-	if (err[0])
-		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
-	if (print || dropped || tr_g.errors) {
+	/* dropped in flush mode: a chunk could not be written, the buffer filled */
+	uint64_t lost = tr_cfg.on_full == TR_ON_FULL_STOP ? 0 : dropped;
+	char line[8800];
+	int n = 0;
+	int problem = 1;   /* errors and lost events: stderr; the summary: a notice */
+	if (err[0]) {
+		/* the summary says what the archive is worth, never a normal line */
+		if (!readable_anchor(od, tr_arname))
+			n = snprintf(line, sizeof(line), "tracer: error: archive %s NOT written: %s; all %llu events of "
+				     "%u location%s are lost\n", tr_g.anchor, err, (unsigned long long)events, nloc,
+				     nloc == 1 ? "" : "s");
+		else
+			n = snprintf(line, sizeof(line), "tracer: error: archive %s incomplete: %s; it opens, but "
+				     "events of some of its %u locations are missing (%llu events recorded, %llu bytes "
+				     "written)\n", tr_g.anchor, err, nloc, (unsigned long long)events,
+				     (unsigned long long)bytes);
+	} else if (tr_g.errors || lost) {
+		char what[700] = "";
+		if (lost)
+			snprintf(what, sizeof(what), "%llu events (the buffer filled after failed writes), ",
+				 (unsigned long long)lost);
+		n = snprintf(line, sizeof(line), "tracer: warning: archive %s: %u locations, %llu events recorded, "
+			     "%llu bytes written; data lost: %s%llu write errors (first: %s)\n", tr_g.anchor, nloc,
+			     (unsigned long long)events, (unsigned long long)bytes, what,
+			     (unsigned long long)tr_g.errors, tr_first_error[0] ? tr_first_error : "unknown");
+	} else if (print || dropped) {
+		problem = dropped != 0;
 		char extra[256] = "";
-		int k = 0;
 		if (dropped)
-			k = snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
-				     (unsigned long long)dropped);
-		if (tr_g.errors && k >= 0 && (size_t)k < sizeof(extra))
-			snprintf(extra + k, sizeof(extra) - (size_t)k, ", %llu errors (first: %s)",
-				 (unsigned long long)tr_g.errors, otf2w_status_str(tr_g.first_error));
-		char line[8800];
-		int n;
+			snprintf(extra, sizeof(extra), ", %llu events dropped (buffer full, TRACER_ON_FULL=stop)",
+				 (unsigned long long)dropped);
 		uint32_t uranks, ulocs;
 		uint64_t uevents;
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
@@ -917,11 +968,11 @@ void tr_finish_status(int status, int have_status)
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);
-		if (n > 0 && (dropped || tr_g.errors))   /* a real problem: stderr */
-			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-		else if (n > 0)
-			tr_log_notice_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
+	if (n > 0 && problem)
+		tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	else if (n > 0)
+		tr_log_notice_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	if (self)
 		self->guard--;
 	tr_tls_creating--;
@@ -938,6 +989,17 @@ void tr_finish(void)
 void tr_emergency(int sig)
 {
 	emergency(128 + sig, sig);
+}
+
+/* Why the emergency path runs when not at a signal (the summary line). */
+static const char *tr_emerg_why;
+
+/* A sanitizer (ASan, TSan) ends the process after its report through an
+ * internal exit that skips ours: its death callback lands here. */
+void tr_emergency_exit(int status, const char *why)
+{
+	tr_emerg_why = why;
+	emergency(status, 0);
 }
 
 /* (fix) Another thread is writing the archive (a second thread crashing at
@@ -984,15 +1046,25 @@ static void emergency(int status, int sig)
 	 * (not for the crashing thread if it was cut inside a record) */
 	uint64_t now = tr_time();
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
-		if (t->state != TR_T_DYING || !t->w || t->in_record || t == tr_g.master)
+		if (t->state != TR_T_DYING || !t->w || t->in_record)
 			continue;
-		tr_thread_close_open_regions(t, now);
+		tr_thread_ending_crash(t);   /* TRACER_ON_FULL=stop: room for the last records */
+		if (t != tr_g.master)
+			tr_thread_close_open_regions(t, now);
+		/* the modules' last records (ThreadEnd: the location's last) */
+		for (int i = 0; tr_g.modules_started && i < tr_g.nmodules; i++)
+			if (tr_g.modules[i]->thread_fini_crash)
+				tr_g.modules[i]->thread_fini_crash(t);
 	}
 	if (tr_g.master && !tr_g.master->in_record && tr_g.master->state == TR_T_DYING)
 		write_program_end(status, 1, 1);
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	tr_defs_write_global(tr_g.gdw, 1);
+	/* definitions the modules add at the end (calling contexts) */
+	for (int i = 0; tr_g.gdw && tr_g.modules_started && i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->fini_crash)
+			tr_g.modules[i]->fini_crash(tr_g.gdw);
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
 	if (tr_g.mpi_expected && tr_tdefs_path[0])
 		tr_defs_save(tr_tdefs_path, 1);
@@ -1003,16 +1075,21 @@ static void emergency(int status, int sig)
 	if (tr_g.unified)
 		run_end_mark_crashed(events);
 	start_merge();
-	/* the summary is a notice (stderr in the run's first process only);
-	 * written with errors it is a problem (stderr) */
+	/* the summary is a notice (stderr in the run's first process only); a
+	 * failed write is a problem (stderr), said plainly */
 	void (*say)(const char *, ...) = st == OTF2W_OK ? tr_log_notice_sigsafe : tr_log_sigsafe;
+	const char *lost = st == OTF2W_OK ? "" : "; INCOMPLETE: ";
+	const char *why = st == OTF2W_OK ? "" : otf2w_status_str(st);
+	const char *tail = st == OTF2W_OK ? "" : ", events not written are lost";
 	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
-		say("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
-		    tr_g.nthreads, (unsigned long long)events, sig, st == OTF2W_OK ? "" : ", with errors");
+		say("%sarchive %s: %u locations, %llu events (written at signal %d)%s%s%s",
+		    st == OTF2W_OK ? "" : "error: ", tr_g.anchor, tr_g.nthreads,
+		    (unsigned long long)events, sig, lost, why, tail);
 	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
-		say("archive %s: %u locations, %llu events (written by the emergency path: exit "
-		    "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
-		    st == OTF2W_OK ? "" : ", with errors");
+		say("%sarchive %s: %u locations, %llu events (written by the emergency path: %s)%s%s%s",
+		    st == OTF2W_OK ? "" : "error: ", tr_g.anchor, tr_g.nthreads,
+		    (unsigned long long)events, tr_emerg_why ? tr_emerg_why : "exit inside the tracer",
+		    lost, why, tail);
 	tr_tls_creating--;
 }
 

@@ -27,6 +27,9 @@ struct tr_config tr_cfg = {
 	.sampling_depth = 64,
 };
 
+#define TR_CHUNK_MIN (256ull << 10)
+#define TR_CHUNK_MAX (16ull << 20)
+
 extern char **environ;
 
 /* The environment; before libc set up environ (lazy init from a
@@ -103,8 +106,8 @@ int tr_cfg_parse_size(const char *s, uint64_t *out)
 int tr_cfg_parse_duration(const char *s, uint64_t *ns)
 {
 	char *end;
-	if (!s || !*s || (!isdigit((unsigned char)*s) && *s != '.'))
-		return -1;
+	if (!s || !*s || (!isdigit((unsigned char)*s) && *s != '.') || strpbrk(s, "xXpP"))
+		return -1;   /* a decimal number (strtod would take hex, inf, nan) */
 	double v = strtod(s, &end);
 	if (end == s || v < 0)
 		return -1;
@@ -160,7 +163,8 @@ static void bad(const char *var, const char *val, const char *accepted, const ch
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
 	char *end;
-	if (!s || !*s)
+	/* decimal digits, optionally after '-': no blanks, '+' or base prefix */
+	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
 		return -1;
 	long v = strtol(s, &end, 10);
 	if (*end || v < lo || v > hi)
@@ -211,33 +215,42 @@ void tr_cfg_load(void)
 	env_init();
 	/* TRACER_VERBOSE first: it decides what the other checks print. */
 	if ((v = env_get("TRACER_VERBOSE"))) {
-		if (parse_int(v, 0, 3, &l) == 0)
+		if (parse_int(v, 0, 2, &l) == 0)
 			tr_cfg.verbose = (int)l;
 		else if (!strcasecmp(v, "quiet") || !strcasecmp(v, "off"))
 			tr_cfg.verbose = 0;
 		else
-			bad("TRACER_VERBOSE", v, "0 (silent), 1 (summary), 2 (debug)", "1");
+			bad("TRACER_VERBOSE", v, "0 (silent; also off, quiet), 1 (summary), 2 (debug)", "1");
 	}
 	if ((v = env_get("TRACER_OUTPUT"))) {
-		if (!*v || strlen(v) >= sizeof(tr_cfg.output) - 64)
+		if (!*v || strlen(v) >= 4000)
 			bad("TRACER_OUTPUT", v, "a directory path shorter than 4000 bytes",
 			    "a new directory tracer-<prog>-<time>-<pid>");
 		else
 			strcpy(tr_cfg.output, v);
 	}
+	/* TRACER_CHUNK given: TRACER_BUFFER must hold one chunk. Not given: the
+	 * chunk is 1M, or the whole buffer when that is smaller (256K..1M) */
+	int chunk_given = 0;
 	if ((v = env_get("TRACER_CHUNK"))) {
 		uint64_t x;
-		if (tr_cfg_parse_size(v, &x) == 0 && x >= (256u << 10) && x <= (16u << 20))
+		if (tr_cfg_parse_size(v, &x) == 0 && x >= TR_CHUNK_MIN && x <= TR_CHUNK_MAX) {
 			tr_cfg.chunk_bytes = x;
-		else
-			bad("TRACER_CHUNK", v, "a size from 256K to 16M, e.g. 1M", "1M");
+			chunk_given = 1;
+		} else
+			bad("TRACER_CHUNK", v, "a size from 256K to 16M, e.g. 1M", "1M (at most TRACER_BUFFER)");
 	}
 	if ((v = env_get("TRACER_BUFFER"))) {
 		uint64_t x;
-		if (tr_cfg_parse_size(v, &x) == 0 && x >= tr_cfg.chunk_bytes && x <= (1ull << 40))
+		uint64_t lo = chunk_given ? tr_cfg.chunk_bytes : TR_CHUNK_MIN;
+		if (tr_cfg_parse_size(v, &x) == 0 && x >= lo && x <= (1ull << 40)) {
 			tr_cfg.buffer_bytes = x;
+			if (!chunk_given && tr_cfg.chunk_bytes > x)
+				tr_cfg.chunk_bytes = x;
+		} else if (chunk_given)
+			bad("TRACER_BUFFER", v, "a size from TRACER_CHUNK to 1T, e.g. 16M, 512K, 1G", "16M");
 		else
-			bad("TRACER_BUFFER", v, "a size >= TRACER_CHUNK, e.g. 16M, 512K, 1G", "16M");
+			bad("TRACER_BUFFER", v, "a size from 256K to 1T, e.g. 16M, 512K, 1G", "16M");
 	}
 	if (tr_cfg.buffer_bytes < tr_cfg.chunk_bytes)
 		tr_cfg.buffer_bytes = tr_cfg.chunk_bytes;

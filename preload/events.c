@@ -8,12 +8,21 @@
 
 void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
 {
-	if (s == OTF2W_E_STOPPED)
-		return;   /* counted by the writer as dropped */
+	if (s == OTF2W_E_STOPPED) {
+		/* counted by the writer as dropped; the first one: the archive's
+		 * open regions are those of the shadow stack now */
+		if (t && !t->stop_seen) {
+			uint32_t d = t->depth < TR_SHADOW_DEPTH ? t->depth : TR_SHADOW_DEPTH;
+			memcpy(t->stop_stack, t->stack, d * sizeof(t->stack[0]));
+			t->stop_depth = t->depth;
+			t->stop_min = t->depth;
+			t->stop_seen = 1;
+		}
+		return;
+	}
 	if (t)
 		t->errors++;
-	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) == 0)
-		tr_g.first_error = s;
+	tr_error_note(s);
 }
 
 void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
@@ -60,8 +69,12 @@ void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
 			tr_g.writer_module->write_leave(t, time, region);
 		} else {
 			otf2w_status s = otf2w_evt_leave(t->w, NULL, time, region);
-			if (tr_unlikely(s != OTF2W_OK))
+			if (tr_unlikely(s != OTF2W_OK)) {
 				tr_evt_status_slow(t, s);
+				/* a region left while stopped: its Leave is due at resume */
+				if (t->stop_seen && t->depth > 0 && t->depth - 1 < t->stop_min)
+					t->stop_min = t->depth - 1;
+			}
 		}
 		if (tr_likely(t->depth > 0))
 			t->depth--;

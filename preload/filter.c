@@ -9,45 +9,151 @@
  * The last matching line wins; no match: recorded. Evaluated once per region
  * at definition time into a bitmap the hot path tests with one load.
  */
-#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "tr_int.h"
+
+/* the largest filter file read (a bigger one, or anything but a regular
+ * file, gives one message and no filter) */
+#define TR_FILTER_MAX (1 << 20)
 
 uint8_t tr_filter_bits[TR_FILTER_CAP / 8];
 int tr_filter_active;
 
 struct rule {
 	int exclude;
-	char *pat;
+	const char *pat;
 };
+/* The file's text and the rules live in one private mapping (never the
+ * program's allocator), kept for the life of the process. */
 static struct rule *tr_rules;
 static int tr_nrules;
 
+static int is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
 static char *trim(char *s)
 {
-	while (isspace((unsigned char)*s))
+	while (is_space(*s))
 		s++;
 	size_t n = strlen(s);
-	while (n > 0 && isspace((unsigned char)s[n - 1]))
+	while (n > 0 && is_space(s[n - 1]))
 		s[--n] = 0;
 	return s;
 }
 
+static const char *file_kind(mode_t m)
+{
+	return S_ISDIR(m) ? "a directory" : S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device"
+	       : S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a regular file";
+}
+
+/* The filter file: a regular file of at most TR_FILTER_MAX bytes, read
+ * without ever blocking (stat before open: a FIFO, a terminal or a device is
+ * never opened, so the program's standard input is never consumed; O_NONBLOCK
+ * for the race where the path changes in between; fstat after open). Returns
+ * the byte count, the text NUL-terminated in a private mapping (*out), or -1
+ * after one message. */
+static ssize_t read_filter_file(const char *path, char **out, size_t *mapped)
+{
+	struct stat st;
+	const char *why = NULL;
+	int err = 0;
+	if (stat(path, &st) != 0)
+		err = errno;
+	else if (!S_ISREG(st.st_mode))
+		why = file_kind(st.st_mode);
+	else if (st.st_size > TR_FILTER_MAX)
+		why = "larger than 1 MiB";
+	int fd = -1;
+	if (!err && !why) {
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		if (fd < 0)
+			err = errno;
+		else if (fstat(fd, &st) != 0)
+			err = errno;
+		else if (!S_ISREG(st.st_mode))
+			why = file_kind(st.st_mode);
+		else if (st.st_size > TR_FILTER_MAX)
+			why = "larger than 1 MiB";
+	}
+	char *buf = NULL;
+	size_t size = 0;
+	ssize_t n = 0;
+	if (!err && !why) {
+		size = (size_t)st.st_size + 2;   /* one byte more: a file that grew is seen */
+		buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf == MAP_FAILED) {
+			buf = NULL;
+			err = errno;
+		}
+	}
+	while (buf && (size_t)n < size - 1) {
+		ssize_t r = read(fd, buf + n, size - 1 - (size_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
+			break;
+		}
+		if (r == 0)
+			break;
+		n += r;
+	}
+	if (!err && !why && n > TR_FILTER_MAX)
+		why = "larger than 1 MiB";
+	if (fd >= 0)
+		close(fd);
+	if (err || why) {
+		if (buf)
+			munmap(buf, size);
+		if (why)
+			tr_log_error("TRACER_FILTER=%s: %s (a regular file of at most 1 MiB is needed); no filter "
+				     "applied", path, why);
+		else
+			tr_log_error("TRACER_FILTER=%s: cannot read the file (%s); no filter applied", path,
+				     strerror(err));
+		return -1;
+	}
+	buf[n] = 0;
+	*out = buf;
+	*mapped = size;
+	return n;
+}
+
 void tr_filter_load(void)
 {
+	char *text;
+	size_t mapped;
 	if (!tr_cfg.filter[0])
 		return;
-	FILE *f = fopen(tr_cfg.filter, "re");
-	if (!f) {
-		tr_log_error("TRACER_FILTER=%s: cannot read the file (%m); no filter applied", tr_cfg.filter);
+	ssize_t len = read_filter_file(tr_cfg.filter, &text, &mapped);
+	if (len < 0)
+		return;
+	/* one rule per line at most */
+	size_t lines = 1;
+	for (ssize_t i = 0; i < len; i++)
+		lines += text[i] == '\n';
+	size_t rbytes = lines * sizeof(struct rule);
+	struct rule *rules = mmap(NULL, rbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rules == MAP_FAILED) {
+		tr_log_error("TRACER_FILTER=%s: out of memory (%s); no filter applied", tr_cfg.filter,
+			     strerror(errno));
+		munmap(text, mapped);
 		return;
 	}
-	char line[4096];
-	int lineno = 0, bad = 0;
-	while (fgets(line, sizeof(line), f)) {
+	int lineno = 0, bad = 0, n = 0;
+	for (char *line = text, *next; line && line < text + len; line = next) {
+		next = memchr(line, '\n', (size_t)(text + len - line));
+		if (next)
+			*next++ = 0;
 		lineno++;
 		char *s = trim(line);
 		if (!*s || *s == '#')
@@ -56,9 +162,9 @@ void tr_filter_load(void)
 		if (*s == '-' || *s == '+') {
 			exclude = *s == '-';
 			s = trim(s + 1);
-		} else if (!strncmp(s, "exclude", 7) && isspace((unsigned char)s[7])) {
+		} else if (!strncmp(s, "exclude", 7) && is_space(s[7])) {
 			s = trim(s + 7);
-		} else if (!strncmp(s, "include", 7) && isspace((unsigned char)s[7])) {
+		} else if (!strncmp(s, "include", 7) && is_space(s[7])) {
 			exclude = 0;
 			s = trim(s + 7);
 		}
@@ -67,18 +173,14 @@ void tr_filter_load(void)
 				tr_log_warn("TRACER_FILTER=%s:%d: empty pattern ignored", tr_cfg.filter, lineno);
 			continue;
 		}
-		struct rule *nr = realloc(tr_rules, (size_t)(tr_nrules + 1) * sizeof(*nr));
-		if (!nr)
-			break;
-		tr_rules = nr;
-		tr_rules[tr_nrules].exclude = exclude;
-		tr_rules[tr_nrules].pat = tr_xstrdup(s);
-		if (tr_rules[tr_nrules].pat)
-			tr_nrules++;
+		rules[n].exclude = exclude;
+		rules[n].pat = s;
+		n++;
 	}
-	fclose(f);
-	tr_filter_active = tr_nrules > 0;
-	tr_log_debug("TRACER_FILTER=%s: %d rules", tr_cfg.filter, tr_nrules);
+	tr_rules = rules;
+	tr_nrules = n;
+	tr_filter_active = n > 0;
+	tr_log_debug("TRACER_FILTER=%s: %d rules", tr_cfg.filter, n);
 }
 
 void tr_filter_region_defined(uint32_t region, const char *name)

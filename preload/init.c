@@ -4,15 +4,20 @@
  * _Exit, exec family) and fork.
  */
 #include <alloca.h>
+#include <dlfcn.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
+
+extern char **environ;
 
 void tr_threads_init(void);
 void tr_modules_start(void);
@@ -77,6 +82,13 @@ static void tr_on_exit(int status, void *arg)
 	tr_g.exit_status = status;
 	tr_g.have_exit_status = 1;
 	tr_finish_status(status, 1);
+}
+
+/* quick_exit: the status is kept by the interposed quick_exit; this handler,
+ * registered first, runs after the program's at_quick_exit handlers. */
+static void tr_on_quick_exit(void)
+{
+	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
 }
 
 static void tr_atfork_prepare(void)
@@ -192,6 +204,7 @@ void tr_init(void)
 	if (tr_archive_prepare() == 0)
 		tr_g.active = 1;
 	on_exit(tr_on_exit, NULL);
+	at_quick_exit(tr_on_quick_exit);
 	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
 	tr_signals_init();
 	tr_g.initialized = 1;
@@ -212,10 +225,35 @@ __attribute__((constructor(101))) static void tr_ctor(void)
 	tr_init();
 }
 
+/* ---- sanitizers: ASan/TSan end the process after a report (a SEGV
+ * included) through an internal exit; their death callback writes the
+ * archive first, with the sanitizer's exit code. ---- */
+static int tr_san_exitcode = 1;
+
+static void tr_on_sanitizer_death(void)
+{
+	tr_emergency_exit(tr_san_exitcode, "sanitizer report");
+}
+
+static void sanitizer_hook(void)
+{
+	void (*set_cb)(void (*)(void)) =
+		(void (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
+	if (!set_cb)
+		return;
+	int tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	const char *o = tr_getenv(tsan ? "TSAN_OPTIONS" : "ASAN_OPTIONS");
+	const char *e = o ? strstr(o, "exitcode=") : NULL;
+	tr_san_exitcode = e ? atoi(e + 9) : tsan ? 66 : 1;
+	set_cb(tr_on_sanitizer_death);
+}
+
 /* Last constructor of libtracer.so: every module registered by now. */
 __attribute__((constructor(65535))) static void tr_ctor_modules(void)
 {
 	tr_modules_start();
+	if (tr_g.active)
+		sanitizer_hook();
 }
 
 /* main() wrapper: on_exit registered from inside main runs before the
@@ -269,12 +307,185 @@ TR_EXPORT void _Exit(int status)
 	exit_now(real__Exit, status);
 }
 
+/* glibc's quick_exit ends through an internal _exit: the archive is written
+ * by tr_on_quick_exit, after the program's at_quick_exit handlers. */
+TR_EXPORT void quick_exit(int status)
+{
+	TR_REAL_INIT(quick_exit);
+	if (!tr_g.finishing) {
+		tr_g.exit_status = status;
+		tr_g.have_exit_status = 1;
+	}
+	if (real_quick_exit)
+		real_quick_exit(status);
+	tr_finish_status(status, 1);
+	exit_now(NULL, status);
+}
+
+/* glibc's daemon() ends the parent through an internal _exit that skips
+ * ours: the same steps here, so the parent writes its archive (as _exit
+ * does) and the child records into its fork archive (as after fork). */
+TR_EXPORT int daemon(int nochdir, int noclose)
+{
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid > 0) {
+		TR_REAL_INIT(_exit);
+		tr_finish_status(0, 1);
+		exit_now(real__exit, 0);
+	}
+	if (setsid() < 0)
+		return -1;
+	if (!nochdir && chdir("/") != 0)
+		return -1;
+	if (!noclose) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		dup2(fd, 0);
+		dup2(fd, 1);
+		dup2(fd, 2);
+		if (fd > 2)
+			close(fd);
+	}
+	return 0;
+}
+
 /* ---- exec family: the archive is complete before the new image starts ---- */
 
-static int tr_exec_prepare(void)
+/* Would execve(path) start a new image? Checked before the archive is
+ * written, so that an exec that fails leaves tracing on: no such file, not
+ * a regular executable file, a #! interpreter or an ELF program interpreter
+ * (ld.so) that does not exist, an ELF of another machine, neither ELF nor
+ * #! (ENOEXEC). sh: execvp semantics (on ENOEXEC it runs the file with
+ * /bin/sh, so only a missing interpreter fails). */
+#if defined(__x86_64__)
+#define TR_ELF_MACHINE EM_X86_64
+#elif defined(__aarch64__)
+#define TR_ELF_MACHINE EM_AARCH64
+#endif
+
+static int interp_ok(const char *p, size_t n)
+{
+	char path[256];
+	if (n == 0 || n >= sizeof(path))
+		return n != 0;   /* too long to check here: let the kernel decide */
+	memcpy(path, p, n);
+	path[n] = 0;
+	return access(path, F_OK) == 0;
+}
+
+static int elf_would_run(int fd, const unsigned char *h, ssize_t n, int sh)
+{
+#ifdef TR_ELF_MACHINE
+	Elf64_Ehdr eh;
+	if (n < (ssize_t)sizeof(eh))
+		return sh;
+	memcpy(&eh, h, sizeof(eh));
+	if (h[EI_CLASS] != ELFCLASS64 || eh.e_machine != TR_ELF_MACHINE)
+		return sh;   /* ENOEXEC (execvp: /bin/sh runs it) */
+	for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph))
+			return 1;
+		if (ph.p_type != PT_INTERP)
+			continue;
+		char ip[256];
+		size_t l = ph.p_filesz < sizeof(ip) ? (size_t)ph.p_filesz : sizeof(ip);
+		if (pread(fd, ip, l, (off_t)ph.p_offset) != (ssize_t)l)
+			return 1;
+		return interp_ok(ip, strnlen(ip, l));
+	}
+#else
+	(void)fd; (void)h; (void)n; (void)sh;
+#endif
+	return 1;
+}
+
+static int exec_would_run(const char *path, int sh)
+{
+	struct stat st;
+	if (!path || !*path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0)
+		return 0;
+	unsigned char head[256];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return 1;   /* execute-only: let the kernel decide */
+	ssize_t n = read(fd, head, sizeof(head));
+	int ok = sh;
+	if (n >= 2 && head[0] == '#' && head[1] == '!') {
+		const char *b = (const char *)head + 2, *e = (const char *)head + n;
+		while (b < e && (*b == ' ' || *b == '\t'))
+			b++;
+		const char *x = b;
+		while (x < e && *x != ' ' && *x != '\t' && *x != '\n')
+			x++;
+		ok = x < e ? interp_ok(b, (size_t)(x - b)) : 1;
+	} else if (n >= 4 && !memcmp(head, ELFMAG, SELFMAG)) {
+		ok = elf_would_run(fd, head, n, sh);
+	}
+	close(fd);
+	return ok;
+}
+
+/* E2BIG: the strings of argv and envp must fit the kernel's limits. */
+static int args_fit(char *const argv[], char *const envp[])
+{
+	long max = sysconf(_SC_ARG_MAX);
+	size_t total = 0;
+	for (int k = 0; k < 2; k++)
+		for (char *const *a = k ? envp : argv; a && *a; a++) {
+			size_t l = strlen(*a) + 1;
+			if (l > 32 * 4096)   /* MAX_ARG_STRLEN */
+				return 0;
+			total += l + sizeof(char *);
+		}
+	return max <= 0 || total <= (size_t)max;
+}
+
+/* PATH now (the program may have changed it since start-up). */
+static const char *tr_exec_path(void)
+{
+	return getenv("PATH");
+}
+
+/* execvp's search: the first PATH entry that holds an executable file. */
+static int execvp_would_run(const char *file, const char *path_env)
+{
+	if (!file || !*file)
+		return 0;
+	if (strchr(file, '/'))
+		return exec_would_run(file, 1);
+	const char *p = path_env ? path_env : "/bin:/usr/bin";
+	char buf[4096];
+	size_t fl = strlen(file);
+	for (;;) {
+		const char *e = strchr(p, ':');
+		size_t dl = e ? (size_t)(e - p) : strlen(p);
+		if (dl + fl + 2 <= sizeof(buf)) {
+			if (dl)
+				memcpy(buf, p, dl);
+			else
+				buf[dl++] = '.';   /* empty entry: the working directory */
+			buf[dl] = '/';
+			memcpy(buf + dl + 1, file, fl + 1);
+			if (exec_would_run(buf, 1))
+				return 1;
+		}
+		if (!e)
+			return 0;
+		p = e + 1;
+	}
+}
+
+static int tr_exec_prepare(int would_run)
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != getpid())
 		return 0;   /* vfork child or not tracing: touch nothing */
+	if (!would_run)
+		return 0;   /* the exec fails: tracing goes on */
 	struct tr_thread *m = tr_g.master;
 	if (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
 	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
@@ -293,13 +504,14 @@ static int tr_exec_prepare(void)
 static void tr_exec_failed(int was, int err)
 {
 	if (was)
-		tr_log_debug("exec failed (%s); the rest of this process is not traced", strerror(err));
+		tr_log_warn("exec failed (%s) after the archive was written; the rest of this process is not "
+			    "traced", strerror(err));
 }
 
 TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)));
 	int r = real_execve(path, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -310,7 +522,7 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 TR_EXPORT int execv(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
 	int r = real_execv(path, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -321,7 +533,7 @@ TR_EXPORT int execv(const char *path, char *const argv[])
 TR_EXPORT int execvp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
 	int r = real_execvp(file, argv);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -332,7 +544,7 @@ TR_EXPORT int execvp(const char *file, char *const argv[])
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)));
 	int r = real_execvpe(file, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);
@@ -343,7 +555,7 @@ TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
-	int was = tr_exec_prepare();
+	int was = tr_exec_prepare(1);
 	int r = real_fexecve(fd, argv, envp);
 	int e = errno;
 	tr_exec_failed(was, e);

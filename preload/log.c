@@ -26,7 +26,7 @@
 
 #define TR_LOG_MAX 1024
 
-void tr_log_write(const char *buf, size_t n)
+static void write_all(const char *buf, size_t n)
 {
 	while (n > 0) {
 		ssize_t w = write(2, buf, n);
@@ -37,6 +37,42 @@ void tr_log_write(const char *buf, size_t n)
 		buf += w;
 		n -= (size_t)w;
 	}
+}
+
+/* One line on stderr: control characters inside it (a value echoed from the
+ * environment may hold a newline or an escape sequence) are written as \n,
+ * \r, \t or \xNN, so a message is always exactly one line and cannot drive
+ * the terminal; the final newline stays. One write(2) unless the escaped
+ * line exceeds the stack buffer. Async-signal-safe. */
+void tr_log_write(const char *buf, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	char out[2048];
+	size_t k = 0;
+	int saved = errno;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)buf[i];
+		if (k + 4 > sizeof(out)) {
+			write_all(out, k);
+			k = 0;
+		}
+		if ((c >= 0x20 && c != 0x7f) || (c == '\n' && i == n - 1)) {
+			out[k++] = (char)c;
+			continue;
+		}
+		out[k++] = '\\';
+		switch (c) {
+		case '\n': out[k++] = 'n'; break;
+		case '\r': out[k++] = 'r'; break;
+		case '\t': out[k++] = 't'; break;
+		default:
+			out[k++] = 'x';
+			out[k++] = hex[c >> 4];
+			out[k++] = hex[c & 15];
+		}
+	}
+	write_all(out, k);
+	errno = saved;
 }
 
 static int tr_log_to_file;          /* notices go to the log file */

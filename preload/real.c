@@ -23,6 +23,7 @@ int (*real_execv)(const char *, char *const[]);
 int (*real_execvp)(const char *, char *const[]);
 int (*real_execvpe)(const char *, char *const[], char *const[]);
 int (*real_fexecve)(int, char *const[], char *const[]);
+void (*real_quick_exit)(int);
 
 static const struct {
 	const char *name;
@@ -30,6 +31,7 @@ static const struct {
 } tr_real_table[] = {
 #define R(fn) { #fn, (void **)&real_##fn }
 	R(sigaction), R(_exit), R(_Exit), R(execve), R(execv), R(execvp), R(execvpe), R(fexecve),
+	R(quick_exit),
 #undef R
 };
 

@@ -196,7 +196,7 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	otf2w_status st = tr_g.ar ? otf2w_archive_get_evt_writer(tr_g.ar, t->location, &t->w) : OTF2W_E_INVALID_CALL;
 	if (st != OTF2W_OK) {
 		t->w = NULL;
-		if (tr_g.ar && tr_g.errors++ == 0)
+		if (tr_g.ar && tr_error_note(st))
 			tr_log_error("cannot create the event writer of location %llu: %s",
 				     (unsigned long long)t->location, otf2w_archive_error(tr_g.ar));
 	}
@@ -306,21 +306,54 @@ void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time)
 	}
 }
 
+/* After a resume: Leave the regions open in the archive at the stop that
+ * were left while stopped, Enter those entered since, so that the archive's
+ * open regions are the shadow stack's (balanced streams). */
+static void stop_rebalance(struct tr_thread *t, uint64_t now)
+{
+	if (!t->stop_seen || tr_g.writer_module)
+		return;
+	uint32_t m = t->stop_min < t->stop_depth ? t->stop_min : t->stop_depth;
+	for (uint32_t i = t->stop_depth; i-- > m;)
+		if (i < TR_SHADOW_DEPTH)
+			otf2w_evt_leave(t->w, NULL, now, t->stop_stack[i]);
+	for (uint32_t i = m; i < t->depth && i < TR_SHADOW_DEPTH; i++)
+		otf2w_evt_enter(t->w, NULL, now, t->stack[i]);
+}
+
 /* TRACER_ON_FULL=stop: a stopped location gets room for its last records
  * (Leave of open regions, ThreadEnd, ProgramEnd): its buffer is written out
  * and recording resumes (MeasurementOnOff ON). Owner of t's writer only;
  * not on the crash path (locks, I/O). */
+/* Resume a stopped location now (crash: without a flush) and balance it. */
+static void resume_stopped(struct tr_thread *t, int crash)
+{
+	uint64_t now = tr_time();
+	uint64_t last = otf2w_evt_writer_last_time(t->w);
+	if (now < last)
+		now = last;
+	otf2w_status st = crash ? otf2w_evt_writer_resume_emergency(t->w, now) : otf2w_evt_writer_resume(t->w, now);
+	if (st == OTF2W_OK)
+		stop_rebalance(t, now);
+	t->stop_seen = 0;
+}
+
 void tr_thread_ending(struct tr_thread *t)
 {
 	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
 		return;
 	int saved = errno;
-	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK) {
-		uint64_t now = tr_time();
-		uint64_t last = otf2w_evt_writer_last_time(t->w);
-		otf2w_evt_writer_resume(t->w, now > last ? now : last);
-	}
+	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK)
+		resume_stopped(t, 0);
 	errno = saved;
+}
+
+/* The same on the crash path (no flush: one more chunk in memory).
+ * Async-signal-safe; t is stopped or the caller's. */
+void tr_thread_ending_crash(struct tr_thread *t)
+{
+	if (t && t->w && !t->closed && otf2w_evt_writer_stopped(t->w))
+		resume_stopped(t, 1);
 }
 
 void tr_thread_end(struct tr_thread *t)
@@ -350,7 +383,7 @@ void tr_thread_end(struct tr_thread *t)
 		 * is created on the thread's exit path */
 		otf2w_status st = otf2w_archive_close_evt_writer_deferred(tr_g.ar, t->w, tr_cfg.chunk_bytes,
 									  TR_DEFER_TOTAL);
-		if (st != OTF2W_OK && tr_g.errors++ == 0)
+		if (st != OTF2W_OK && tr_error_note(st))
 			tr_log_error("closing location %llu: %s", (unsigned long long)t->location,
 				     otf2w_archive_error(tr_g.ar));
 		t->closed = 1;

@@ -151,6 +151,7 @@ TR_REAL_DECL(int, execv, const char *, char *const[]);
 TR_REAL_DECL(int, execvp, const char *, char *const[]);
 TR_REAL_DECL(int, execvpe, const char *, char *const[], char *const[]);
 TR_REAL_DECL(int, fexecve, int, char *const[], char *const[]);
+TR_REAL_DECL(void, quick_exit, int);
 
 /* filter.c */
 void tr_filter_load(void);
@@ -208,6 +209,7 @@ void tr_threads_stop_all(struct tr_thread *self, int may_lock);
 void tr_threads_fork_child(void);
 uint64_t tr_threads_count_events(uint64_t *dropped);
 void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time);
+void tr_thread_ending_crash(struct tr_thread *t);   /* ON_FULL=stop, crash path */
 extern TR_TLS int tr_tls_creating;
 
 /* archive.c */
@@ -215,6 +217,8 @@ int tr_archive_prepare(void);      /* decide the directory, open the archive obj
 int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
+void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
+int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
 
 /* init.c */
 void tr_init(void);

@@ -143,6 +143,13 @@ struct tr_thread {
 	uint64_t errors;
 	uint32_t name_sid;         /* String id of the location name */
 	int closed;                /* event writer closed */
+	/* TRACER_ON_FULL=stop: the regions open in the archive when the
+	 * location stopped, and the lowest depth reached while stopped (the
+	 * Leaves and Enters written when recording resumes at the end) */
+	int stop_seen;
+	uint32_t stop_depth;
+	uint32_t stop_min;
+	uint32_t stop_stack[128];
 };
 
 /* The calling thread's state if tracing is active for it and the thread is
@@ -246,10 +253,21 @@ struct tr_module {
 	 * the thread t with the guard held and in_record set, like on_enter.
 	 * (appended last: positional initializers stay valid) */
 	void (*wakeup)(struct tr_thread *t, uint64_t time);
+	/* Crash path (emergency archive: abort, SIGSEGV, a signal inside libc):
+	 * async-signal-safe, no lock, no malloc; every other thread is stopped.
+	 * thread_fini_crash: the thread's last records (before ProgramEnd on the
+	 * master); t is stopped and not inside a record. fini_crash: the
+	 * definitions the events need, written straight to g after the
+	 * registry's (new ids from tr_defs_count). May be NULL. */
+	void (*thread_fini_crash)(struct tr_thread *t);
+	void (*fini_crash)(otf2w_gdef_writer *g);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */
 void tr_module_register(const struct tr_module *m);
+/* Definitions of class cls (enum tr_def_class) in the registry so far: the
+ * next free id (crash path, fini_crash). */
+uint32_t tr_defs_count(int cls);
 
 /* ---- definitions registry -------------------------------------------------------------
  * Thread-safe (registry lock), never on the hot path: wrappers define their

@@ -1225,6 +1225,53 @@ static void smp_fork_child(void)
 	tr_smp_src_process(1);
 }
 
+static struct tr_module smp_module;
+
+/* Crash path: CallingContextLeave for the thread's open regions (the
+ * core leaves closing them to this writer). Async-signal-safe: no node is
+ * created (regions beyond SMP_MAX_REGIONS stay open). */
+static void smp_thread_fini_crash(struct tr_thread *t)
+{
+	struct smp_thread *s = t->sampling;
+	if (!s || !t->w || t->closed || s->busy || s->in_handler || !smp_module.write_enter)
+		return;
+	uint64_t now = smp_clamp_time(t->w, tr_time());
+	uint32_t k = s->nreg < SMP_MAX_REGIONS ? s->nreg : SMP_MAX_REGIONS;
+	while (k > 0) {
+		k--;
+		if (s->reg[k].node != SMP_UNDEF)
+			otf2w_evt_calling_context_leave(t->w, NULL, now, s->reg[k].node);
+	}
+	s->nreg = 0;
+}
+
+/* Crash path: CallingContext definitions for every node (the events refer
+ * to them) without symbol resolution (it allocates): a node of an
+ * instrumented region keeps its region, every other node gets one Region
+ * "[unresolved: archive written at a crash]". Async-signal-safe. */
+static void smp_fini_crash(otf2w_gdef_writer *g)
+{
+	if (!tr_smp_nodes)
+		return;
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	uint32_t have = tr_defs_count(TR_DEF_CALLING_CONTEXT);   /* defined by smp_fini already */
+	if (have >= n)
+		return;
+	uint32_t sid = tr_defs_count(TR_DEF_STRING);
+	uint32_t rid = tr_defs_count(TR_DEF_REGION);
+	otf2w_gdef_string(g, sid, "[unresolved: archive written at a crash]");
+	otf2w_gdef_region(g, rid, sid, sid, sid, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
+			  OTF2W_REGION_FLAG_NONE, sid, 0, 0);
+	for (uint32_t i = have; i < n; i++) {
+		const struct smp_node *nd = &tr_smp_nodes[i];
+		uint32_t r = (nd->key & SMP_KEY_REGION) ? (uint32_t)(nd->key & 0xffffffffu) : rid;
+		uint32_t parent = nd->parent < i ? nd->parent : SMP_UNDEF;
+		otf2w_gdef_calling_context(g, i, r, SMP_UNDEF, parent);
+	}
+}
+
 static struct tr_module smp_module = {
 	.name = "sampling",
 	.init = smp_init,
@@ -1232,6 +1279,8 @@ static struct tr_module smp_module = {
 	.thread_fini = smp_thread_fini,
 	.fini = smp_fini,
 	.fork_child = smp_fork_child,
+	.thread_fini_crash = smp_thread_fini_crash,
+	.fini_crash = smp_fini_crash,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)

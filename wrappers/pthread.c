@@ -1213,6 +1213,19 @@ static void pth_thread_fini(struct tr_thread *t)
 	pth_write_thread_end(t, tr_thread_peek() == t);
 }
 
+/* Crash path: the ThreadEnd of a thread still running (no lock: every
+ * other thread is stopped; a thread inside pth_write_thread_end is inside a
+ * record and not passed here). */
+static void pth_thread_fini_crash(struct tr_thread *t)
+{
+	if (!atomic_load_explicit(&pth_on, memory_order_relaxed) || !t->seq || !t->w || t->closed)
+		return;
+	uint64_t now = tr_time();
+	uint64_t last = otf2w_evt_writer_last_time(t->w);
+	otf2w_evt_thread_end(t->w, NULL, now > last ? now : last, pth_comm, t->seq);
+	t->seq = 0;
+}
+
 static void pth_fork_child(void)
 {
 	/* Only the forking thread exists in the child; the tables describe
@@ -1261,6 +1274,7 @@ static const struct tr_module pth_module = {
 	.thread_fini = pth_thread_fini,
 	.fini = pth_fini,
 	.fork_child = pth_fork_child,
+	.thread_fini_crash = pth_thread_fini_crash,
 };
 
 /* Registered after sampling/ (priority 210): the thread_fini hooks run in

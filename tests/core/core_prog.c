@@ -186,6 +186,28 @@ static void *crasher(void *a)
 	return NULL;
 }
 
+/* (fix) many threads recording at once: every location flushes */
+static pthread_barrier_t wide_bar;
+static int wide_n;
+
+static void *wide_worker(void *a)
+{
+	if (tracer_test_thread_begin)
+		tracer_test_thread_begin();
+	work(wide_n);
+	pthread_barrier_wait(&wide_bar);
+	if (tracer_test_thread_end)
+		tracer_test_thread_end();
+	return a;
+}
+
+static void qe_handler(void)
+{
+	enter("qe_handler");
+	printf("at_quick_exit handler\n");
+	leave("qe_handler");
+}
+
 static int signum(const char *s)
 {
 	if (!strcmp(s, "INT")) return SIGINT;
@@ -236,6 +258,87 @@ int main(int argc, char **argv)
 		if (chdir("/"))
 			return 1;
 		work(3);
+		return 0;
+	}
+	if (!strcmp(m, "quick_exit")) {        /* at_quick_exit handler, then the archive */
+		at_quick_exit(qe_handler);
+		enter("main_work");
+		work(2);
+		quick_exit(11);
+	}
+	if (!strcmp(m, "daemon")) {            /* daemon DONEFILE: the child records on */
+		enter("before_daemon");
+		work(2);
+		if (daemon(1, 0) != 0)
+			return 1;
+		work(3);
+		leave("before_daemon");
+		FILE *f = fopen(argc > 2 ? argv[2] : "daemon_done", "w");
+		if (f)
+			fclose(f);
+		return 4;
+	}
+	if (!strcmp(m, "exec_fail")) {         /* failed execs: the run goes on */
+		char *av[] = { argv[0], "basic", NULL };
+		enter("before_exec");
+		work(1);
+		execv("/nonexistent/prog", av);
+		printf("execv: %s\n", strerror(errno));
+		execvp("no-such-program-tracer-test", av);
+		printf("execvp: %s\n", strerror(errno));
+		execl("/etc/hostname", "x", (char *)NULL);   /* not executable */
+		printf("execl: %s\n", strerror(errno));
+		execl("/dev/null", "x", (char *)NULL);       /* not a regular file */
+		printf("execl: %s\n", strerror(errno));
+		execv("./badinterp.sh", av);                  /* #! interpreter missing */
+		printf("execv: %s\n", strerror(errno));
+		execv("./foreign.elf", av);                   /* ELF of another machine */
+		printf("execv: %s\n", strerror(errno));
+		execv("./noldso.elf", av);                    /* ELF whose ld.so is missing */
+		printf("execv: %s\n", strerror(errno));
+		size_t big = 200000;                         /* E2BIG: one string > 128 KiB */
+		char *huge = malloc(big + 1);
+		if (huge) {
+			memset(huge, 'x', big);
+			huge[big] = 0;
+			char *hv[] = { argv[0], huge, NULL };
+			execv("/proc/self/exe", hv);
+			printf("execv: %s\n", strerror(errno));
+			free(huge);
+		}
+		work(2);
+		leave("before_exec");
+		return 8;
+	}
+	if (!strcmp(m, "threads_stop")) {     /* threads_stop N: stopped in nested regions */
+		int n = argc > 2 ? atoi(argv[2]) : 1000;
+		wide_n = n;
+		pthread_barrier_init(&wide_bar, NULL, 3);
+		for (int i = 0; i < 2; i++)
+			pthread_create(&t[i], NULL, wide_worker, NULL);
+		enter("main_work");
+		enter("level1");
+		work(n);
+		leave("level1");
+		enter("level1b");
+		enter("level2");
+		pthread_barrier_wait(&wide_bar);
+		for (int i = 0; i < 2; i++)
+			pthread_join(t[i], NULL);
+		return 0;   /* main_work, level1b, level2 open at exit */
+	}
+	if (!strcmp(m, "wide")) {              /* wide THREADS N: all alive together */
+		int nt = argc > 2 ? atoi(argv[2]) : 8;
+		pthread_t *w = calloc((size_t)nt, sizeof(*w));
+		wide_n = argc > 3 ? atoi(argv[3]) : 1000;
+		pthread_barrier_init(&wide_bar, NULL, (unsigned)nt + 1);
+		for (int i = 0; i < nt; i++)
+			pthread_create(&w[i], NULL, wide_worker, NULL);
+		pthread_barrier_wait(&wide_bar);
+		FILE *f = fopen("/dev/null", "r");   /* the program's own descriptor */
+		printf("open %s\n", f ? "ok" : "failed");
+		for (int i = 0; i < nt; i++)
+			pthread_join(w[i], NULL);
 		return 0;
 	}
 	if (!strcmp(m, "threads")) {
@@ -300,6 +403,10 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "abort") || !strcmp(m, "segv")) {
 		start_spinner(&t[0]);
 		enter("crashing");
+		if (argc > 2)
+			work(atoi(argv[2]));   /* (stop mode: fill the buffer first) */
+		if (argc > 3)
+			msleep(atoi(argv[3])); /* (the spinner runs on: samples) */
 		if (m[0] == 'a')
 			abort();
 		*(volatile int *)(long)(argc - 2) = 1;   /* argc == 2: NULL */
