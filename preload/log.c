@@ -26,10 +26,11 @@
 
 #define TR_LOG_MAX 1024
 
-static void write_all(const char *buf, size_t n)
+/* Async-signal-safe. */
+static void write_fd_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(2, buf, n);
+		ssize_t w = write(fd, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -53,7 +54,7 @@ void tr_log_write(const char *buf, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
 		if (k + 4 > sizeof(out)) {
-			write_all(out, k);
+			write_fd_all(2, out, k);
 			k = 0;
 		}
 		if ((c >= 0x20 && c != 0x7f) || (c == '\n' && i == n - 1)) {
@@ -71,7 +72,7 @@ void tr_log_write(const char *buf, size_t n)
 			out[k++] = hex[c & 15];
 		}
 	}
-	write_all(out, k);
+	write_fd_all(2, out, k);
 	errno = saved;
 }
 
@@ -155,15 +156,7 @@ static void log_file_write(const char *buf, size_t n)
 	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;   /* a notice, not a problem: dropped */
-	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		buf += w;
-		n -= (size_t)w;
-	}
+	write_fd_all(fd, buf, n);
 	close(fd);
 }
 
