@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "otf2w_int.h"
@@ -161,6 +162,61 @@ size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n)
 	}
 }
 
+static void note_identity(struct otf2w_buf *b, int fd)
+{
+	struct stat st;
+	if (fstat(fd, &st) == 0) {
+		b->fd_dev = (uint64_t)st.st_dev;
+		b->fd_ino = (uint64_t)st.st_ino;
+	}
+}
+
+/* Write at off through b->fd, which must still be the file opened for this
+ * flush: another thread of the program may close it meanwhile
+ * (close_range, closefrom) and even open a file of its own at that
+ * number. Before each write the descriptor is checked (fstat: same file);
+ * if it was closed or now names another file, the file is opened again
+ * (chunks go to fixed offsets, so a retried write is harmless) and the
+ * other file is left alone. Async-signal-safe; 0 or an errno. */
+static int write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
+{
+	for (int attempt = 0;; attempt++) {
+		struct stat st;
+		int ok = fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
+			 (uint64_t)st.st_ino == b->fd_ino;
+		if (ok) {
+			int e = otf2w__pwrite_all(b->fd, data, len, (int64_t)off);
+			if (e != EBADF || attempt >= 3)
+				return e;
+		} else if (attempt >= 3) {
+			return EBADF;
+		}
+		/* ours is gone: never close the number (it may be the program's now) */
+		char path[4096];
+		if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
+			return ENAMETOOLONG;
+		int fd = otf2w__open(path, O_WRONLY, 0644);
+		if (fd < 0)
+			return errno;
+		note_identity(b, fd);
+		b->fd = fd;
+	}
+}
+
+/* Close b->fd if it is still the file we opened (the program may have
+ * closed it and opened one of its own at that number: that one is left
+ * alone); b->fd becomes -1. 0 or the errno of close. Async-signal-safe. */
+int otf2w__buf_close_own(struct otf2w_buf *b)
+{
+	struct stat st;
+	int e = 0;
+	if (b->fd >= 0 && fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
+	    (uint64_t)st.st_ino == b->fd_ino)
+		e = close(b->fd) != 0 ? errno : 0;
+	b->fd = -1;
+	return e;
+}
+
 static otf2w_status buf_open(struct otf2w_buf *b)
 {
 	otf2w_archive *ar = b->ar;
@@ -182,6 +238,7 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 		if (fd < 0) {
 			st = otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
 		} else {
+			note_identity(b, fd);
 			b->fd = fd;
 			b->file_used = 1;
 			ar->nopen++;
@@ -193,7 +250,7 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 
 static otf2w_status buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
 {
-	int e = otf2w__pwrite_all(b->fd, data, len, (int64_t)off);
+	int e = write_checked(b, data, len, off);
 	if (e) {
 		char path[4096];
 		otf2w__buf_path(b, path, sizeof(path));
@@ -210,8 +267,7 @@ static void buf_maybe_close(struct otf2w_buf *b)
 
 	if (b->fd < 0)
 		return;
-	close(b->fd);
-	b->fd = -1;
+	otf2w__buf_close_own(b);
 	if (otf2w__lock(ar) == OTF2W_OK) {
 		ar->nopen--;
 		otf2w__unlock(ar);
@@ -221,9 +277,8 @@ static void buf_maybe_close(struct otf2w_buf *b)
 /* Close the buffer's file; returns 0 or the errno of close(). */
 static int buf_close_fd(struct otf2w_buf *b, int emerg)
 {
-	int e = close(b->fd) != 0 ? errno : 0;
+	int e = otf2w__buf_close_own(b);
 
-	b->fd = -1;
 	if (!emerg && otf2w__lock(b->ar) == OTF2W_OK) {
 		b->ar->nopen--;
 		otf2w__unlock(b->ar);
@@ -659,14 +714,15 @@ static otf2w_status emerg_open(struct otf2w_buf *b)
 	int fd = otf2w__open(path, O_WRONLY | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		return OTF2W_E_IO;
+	note_identity(b, fd);
 	b->fd = fd;
 	b->file_used = 1;
 	return OTF2W_OK;
 }
 
-static otf2w_status emerg_pwrite(int fd, const uint8_t *data, size_t len, uint64_t off)
+static otf2w_status emerg_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
 {
-	return otf2w__pwrite_all(fd, data, len, (int64_t)off) ? OTF2W_E_IO : OTF2W_OK;
+	return write_checked(b, data, len, off) ? OTF2W_E_IO : OTF2W_OK;
 }
 
 /* The buffered chunks could not be written (file size limit, full disk):
@@ -715,7 +771,7 @@ otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
 		put_header(b, tmp, b->f.nevents + 1, b->f.nevents);
 		tmp[OTF2W_CHUNK_HEADER] = 0x02;
 		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
-		st = emerg ? emerg_pwrite(b->fd, tmp, sizeof(tmp), b->disk_chunks * b->chunk_size)
+		st = emerg ? emerg_pwrite(b, tmp, sizeof(tmp), b->disk_chunks * b->chunk_size)
 			   : buf_pwrite(b, tmp, sizeof(tmp), b->disk_chunks * b->chunk_size);
 	} else {
 		uint8_t *c = b->chunks[b->cur];
@@ -734,7 +790,7 @@ otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
 		for (int32_t i = 0; i <= b->cur && st == OTF2W_OK; i++) {
 			size_t l = i == b->cur ? len : b->chunk_size;
 			uint64_t off = (b->disk_chunks + (uint64_t)i) * b->chunk_size;
-			st = emerg ? emerg_pwrite(b->fd, b->chunks[i], l, off)
+			st = emerg ? emerg_pwrite(b, b->chunks[i], l, off)
 				   : buf_pwrite(b, b->chunks[i], l, off);
 		}
 	}
@@ -826,7 +882,7 @@ otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg)
 	st = emerg ? emerg_open(b) : buf_open(b);
 	if (st)
 		return st;
-	st = emerg ? emerg_pwrite(b->fd, d, len, 0) : buf_pwrite(b, d, len, 0);
+	st = emerg ? emerg_pwrite(b, d, len, 0) : buf_pwrite(b, d, len, 0);
 	int e = buf_close_fd(b, emerg);
 	if (st == OTF2W_OK && e && !emerg) {
 		char path[4096];

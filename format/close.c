@@ -213,8 +213,7 @@ static void free_vec(struct otf2w_vec *v)
 	for (uint32_t i = 0; i < v->n; i++) {
 		struct otf2w_buf *b = v->v[i];
 		otf2w__buf_release(b);
-		if (b->fd >= 0)
-			close(b->fd);
+		otf2w__buf_close_own(b);
 		free(b->deferred);
 		free(b);
 	}
@@ -231,14 +230,12 @@ void otf2w__archive_free(otf2w_archive *ar)
 	free_vec(&ar->snap);
 	if (ar->gdef) {
 		otf2w__buf_release(&ar->gdef->b);
-		if (ar->gdef->b.fd >= 0)
-			close(ar->gdef->b.fd);
+		otf2w__buf_close_own(&ar->gdef->b);
 		free(ar->gdef);
 	}
 	if (ar->marker) {
 		otf2w__buf_release(&ar->marker->b);
-		if (ar->marker->b.fd >= 0)
-			close(ar->marker->b.fd);
+		otf2w__buf_close_own(&ar->marker->b);
 		free(ar->marker);
 	}
 	for (uint32_t i = 0; i < ar->npool; i++)
@@ -337,8 +334,7 @@ static void abandon_vec(struct otf2w_vec *v)
 {
 	for (uint32_t i = 0; i < v->n; i++) {
 		struct otf2w_buf *b = v->v[i];
-		if (b->fd >= 0)
-			close(b->fd);
+		otf2w__buf_close_own(b);
 		b->fd = -1;
 		b->closed = 1;
 		b->deferred = NULL;	/* the parent writes it (the copy leaks here) */
@@ -355,8 +351,8 @@ void otf2w_archive_abandon(otf2w_archive *ar)
 	abandon_vec(&ar->evt);
 	abandon_vec(&ar->def);
 	abandon_vec(&ar->snap);
-	if (ar->gdef && ar->gdef->b.fd >= 0)
-		close(ar->gdef->b.fd);
-	if (ar->marker && ar->marker->b.fd >= 0)
-		close(ar->marker->b.fd);
+	if (ar->gdef)
+		otf2w__buf_close_own(&ar->gdef->b);
+	if (ar->marker)
+		otf2w__buf_close_own(&ar->marker->b);
 }

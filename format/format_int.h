@@ -43,6 +43,8 @@ int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off);
 /* buffer.c */
 void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc);
 void otf2w__buf_release(struct otf2w_buf *b);
+/* Close b->fd only if it still names the file opened for b. */
+int otf2w__buf_close_own(struct otf2w_buf *b);
 void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size, int evt);
 size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n);
 otf2w_status otf2w__buf_flush(struct otf2w_buf *b);

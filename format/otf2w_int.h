@@ -42,6 +42,7 @@ struct otf2w_buf {
 	int need_ts;                   /* next record starts a chunk: force timestamp */
 	uint64_t disk_chunks;          /* chunks already in the file */
 	int fd;                        /* -1 until the file is opened */
+	uint64_t fd_dev, fd_ino;       /* what fd referred to when opened */
 	int closed;                    /* file complete (end written) */
 	int stopped;                   /* NO_FLUSH stop or I/O failure */
 	int resume_pending;

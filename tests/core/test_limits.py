@@ -7,6 +7,7 @@ reference reader opens.
 usage: test_limits.py CASE   (environment as test_core.py: FULL_LIB, FD_PROG,
                               WORK, OTF2_PRINT)
 """
+import glob
 import os
 import resource
 import shutil
@@ -175,6 +176,49 @@ def case_sigterm_jemalloc():
         print('SKIP: no libjemalloc2')
         sys.exit(77)
     sigterm_soak('sigterm_jemalloc', 6, {'TRACER_SAMPLING': '250us'}, preload_first=jm)
+
+
+def same_run(name, argv, wrap=None, lock_events=None):
+    """argv untraced and traced (wrap: a command put in front, e.g.
+    valgrind, which gets the tracer preloaded too): same stdout, same
+    status, no sanitizer or valgrind report, a readable archive."""
+    out = os.path.join(WORK, name + '-archive')
+    for d in glob.glob(out + '*'):
+        shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(WORK, exist_ok=True)
+    cmd = (wrap or []) + argv
+    u = run(cmd, False)
+    t = run(cmd, True, out)
+    sys.stderr.write(t.stderr)
+    check(t.returncode == u.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs: %r' % other_lines(t.stderr))
+    # the program's archive: the one with the most locations (a wrapper
+    # such as valgrind's launcher writes a small one of its own)
+    best = None
+    for d in glob.glob(out + '*'):
+        tr = tc.load(d)
+        if best is None or len(tr.locations) > len(best.locations):
+            best = tr
+    check(best is not None, 'no archive')
+    tc.check_all(best, exit_status=0)
+    if lock_events is not None:
+        check(lock_count(best) == lock_events, '%d lock acquisitions, want %d' % (lock_count(best), lock_events))
+
+
+def case_tsan():
+    """A ThreadSanitizer program traced: no report, same output, full archive."""
+    same_run('tsan', [os.environ['TSAN_PROG']], lock_events=60000)
+
+
+def case_valgrind():
+    """valgrind (memcheck) of a traced program: no error reported
+    (--error-exitcode), same output, full archive."""
+    vg = shutil.which('valgrind')
+    if not vg:
+        print('SKIP: no valgrind')
+        sys.exit(77)
+    same_run('valgrind', [PROG, 'locks', '3000'], wrap=[vg, '-q', '--error-exitcode=99'], lock_events=6000)
 
 
 CASES = {k[5:]: v for k, v in globals().items() if k.startswith('case_')}
