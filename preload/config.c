@@ -24,6 +24,7 @@ struct tr_config tr_cfg = {
 	.verbose = 1,
 	.clock = TR_CLOCK_TSC,
 	.sampling_depth = 64,
+	.io = 1,
 };
 
 extern char **environ;
@@ -175,7 +176,7 @@ static const char *const tr_env_known[] = {
 	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
 	"TRACER_MPI", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
 	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES",
-	"TRACER_TEST_CLOCK_SKEW", NULL
+	"TRACER_TEST_CLOCK_SKEW", "TRACER_IO", NULL
 };
 
 int tr_env_rank(void)
@@ -252,6 +253,8 @@ void tr_cfg_load(void)
 		bad("TRACER_PTHREAD", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_MPI")) && tr_cfg_parse_bool(v, &tr_cfg.mpi))
 		bad("TRACER_MPI", v, "on/off/1/0/yes/no/true/false", "on");
+	if ((v = env_get("TRACER_IO")) && tr_cfg_parse_bool(v, &tr_cfg.io))
+		bad("TRACER_IO", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_FILTER"))) {
 		if (!*v || strlen(v) >= sizeof(tr_cfg.filter))
 			bad("TRACER_FILTER", v, "a readable file name", "no filter");
