@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, off, gzip, dd, sort
+cases: prog, off, gzip, dd, sort, mpi
 """
 import argparse
 import collections
@@ -296,6 +296,46 @@ def case_sort():
     print('sort: %d bytes, %d operations' % (size, len(io.ops)))
 
 
+def case_mpi():
+    """2 ranks: the Io definitions of both go through the MPI unification
+    (IoFile/IoHandle mapping tables); each rank's location has its own
+    file's bytes on its own handles."""
+    mpirun = [A.mpirun, '--allow-run-as-root', '--oversubscribe', '-np', '2']
+    out = os.path.join(A.work, 'mpi-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    res = {}
+    for traced in (False, True):
+        d = fresh('mpi' + ('-traced' if traced else '-untraced'))
+        x = ['-x', 'LD_PRELOAD=' + A.lib, '-x', 'TRACER_OUTPUT=' + out] if traced else []
+        res[traced] = (run(mpirun + x + [A.mpi_prog, d], False, out, d), d)
+    (u, ud), (t, td) = res[False], res[True]
+    sys.stdout.write(t.stdout)
+    sys.stderr.write(t.stderr[-2000:])
+    check(u.returncode == 0 and t.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    for r in (0, 1):
+        f = 'rank%d.dat' % r
+        check(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    tc.otf2_print(tr.anchor)
+    io = Io(tr)
+    for r in (0, 1):
+        loc = [l for l in tr.locations if l.id >> 32 == r][0]
+        mine = [o for o in io.ops if o[0] is loc]
+        w = sum(o[4] for o in mine if o[1] == 'WRITE' and o[2].file.name.endswith('/rank%d.dat' % r))
+        rd = sum(o[4] for o in mine if o[1] == 'READ' and o[2].file.name.endswith('/rank%d.dat' % r)
+                 and o[2].io_paradigm.identification == 'ISOC')
+        check(w == (r + 1) * 1000 and rd == w, 'rank %d: wrote %d, read %d, want %d' % (r, w, rd, (r + 1) * 1000))
+        other = [o for o in mine if o[2].file.name.endswith('/rank%d.dat' % (1 - r))]
+        check(not other, 'rank %d: operations on the other rank\'s file' % r)
+    handles = {}
+    for loc, m, h, req, res_ in io.ops:
+        handles.setdefault(id(h), set()).add(loc.id)
+    check(all(len(v) == 1 for v in handles.values()), 'a handle used by two ranks')
+    print('mpi: %d Io operations on 2 ranks' % len(io.ops))
+
+
 def main():
     global A
     p = argparse.ArgumentParser()
@@ -303,6 +343,8 @@ def main():
     p.add_argument('--lib', required=True)
     p.add_argument('--prog', required=True)
     p.add_argument('--work', required=True)
+    p.add_argument('--mpi-prog')
+    p.add_argument('--mpirun')
     A = p.parse_args()
     try:
         globals()['case_' + A.case]()
