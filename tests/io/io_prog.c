@@ -8,9 +8,12 @@
  *                   when IO_INHERITED_FD is set, reads that inherited
  *                   descriptor to its end. Prints what it did (the same
  *                   traced and untraced).
+ *   io_prog threads DIR   4 threads, each writes DIR/t<i>.dat: 100 write()
+ *                   of 512 bytes, then 50 fprintf lines to DIR/t<i>.txt.
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,9 +29,49 @@ static void die(const char *what)
 	exit(2);
 }
 
+static const char *tdir;
+static long tprinted[4];
+
+static void *thread_io(void *arg)
+{
+	long i = (long)arg;
+	char path[4096], data[512];
+	memset(data, '0' + (int)i, sizeof(data));
+	snprintf(path, sizeof(path), "%s/t%ld.dat", tdir, i);
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (fd < 0)
+		return NULL;
+	for (int k = 0; k < 100; k++)
+		if (write(fd, data, sizeof(data)) != (ssize_t)sizeof(data))
+			break;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/t%ld.txt", tdir, i);
+	FILE *fp = fopen(path, "w");
+	for (int k = 0; fp && k < 50; k++)
+		tprinted[i] += fprintf(fp, "thread %ld line %d\n", i, k);
+	if (fp)
+		fclose(fp);
+	return NULL;
+}
+
+static int threads(const char *dir)
+{
+	pthread_t th[4];
+	tdir = dir;
+	for (long i = 0; i < 4; i++)
+		pthread_create(&th[i], NULL, thread_io, (void *)i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++)
+		printf("thread %d printed %ld\n", i, tprinted[i]);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char a[4096], b[4096], c[4096];
+	if (argc == 3 && !strcmp(argv[1], "threads"))
+		return threads(argv[2]);
 	if (argc < 2)
 		return 2;
 	snprintf(a, sizeof(a), "%s/a.dat", argv[1]);

@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, off, gzip, dd, sort, mpi
+cases: prog, threads, off, gzip, dd, sort, mpi
 """
 import argparse
 import collections
@@ -244,6 +244,23 @@ def case_prog():
         check(roles.get('read') == 'FILE_IO' and roles.get('open') == 'FILE_IO_METADATA', 'region roles %r'
               % {k: roles.get(k) for k in ('read', 'open')})
     print('prog: %d Io events, %d operations' % (sum(io.kinds.values()), len(io.ops)))
+
+
+def case_threads():
+    """4 threads doing I/O at once: each thread's location has its own
+    file's bytes (one shared descriptor table, no lock)."""
+    t, td, tr = compare('threads', [A.prog, 'threads', '{dir}'])
+    io = Io(tr)
+    check(len(tr.locations) == 5, '%d locations, want 5' % len(tr.locations))
+    for i in range(4):
+        locs = {o[0].id for o in io.ops if o[2].file.name.endswith('/t%d.dat' % i)}
+        check(len(locs) == 1, 'thread %d: t%d.dat written from %d locations' % (i, i, len(locs)))
+        w = io.bytes('WRITE', '/t%d.dat' % i, 'POSIX')
+        check(w == 51200, 'thread %d: %d bytes written to t%d.dat, want 51200' % (i, w, i))
+        p = io.bytes('WRITE', '/t%d.txt' % i, 'ISOC')
+        want = printed(t.stdout, 'thread %d printed ' % i)
+        check(p == want, 'thread %d: %d bytes printed to t%d.txt, want %d' % (i, p, i, want))
+    print('threads: %d Io operations' % len(io.ops))
 
 
 def case_off():
