@@ -51,8 +51,8 @@ enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_S
 	X(unlink, M) X(unlinkat, M) X(rename, M) \
 	X(fopen, M) X(fopen64, M) X(fdopen, M) X(freopen, M) X(freopen64, M) X(fclose, M) X(pclose, M) X(fread, D) X(fwrite, D) \
 	X(fread_unlocked, D) X(fwrite_unlocked, D) X(fgets_unlocked, D) X(fputs_unlocked, D) \
-	X(fgets, D) X(fputs, D) X(puts, D) X(fprintf, D) X(vfprintf, D) X(printf, D) \
-	X(vprintf, D) X(fflush, D) X(fseek, M) X(fseeko, M) X(fseeko64, M)
+	X(fgets, D) X(fputs, D) X(puts, D) X(getline, D) X(getdelim, D) X(fprintf, D) X(vfprintf, D) X(printf, D) \
+	X(vprintf, D) X(dprintf, D) X(vdprintf, D) X(fflush, D) X(fseek, M) X(fseeko, M) X(fseeko64, M)
 #define IO_ENUM(n, r) IO_R_##n,
 enum io_rgn { IO_REGIONS(IO_ENUM) IO_R_N };
 #undef IO_ENUM

@@ -42,7 +42,8 @@ char *__fgets_chk(char *s, size_t slen, int n, FILE *fp);
 	X(fopen) X(fopen64) X(fdopen) X(fclose) X(fread) X(fwrite) X(fgets) X(fputs) X(puts) \
 	X(vfprintf) X(__vfprintf_chk) X(__fread_chk) X(__fgets_chk) X(fflush) X(fseek) X(fseeko) \
 	X(fseeko64) X(freopen) X(freopen64) X(pclose) \
-	X(fread_unlocked) X(fwrite_unlocked) X(fgets_unlocked) X(fputs_unlocked)
+	X(fread_unlocked) X(fwrite_unlocked) X(fgets_unlocked) X(fputs_unlocked) X(getline) X(getdelim) \
+	X(__getdelim) X(vdprintf)
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
 IO_STDIO_LIST(IO_REAL_DEF)
 #define IO_INIT(fn)                                                               \
@@ -371,6 +372,12 @@ IO_SXFER(int, fputs, fputs, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen
 	 (const char *s, FILE *fp), (s, fp))
 IO_SXFER(int, fputs_unlocked, fputs_unlocked, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1,
 	 (const char *s, FILE *fp), (s, fp))
+IO_SXFER(ssize_t, getline, getline, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, FILE *fp), (l, n, fp))
+IO_SXFER(ssize_t, getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))
+IO_SXFER(ssize_t, __getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))   /* getline inlined by <stdio.h> */
 IO_SXFER(int, puts, puts, IO_OP_WRITE, stdout, strlen(s) + 1, r >= 0 ? (int64_t)strlen(s) + 1 : -1,
 	 (const char *s), (s))
 
@@ -438,6 +445,34 @@ TR_EXPORT int __printf_chk(int flag, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	int r = io_vfprintf(IO_R_printf, stdout, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* dprintf/vdprintf: formatted output to a descriptor (POSIX handle). */
+static int io_vdprintf(enum io_rgn rgn, int fd, const char *fmt, va_list ap)
+{
+	IO_INIT(vdprintf);
+	struct tr_thread *t = io_get();
+	if (!t)
+		return real_vdprintf(fd, fmt, ap);
+	struct io_op o;
+	io_op_begin(&o, t, io_posix_handle(fd), rgn, IO_OP_WRITE, IO_UNDEF64);
+	int r = real_vdprintf(fd, fmt, ap);
+	io_op_end(&o, r, errno);
+	return r;
+}
+
+TR_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	return io_vdprintf(IO_R_vdprintf, fd, fmt, ap);
+}
+
+TR_EXPORT int dprintf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vdprintf(IO_R_dprintf, fd, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -104,6 +104,7 @@ int main(int argc, char **argv)
 	close(f);
 	if (fcntl(d, F_SETFL, O_APPEND))
 		die("F_SETFL");
+	wrote += dprintf(d, "dprintf %d\n", 7);
 	close(d);
 	close(fd);
 	printf("posix wrote %ld\n", wrote);
@@ -152,6 +153,17 @@ int main(int argc, char **argv)
 	sr += (long)fread(buf, 1, 10, fp);
 	fclose(fp);
 	printf("stdio read %ld in %d lines\n", sr, lines);
+	fp = fopen(b, "r");
+	if (!fp)
+		die("fopen b for getline");
+	char *line = NULL;
+	size_t cap = 0;
+	long gl = 0;
+	while ((r = getline(&line, &cap, fp)) > 0)
+		gl += r;
+	free(line);
+	fclose(fp);
+	printf("getline read %ld\n", gl);
 
 	/* a descriptor never opened, the rename and the delete */
 	errno = 0;
