@@ -445,11 +445,17 @@ TR_EXPORT void closefrom(int first)
 /* ---- dup & fcntl ------------------------------------------------------------- */
 
 /* After a successful duplication of oldfd into newfd (recording). */
-static void io_dup_done(struct tr_thread *t, int oldfd, int newfd, uint32_t oldh, uint32_t replaced)
+static void io_dup_done(struct tr_thread *t, int oldfd, int newfd, uint32_t oldh, int replaces)
 {
 	uint64_t now = tr_time();
+	if (replaces && io_tab && (unsigned)newfd < io_cap) {
+		/* dup2/dup3 closed what newfd was: its stream's handle and its own */
+		uint32_t i = atomic_load_explicit(&io_tab[newfd].isoc, memory_order_relaxed);
+		if (i)
+			io_rec_destroy(t, now, i - 1);
+		io_rec_destroy(t, now, io_known(newfd));
+	}
 	io_forget(newfd);
-	io_rec_destroy(t, now, replaced);
 	if (oldh == IO_UNDEF32)
 		return;
 	uint32_t nh = io_define_posix(newfd, atomic_load_explicit(&io_tab[oldfd].name, memory_order_relaxed),
@@ -477,13 +483,13 @@ static int io_dup(enum io_rgn r, int oldfd, int newfd, int dup3flags, int fcntl_
 		return ret;
 	}
 	uint32_t oldh = io_posix_handle(oldfd);
-	uint32_t replaced = (r == IO_R_dup2 || r == IO_R_dup3) && newfd != oldfd ? io_known(newfd) : IO_UNDEF32;
+	int replaces = (r == IO_R_dup2 || r == IO_R_dup3) && newfd != oldfd;
 	io_meta_begin(t, r);
 	ret = IO_DUP_CALL;
 #undef IO_DUP_CALL
 	int err = errno;
 	if (ret >= 0 && ret != oldfd)
-		io_dup_done(t, oldfd, ret, oldh, replaced);
+		io_dup_done(t, oldfd, ret, oldh, replaces);
 	io_meta_end(t, r, tr_time(), err);
 	return ret;
 }

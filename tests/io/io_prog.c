@@ -102,6 +102,15 @@ int main(int argc, char **argv)
 		die("F_DUPFD");
 	wrote += write(f, "fcnt\n", 5);
 	close(f);
+	/* dup2 onto an open descriptor: x.dat's handle ends there */
+	char x[4096];
+	snprintf(x, sizeof(x), "%s/x.dat", argv[1]);
+	int xfd = open(x, O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	if (xfd < 0 || dup2(fd, xfd) != xfd)
+		die("dup2 onto x.dat");
+	close(xfd);
+	if (unlink(x))
+		die("unlink x.dat");
 	if (fcntl(d, F_SETFL, O_APPEND))
 		die("F_SETFL");
 	wrote += dprintf(d, "dprintf %d\n", 7);

@@ -211,14 +211,16 @@ def case_prog():
           'IoCreateHandle on a.dat: want 2 (two open)')
     check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/b.txt')) == 6,
           'IoCreateHandle on b.txt: want 6 (POSIX and ISO C, three fopen)')
-    check(io.count('IoDuplicateHandle', lambda ev: ev.old_handle.file is ev.new_handle.file) == 3,
-          'IoDuplicateHandle: want 3 (dup, dup2, F_DUPFD)')
+    check(io.count('IoDuplicateHandle', lambda ev: ev.old_handle.file is ev.new_handle.file) == 4,
+          'IoDuplicateHandle: want 4 (dup, dup2 twice, F_DUPFD)')
+    check(io.count('IoDestroyHandle', lambda ev: ev.handle.file.name.endswith('/x.dat')) == 1,
+          'the handle of x.dat replaced by dup2 not destroyed')
     check(io.count('IoChangeStatusFlags', lambda ev: 'APPEND' in str(ev.status_flags)) == 1,
           'IoChangeStatusFlags with APPEND: want 1')
     check(io.count('IoSeek') == 2, 'IoSeek: %d, want 2 (lseek, fseek)' % io.count('IoSeek'))
-    check(io.count('IoDeleteFile') == 1 and
+    check(io.count('IoDeleteFile') == 2 and
           io.count('IoDeleteFile', lambda ev: ev.file.name == os.path.join(os.path.realpath(td), 'a.dat')) == 1,
-          'IoDeleteFile: want one, of a.dat')
+          'IoDeleteFile: want two, of x.dat and a.dat')
     created = io.count('IoCreateHandle') + io.count('IoDuplicateHandle')
     destroyed = io.count('IoDestroyHandle')
     check(created == destroyed, '%d handles created, %d destroyed (close(999) must not destroy any)'
