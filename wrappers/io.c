@@ -50,6 +50,7 @@ struct io_ent *io_tab;
 uint32_t io_cap;
 int io_on;
 uint32_t io_rgn[IO_R_N];
+uint8_t io_rgn_filtered[IO_R_N];
 TR_TLS uint64_t io_tls_opid;
 pid_t io_pid;
 _Atomic uint32_t io_hiwater;
@@ -776,6 +777,8 @@ static void io_init(void)
 #define IO_RGN_DEF(n, role) io_rgn[IO_R_##n] = tr_def_region(#n, #n, "", IO_ROLE_##role, \
 		OTF2W_PARADIGM_NONE, OTF2W_REGION_FLAG_NONE, "", 0, 0);
 	IO_REGIONS(IO_RGN_DEF)
+	for (int i = 0; i < IO_R_N; i++)
+		io_rgn_filtered[i] = (uint8_t)tr_region_filtered(io_rgn[i]);
 	char ver[32];
 	snprintf(ver, sizeof(ver), "%ld", sysconf(_SC_VERSION));
 	tr_def_io_paradigm(IO_PARADIGM_POSIX, "POSIX", "POSIX I/O", 0 /* SERIAL */, 1 /* OS */, ver);

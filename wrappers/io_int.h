@@ -67,6 +67,7 @@ extern struct io_ent *io_tab;
 extern uint32_t io_cap;
 extern int io_on;
 extern uint32_t io_rgn[IO_R_N];
+extern uint8_t io_rgn_filtered[IO_R_N];   /* TRACER_FILTER excludes the region: no operation records */
 extern TR_TLS uint64_t io_tls_opid;
 extern pid_t io_pid;              /* the traced process (vfork children differ) */
 extern _Atomic uint32_t io_hiwater;   /* highest descriptor entered + 1 */
@@ -140,7 +141,7 @@ static inline void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h,
 	o->rgn = io_rgn[r];
 	o->id = 0;
 	tr_enter(t, now, o->rgn);
-	if (h != IO_UNDEF32 && tr_rec_begin(t)) {
+	if (h != IO_UNDEF32 && !io_rgn_filtered[r] && tr_rec_begin(t)) {
 		o->id = ++io_tls_opid;
 		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, 0, request, o->id));
 		tr_rec_end(t);

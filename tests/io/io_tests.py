@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, threads, off, gzip, dd, sort, mpi
+cases: prog, threads, filter, off, gzip, dd, sort, mpi
 """
 import argparse
 import collections
@@ -264,6 +264,22 @@ def case_threads():
         want = printed(t.stdout, 'thread %d printed ' % i)
         check(p == want, 'thread %d: %d bytes printed to t%d.txt, want %d' % (i, p, i, want))
     print('threads: %d Io operations' % len(io.ops))
+
+
+def case_filter():
+    """TRACER_FILTER excluding read and write: neither their regions nor
+    their operations are recorded; pread/readv still are."""
+    os.makedirs(A.work, exist_ok=True)
+    filt = os.path.join(A.work, 'filter.txt')
+    with open(filt, 'w') as f:
+        f.write('read\nwrite\n')
+    t, td, tr = compare('filter', [A.prog, '{dir}'], env={'TRACER_FILTER': filt})
+    io = Io(tr)
+    check(not [e for l in tr.locations for e in tr.events(l) if e.kind == 'Enter' and e.region in ('read', 'write')],
+          'filtered regions recorded')
+    got = io.bytes('READ', '/a.dat', 'POSIX')
+    check(got == 228, 'POSIX bytes read from a.dat with read() filtered: %d, want 228 (pread + readv)' % got)
+    check(io.bytes('WRITE', '/b.txt', 'ISOC') == printed(t.stdout, 'stdio wrote '), 'stdio operations lost')
 
 
 def case_off():
