@@ -6,11 +6,14 @@
  * file before the first flush or close). Non-MPI: name "traces", this
  * process writes everything. MPI (rank known from the launcher's
  * environment): every rank writes a complete standalone archive
- * "rank<r>.otf2" (+ rank<r>.def, rank<r>/) in the common directory; after
+ * ranks/rank<r>.otf2 (+ rank<r>.def, rank<r>/, rank<r>.tdefs) below the
+ * common directory, where no viewer takes it for the run's archive; after
  * unification (tr_defs_install_unified) every rank writes the mapping tables
- * of its locations into traces/<loc>.def and rank 0 writes the unified
- * traces.otf2 + traces.def with traces/<loc>.evt -> ../rank<r>/<loc>.evt.
- * A rank that never unifies still leaves its standalone archive.
+ * of its locations into traces/<id>.def, and the rank that ends last writes
+ * the unified traces.otf2 + traces.def (temporary names, then renamed) with
+ * traces/<id>.evt hard links of ranks/rank<r>/<loc>.evt: the directory holds
+ * one anchor and plain files only. A rank that never unifies still leaves
+ * its standalone archive (tracer-merge makes the unified one).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -19,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,11 +37,17 @@ static char tr_arname[64] = "traces";
 /* MPI: the packed local definitions for tracer-merge (rank<r>.tdefs). */
 static char tr_tdefs_path[4200];
 
+static void set_anchor(void)
+{
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), tr_g.mpi_expected ? "%.4000s/ranks/%s.otf2" : "%.4000s/%s.otf2",
+		 tr_g.shown, tr_arname);
+}
+
 static void set_tdefs_path(void)
 {
 	tr_tdefs_path[0] = 0;
 	if (tr_g.mpi_expected) {
-		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/rank%d.tdefs", tr_g.dir, tr_proc.rank);
+		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/ranks/rank%d.tdefs", tr_g.dir, tr_proc.rank);
 		tr_defs_arena_init();
 	}
 }
@@ -124,7 +134,8 @@ static int holds_archive(const char *dir)
 	int found = 0;
 	while (!found && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
-		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces");
+		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces") ||
+			!strcmp(e->d_name, "ranks");
 	}
 	closedir(d);
 	return found;
@@ -186,7 +197,7 @@ static int job_id(char *out, size_t n)
 static int mkdirs(const char *dir)
 {
 	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", dir);
+	snprintf(p, sizeof(p), "%.4000s", dir);
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
 			continue;
@@ -204,12 +215,22 @@ static int mkdirs(const char *dir)
  * with O_EXCL (concurrent processes with the same TRACER_OUTPUT, e.g. a
  * launcher and its child, never share an archive). 1 claimed, 0 taken,
  * -1 error (errno). */
+/* Where this process's own archive goes in dir: dir itself, or (MPI
+ * rank) dir/ranks. */
+static void own_dir(const char *dir, char *out, size_t n)
+{
+	snprintf(out, n, tr_g.mpi_expected ? "%.4000s/ranks" : "%.4000s", dir);
+}
+
+/* A rank claims ranks/rank<r>.claim, not its anchor: a rank killed before
+ * it wrote its archive leaves no empty anchor behind. */
 static int claim(const char *dir, const char *name)
 {
-	char p[PATH_MAX + 64];
-	if (mkdirs(dir))
+	char p[PATH_MAX + 64], od[4200];
+	own_dir(dir, od, sizeof(od));
+	if (mkdirs(od))
 		return -1;
-	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
 	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -1;
@@ -219,12 +240,14 @@ static int claim(const char *dir, const char *name)
 
 static void unclaim(const char *dir, const char *name)
 {
-	char p[PATH_MAX + 64];
+	char p[PATH_MAX + 64], od[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%.4000s/%.60s.otf2", dir, name);
+	own_dir(dir, od, sizeof(od));
+	snprintf(p, sizeof(p), "%.4000s/%.60s.%s", od, name, tr_g.mpi_expected ? "claim" : "otf2");
 	if (stat(p, &st) == 0 && st.st_size == 0)
 		unlink(p);
-	rmdir(dir);   /* only if empty */
+	rmdir(od);    /* only if empty */
+	rmdir(dir);
 }
 
 static void set_arname(void)
@@ -296,10 +319,12 @@ int tr_archive_open(void)
 	char desc[512];
 	uint64_t chunks = tr_cfg.buffer_bytes / tr_cfg.chunk_bytes;
 
+	char od[4200];
 	memset(&p, 0, sizeof(p));
 	set_arname();
+	own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(desc, sizeof(desc), "libtracer (LD_PRELOAD) trace of %s", tr_proc.progname);
-	p.path = tr_g.dir;
+	p.path = od;
 	p.name = tr_arname;
 	p.event_chunk_size = tr_cfg.chunk_bytes;
 	p.def_chunk_size = 1u << 20;
@@ -319,7 +344,7 @@ int tr_archive_open(void)
 	otf2w_archive_set_memory(tr_g.ar, &tr_memory, NULL);
 	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
 		tr_g.gdw = NULL;
-	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+	set_anchor();
 	set_tdefs_path();
 	return 0;
 }
@@ -346,11 +371,13 @@ int tr_archive_set_dir(const char *dir)
 	tr_lock(&tr_g.lock);
 	int ret = 0;
 	if (strcmp(dir, tr_g.dir)) {
-		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, dir) == OTF2W_OK) {
+		char od[4200];
+		own_dir(dir, od, sizeof(od));
+		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, od) == OTF2W_OK) {
 			unclaim(tr_g.dir, tr_arname);
 			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);
 			snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", dir);
-			snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%s/%s.otf2", tr_g.shown, tr_arname);
+			set_anchor();
 			set_tdefs_path();
 		} else {
 			ret = -1;
@@ -409,15 +436,17 @@ void tr_set_global_writer(int yes)
 
 /* ---- unified output (MPI) ---- */
 
-static void symlink_loc(uint64_t loc, int32_t rank, void *ud)
+/* The events of a location of the unified archive: traces/<gid>.evt, a
+ * hard link of (or, across file systems, a copy of) the rank's file. The
+ * last rank to end calls this: every rank's files are complete. */
+static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
-	char link[8192], target[256];
-	const char *dir = ud ? (const char *)ud : tr_g.dir;
-	snprintf(link, sizeof(link), "%.4000s/traces/%llu.evt", dir, (unsigned long long)loc);
-	snprintf(target, sizeof(target), "../rank%d/%llu.evt", (int)rank, (unsigned long long)loc);
-	unlink(link);
-	if (symlink(target, link) && tr_g.errors++ == 0)
-		tr_log_error("cannot create %s: %s", link, strerror(errno));
+	char from[4400], to[4400];
+	(void)ud;
+	snprintf(from, sizeof(from), "%.4000s/ranks/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
+	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
+	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_g.errors++ == 0)
+		tr_log_error("cannot create %s: %s", to, strerror(errno));
 }
 
 /* Every rank after unification: traces/<loc>.def with the mapping tables
@@ -442,12 +471,13 @@ static void write_unified_local(void)
 	otf2w_archive_set_memory(a, &tr_memory, NULL);
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		otf2w_def_writer *dw;
-		if (otf2w_archive_get_def_writer(a, t->location, &dw) != OTF2W_OK)
+		uint64_t gid = tr_defs_unified_gid(t->location);
+		if (gid == UINT64_MAX || otf2w_archive_get_def_writer(a, gid, &dw) != OTF2W_OK)
 			continue;
 		tr_defs_write_local_to(dw);
 		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_g.errors++ == 0)
-			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir,
-				     (unsigned long long)t->location, otf2w_archive_error(a));
+			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir, (unsigned long long)gid,
+				     otf2w_archive_error(a));
 	}
 	/* the object is dropped without otf2w_archive_close: that would write
 	 * an anchor; only rank 0 writes traces.otf2 */
@@ -522,65 +552,13 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 
 static void online_defs(otf2w_gdef_writer *g, void *ud)
 {
-	tr_defs_write_unified(g, symlink_loc, NULL);
+	tr_defs_write_unified(g, link_loc, NULL);
 }
 
 /* Rank 0 after unification. */
 static void write_unified_global(void)
 {
 	write_unified_files(tr_g.dir, online_defs, NULL);
-}
-
-/* ---- offline unification (tracer-merge DIR) ---- */
-
-struct offline {
-	const char *dir;
-	const void *ubuf;
-	size_t ulen;
-};
-
-static void offline_defs(otf2w_gdef_writer *g, void *ud)
-{
-	struct offline *o = ud;
-	tr_defs_write_unified_buf(g, o->ubuf, o->ulen, symlink_loc, (void *)o->dir);
-}
-
-/* traces/<loc>.def (mapping tables, clock offsets) of one rank. */
-int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m)
-{
-	otf2w_archive_params p;
-	otf2w_archive *a;
-	char d[4200];
-	int ret = 0;
-
-	memset(&p, 0, sizeof(p));
-	p.path = dir;
-	p.name = "traces";
-	p.def_chunk_size = 1u << 20;
-	p.max_chunks = 4;
-	snprintf(d, sizeof(d), "%.4000s/traces", dir);
-	mkdir(d, 0755);
-	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
-		return -1;
-	otf2w_archive_set_memory(a, &tr_memory, NULL);
-	for (uint32_t i = 0; i < m->nlocs; i++) {
-		otf2w_def_writer *dw;
-		if (otf2w_archive_get_def_writer(a, m->locs[i], &dw) != OTF2W_OK) {
-			ret = -1;
-			continue;
-		}
-		tr_defs_write_mapped(dw, m);
-		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK)
-			ret = -1;
-	}
-	otf2w_archive_abandon(a);
-	return ret;
-}
-
-int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen)
-{
-	struct offline o = { dir, ubuf, ulen };
-	return write_unified_files(dir, offline_defs, &o);
 }
 
 /* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
@@ -591,6 +569,174 @@ void tr_archive_unified_installed(void)
 	tr_lock(&tr_g.lock);
 	write_unified_local();
 	tr_unlock(&tr_g.lock);
+}
+
+/* ---- end of an MPI run: the last rank to end writes the unified anchor ----
+ * Every rank that unified writes rank<r>.end (its final time range on rank
+ * 0's clock and its event count) under an flock of rank-end.lock, then
+ * counts the end files: the one that completes the set writes traces.def +
+ * traces.otf2, whose ClockProperties then cover every event of every rank
+ * (also those after MPI_Finalize), and prints the run's one exit line. */
+
+struct run_end {
+	uint64_t first, last, events;
+	uint32_t ranks;
+};
+
+static int read_end(const char *path, uint64_t v[3])
+{
+	char b[128];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	b[n] = 0;
+	unsigned long long a, c, d;
+	if (sscanf(b, "%llu %llu %llu", &a, &c, &d) != 3)
+		return -1;
+	v[0] = a;
+	v[1] = c;
+	v[2] = d;
+	return 0;
+}
+
+/* Crash path of a rank that unified (a crash after MPI_Finalize): its end
+ * file without a time range (its events stay within the range it had at
+ * unification, unless more came after), so that the last rank still
+ * completes the set. Async-signal-safe. */
+static void run_end_mark_crashed(uint64_t events)
+{
+	char p[4400], tmp[4400], b[64];
+	int n = 0;
+	char d[24];
+	int k = 0;
+	do {
+		d[k++] = (char)('0' + events % 10);
+		events /= 10;
+	} while (events && k < 24);
+	memcpy(b, "18446744073709551615 0 ", 23);
+	n = 23;
+	while (k > 0)
+		b[n++] = d[--k];
+	b[n++] = '\n';
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	int ok = write(fd, b, (size_t)n) == n;
+	close(fd);
+	if (ok)
+		rename(tmp, p);
+}
+
+/* 1 when this rank ended last (tot filled, unified set widened). */
+static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot)
+{
+	char p[4400], tmp[4400];
+	int size = tr_proc.size > 0 ? tr_proc.size : 1, ret = 0;
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
+	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0)
+		return tr_proc.rank == 0;   /* no lock possible: rank 0 writes, as before */
+	/* bounded (10 s): a rank holds it for a few file operations only */
+	struct timespec ms = { 0, 1000000 };
+	int locked = 0;
+	for (int i = 0; i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
+		nanosleep(&ms, NULL);
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		char b[128];
+		int n = snprintf(b, sizeof(b), "%llu %llu %llu\n", (unsigned long long)first,
+				 (unsigned long long)last, (unsigned long long)events);
+		int ok = write(fd, b, (size_t)n) == n;
+		close(fd);
+		if (ok)
+			rename(tmp, p);
+	}
+	memset(tot, 0, sizeof(*tot));
+	tot->first = UINT64_MAX;
+	int have = 0;
+	for (int r = 0; r < size; r++) {
+		uint64_t v[3];
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
+		if (read_end(p, v))
+			break;
+		have++;
+		tr_defs_unified_widen(r, v[0], v[1]);
+		if (v[0] < tot->first)
+			tot->first = v[0];
+		if (v[1] > tot->last)
+			tot->last = v[1];
+		tot->events += v[2];
+	}
+	if (have == size && locked) {
+		tot->ranks = (uint32_t)size;
+		ret = 1;
+		for (int r = 0; r < size; r++) {
+			snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
+		unlink(p);
+	}
+	close(lfd);   /* releases the lock */
+	return ret;
+}
+
+/* ---- a run that ends without MPI_Finalize: one rank starts the merge ----
+ * The command (tracer-merge --wait 30 --ranks P DIR, environment without
+ * LD_PRELOAD) is prepared at MPI_Init by wrappers/mpi, so that a rank can
+ * start it from the crash path: O_EXCL on ranks/merge.started elects one
+ * rank, vfork + execve start the tool detached (setsid), its output goes to
+ * ranks/tracer-merge.log. Async-signal-safe. */
+
+static char *const *tr_merge_argv, *const *tr_merge_envp;
+static const char *tr_merge_log;
+
+void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log)
+{
+	tr_merge_argv = argv;
+	tr_merge_envp = envp;
+	tr_merge_log = log;
+}
+
+static void start_merge(void)
+{
+	char p[4400];
+	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;   /* another rank started it */
+	close(fd);
+	if (!tr_merge_argv) {
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
+			       "archive of every rank", tr_proc.rank, tr_g.shown);
+		return;
+	}
+	pid_t pid = vfork();
+	if (pid == 0) {
+		setsid();
+		int in = open("/dev/null", O_RDONLY), out = open(tr_merge_log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		execve(tr_merge_argv[0], tr_merge_argv, tr_merge_envp);
+		_exit(127);
+	}
+	if (pid > 0)
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: %s/traces.otf2 is being merged from every "
+			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge_log);
 }
 
 /* ---- shut-down ---- */
@@ -697,6 +843,9 @@ void tr_finish_status(int status, int have_status)
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
 	uint32_t nloc = tr_g.nthreads;
+	uint64_t range_first = 0, range_last = 0;
+	if (tr_g.unified)
+		tr_defs_local_range(&range_first, &range_last);
 
 	/* (merge) while the event writers still exist: the locations' event
 	 * counts and the last timestamp go into rank<r>.tdefs */
@@ -717,14 +866,24 @@ void tr_finish_status(int status, int have_status)
 	}
 	tr_unlock(&tr_g.lock);
 
-	int unified_global = tr_defs_unified_write_global();
+	struct run_end run;
+	int unified_global = tr_g.unified && run_end_last(range_first, range_last, events, &run);
 	if (unified_global)
 		write_unified_global();
+	start_merge();
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
-	uint64_t bytes = dir_bytes(tr_g.dir, tr_arname);
-	int print = tr_cfg.verbose >= 1 && (!tr_g.mpi_expected || tr_proc.rank <= 0 || tr_cfg.verbose >= 2);
+	char od[4200];
+	own_dir(tr_g.dir, od, sizeof(od));
+	uint64_t bytes = dir_bytes(od, tr_arname);
+	if (tr_g.mpi_expected) {   /* the archive exists now: the claim has served */
+		char cl[4400];
+		snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_arname);
+		unlink(cl);
+	}
+	int print = tr_cfg.verbose >= 1 &&
+		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
 	if (err[0])
 		tr_log_error("archive %s: written with errors: %s", tr_g.anchor, err);
 	if (print || dropped || tr_g.errors) {
@@ -741,18 +900,19 @@ void tr_finish_status(int status, int have_status)
 		uint32_t uranks, ulocs;
 		uint64_t uevents;
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
-			/* the whole run: every rank's locations and events (up to
-			 * its MPI_Finalize), bytes of the unified archive (its event
-			 * files link to every rank's; ranks still writing are partly counted) */
+			/* the whole run (this rank ended last): every rank's
+			 * locations and events, bytes of the unified archive */
 			n = snprintf(line, sizeof(line),
 				     "tracer: archive %s/traces.otf2: %u MPI ranks, %u locations, %llu events, "
-				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)uevents,
+				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)run.events,
 				     (unsigned long long)dir_bytes(tr_g.dir, "traces"), extra);
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);
-		if (n > 0)
+		if (n > 0 && (dropped || tr_g.errors))   /* a real problem: stderr */
 			tr_log_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+		else if (n > 0)
+			tr_log_notice_write(line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 	}
 	if (self)
 		self->guard--;
@@ -830,14 +990,19 @@ static void emergency(int status, int sig)
 		tr_defs_save(tr_tdefs_path, 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
+	if (tr_g.unified)
+		run_end_mark_crashed(events);
+	start_merge();
+	/* the summary is a notice (stderr in the run's first process only);
+	 * written with errors it is a problem (stderr) */
+	void (*say)(const char *, ...) = st == OTF2W_OK ? tr_log_notice_sigsafe : tr_log_sigsafe;
 	if ((tr_cfg.verbose >= 1 || st != OTF2W_OK) && sig)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
-			       tr_g.nthreads, (unsigned long long)events, sig,
-			       st == OTF2W_OK ? "" : ", with errors");
+		say("archive %s: %u locations, %llu events (written at signal %d%s)", tr_g.anchor,
+		    tr_g.nthreads, (unsigned long long)events, sig, st == OTF2W_OK ? "" : ", with errors");
 	else if (tr_cfg.verbose >= 1 || st != OTF2W_OK)
-		tr_log_sigsafe("archive %s: %u locations, %llu events (written by the emergency path: exit "
-			       "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
-			       st == OTF2W_OK ? "" : ", with errors");
+		say("archive %s: %u locations, %llu events (written by the emergency path: exit "
+		    "inside the tracer%s)", tr_g.anchor, tr_g.nthreads, (unsigned long long)events,
+		    st == OTF2W_OK ? "" : ", with errors");
 	tr_tls_creating--;
 }
 

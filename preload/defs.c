@@ -737,8 +737,36 @@ void tr_defs_fork_child(void)
 	tr_defs_process_renamed();
 }
 
+/* A local time on the reference clock (MPI: rank 0's), as the reference
+ * reader corrects it with this process's clock offsets: linear in the
+ * interval between two offsets, extrapolated with the first interval's
+ * slope before it and the last one's after it; constant with one offset,
+ * identity without. */
+static uint64_t corrected(uint64_t t)
+{
+	int n = tr_ncoffs;
+	if (n == 0)
+		return t;
+	int64_t off = tr_coffs[0].offset;
+	if (n > 1) {
+		int i = 0;
+		while (i < n - 2 && t > tr_coffs[i + 1].time)
+			i++;
+		double slope = (double)(tr_coffs[i + 1].offset - tr_coffs[i].offset) /
+			       (double)(tr_coffs[i + 1].time - tr_coffs[i].time);
+		double d = t >= tr_coffs[i].time ? (double)(t - tr_coffs[i].time)
+						 : -(double)(tr_coffs[i].time - t);
+		double x = slope * d;
+		off = tr_coffs[i].offset + (int64_t)(x >= 0 ? x + 0.5 : x - 0.5);
+	}
+	return off < 0 && (uint64_t)-off > t ? 0 : (uint64_t)((int64_t)t + off);
+}
+
 /* Fill proc with this process's locations (thread list); nolock: crash path
- * (then the locations array is a static buffer). */
+ * (then the locations array is a static buffer). Its time range covers
+ * every event and clock offset written so far, on the reference clock
+ * (see corrected; a rank's standalone archive has no offsets: there the
+ * range is corrected back by tr_defs_write_global). */
 static struct tr_loc tr_crash_locs[16384];
 
 static int local_proc(struct tr_procinfo *p, int crash)
@@ -772,6 +800,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 			last = lt;
 	}
 	p->nlocs = i;
+	if (tr_ncoffs > 0 && tr_coffs[tr_ncoffs - 1].time > last)
+		last = tr_coffs[tr_ncoffs - 1].time;
 	/* sort by location id (insertion sort; few threads) */
 	for (uint32_t a = 1; a < p->nlocs; a++) {
 		struct tr_loc x = p->locs[a];
@@ -782,7 +812,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 		}
 		p->locs[b] = x;
 	}
-	p->t_last = last;
+	p->t_first = corrected(tr_g.t_start);
+	p->t_last = corrected(last);
 	p->realtime = tr_clock_realtime_of(tr_g.t_start);
 	return 0;
 }
@@ -853,6 +884,36 @@ static uint32_t sid_find(const struct defset *set, const char *s)
 
 #define W(call) do { otf2w_status _s = (call); if (_s != OTF2W_OK && !err) err = _s; } while (0)
 
+/* ---- location ids of a unified archive ----
+ * A process's location ids are (rank << 32 | thread index): unique, but
+ * readers that take a rank number for a location id (ViTE, when it cannot
+ * use a COMM_GROUP) need 0, 1, 2, ... So a unified archive numbers its
+ * locations sequentially: rank-major (the processes in set order, which is
+ * rank order), threads in id order, then the foreign locations (ranks not in
+ * the archive). Every location reference written for it goes through
+ * out_loc; its event and local definition files are named by that id. */
+static const struct defset *tr_gid_set;   /* the unified set being written (NULL: ids as they are) */
+static uint32_t tr_nforeign;
+static uint64_t tr_foreign[4096];
+
+static uint64_t set_gid(const struct defset *s, uint64_t id)
+{
+	uint64_t g = 0;
+	for (uint32_t i = 0; i < s->nprocs; i++)
+		for (uint32_t k = 0; k < s->procs[i].nlocs; k++, g++)
+			if (s->procs[i].locs[k].id == id)
+				return g;
+	for (uint32_t j = 0; j < tr_nforeign; j++, g++)
+		if (tr_foreign[j] == id)
+			return g;
+	return id;
+}
+
+static uint64_t out_loc(const struct defset *s, uint64_t id)
+{
+	return s == tr_gid_set && id != OTF2W_UNDEFINED_LOCATION ? set_gid(s, id) : id;
+}
+
 /* System tree node of a host (String id): nodes are numbered 1.. in the
  * order hosts first appear among the set's processes (write_set). */
 static uint32_t host_node(const struct defset *s, uint64_t host)
@@ -888,6 +949,17 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 				    (uint8_t)v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7], (uint32_t)v[8]));
 		break;
 	case TR_DEF_GROUP:
+		if (s == tr_gid_set && (v[1] == OTF2W_GROUP_LOCATIONS || v[1] == OTF2W_GROUP_COMM_LOCATIONS)) {
+			uint64_t *m = malloc((v[4] ? v[4] : 1) * sizeof(uint64_t));
+			if (!m)
+				return OTF2W_E_NO_MEMORY;
+			for (uint64_t i = 0; i < v[4]; i++)
+				m[i] = out_loc(s, v[5 + i]);
+			W(otf2w_gdef_group(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
+					   (uint32_t)v[4], m));
+			free(m);
+			break;
+		}
 		W(otf2w_gdef_group(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
 				   (uint32_t)v[4], v + 5));
 		break;
@@ -914,7 +986,7 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 		W(otf2w_gdef_metric_class(g, id, (uint8_t)v[2], a32, (uint8_t)v[0], (uint8_t)v[1]));
 		break;
 	case TR_DEF_METRIC_CLASS_RECORDER:
-		W(otf2w_gdef_metric_class_recorder(g, (uint32_t)v[0], v[1]));
+		W(otf2w_gdef_metric_class_recorder(g, (uint32_t)v[0], out_loc(s, v[1])));
 		break;
 	case TR_DEF_SOURCE_CODE_LOCATION:
 		W(otf2w_gdef_source_code_location(g, id, (uint32_t)v[0], (uint32_t)v[1]));
@@ -949,7 +1021,7 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 		W(otf2w_gdef_callpath(g, id, (uint32_t)v[0], (uint32_t)v[1]));
 		break;
 	case TR_DEF_LOCATION_PROPERTY:
-		W(otf2w_gdef_location_property(g, v[0], (uint32_t)v[1], (uint8_t)v[2], v[3]));
+		W(otf2w_gdef_location_property(g, out_loc(s, v[0]), (uint32_t)v[1], (uint8_t)v[2], v[3]));
 		break;
 	case TR_DEF_LOCATION_GROUP_PROPERTY:
 		W(otf2w_gdef_location_group_property(g, v[0] == UNDEF ? own_group : (uint32_t)v[0],
@@ -987,8 +1059,6 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
  * process of the set (a rank that is not in this archive): defined as empty
  * locations of a location group per rank, so every reference resolves.
  * No malloc (crash path): fixed arrays. */
-static uint64_t tr_foreign[4096];
-
 static int set_has_loc(const struct defset *s, uint64_t id)
 {
 	for (uint32_t i = 0; i < s->nprocs; i++)
@@ -1039,6 +1109,7 @@ static otf2w_status write_foreign(otf2w_gdef_writer *g, const struct defset *s)
 		}
 		tr_foreign[b] = x;
 	}
+	tr_nforeign = n;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t rank = tr_foreign[i] >> 32;
 		if (rank != last_rank) {
@@ -1047,7 +1118,7 @@ static otf2w_status write_foreign(otf2w_gdef_writer *g, const struct defset *s)
 			last_rank = rank;
 			W(otf2w_gdef_location_group(g, group, sg, OTF2W_LGROUP_PROCESS, 1, UNDEF));
 		}
-		W(otf2w_gdef_location(g, tr_foreign[i], (tr_foreign[i] & 0xffffffffu) ? st : sm,
+		W(otf2w_gdef_location(g, out_loc(s, tr_foreign[i]), (tr_foreign[i] & 0xffffffffu) ? st : sm,
 				      OTF2W_LOC_CPU_THREAD, 0, group));
 	}
 	return err;
@@ -1057,6 +1128,7 @@ static otf2w_status write_foreign(otf2w_gdef_writer *g, const struct defset *s)
 static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 {
 	otf2w_status err = OTF2W_OK;
+	tr_nforeign = 0;
 	uint64_t first = UINT64_MAX, last = 0, res = 0, rt = OTF2W_UNDEFINED_TIMESTAMP;
 
 	for (uint32_t i = 0; i < s->nprocs; i++) {
@@ -1111,7 +1183,7 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 		free(proc_node);
 	for (uint32_t i = 0; i < s->nprocs; i++)
 		for (uint32_t k = 0; k < s->procs[i].nlocs; k++)
-			W(otf2w_gdef_location(g, s->procs[i].locs[k].id, s->procs[i].locs[k].name,
+			W(otf2w_gdef_location(g, out_loc(s, s->procs[i].locs[k].id), s->procs[i].locs[k].name,
 					      OTF2W_LOC_CPU_THREAD, s->procs[i].locs[k].nevents, i));
 	W(write_foreign(g, s));
 
@@ -1134,7 +1206,12 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 		return;
 	if (!crash)
 		tr_lock(&tr_reg_lock);
-	if (local_proc(&p, crash) == 0) {
+	/* no ClockOffset records in this archive: its own clock */
+	int ncoffs = tr_ncoffs;
+	tr_ncoffs = 0;
+	int lp = local_proc(&p, crash);
+	tr_ncoffs = ncoffs;
+	if (lp == 0) {
 		if (!crash)
 			finalize_thread_comms(&p);
 		struct tr_procinfo *saved = tr_local.procs;
@@ -1822,6 +1899,59 @@ int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nl
 	return ok;
 }
 
+/* This process's time range so far on the reference clock (every event
+ * and clock offset; call while the event writers exist). */
+void tr_defs_local_range(uint64_t *first, uint64_t *last)
+{
+	struct tr_procinfo p;
+	*first = *last = 0;
+	tr_lock(&tr_reg_lock);
+	if (local_proc(&p, 0) == 0) {
+		*first = p.t_first;
+		*last = p.t_last;
+		free(p.locs);
+	}
+	tr_unlock(&tr_reg_lock);
+}
+
+/* Widen the time range of a rank of the unified set (its final range,
+ * known only when it ended: events after MPI_Finalize). */
+void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last)
+{
+	tr_lock(&tr_reg_lock);
+	for (uint32_t i = 0; tr_unified && i < tr_unified->nprocs; i++) {
+		struct tr_procinfo *p = &tr_unified->procs[i];
+		if (p->rank != rank)
+			continue;
+		if (first < p->t_first)
+			p->t_first = first;
+		if (last > p->t_last)
+			p->t_last = last;
+	}
+	tr_unlock(&tr_reg_lock);
+}
+
+/* Id of one of this process's locations in the unified archive, or
+ * UINT64_MAX when it is not in it (created after unification). */
+uint64_t tr_defs_unified_gid(uint64_t loc)
+{
+	uint64_t g = UINT64_MAX;
+	tr_lock(&tr_reg_lock);
+	if (tr_unified) {
+		tr_nforeign = 0;
+		for (uint32_t i = 0; i < tr_unified->nprocs; i++) {
+			const struct tr_procinfo *p = &tr_unified->procs[i];
+			if (p->rank != tr_proc.rank || p->pid != (uint32_t)getpid())
+				continue;
+			for (uint32_t k = 0; k < p->nlocs; k++)
+				if (p->locs[k].id == loc)
+					g = set_gid(tr_unified, loc);
+		}
+	}
+	tr_unlock(&tr_reg_lock);
+	return g;
+}
+
 int tr_defs_unified_write_global(void)
 {
 	return tr_g.unified && tr_unified_write_global;
@@ -1829,16 +1959,20 @@ int tr_defs_unified_write_global(void)
 
 /* The unified global definitions (rank 0). Returns the unified locations
  * through the callback (for the per-location links). */
-void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud)
+void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
+			   void *ud)
 {
 	tr_lock(&tr_reg_lock);
 	if (tr_unified) {
+		tr_gid_set = tr_unified;
 		otf2w_status st = write_set(g, tr_unified);
+		tr_gid_set = NULL;
 		if (st)
 			tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
+		uint64_t gid = 0;
 		for (uint32_t i = 0; each_loc && i < tr_unified->nprocs; i++)
 			for (uint32_t k = 0; k < tr_unified->procs[i].nlocs; k++)
-				each_loc(tr_unified->procs[i].locs[k].id, tr_unified->procs[i].rank, ud);
+				each_loc(gid++, tr_unified->procs[i].locs[k].id, tr_unified->procs[i].rank, ud);
 	}
 	tr_unlock(&tr_reg_lock);
 }
@@ -1900,8 +2034,12 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 		out->rank = l.procs[0].rank;
 		out->nlocs = l.procs[0].nlocs;
 		out->locs = calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
-		for (uint32_t k = 0; out->locs && k < out->nlocs; k++)
+		out->gids = calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
+		tr_nforeign = 0;
+		for (uint32_t k = 0; out->locs && out->gids && k < out->nlocs; k++) {
 			out->locs[k] = l.procs[0].locs[k].id;
+			out->gids[k] = set_gid(&u, out->locs[k]);
+		}
 	}
 	struct xlate x = { .src = &l, .group_index = gi, .cl = cl };
 	int missing = xlate_all(&x, &u, 0);
@@ -1915,7 +2053,7 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 	set_free(&l);
 	set_free(&u);
 	cl_free(cl);
-	return missing < 0 || !out->locs ? -1 : missing;
+	return missing < 0 || !out->locs || !out->gids ? -1 : missing;
 }
 
 void tr_defs_mapped_free(struct tr_mapped *m)
@@ -1923,6 +2061,7 @@ void tr_defs_mapped_free(struct tr_mapped *m)
 	for (int c = 0; c < TR_DEF_NCLASSES; c++)
 		free(m->map[c]);
 	free(m->locs);
+	free(m->gids);
 	free(m->coffs);
 	memset(m, 0, sizeof(*m));
 }
@@ -1933,15 +2072,18 @@ void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m)
 }
 
 int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
-			      void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud)
+			      void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *), void *ud)
 {
 	struct defset u;
 	if (unpack_set(ubuf, ulen, &u))
 		return -1;
+	tr_gid_set = &u;
 	otf2w_status st = write_set(g, &u);
+	tr_gid_set = NULL;
+	uint64_t gid = 0;
 	for (uint32_t i = 0; each_loc && i < u.nprocs; i++)
 		for (uint32_t k = 0; k < u.procs[i].nlocs; k++)
-			each_loc(u.procs[i].locs[k].id, u.procs[i].rank, ud);
+			each_loc(gid++, u.procs[i].locs[k].id, u.procs[i].rank, ud);
 	set_free(&u);
 	return st == OTF2W_OK ? 0 : -1;
 }

@@ -4,6 +4,7 @@
  * (which compiles this file in; no other core dependency).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -33,4 +34,41 @@ int tr_rm_rf(const char *path)
 		return rmdir(path);
 	}
 	return unlink(path);
+}
+
+/* to becomes a plain file with the content of from: a hard link (no copy,
+ * no symbolic link: the archive stays whole under any copy tool), else a
+ * copy (other file system). 0, or -1 with errno. */
+int tr_link_or_copy(const char *from, const char *to)
+{
+	struct stat a, b;
+	if (stat(from, &a))
+		return -1;
+	if (stat(to, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+		return 0;
+	unlink(to);
+	if (link(from, to) == 0)
+		return 0;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	if (in >= 0)
+		out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (in >= 0 && out >= 0) {
+		char buf[1 << 16];
+		ssize_t n;
+		ret = 0;
+		while ((n = read(in, buf, sizeof(buf))) > 0)
+			if (write(out, buf, (size_t)n) != n) {
+				ret = -1;
+				break;
+			}
+		if (n < 0)
+			ret = -1;
+	}
+	if (out >= 0 && close(out))
+		ret = -1;
+	if (in >= 0)
+		close(in);
+	if (ret)
+		unlink(to);
+	return ret;
 }

@@ -150,6 +150,17 @@ static void get_hostname(void)
  * library (tools/tracer-merge): then nothing starts by itself. */
 extern int tr_tool_mode __attribute__((weak));
 
+/* Open MPI's helper daemons (mpirun starts one per node, a singleton
+ * MPI_Init starts one too) inherit LD_PRELOAD: they are never traced. */
+static int launcher_helper(void)
+{
+	static const char *const names[] = { "orted", "prted", "prte", "prterun", NULL };
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(tr_proc.progname, names[i]))
+			return 1;
+	return 0;
+}
+
 void tr_init(void)
 {
 	if (&tr_tool_mode && tr_tool_mode)
@@ -161,8 +172,16 @@ void tr_init(void)
 	tr_mem_init();
 	tr_real_init();
 	tr_cfg_load();
+	tr_log_init();
 	get_hostname();
 	read_cmdline();
+	if (launcher_helper()) {
+		tr_g.initialized = 1;   /* inactive: every wrapper passes through */
+		tr_tls_creating--;
+		tr_g.initializing = 0;
+		errno = saved;
+		return;
+	}
 	tr_clock_init();
 	tr_g.pid = getpid();
 	tr_g.t_start = tr_time();
@@ -266,6 +285,7 @@ static int tr_exec_prepare(void)
 		tr_g.finished = 1;
 		return 1;
 	}
+	tr_log_notices_to_file();   /* not the end of the process: no summary on stderr */
 	tr_finish_status(0, 1);
 	return 1;
 }

@@ -6,8 +6,18 @@
  * write(2), so lines of concurrent threads/processes never interleave. The
  * errno of the program is preserved. tr_log_sigsafe() is async-signal-safe
  * (own formatter, no stdio, no malloc).
+ *
+ * Notices (the exit summary, info messages) reach stderr in one process of
+ * a run only: the first process under plain LD_PRELOAD. A process launched
+ * by tracer-run (TRACER_LAUNCHER = its log file), a fork child, a process
+ * whose parent is traced, and an image about to exec append them to a log
+ * file instead (the launcher's, else tracer.log in the archive directory),
+ * opened and closed for each message: no descriptor is kept. Errors and
+ * warnings (real problems) always go to stderr.
  */
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,7 +39,109 @@ void tr_log_write(const char *buf, size_t n)
 	}
 }
 
-static void tr_vlog(const char *kind, const char *fmt, va_list ap)
+static int tr_log_to_file;          /* notices go to the log file */
+static char tr_log_path[4200];      /* TRACER_LAUNCHER's file ("": archive dir) */
+
+/* 1 if the parent process has a libtracer.so mapped (then this process is
+ * not the first of its run). Reads /proc/<ppid>/maps in blocks. */
+static int parent_traced(void)
+{
+	Dl_info di;
+	char name[512], path[64];
+	static char buf[65536 + 512];
+	if (!dladdr((void *)tr_log_init, &di) || !di.dli_fname)
+		return 0;
+	const char *base = strrchr(di.dli_fname, '/');
+	int nl = snprintf(name, sizeof(name), "/%s\n", base ? base + 1 : di.dli_fname);
+	if (nl <= 1 || (size_t)nl >= sizeof(name))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t keep = 0;
+	int found = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + keep, sizeof(buf) - 512);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size_t len = keep + (size_t)r;
+		if (memmem(buf, len, name, (size_t)nl)) {
+			found = 1;
+			break;
+		}
+		keep = len < (size_t)nl - 1 ? len : (size_t)nl - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+void tr_log_init(void)
+{
+	int saved = errno;
+	const char *l = tr_getenv("TRACER_LAUNCHER");
+	if (l && l[0] == '/') {
+		snprintf(tr_log_path, sizeof(tr_log_path), "%s", l);
+		tr_log_to_file = 1;
+	} else if (tr_proc.rank < 0 && parent_traced()) {
+		tr_log_to_file = 1;   /* (MPI ranks: rank 0 prints, tr_finish) */
+	}
+	errno = saved;
+}
+
+void tr_log_notices_to_file(void)
+{
+	tr_log_to_file = 1;
+}
+
+int tr_log_notices_on_stderr(void)
+{
+	return !tr_log_to_file && !tr_g.fork_child;
+}
+
+/* Appends to the log file (async-signal-safe: open, write, close). */
+static void log_file_write(const char *buf, size_t n)
+{
+	char p[4300];
+	const char *path = tr_log_path;
+	if (!path[0]) {
+		size_t k = 0;
+		for (const char *d = tr_g.dir; *d && k < sizeof(p) - 16; d++)
+			p[k++] = *d;
+		if (k == 0)
+			return;
+		memcpy(p + k, "/tracer.log", 12);
+		path = p;
+	}
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;   /* a notice, not a problem: dropped */
+	while (n > 0) {
+		ssize_t w = write(fd, buf, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		buf += w;
+		n -= (size_t)w;
+	}
+	close(fd);
+}
+
+void tr_log_notice_write(const char *buf, size_t n)
+{
+	int saved = errno;
+	if (tr_log_notices_on_stderr())
+		tr_log_write(buf, n);
+	else
+		log_file_write(buf, n);
+	errno = saved;
+}
+
+static void tr_vlog(const char *kind, int notice, const char *fmt, va_list ap)
 {
 	char buf[TR_LOG_MAX];
 	int saved = errno;
@@ -44,7 +156,10 @@ static void tr_vlog(const char *kind, const char *fmt, va_list ap)
 		n = sizeof(buf) - 2;
 	if (n == 0 || buf[n - 1] != '\n')
 		buf[n++] = '\n';
-	tr_log_write(buf, (size_t)n);
+	if (notice)
+		tr_log_notice_write(buf, (size_t)n);
+	else
+		tr_log_write(buf, (size_t)n);
 	errno = saved;
 }
 
@@ -52,7 +167,7 @@ void tr_log_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	tr_vlog("error: ", fmt, ap);
+	tr_vlog("error: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -60,7 +175,7 @@ void tr_log_warn(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	tr_vlog("warning: ", fmt, ap);
+	tr_vlog("warning: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -70,7 +185,7 @@ void tr_log_info(const char *fmt, ...)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	tr_vlog("", fmt, ap);
+	tr_vlog("", 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -82,7 +197,7 @@ void tr_log_debug(const char *fmt, ...)
 	snprintf(pre, sizeof(pre), "[%d/%d] ", (int)getpid(), (int)gettid());
 	va_list ap;
 	va_start(ap, fmt);
-	tr_vlog(pre, fmt, ap);
+	tr_vlog(pre, 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -122,18 +237,11 @@ static void sb_putu(struct sbuf *s, unsigned long long v, unsigned base, int neg
 		sb_putc(s, tmp[--i]);
 }
 
-void tr_log_sigsafe(const char *fmt, ...)
+static void sb_vformat(struct sbuf *sp, const char *fmt, va_list ap)
 {
-	struct sbuf s;
-	int saved = errno;
-	va_list ap;
-
-	s.n = 0;
-	sb_puts(&s, "tracer: ");
-	va_start(ap, fmt);
 	for (const char *p = fmt; *p; p++) {
 		if (*p != '%') {
-			sb_putc(&s, *p);
+			sb_putc(sp, *p);
 			continue;
 		}
 		p++;
@@ -144,47 +252,70 @@ void tr_log_sigsafe(const char *fmt, ...)
 		}
 		switch (*p) {
 		case 's':
-			sb_puts(&s, va_arg(ap, const char *));
+			sb_puts(sp, va_arg(ap, const char *));
 			break;
 		case 'd': {
 			long long v = l >= 2 ? va_arg(ap, long long) : l ? va_arg(ap, long) : va_arg(ap, int);
-			sb_putu(&s, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, 10, v < 0);
+			sb_putu(sp, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v, 10, v < 0);
 			break;
 		}
 		case 'u': {
 			unsigned long long v = l >= 2 ? va_arg(ap, unsigned long long)
 					     : l ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
-			sb_putu(&s, v, 10, 0);
+			sb_putu(sp, v, 10, 0);
 			break;
 		}
 		case 'x': {
 			unsigned long long v = l >= 2 ? va_arg(ap, unsigned long long)
 					     : l ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
-			sb_putu(&s, v, 16, 0);
+			sb_putu(sp, v, 16, 0);
 			break;
 		}
 		case 'p':
-			sb_puts(&s, "0x");
-			sb_putu(&s, (unsigned long long)(uintptr_t)va_arg(ap, void *), 16, 0);
+			sb_puts(sp, "0x");
+			sb_putu(sp, (unsigned long long)(uintptr_t)va_arg(ap, void *), 16, 0);
 			break;
 		case '%':
-			sb_putc(&s, '%');
+			sb_putc(sp, '%');
 			break;
 		case '\0':
 			p--;
 			break;
 		default:
-			sb_putc(&s, '%');
-			sb_putc(&s, *p);
+			sb_putc(sp, '%');
+			sb_putc(sp, *p);
 		}
 	}
+	if (sp->n == 0 || sp->b[sp->n - 1] != '\n')
+		sp->b[sp->n++] = '\n';
+}
+
+/* "tracer: " + the formatted message + newline, async-signal-safe. */
+static void sb_line(struct sbuf *s, const char *fmt, va_list ap)
+{
+	s->n = 0;
+	sb_puts(s, "tracer: ");
+	sb_vformat(s, fmt, ap);
+}
+
+void tr_log_sigsafe(const char *fmt, ...)
+{
+	struct sbuf s;
+	int saved = errno;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_line(&s, fmt, ap);
 	va_end(ap);
-	if (s.n == 0 || s.b[s.n - 1] != '\n')
-		s.b[s.n++] = '\n';
 	tr_log_write(s.b, s.n);
 	errno = saved;
 }
 
-void tr_log_init(void)
+void tr_log_notice_sigsafe(const char *fmt, ...)
 {
+	struct sbuf s;
+	va_list ap;
+	va_start(ap, fmt);
+	sb_line(&s, fmt, ap);
+	va_end(ap);
+	tr_log_notice_write(s.b, s.n);
 }

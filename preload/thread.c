@@ -119,6 +119,53 @@ static void thread_name(char *buf, size_t n, uint32_t index)
 		snprintf(buf, n, "Thread %u", index);
 }
 
+/* Names given to threads that have no location yet (named by their creator
+ * before their first traced call): taken by tr_thread_create_current. Under
+ * tr_g.lock; the oldest entry is overwritten when full. */
+#define TR_PENDING_NAMES 64
+static struct {
+	uint64_t th;
+	uint32_t sid;
+	int used;
+} tr_pending_names[TR_PENDING_NAMES];
+static unsigned tr_pending_next;
+
+void tr_thread_set_name(uint64_t th, const char *name)
+{
+	if (!name || !name[0] || !tr_g.initialized || !tr_g.active)
+		return;
+	uint32_t sid = tr_def_string(name);
+	tr_lock(&tr_g.lock);
+	/* newest first: a pthread_t reused after a thread's end names the new one */
+	struct tr_thread *t = tr_g.threads;
+	for (; t; t = t->next)
+		if (t->pthread_self == th && t->state != TR_T_DEAD) {
+			t->name_sid = sid;
+			break;
+		}
+	if (!t) {
+		unsigned i = 0;
+		while (i < TR_PENDING_NAMES && !(tr_pending_names[i].used && tr_pending_names[i].th == th))
+			i++;
+		if (i == TR_PENDING_NAMES)
+			i = tr_pending_next++ % TR_PENDING_NAMES;
+		tr_pending_names[i].th = th;
+		tr_pending_names[i].sid = sid;
+		tr_pending_names[i].used = 1;
+	}
+	tr_unlock(&tr_g.lock);
+}
+
+/* Under tr_g.lock: a name given before t had a location. */
+static void take_pending_name(struct tr_thread *t)
+{
+	for (unsigned i = 0; i < TR_PENDING_NAMES; i++)
+		if (tr_pending_names[i].used && tr_pending_names[i].th == t->pthread_self) {
+			t->name_sid = tr_pending_names[i].sid;
+			tr_pending_names[i].used = 0;
+		}
+}
+
 /* Create the calling thread's state and location. tr_tls_creating is set by
  * the caller (everything called from here is untraced). */
 struct tr_thread *tr_thread_create_current(int master, uint32_t index)
@@ -145,6 +192,7 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	t->next = tr_g.threads;
 	tr_g.threads = t;
 	tr_g.nthreads++;
+	take_pending_name(t);
 	if (master)
 		tr_g.master = t;
 	t->state = (t->w && !tr_g.finishing) ? TR_T_ACTIVE : TR_T_DEAD;
@@ -357,6 +405,7 @@ uint64_t tr_threads_count_events(uint64_t *dropped)
  * survives; it becomes the master thread (index 0) of the child. */
 void tr_threads_fork_child(void)
 {
+	memset(tr_pending_names, 0, sizeof(tr_pending_names));   /* the parent's string ids */
 	struct tr_thread *self = tr_tls_self;
 	tr_g.lock.v = 0;
 	tr_g.threads = NULL;

@@ -117,10 +117,17 @@ uint64_t tr_mem_mapped(void);
 void tr_mem_fork_prepare(void);
 void tr_mem_fork_parent(void);
 void tr_mem_fork_child(void);
-void tr_log_init(void);
+void tr_log_init(void);       /* after tr_cfg_load: where notices go */
 void tr_log_write(const char *buf, size_t n);
+/* notices (exit summary, info): stderr in the run's first process only,
+ * else the log file (tracer-run's, or tracer.log in the archive directory) */
+void tr_log_notice_write(const char *buf, size_t n);   /* async-signal-safe */
+void tr_log_notice_sigsafe(const char *fmt, ...);
+void tr_log_notices_to_file(void);                     /* this image is about to exec */
+int tr_log_notices_on_stderr(void);
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
 int tr_rm_rf(const char *path);
+int tr_link_or_copy(const char *from, const char *to);
 int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 
 /* config.c */
@@ -166,7 +173,10 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
 /* Mapping tables + clock offsets into a local def file of this process. */
 void tr_defs_write_local_to(otf2w_def_writer *dw);
 int tr_defs_unified_write_global(void);
-void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t loc, int32_t rank, void *),
+void tr_defs_local_range(uint64_t *first, uint64_t *last);
+uint64_t tr_defs_unified_gid(uint64_t loc);
+void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
+void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
 int tr_defs_have_clock_offsets(void);
 void tr_defs_process_renamed(void);
@@ -176,6 +186,7 @@ struct tr_mapped {
 	int32_t rank;
 	uint32_t nlocs;
 	uint64_t *locs;
+	uint64_t *gids;        /* ids of locs in the unified archive */
 	uint32_t n[TR_DEF_NCLASSES];
 	uint32_t *map[TR_DEF_NCLASSES];
 	struct tr_coff *coffs;
@@ -187,7 +198,7 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 void tr_defs_mapped_free(struct tr_mapped *m);
 void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m);
 int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
-			      void (*each_loc)(uint64_t loc, int32_t rank, void *), void *ud);
+			      void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *), void *ud);
 uint32_t tr_defs_count(int cls);
 
 /* thread.c */
@@ -203,9 +214,6 @@ int tr_archive_prepare(void);      /* decide the directory, open the archive obj
 int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
-void tr_finish_status(int status, int have_status);
-int tr_archive_write_mapped(const char *dir, const struct tr_mapped *m);
-int tr_archive_write_unified_buf(const char *dir, const void *ubuf, size_t ulen);
 
 /* init.c */
 void tr_init(void);

@@ -355,6 +355,12 @@ void tr_set_rank(int rank, int size);
 /* Write the whole archive now (normal path, idempotent). Called by the
  * destructor/exit paths, and by MPI_Finalize after unification. */
 void tr_finish(void);
+/* The same with an exit status for ProgramEnd (MPI_Abort: its error code). */
+void tr_finish_status(int status, int have_status);
+/* MPI: the command that merges the per-rank archives when the run ends
+ * without MPI_Finalize (argv[0] the tool; kept by the caller for the
+ * process's life). One rank starts it, from the crash path too. */
+void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 
@@ -412,6 +418,11 @@ struct tr_thread *tr_thread_begin_index(uint32_t index);
 void tr_thread_end(struct tr_thread *t);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
+/* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
+ * live thread whose pthread_t is th is named name (the last name set before
+ * the archive is written wins; "" keeps the current name). Not for signal
+ * handlers (defines a string: locks, may allocate). */
+void tr_thread_set_name(uint64_t th, const char *name);
 
 /* ---- MPI support (wrappers/mpi) ------------------------------------------------
  * - Ranks started by mpirun know their rank from the environment

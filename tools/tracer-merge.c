@@ -4,22 +4,23 @@
  * libtracer.so leaves when an MPI run ends without MPI_Finalize (crash,
  * MPI_Abort, killed ranks).
  *
- * usage: tracer-merge [--wait SECONDS --ranks N] DIR
+ * usage: tracer-merge [--wait SECONDS --ranks N] DIR   (--help)
  *
  * --wait/--ranks: wait (at most SECONDS) until rank0..rank<N-1>.otf2 and
  * their .tdefs exist and stop growing (used by MPI_Abort, which starts this
  * tool while the other ranks are still being killed). Only one merge runs at
- * a time (DIR/.tracer-merge.lock); nothing is done when DIR/traces.otf2
+ * a time (DIR/ranks/.tracer-merge.lock); nothing is done when DIR/traces.otf2
  * exists already.
  *
- * DIR holds, per rank r, rank<r>.otf2 + rank<r>/ (a standalone archive) and
+ * DIR/ranks holds, per rank r, rank<r>.otf2 + rank<r>/ (a standalone archive) and
  * rank<r>.tdefs (the rank's packed local definitions, preload/defs.c). The
  * tool does offline what rank 0 does at MPI_Finalize, with the same code:
  * tr_defs_merge unifies the packed sets by content, tr_defs_map_buf gives
  * each rank's local -> unified maps, and our own writer (format/, otf2w)
  * writes DIR/traces.otf2 + DIR/traces.def + DIR/traces/<loc>.def (mapping
- * tables, clock offsets); each location's events DIR/rank<r>/<loc>.evt are
- * hard-linked (or copied) to DIR/traces/<loc>.evt. The per-rank archives
+ * tables, clock offsets); each location's events DIR/ranks/rank<r>/<loc>.evt
+ * are hard-linked (or copied) to DIR/traces/<id>.evt (sequential ids, as the
+ * online unification numbers them). The per-rank archives
  * stay readable. No libotf2: preload/defs.c is compiled into this tool; the
  * few core symbols it refers to (never reached by the offline functions)
  * are provided below.
@@ -94,6 +95,7 @@ struct rank {
 static struct rank *ranks;
 static int nranks;
 static const char *dir;
+static char rdir[4100];   /* the per-rank archives: DIR/ranks (DIR in archives of older versions) */
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -115,7 +117,7 @@ static long long file_size(int r, const char *sfx)
 {
 	char p[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%s/rank%d%s", dir, r, sfx);
+	snprintf(p, sizeof(p), "%.4000s/rank%d%s", rdir, r, sfx);
 	return stat(p, &st) ? -1 : (long long)st.st_size;
 }
 
@@ -147,7 +149,7 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 {
 	char p[4200];
 	unsigned char h[28];
-	snprintf(p, sizeof(p), "%s/rank%d.otf2", dir, r);
+	snprintf(p, sizeof(p), "%.4000s/rank%d.otf2", rdir, r);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -166,57 +168,33 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 }
 
 /* Events of a location: hard link of the rank's file (copy if links fail).
- * Returns 0 when DIR/traces/<loc>.evt holds the rank's events. */
-static int link_events(int r, uint64_t loc)
+ * Returns 0 when DIR/traces/<gid>.evt holds the rank's events. */
+static int link_events(int r, uint64_t loc, uint64_t gid)
 {
 	char from[4200], to[4200];
-	snprintf(from, sizeof(from), "%s/rank%d/%llu.evt", dir, r, (unsigned long long)loc);
-	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)loc);
-	struct stat a, b;
-	if (stat(from, &a))
+	snprintf(from, sizeof(from), "%.4000s/rank%d/%llu.evt", rdir, r, (unsigned long long)loc);
+	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
+	if (access(from, F_OK))
 		return -1;
-	if (stat(to, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
-		return 0;
-	unlink(to);
-	if (link(from, to) == 0)
-		return 0;
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
-	if (in >= 0)
-		out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (in >= 0 && out >= 0) {
-		char buf[1 << 16];
-		ssize_t n;
-		ret = 0;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n) {
-				ret = -1;
-				break;
-			}
-		if (n < 0)
-			ret = -1;
-	}
-	if (out >= 0 && close(out))
-		ret = -1;
-	if (in >= 0)
-		close(in);
-	if (ret) {
+	if (tr_link_or_copy(from, to)) {
 		fprintf(stderr, "tracer-merge: cannot copy %s to %s: %s\n", from, to, strerror(errno));
-		unlink(to);
+		return -1;
 	}
-	return ret;
+	return 0;
 }
 
 /* Unified locations and their ranks (tr_defs_write_unified_buf callback). */
 struct uloc {
-	uint64_t id;
+	uint64_t gid, id;
 	int32_t rank;
 };
 static struct uloc *ulocs;
 static size_t nulocs;
 
-static void collect_loc(uint64_t loc, int32_t rank, void *ud)
+static void collect_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
 	ulocs = xrealloc(ulocs, (nulocs + 1) * sizeof(*ulocs));
+	ulocs[nulocs].gid = gid;
 	ulocs[nulocs].id = loc;
 	ulocs[nulocs].rank = rank;
 	nulocs++;
@@ -254,7 +232,7 @@ static int load_ranks(void)
 	for (int i = 0; i < nranks; i++) {
 		struct rank *rk = &ranks[i];
 		char p[4200];
-		snprintf(p, sizeof(p), "%s/rank%d.tdefs", dir, rk->r);
+		snprintf(p, sizeof(p), "%.4000s/rank%d.tdefs", rdir, rk->r);
 		rk->buf = read_all(p, &rk->len);
 		if (!rk->buf) {
 			fprintf(stderr, "tracer-merge: rank %d: no rank%d.tdefs (killed before writing its "
@@ -315,7 +293,7 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 			continue;
 		for (uint32_t k = 0; k < rk->m.nlocs; k++) {
 			otf2w_def_writer *dw;
-			if (otf2w_archive_get_def_writer(a, rk->m.locs[k], &dw) != OTF2W_OK) {
+			if (otf2w_archive_get_def_writer(a, rk->m.gids[k], &dw) != OTF2W_OK) {
 				ret = -1;
 				continue;
 			}
@@ -340,24 +318,53 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 	return ret;
 }
 
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: tracer-merge [--wait SECONDS --ranks N] DIR\n"
+		   "\n"
+		   "Makes DIR/traces.otf2, one OTF2 archive of every rank, out of the per-rank\n"
+		   "archives DIR/ranks/rank<r>.otf2 (+ rank<r>.tdefs) that libtracer.so leaves when\n"
+		   "an MPI run ends without MPI_Finalize (crash, MPI_Abort, killed ranks). Ranks whose\n"
+		   "data is missing or damaged are named in one line each and left out.\n"
+		   "\n"
+		   "  --wait SECONDS --ranks N   first wait (at most SECONDS) until the N ranks'\n"
+		   "                             archives are complete (ranks still being killed)\n"
+		   "  -h, --help                 this text\n");
+}
+
 int main(int argc, char **argv)
 {
 	int wait_s = 0, want = 0;
-	while (argc > 2 && argv[1][0] == '-') {
+	while (argc > 1 && argv[1][0] == '-') {
+		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+			usage(stdout);
+			return 0;
+		}
 		if (!strcmp(argv[1], "--wait") && argc > 3)
 			wait_s = atoi(argv[2]);
 		else if (!strcmp(argv[1], "--ranks") && argc > 3)
 			want = atoi(argv[2]);
-		else
-			break;
+		else {
+			fprintf(stderr, "tracer-merge: unknown option or missing value: %s\n", argv[1]);
+			usage(stderr);
+			return 2;
+		}
 		argv += 2;
 		argc -= 2;
 	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: tracer-merge [--wait SECONDS --ranks N] DIR   (DIR holds rank<r>.otf2 archives of one MPI run)\n");
+		usage(stderr);
 		return 2;
 	}
 	dir = argv[1];
+	struct stat dst;
+	if (stat(dir, &dst) || !S_ISDIR(dst.st_mode)) {
+		fprintf(stderr, "tracer-merge: %s: not a directory\n", dir);
+		return 2;
+	}
+	snprintf(rdir, sizeof(rdir), "%.4000s/ranks", dir);
+	if (stat(rdir, &dst) || !S_ISDIR(dst.st_mode))
+		snprintf(rdir, sizeof(rdir), "%.4000s", dir);
 	/* every anchor (> 64 bytes) and definitions file (written after the
 	 * anchor) present and unchanged for 0.3 s */
 	long long last_sum = -1;
@@ -376,7 +383,7 @@ int main(int argc, char **argv)
 			break;
 		usleep(100000);
 	}
-	snprintf(lockpath, sizeof(lockpath), "%s/.tracer-merge.lock", dir);
+	snprintf(lockpath, sizeof(lockpath), "%.4000s/.tracer-merge.lock", rdir);
 	for (int i = 0;; i++) {
 		int fd = open(lockpath, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
 		if (fd >= 0) {
@@ -398,16 +405,22 @@ int main(int argc, char **argv)
 		printf("tracer-merge: %s exists already\n", p1);
 		return 0;
 	}
-	DIR *d = opendir(dir);
+	DIR *d = opendir(rdir);
 	if (!d) {
-		fprintf(stderr, "tracer-merge: %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, "tracer-merge: %s: %s\n", rdir, strerror(errno));
 		return 1;
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		int r;
+		/* a rank: its anchor, its definitions or its claim (killed early) */
+		int r, known = 0;
 		char tail[8];
-		if (sscanf(de->d_name, "rank%d.otf%1s", &r, tail) == 2 && !strcmp(tail, "2") && r >= 0) {
+		if (sscanf(de->d_name, "rank%d.%7s", &r, tail) != 2 || r < 0 ||
+		    (strcmp(tail, "otf2") && strcmp(tail, "tdefs") && strcmp(tail, "claim")))
+			continue;
+		for (int i = 0; i < nranks; i++)
+			known |= ranks[i].r == r;
+		if (!known) {
 			ranks = xrealloc(ranks, (nranks + 1) * sizeof(*ranks));
 			memset(&ranks[nranks], 0, sizeof(*ranks));
 			ranks[nranks++].r = r;
@@ -496,13 +509,13 @@ int main(int argc, char **argv)
 	mkdir(p1, 0755);
 	int bad = 0, noevents = 0;
 	for (size_t i = 0; i < nulocs; i++) {
-		unsigned long long id = (unsigned long long)ulocs[i].id;
+		unsigned long long id = (unsigned long long)ulocs[i].gid;
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.def", tmp, id);
 		snprintf(p2, sizeof(p2), "%s/traces/%llu.def", dir, id);
 		bad |= place(p1, p2);
 		const struct rank *rk = rank_of(ulocs[i].rank);
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
-		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id) == 0) {
+		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
 			unlink(p1);
 			continue;
 		}

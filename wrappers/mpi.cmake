@@ -1,6 +1,6 @@
 # wrappers/mpi.cmake - MPI tracing through PMPI (included by wrappers/CMakeLists.txt).
 # libtracer.so is compiled against mpi.h only and never linked with libmpi:
-# PMPI_* and the predefined handles are weak references (see mpi_int.h).
+# PMPI_* and the predefined handles are looked up at run time (mpi_sym.c).
 if(NOT MPI_C_FOUND)
   message(STATUS "tracer: MPI not found, MPI wrappers not built")
   return()
@@ -20,7 +20,7 @@ add_custom_command(
   DEPENDS ${CMAKE_SOURCE_DIR}/scripts/gen-mpi-wrappers ${CMAKE_CURRENT_SOURCE_DIR}/mpi.spec ${TR_MPI_H}
   COMMENT "Generating MPI wrappers from wrappers/mpi.spec"
   VERBATIM)
-set(_mpi_srcs ${_mpi_gen_c} ${_mpi_gen_f} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_core.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_req.c
+set(_mpi_srcs ${_mpi_gen_c} ${_mpi_gen_f} ${CMAKE_CURRENT_SOURCE_DIR}/mpi_core.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_req.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_sym.c
   ${CMAKE_CURRENT_SOURCE_DIR}/mpi_fortran.c)
 target_sources(tr_wrappers PRIVATE ${_mpi_srcs} ${_mpi_gen_h})
 set_source_files_properties(${_mpi_srcs} PROPERTIES

@@ -20,7 +20,6 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +34,8 @@ int tr_mpi_world_rank = -1, tr_mpi_world_size = 0;
 
 static MPI_Comm tr_mpi_pcomm;            /* private dup of WORLD for the tracer's traffic */
 static int tr_mpi_inited, tr_mpi_finalized;
+static int tr_mpi_local_only;            /* singleton or unknown launcher: no unification */
+static void prepare_merge(void);
 static uint32_t tr_mpi_comm_ctr;         /* agreed ids created by this process */
 static uint32_t tr_mpi_locs_group;       /* Group(COMM_LOCATIONS) */
 static int tr_mpi_lockv;
@@ -378,7 +379,7 @@ TR_EXPORT int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *reque
 		return PMPI_Comm_idup(comm, newcomm, request);
 	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Comm_idup);
 	uint64_t t0 = tr_time();
-	tr_enter(t, t0, rgn);
+	tr_mpi_enter(t, t0, rgn);
 	struct tr_mpi_comm *pc = tr_mpi_comm_get(comm);
 	struct tr_mpi_comm ci = *pc;
 	int pair[2] = { -1, 0 };
@@ -509,6 +510,30 @@ static void agree_dir(void)
  * round trip is below 5 us (shared memory, fast networks) or after 10 ms
  * (oversubscribed nodes, where more samples do not help). A ping carries 1
  * ("reply please") or 0 ("done"). */
+/* 1 for every rank that shares rank 0's clock: same host (one TSC /
+ * CLOCK_MONOTONIC for every process there) and the same test skew. Those
+ * ranks record offset 0 without a ping-pong (it would measure 0 within its
+ * uncertainty), which keeps MPI_Init/MPI_Finalize short with many ranks per
+ * node. malloc'ed array of world size (NULL: measure every rank). */
+static unsigned char *same_clock_as_root(void)
+{
+	uint64_t mine[2] = { 1469598103934665603ull, (uint64_t)tr_cfg.test_clock_skew_ns };
+	for (const char *h = tr_proc.hostname; *h; h++)
+		mine[0] = (mine[0] ^ (unsigned char)*h) * 1099511628211ull;
+	int n = tr_mpi_world_size;
+	uint64_t *all = malloc(sizeof(uint64_t) * 2 * (size_t)n);
+	unsigned char *same = malloc((size_t)n);
+	if (!all || !same || PMPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, tr_mpi_pcomm) != MPI_SUCCESS) {
+		free(all);
+		free(same);
+		return NULL;
+	}
+	for (int r = 0; r < n; r++)
+		same[r] = all[2 * r] == all[0] && all[2 * r + 1] == all[1];
+	free(all);
+	return same;
+}
+
 static void clock_sync(void)
 {
 	enum { WARM = 2, K = 32, KMIN = 4 };
@@ -517,8 +542,16 @@ static void clock_sync(void)
 		return;
 	}
 	PMPI_Barrier(tr_mpi_pcomm);
+	unsigned char *same = same_clock_as_root();
+	if (tr_mpi_world_rank != 0 && same && same[tr_mpi_world_rank]) {
+		free(same);
+		tr_def_clock_offset(tr_time(), 0, 0.0);
+		return;
+	}
 	if (tr_mpi_world_rank == 0) {
 		for (int r = 1; r < tr_mpi_world_size; r++) {
+			if (same && same[r])
+				continue;
 			for (;;) {
 				uint64_t v = 0;
 				PMPI_Recv(&v, 8, MPI_BYTE, r, TAG_SYNC, tr_mpi_pcomm, MPI_STATUS_IGNORE);
@@ -528,9 +561,11 @@ static void clock_sync(void)
 				PMPI_Send(&v, 8, MPI_BYTE, r, TAG_SYNC, tr_mpi_pcomm);
 			}
 		}
+		free(same);
 		tr_def_clock_offset(tr_time(), 0, 0.0);
 		return;
 	}
+	free(same);
 	uint64_t fast = tr_clock_resolution() / 200000;   /* 5 us */
 	uint64_t budget = tr_clock_resolution() / 100;    /* 10 ms per rank */
 	for (int k = 0; k < WARM; k++) {
@@ -664,6 +699,14 @@ void tr_mpi_after_init(void)
 		return;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	/* Rank not announced in the environment at start: a singleton (program
+	 * started without mpirun: one rank) or a launcher we do not know. The
+	 * process's own archive (named "traces", not "rank<r>") is the archive:
+	 * no common directory, no unification. */
+	tr_mpi_local_only = tr_proc.rank < 0;
+	if (tr_mpi_local_only && size > 1 && rank == 0)
+		tr_log_warn("MPI rank not announced by the launcher at start: every rank writes its own archive "
+			    "(no unification)");
 	tr_mpi_world_rank = rank;
 	tr_mpi_world_size = size;
 	tr_set_rank(rank, size);
@@ -673,7 +716,9 @@ void tr_mpi_after_init(void)
 		return;
 	}
 	PMPI_Comm_set_errhandler(tr_mpi_pcomm, MPI_ERRORS_RETURN);
-	agree_dir();
+	if (!tr_mpi_local_only)
+		agree_dir();
+	tr_mpi_poll_init();
 	if (tr_mpi_req_init() != 0)
 		tr_log_warn("rank %d: no memory for the request table: non-blocking calls not tracked", rank);
 
@@ -700,6 +745,8 @@ void tr_mpi_after_init(void)
 	tr_mpi_self.rank = 0;
 	tr_mpi_self.nb_in = tr_mpi_self.nb_out = -1;
 	clock_sync();
+	if (!tr_mpi_local_only && size > 1)
+		prepare_merge();
 	tr_mpi_inited = 1;
 	__atomic_store_n(&tr_mpi_on, 1, __ATOMIC_RELEASE);
 }
@@ -714,17 +761,20 @@ void tr_mpi_before_finalize(void)
 	if (tr_mpi_req_lost())
 		tr_log_warn("rank %d: %llu non-blocking requests not tracked (request table full)",
 			    tr_mpi_world_rank, (unsigned long long)tr_mpi_req_lost());
-	unify();
+	if (!tr_mpi_local_only)
+		unify();
 	PMPI_Comm_free(&tr_mpi_pcomm);
 }
 
 TR_EXPORT int MPI_Init(int *argc, char ***argv)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Init(argc, argv);
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	int ret = PMPI_Init(argc, argv);
 	if (ret == MPI_SUCCESS)
@@ -738,11 +788,13 @@ TR_EXPORT int MPI_Init(int *argc, char ***argv)
 
 TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Init_thread(argc, argv, required, provided);
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	int ret = PMPI_Init_thread(argc, argv, required, provided);
 	if (ret == MPI_SUCCESS)
@@ -756,11 +808,13 @@ TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provid
 
 TR_EXPORT int MPI_Finalize(void)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Finalize();
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	tr_mpi_before_finalize();
 	int ret = PMPI_Finalize();
@@ -771,18 +825,22 @@ TR_EXPORT int MPI_Finalize(void)
 	return ret;
 }
 
-/* MPI_Abort: start tracer-merge (bin/ next to lib/libtracer.so) detached,
- * so that the per-rank archives of this run become one archive once the
- * other ranks, killed by the launcher, have written theirs. Not traced (no
- * LD_PRELOAD), output in DIR/tracer-merge.log. */
-static void spawn_merge(void)
+/* The merge command for a run that ends without MPI_Finalize (crash, kill,
+ * MPI_Abort): bin/tracer-merge next to lib/libtracer.so, untraced (no
+ * LD_PRELOAD), waiting for the other ranks' archives; prepared here, at
+ * MPI_Init, because a crashing rank starts it from its signal handler
+ * (preload/archive.c). */
+static void prepare_merge(void)
 {
 	extern char **environ;
+	static char merge[4096], log[4200], ranks[16], dir[4096];
+	static char *argv[7];
+	static char **envp;
 	Dl_info di;
-	const char *dir = tr_archive_dir();
-	if (!dir || !dladdr((void *)spawn_merge, &di) || !di.dli_fname)
+	const char *d = tr_archive_dir();
+	if (!d || !dladdr((void *)prepare_merge, &di) || !di.dli_fname)
 		return;
-	char merge[4096], log[4200], ranks[16];
+	snprintf(dir, sizeof(dir), "%s", d);
 	snprintf(merge, sizeof(merge), "%s", di.dli_fname);
 	for (int up = 0; up < 2; up++) {
 		char *sl = strrchr(merge, '/');
@@ -792,14 +850,13 @@ static void spawn_merge(void)
 	}
 	size_t ml = strlen(merge);
 	snprintf(merge + ml, sizeof(merge) - ml, "/bin/tracer-merge");
-	if (access(merge, X_OK)) {
-		tr_log_info("run tracer-merge %s after the job to get one archive of all ranks", dir);
-		return;
-	}
+	if (access(merge, X_OK))
+		return;   /* the crash path then says to run tracer-merge */
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	char **envp = malloc(sizeof(char *) * (n + 1));
+	free(envp);
+	envp = malloc(sizeof(char *) * (n + 1));
 	if (!envp)
 		return;
 	size_t k = 0;
@@ -808,41 +865,36 @@ static void spawn_merge(void)
 			envp[k++] = environ[i];
 	envp[k] = NULL;
 	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
-	snprintf(log, sizeof(log), "%s/tracer-merge.log", dir);
-	char *argv[] = { merge, "--wait", "30", "--ranks", ranks, (char *)dir, NULL };
-	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	posix_spawn_file_actions_adddup2(&fa, 1, 2);
-	posix_spawnattr_init(&at);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID);
-	pid_t pid;
-	if (posix_spawn(&pid, merge, &fa, &at, argv, envp) == 0)
-		tr_log_info("rank %d: %s will merge the per-rank archives (log: %s)", tr_mpi_world_rank, merge, log);
-	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
-	free(envp);
+	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
+	argv[0] = merge;
+	argv[1] = "--wait";
+	argv[2] = "30";
+	argv[3] = "--ranks";
+	argv[4] = ranks;
+	argv[5] = dir;
+	argv[6] = NULL;
+	tr_archive_set_merge(argv, envp, log);
 }
 
-/* Before PMPI_Abort: write this rank's trace, start the merge. */
+/* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its
+ * open regions closed) and ProgramEnd (exit status: the error code); the
+ * merge of every rank's archive starts (preload/archive.c). */
 void tr_mpi_abort_prepare(int errorcode)
 {
 	__atomic_store_n(&tr_mpi_on, 0, __ATOMIC_RELEASE);
 	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
 		    tr_mpi_world_rank, errorcode);
-	tr_finish();
-	if (tr_mpi_inited && !tr_mpi_finalized && tr_mpi_world_size > 1)
-		spawn_merge();
+	tr_finish_status(errorcode, 1);
 }
 
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
+		return PMPI_Abort(comm, errorcode);
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
 		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 		tr_thread_put(t);
 	}
 	/* MPI_Abort does not return and the other ranks are killed: write what

@@ -10,28 +10,36 @@
  *
  * Each entry point exists under every name the Fortran compilers use
  * (mpi_init, mpi_init_, mpi_init__, MPI_INIT) and as ompi_*_f (the f08
- * path); the real work is the weak pmpi_*_ of libmpi_mpifh, which is only
- * loaded (and these only called) in Fortran MPI programs.
+ * path); the real work is the pmpi_*_ of libmpi_mpifh, looked up on first
+ * use (TR_FSYM). TRACER_MPI=0: straight to pmpi_*_.
  */
 #include <stdlib.h>
 #include "mpi_fortran_int.h"
 
-#pragma weak pmpi_init_
-#pragma weak pmpi_init_thread_
-#pragma weak pmpi_finalize_
-#pragma weak pmpi_abort_
 extern void pmpi_init_(MPI_Fint *ierr);
+TR_FSLOT(pmpi_init_)
+#define pmpi_init_ TR_FSYM(pmpi_init_)
 extern void pmpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr);
+TR_FSLOT(pmpi_init_thread_)
+#define pmpi_init_thread_ TR_FSYM(pmpi_init_thread_)
 extern void pmpi_finalize_(MPI_Fint *ierr);
+TR_FSLOT(pmpi_finalize_)
+#define pmpi_finalize_ TR_FSYM(pmpi_finalize_)
 extern void pmpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr);
+TR_FSLOT(pmpi_abort_)
+#define pmpi_abort_ TR_FSYM(pmpi_abort_)
 
 static void f_init(MPI_Fint *ierr)
 {
+	if (!tr_cfg.mpi) {
+		pmpi_init_(ierr);
+		return;
+	}
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	pmpi_init_(ierr);
 	if (*ierr == MPI_SUCCESS)
@@ -44,11 +52,15 @@ static void f_init(MPI_Fint *ierr)
 
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
+	if (!tr_cfg.mpi) {
+		pmpi_init_thread_(required, provided, ierr);
+		return;
+	}
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	pmpi_init_thread_(required, provided, ierr);
 	if (*ierr == MPI_SUCCESS)
@@ -61,11 +73,15 @@ static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr
 
 static void f_finalize(MPI_Fint *ierr)
 {
+	if (!tr_cfg.mpi) {
+		pmpi_finalize_(ierr);
+		return;
+	}
 	struct tr_thread *t = tr_thread_get();
 	uint32_t rgn = 0;
 	if (t) {
 		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_enter(t, tr_time(), rgn);
+		tr_mpi_enter(t, tr_time(), rgn);
 	}
 	tr_mpi_before_finalize();
 	pmpi_finalize_(ierr);
@@ -77,9 +93,13 @@ static void f_finalize(MPI_Fint *ierr)
 
 static void f_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 {
+	if (!tr_cfg.mpi) {
+		pmpi_abort_(comm, errorcode, ierr);
+		return;
+	}
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
-		tr_enter(t, tr_time(), tr_mpi_region(TR_MPI_FN_MPI_Abort));
+		tr_mpi_enter(t, tr_time(), tr_mpi_region(TR_MPI_FN_MPI_Abort));
 		tr_thread_put(t);
 	}
 	tr_mpi_abort_prepare((int)*errorcode);
@@ -113,14 +133,18 @@ TR_EXPORT void ompi_abort_f(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 
 /* ---- completion calls ---------------------------------------------------------------- */
 
-#pragma weak pmpi_wait_
-#pragma weak pmpi_waitall_
-#pragma weak pmpi_waitany_
-#pragma weak pmpi_test_
 extern void pmpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr);
+TR_FSLOT(pmpi_wait_)
+#define pmpi_wait_ TR_FSYM(pmpi_wait_)
 extern void pmpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr);
+TR_FSLOT(pmpi_waitall_)
+#define pmpi_waitall_ TR_FSYM(pmpi_waitall_)
 extern void pmpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr);
+TR_FSLOT(pmpi_waitany_)
+#define pmpi_waitany_ TR_FSYM(pmpi_waitany_)
 extern void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr);
+TR_FSLOT(pmpi_test_)
+#define pmpi_test_ TR_FSYM(pmpi_test_)
 
 /* Fortran MPI_STATUS_SIZE in MPI_Fint */
 #define F_ST ((int)(sizeof(MPI_Status) / sizeof(MPI_Fint)))
@@ -132,7 +156,7 @@ extern void pmpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_
 		return;                                           \
 	}                                                         \
 	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_##fn);       \
-	tr_enter(t, tr_time(), rgn)
+	tr_mpi_enter(t, tr_time(), rgn)
 
 #define F_END()                       \
 	tr_leave(t, t1, rgn);         \
@@ -157,11 +181,29 @@ static void f_wait(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 
 static void f_test(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
-	F_BEGIN(MPI_Test, pmpi_test_(request, flag, status, ierr));
+	/* a poll: folded like the C MPI_Test when it completes nothing */
+	struct tr_thread *t = tr_mpi_tget();
+	if (!t) {
+		pmpi_test_(request, flag, status, ierr);
+		return;
+	}
+	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Test);
+	uint64_t t0 = tr_time();
+	const int fold = tr_mpi_fold;
+	if (!fold)
+		tr_mpi_enter(t, t0, rgn);
 	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
 	struct tr_mpi_req *e = tr_mpi_req_take(PMPI_Request_f2c(*request));
 	pmpi_test_(request, flag, use, ierr);
 	uint64_t t1 = tr_time();
+	if (fold && *ierr == MPI_SUCCESS && !*flag) {
+		tr_mpi_req_release(e);
+		tr_mpi_poll_folded(t0, t1);
+		tr_thread_put(t);
+		return;
+	}
+	if (fold)
+		tr_mpi_poll_enter(t, &t0, rgn);
 	if (*ierr == MPI_SUCCESS && e) {
 		MPI_Status st;
 		if (*flag)

@@ -13,16 +13,6 @@
 
 #include "mpi_int.h"
 
-#pragma weak MPI_F_STATUS_IGNORE
-#pragma weak MPI_F_STATUSES_IGNORE
-#pragma weak PMPI_Type_f2c
-#pragma weak PMPI_Comm_f2c
-#pragma weak PMPI_Op_f2c
-#pragma weak PMPI_Info_f2c
-#pragma weak PMPI_Group_f2c
-#pragma weak PMPI_Win_f2c
-#pragma weak PMPI_Request_f2c
-#pragma weak PMPI_Status_f2c
 extern char mpi_fortran_in_place __attribute__((weak));
 extern char mpi_fortran_in_place_ __attribute__((weak));
 extern char mpi_fortran_in_place__ __attribute__((weak));
@@ -35,6 +25,11 @@ extern char mpi_fortran_statuses_ignore __attribute__((weak));
 extern char mpi_fortran_statuses_ignore_ __attribute__((weak));
 extern char mpi_fortran_statuses_ignore__ __attribute__((weak));
 extern char MPI_FORTRAN_STATUSES_IGNORE __attribute__((weak));
+
+/* A pmpi_*_ of libmpi_mpifh, resolved at first use (mpi_sym.c):
+ *   extern void pmpi_x_(...); TR_FSLOT(pmpi_x_)  #define pmpi_x_ TR_FSYM(pmpi_x_) */
+#define TR_FSLOT(fn) static void *tr_fs_##fn;
+#define TR_FSYM(fn)  (*(__typeof__(&fn))tr_mpi_fsym(&tr_fs_##fn, #fn))
 
 static inline int tr_mpi_f_status_ignore(const MPI_Fint *s)
 {

@@ -4,11 +4,9 @@
  * generated mpi_gen.c). Not a public header.
  *
  * libtracer.so must load in programs without MPI: it is compiled against
- * mpi.h only and never linked with libmpi. Every PMPI_* function and every
- * predefined handle (Open MPI: addresses of ompi_* objects) is a weak
- * reference that resolves from the application's libmpi at run time. The
- * MPI_* wrappers are only ever called by MPI programs, so the weak symbols
- * are non-NULL whenever they are used.
+ * mpi.h only and never linked with libmpi. PMPI_* functions and predefined
+ * handles are looked up at run time on first use (below), so MPI is traced
+ * the same whether libmpi is linked or opened later with dlopen.
  */
 #ifndef TR_MPI_INT_H
 #define TR_MPI_INT_H
@@ -17,85 +15,31 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include "tracer.h"
+/* Every PMPI_* function and predefined object (Open MPI: the ompi_* of
+ * MPI_COMM_WORLD & co.) is reached through tr_mpi_sym: mpi_gen.h turns each
+ * name of mpi.h into a slot of tr_mpi_symtab, resolved at first use by
+ * mpi_sym.c (global scope, else the loaded object that defines it: a libmpi
+ * opened later with dlopen, even RTLD_LOCAL, as by mpi4py). */
+extern void *tr_mpi_symtab[];
+void *tr_mpi_sym_slow(int idx, int func);
+static inline void *tr_mpi_sym(int idx, int func)
+{
+	void *p = __atomic_load_n(&tr_mpi_symtab[idx], __ATOMIC_ACQUIRE);
+	if (tr_likely(p != NULL))
+		return p;
+	return tr_mpi_sym_slow(idx, func);
+}
+/* The same for a Fortran symbol (pmpi_*_ of libmpi_mpifh), one slot each. */
+void *tr_mpi_fsym_slow(void **slot, const char *name);
+static inline void *tr_mpi_fsym(void **slot, const char *name)
+{
+	void *p = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (tr_likely(p != NULL))
+		return p;
+	return tr_mpi_fsym_slow(slot, name);
+}
+
 #include "mpi_gen.h"
-
-#ifdef OMPI_MAJOR_VERSION
-#pragma weak ompi_mpi_comm_world
-#pragma weak ompi_mpi_comm_self
-#pragma weak ompi_mpi_comm_null
-#pragma weak ompi_mpi_group_null
-#pragma weak ompi_mpi_group_empty
-#pragma weak ompi_request_null
-#pragma weak ompi_message_null
-#pragma weak ompi_message_no_proc
-#pragma weak ompi_mpi_win_null
-#pragma weak ompi_mpi_datatype_null
-#pragma weak ompi_mpi_byte
-#pragma weak ompi_mpi_int
-#pragma weak ompi_mpi_char
-#pragma weak ompi_mpi_long_long_int
-#pragma weak ompi_mpi_unsigned_long_long
-#pragma weak ompi_mpi_uint64_t
-#pragma weak ompi_mpi_int64_t
-#pragma weak ompi_mpi_double
-#pragma weak ompi_mpi_op_max
-#pragma weak ompi_mpi_op_min
-#pragma weak ompi_mpi_op_sum
-#pragma weak ompi_mpi_info_null
-#pragma weak ompi_mpi_errors_return
-#endif
-
-/* PMPI functions used by the hand-written parts (the generated file marks
- * the wrapped ones weak itself). */
-#pragma weak PMPI_Init
-#pragma weak PMPI_Init_thread
-#pragma weak PMPI_Finalize
-#pragma weak PMPI_Abort
-#pragma weak PMPI_Initialized
-#pragma weak PMPI_Finalized
-#pragma weak PMPI_Comm_rank
-#pragma weak PMPI_Comm_size
-#pragma weak PMPI_Comm_remote_size
-#pragma weak PMPI_Comm_test_inter
-#pragma weak PMPI_Comm_group
-#pragma weak PMPI_Comm_remote_group
-#pragma weak PMPI_Comm_dup
-#pragma weak PMPI_Comm_free
-#pragma weak PMPI_Comm_idup
-#pragma weak PMPI_Intercomm_merge
-#pragma weak PMPI_Group_translate_ranks
-#pragma weak PMPI_Group_size
-#pragma weak PMPI_Group_free
-#pragma weak PMPI_Bcast
-#pragma weak PMPI_Send
-#pragma weak PMPI_Recv
-#pragma weak PMPI_Barrier
-#pragma weak PMPI_Type_size
-#pragma weak PMPI_Get_count
-#pragma weak PMPI_Test_cancelled
-#pragma weak PMPI_Topo_test
-#pragma weak PMPI_Cartdim_get
-#pragma weak PMPI_Cart_get
-#pragma weak PMPI_Graph_neighbors_count
-#pragma weak PMPI_Dist_graph_neighbors_count
-#pragma weak PMPI_Win_get_group
-#pragma weak PMPI_Wait
-#pragma weak PMPI_Waitall
-#pragma weak PMPI_Waitany
-#pragma weak PMPI_Waitsome
-#pragma weak PMPI_Test
-#pragma weak PMPI_Testall
-#pragma weak PMPI_Testany
-#pragma weak PMPI_Testsome
-#pragma weak PMPI_Request_get_status
-#pragma weak PMPI_Request_free
-#pragma weak PMPI_Start
-#pragma weak PMPI_Startall
-#pragma weak PMPI_Query_thread
-#pragma weak PMPI_Comm_set_errhandler
-#pragma weak PMPI_Comm_get_errhandler
-#pragma weak PMPI_Errhandler_free
-#pragma weak PMPI_Get_processor_name
 
 /* One event record written by a wrapper itself (not Enter/Leave). */
 #define TR_MPI_REC(t, call)                              \
@@ -117,6 +61,45 @@ static inline struct tr_thread *tr_mpi_tget(void)
 	if (tr_unlikely(!__atomic_load_n(&tr_mpi_on, __ATOMIC_RELAXED)))
 		return NULL;
 	return tr_thread_get();
+}
+
+/* ---- polling (TRACER_MPI_POLLING, docs/mpi.md) ---------------------------------
+ * fold (default): an MPI_Test, Testany, Testsome, Testall, Iprobe or Improbe
+ * that completes nothing leaves no record; the thread counts them (and their time), and the next MPI call it
+ * records is preceded by one Metric record (class "MPI polling": polls
+ * folded, polling time) covering them. all: every call recorded. */
+extern int tr_mpi_fold;
+struct tr_mpi_poll {
+	uint64_t n, ticks;
+};
+extern TR_TLS struct tr_mpi_poll tr_mpi_poll_tls;
+void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time);
+/* At MPI_Init: reads TRACER_MPI_POLLING, defines the metric class. */
+void tr_mpi_poll_init(void);
+
+/* Enter of an MPI region (every wrapper): first the folded polls, if any. */
+static inline void tr_mpi_enter(struct tr_thread *t, uint64_t time, uint32_t rgn)
+{
+	if (tr_unlikely(tr_mpi_poll_tls.n != 0))
+		tr_mpi_poll_flush(t, time);
+	tr_enter(t, time, rgn);
+}
+
+/* A poll that completed nothing (fold mode): counted, not recorded. */
+static inline void tr_mpi_poll_folded(uint64_t t0, uint64_t t1)
+{
+	tr_mpi_poll_tls.n++;
+	tr_mpi_poll_tls.ticks += t1 - t0;
+}
+
+/* A poll to record (fold mode: after the call): its Enter at its start, or
+ * at the last record of the thread if something (a sample) came since. */
+static inline void tr_mpi_poll_enter(struct tr_thread *t, uint64_t *t0, uint32_t rgn)
+{
+	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
+	if (last > *t0)
+		*t0 = last;
+	tr_mpi_enter(t, *t0, rgn);
 }
 
 /* Region ids + 1 (0: not defined yet), defined on first use. */

@@ -367,13 +367,73 @@ static void release_all(struct scratch *s, int count)
 		req_release(s->ent[i]);
 }
 
-#define BEGIN(fn, passthrough)                                  \
+/* ---- polling: fold the calls that complete nothing ---------------------------------- */
+
+int tr_mpi_fold = 1;
+TR_TLS struct tr_mpi_poll tr_mpi_poll_tls;
+static uint32_t poll_class = UINT32_MAX;
+
+void tr_mpi_poll_init(void)
+{
+	const char *v = getenv("TRACER_MPI_POLLING");
+	tr_mpi_fold = 1;
+	if (v && !strcmp(v, "all"))
+		tr_mpi_fold = 0;
+	else if (v && *v && strcmp(v, "fold") && tr_mpi_world_rank <= 0)
+		tr_log_warn("TRACER_MPI_POLLING=%s: accepted fold, all; using fold", v);
+	if (!tr_mpi_fold || poll_class != UINT32_MAX)
+		return;
+	uint32_t m[2];
+	m[0] = tr_def_metric_member("MPI polls folded", "MPI_Test/Testany/Testsome/Testall/Iprobe/Improbe calls "
+				    "that completed nothing, since the previous record", OTF2W_METRIC_TYPE_OTHER,
+				    OTF2W_METRIC_RELATIVE_LAST, OTF2W_TYPE_UINT64, OTF2W_BASE_DECIMAL, 0, "#");
+	m[1] = tr_def_metric_member("MPI polling time", "time spent in those calls", OTF2W_METRIC_TYPE_OTHER,
+				    OTF2W_METRIC_RELATIVE_LAST, OTF2W_TYPE_UINT64, OTF2W_BASE_DECIMAL, -9, "s");
+	poll_class = tr_def_metric_class(2, m, OTF2W_METRIC_ASYNCHRONOUS, OTF2W_RECORDER_CPU);
+}
+
+void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time)
+{
+	static const uint8_t types[2] = { OTF2W_TYPE_UINT64, OTF2W_TYPE_UINT64 };
+	otf2w_metric_value v[2];
+	v[0].unsigned_int = tr_mpi_poll_tls.n;
+	v[1].unsigned_int = tr_ticks_to_ns(tr_mpi_poll_tls.ticks);
+	tr_mpi_poll_tls.n = 0;
+	tr_mpi_poll_tls.ticks = 0;
+	if (poll_class != UINT32_MAX)
+		TR_MPI_REC(t, otf2w_evt_metric(t->w, NULL, time, poll_class, 2, types, v));
+}
+
+/* Start of a wrapper: the thread if recorded (else the call passes
+ * through), its region, the start time. */
+#define START(fn, passthrough)                                  \
 	struct tr_thread *t = tr_mpi_tget();                    \
 	if (!t)                                                 \
 		return passthrough;                             \
 	const uint32_t rgn = tr_mpi_region(TR_MPI_FN_##fn);     \
-	uint64_t t0 = tr_time();                                \
-	tr_enter(t, t0, rgn)
+	uint64_t t0 = tr_time()
+
+#define BEGIN(fn, passthrough)      \
+	START(fn, passthrough);     \
+	tr_mpi_enter(t, t0, rgn)
+
+/* Polling calls: the Enter only once the call has completed something
+ * (fold), or before it (all). */
+#define POLL_BEGIN(fn, passthrough)         \
+	START(fn, passthrough);             \
+	const int fold = tr_mpi_fold;       \
+	if (!fold)                          \
+	tr_mpi_enter(t, t0, rgn)
+
+/* After the call: nothing completed -> fold and return, else the Enter. */
+#define POLL_DONE(nothing)                       \
+	if (fold && (nothing)) {                 \
+		tr_mpi_poll_folded(t0, t1);      \
+		tr_thread_put(t);                \
+		return ret;                      \
+	}                                        \
+	if (fold)                                \
+	tr_mpi_poll_enter(t, &t0, rgn)
 
 #define END()                         \
 	tr_leave(t, t1, rgn);         \
@@ -398,13 +458,16 @@ TR_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 TR_EXPORT int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
-	BEGIN(MPI_Test, PMPI_Test(request, flag, status));
+	POLL_BEGIN(MPI_Test, PMPI_Test(request, flag, status));
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
 	struct tr_mpi_req *e = *request != MPI_REQUEST_NULL ? req_take((uintptr_t)*request) : NULL;
 	int ret = PMPI_Test(request, flag, status);
 	uint64_t t1 = tr_time();
+	if (fold && ret == MPI_SUCCESS && !*flag)
+		req_release(e);
+	POLL_DONE(ret == MPI_SUCCESS && !*flag);
 	if (ret == MPI_SUCCESS && e && *flag)
 		req_done(t, t1, e, status);
 	else if (ret == MPI_SUCCESS)
@@ -454,7 +517,7 @@ TR_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 
 TR_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
-	BEGIN(MPI_Testall, PMPI_Testall(count, reqs, flag, sts));
+	POLL_BEGIN(MPI_Testall, PMPI_Testall(count, reqs, flag, sts));
 	struct scratch *s = scratch_get(count);
 	if (s) {
 		find_all(s, count, reqs);
@@ -463,6 +526,9 @@ TR_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status s
 	}
 	int ret = PMPI_Testall(count, reqs, flag, sts);
 	uint64_t t1 = tr_time();
+	if (fold && ret == MPI_SUCCESS && !*flag && s)
+		release_all(s, count);
+	POLL_DONE(ret == MPI_SUCCESS && !*flag);
 	if (s && ret == MPI_SUCCESS) {
 		for (int i = 0; i < count; i++) {
 			if (!s->ent[i])
@@ -501,7 +567,7 @@ TR_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status 
 
 TR_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status)
 {
-	BEGIN(MPI_Testany, PMPI_Testany(count, reqs, index, flag, status));
+	POLL_BEGIN(MPI_Testany, PMPI_Testany(count, reqs, index, flag, status));
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
@@ -510,6 +576,11 @@ TR_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, 
 		find_all(s, count, reqs);
 	int ret = PMPI_Testany(count, reqs, index, flag, status);
 	uint64_t t1 = tr_time();
+	/* flag true with MPI_UNDEFINED: no active request, nothing completed */
+	const int none = ret == MPI_SUCCESS && (!*flag || *index == MPI_UNDEFINED);
+	if (fold && none && s)
+		release_all(s, count);
+	POLL_DONE(none);
 	if (s && ret == MPI_SUCCESS) {
 		int done = *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count;
 		for (int i = 0; i < count; i++) {
@@ -571,7 +642,7 @@ TR_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int i
 
 TR_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
 {
-	BEGIN(MPI_Testsome, PMPI_Testsome(incount, reqs, outcount, indices, sts));
+	POLL_BEGIN(MPI_Testsome, PMPI_Testsome(incount, reqs, outcount, indices, sts));
 	struct scratch *s = scratch_get(incount);
 	if (s) {
 		find_all(s, incount, reqs);
@@ -580,7 +651,32 @@ TR_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int i
 	}
 	int ret = PMPI_Testsome(incount, reqs, outcount, indices, sts);
 	uint64_t t1 = tr_time();
+	const int none = ret == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED);
+	if (fold && none && s)
+		release_all(s, incount);
+	POLL_DONE(none);
 	some_common(t, t1, s, ret, incount, *outcount, indices, sts, 1);
+	END();
+}
+
+TR_EXPORT int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	POLL_BEGIN(MPI_Iprobe, PMPI_Iprobe(source, tag, comm, flag, status));
+	int ret = PMPI_Iprobe(source, tag, comm, flag, status);
+	uint64_t t1 = tr_time();
+	POLL_DONE(ret == MPI_SUCCESS && !*flag);
+	END();
+}
+
+TR_EXPORT int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+			  MPI_Status *status)
+{
+	POLL_BEGIN(MPI_Improbe, PMPI_Improbe(source, tag, comm, flag, message, status));
+	int ret = PMPI_Improbe(source, tag, comm, flag, message, status);
+	uint64_t t1 = tr_time();
+	POLL_DONE(ret == MPI_SUCCESS && !*flag);
+	if (ret == MPI_SUCCESS && *flag)
+		tr_mpi_msg_note(*message, tr_mpi_comm_get(comm)->ref);
 	END();
 }
 

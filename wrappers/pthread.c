@@ -35,9 +35,11 @@
 #include <errno.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "tracer.h"
@@ -91,6 +93,8 @@ PTH_REAL(int, sem_timedwait, sem_t *, const struct timespec *);
 PTH_REAL(int, sem_clockwait, sem_t *, clockid_t, const struct timespec *);
 PTH_REAL(int, sem_trywait, sem_t *);
 PTH_REAL(int, sem_post, sem_t *);
+PTH_REAL(int, pthread_setname_np, pthread_t, const char *);
+PTH_REAL(int, prctl, int, ...);
 
 struct pth_sym {
 	void **slot;
@@ -119,7 +123,7 @@ static const struct pth_sym pth_syms[] = {
 	PTH_SYMV(pthread_cond_broadcast, PTH_COND_VERSION),
 	PTH_SYM(pthread_barrier_wait),
 	PTH_SYM(sem_wait), PTH_SYM(sem_timedwait), PTH_SYM(sem_clockwait), PTH_SYM(sem_trywait),
-	PTH_SYM(sem_post),
+	PTH_SYM(sem_post), PTH_SYM(pthread_setname_np), PTH_SYM(prctl),
 };
 
 static TR_TLS int pth_resolving;
@@ -1129,6 +1133,52 @@ TR_EXPORT int pthread_cancel(pthread_t th)
 {
 	PTH_INIT(pthread_cancel);
 	PTH_POINT_BODY(R_CANCEL, real_pthread_cancel(th));
+}
+
+/*
+ * Thread names become location names (no region: the call is not a
+ * synchronization). The kernel keeps 15 characters; so does the location.
+ */
+static void pth_name(pthread_t th, const char *name)
+{
+	char n[16];
+	size_t l = strnlen(name, sizeof(n) - 1);
+	memcpy(n, name, l);
+	n[l] = 0;
+	struct tr_thread *t = tr_thread_get();
+	if (!t)
+		return;
+	tr_thread_set_name((uint64_t)th, n);
+	tr_thread_put(t);
+}
+
+TR_EXPORT int pthread_setname_np(pthread_t th, const char *name)
+{
+	PTH_INIT(pthread_setname_np);
+	int ret = real_pthread_setname_np(th, name);
+	if (ret == 0) {
+		int saved = errno;
+		pth_name(th, name);
+		errno = saved;
+	}
+	return ret;
+}
+
+TR_EXPORT int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	PTH_INIT(prctl);
+	int ret = real_prctl(option, a2, a3, a4, a5);
+	if (ret == 0 && option == PR_SET_NAME && a2) {
+		int saved = errno;
+		pth_name(pthread_self(), (const char *)a2);
+		errno = saved;
+	}
+	return ret;
 }
 
 /*

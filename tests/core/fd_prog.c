@@ -3,11 +3,12 @@
  * fd_prog.c - programs that do to descriptors and limits what daemons,
  * shells and job launchers do (tests/core/test_limits.py).
  *
- * fd_prog closefds OUT   two threads take a mutex 200,000 times each; then
+ * fd_prog closefds OUT   the main thread takes a mutex 60,000 times, then
+ *                        with two threads (60,000 each) running:
  *                        close_range(3, ~0U, 0), open OUT and write 1,000
- *                        short lines while a third thread takes the mutex
- *                        200,000 times (the tracer's chunks fill meanwhile).
- *                        Prints the lock counts.
+ *                        short lines while a third thread and main take the
+ *                        mutex 60,000 times more each (the tracer's chunks
+ *                        fill meanwhile). Prints the lock count.
  * fd_prog locks N        two threads take a mutex N times each (many events
  *                        for resource-limit runs); prints "done".
  * fd_prog mallocloop    four threads malloc and free random sizes until
@@ -19,6 +20,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,7 +29,7 @@
 
 static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
 static long counter;
-static long iters = 200000;
+static long iters = 60000;
 
 static void *locker(void *arg)
 {
@@ -40,22 +42,38 @@ static void *locker(void *arg)
 	return NULL;
 }
 
+/* Opens path and 7 more files beside it (path.1 ... path.7) and writes
+ * 1,000 short lines into each: after close_range the program's files take
+ * the lowest numbers, where the tracer's descriptors used to be. */
 static void write_file(const char *path, const char *tag)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0) {
-		perror("open");
-		exit(2);
-	}
-	for (int i = 0; i < 1000; i++) {
-		char line[64];
-		int n = snprintf(line, sizeof(line), "%s line %d\n", tag, i);
-		if (write(fd, line, (size_t)n) != n) {
-			perror("write");
-			exit(3);
+	int fds[8];
+	for (int k = 0; k < 8; k++) {
+		char p[4200];
+		if (k)
+			snprintf(p, sizeof(p), "%s.%d", path, k);
+		else
+			snprintf(p, sizeof(p), "%s", path);
+		fds[k] = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fds[k] < 0) {
+			perror("open");
+			exit(2);
 		}
 	}
-	close(fd);
+	for (int i = 0; i < 1000; i++) {
+		for (int k = 0; k < 8; k++) {
+			char line[64];
+			int n = snprintf(line, sizeof(line), "%s file %d line %d\n", tag, k, i);
+			if (write(fds[k], line, (size_t)n) != n) {
+				perror("write");
+				exit(3);
+			}
+		}
+		if (i % 100 == 0)
+			sched_yield();   /* let the lock threads fill chunks meanwhile */
+	}
+	for (int k = 0; k < 8; k++)
+		close(fds[k]);
 }
 
 static void *malloc_loop(void *arg)
@@ -93,14 +111,20 @@ int main(int argc, char **argv)
 	}
 	if (argc < 3 || (strcmp(argv[1], "closefds") && strcmp(argv[1], "spawn")))
 		return 64;
+	/* the main thread and two others have flushed chunks (their files
+	 * were opened) and go on recording across the close_range */
+	locker(NULL);
 	pthread_create(&a, NULL, locker, NULL);
 	pthread_create(&b, NULL, locker, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
+	while (__atomic_load_n(&counter, __ATOMIC_RELAXED) < iters * 2)
+		sched_yield();
 	fflush(stdout);
 	close_range(3, ~0U, 0);
 	pthread_create(&c, NULL, locker, NULL);
 	write_file(argv[2], "parent");
+	locker(NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
 	pthread_join(c, NULL);
 	if (!strcmp(argv[1], "spawn")) {
 		pid_t p = fork();

@@ -534,9 +534,10 @@ def case_mpi_unify():
     tc.check_all(tr, exit_status=0)
     groups = sorted(set(l.group for l in tr.locations))
     check(groups == ['MPI Rank 0', 'MPI Rank 1'], 'location groups %r' % groups)
-    r1 = [l for l in tr.locations if l.id >> 32 == 1]
+    # (unified archive: sequential location ids; the rank is the location group's)
+    r1 = [l for l in tr.locations if l.group == 'MPI Rank 1']
     sends = sum(enters(tr, 'MPI_Send', l) for l in r1)
-    recvs = sum(enters(tr, 'MPI_Recv', l) for l in tr.locations if l.id >> 32 == 0)
+    recvs = sum(enters(tr, 'MPI_Recv', l) for l in tr.locations if l.group == 'MPI Rank 0')
     check(sends == 1 and recvs == 1, 'MPI_Send on rank 1 / MPI_Recv on rank 0: %d %d' % (sends, recvs))
     check(tr.count('MpiSend') == 1 and tr.count('MpiRecv') == 1, 'message records')
     check(any(ev.kind == 'ThreadBegin' for l in r1 for ev in l.events), 'rank 1 thread')
@@ -552,11 +553,11 @@ def case_mpi_unify():
     pcomms = [c for c in tr.comms if c.name == 'pthread threads']
     check(len(pcomms) == 2, 'pthread comms %r' % pcomms)
     for c in pcomms:
-        ranks = set(m._ref >> 32 for m in c.group.members)
+        ranks = set(m.group.name for m in c.group.members)
         check(len(ranks) == 1, 'pthread comm spans processes: %r' % (list(c.group.members),))
     # each rank also has a standalone archive
     for r in (0, 1):
-        one = tc.load(os.path.join(d, 'rank%d.otf2' % r))
+        one = tc.load(os.path.join(d, 'ranks', 'rank%d.otf2' % r))
         tc.check_all(one, exit_status=0)
         own = [l for l in one.locations if l.group == 'MPI Rank %d' % r]
         check(own and all(l.id >> 32 == r for l in own), 'rank archive %d: %r' % (r, one.locations))
@@ -590,7 +591,7 @@ def case_mpi_vt_groups():
     names = sorted(m.name for m in g[0].members)
     check(names == ['halo_exchange', 'solve_step'], 'members %r' % names)
     for r in (0, 1):
-        locs = [l for l in tr.locations if l.id >> 32 == r]
+        locs = [l for l in tr.locations if l.group == 'MPI Rank %d' % r]
         n = sum(enters(tr, 'solve_step', l) for l in locs)
         check(n == 3, 'rank %d: %d solve_step' % (r, n))
 

@@ -357,7 +357,9 @@ def case_mpi():
     tc.otf2_print(tr.anchor)
     io = Io(tr)
     for r in (0, 1):
-        loc = [l for l in tr.locations if l.id >> 32 == r][0]
+        loc = [l for l in tr.locations if l.group == 'MPI Rank %d' % r]
+        check(len(loc) == 1, 'rank %d: locations %r' % (r, [(l.id, l.group) for l in tr.locations]))
+        loc = loc[0]
         mine = [o for o in io.ops if o[0] is loc]
         w = sum(o[4] for o in mine if o[1] == 'WRITE' and o[2].file.name.endswith('/rank%d.dat' % r))
         rd = sum(o[4] for o in mine if o[1] == 'READ' and o[2].file.name.endswith('/rank%d.dat' % r)

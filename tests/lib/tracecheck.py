@@ -19,6 +19,7 @@ Library use (tests/<area>/*.py):
     tr.count('Enter'), tr.count('Enter', loc) , tr.kinds(loc)
     tc.check_all(tr)                     # timestamps + nesting + ProgramBegin/End
     tc.check_timestamps(tr)              # per location non-decreasing
+    tc.check_clock_range(tr)             # every event within ClockProperties
     tc.check_nesting(tr, allow_open=False)   # Enter/Leave balanced and nested
     tr.program_begin / tr.program_end    # the events (or None)
 
@@ -191,6 +192,23 @@ def check_timestamps(tr):
         for l in tr.locations:
             if l.events and l.events[0].time < off:
                 raise CheckError('%s: location %d starts before the global offset' % (tr.anchor, l.id))
+
+
+def check_time_range(clock, first, last, where):
+    """Events from first to last (reader times) lie within ClockProperties
+    [global_offset, global_offset + trace_length]: viewers size their
+    timeline from it."""
+    off, length = clock.global_offset, clock.trace_length
+    if first < off or last > off + length:
+        raise CheckError('%s: events from %d to %d, ClockProperties cover %d to %d (%+d / %+d)' %
+                         (where, first, last, off, off + length, first - off, last - off - length))
+
+
+def check_clock_range(tr):
+    """Every event of every location within ClockProperties."""
+    times = [e.time for l in tr.locations for e in l.events]
+    if times and tr.clock is not None:
+        check_time_range(tr.clock, min(times), max(times), tr.anchor)
 
 
 def check_nesting(tr, allow_open=False):

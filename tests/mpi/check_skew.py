@@ -49,7 +49,10 @@ def main():
         sys.exit(1)
     check_mpi.otf2_print(anchor)
 
-    # ClockOffset records per location: location id = rank << 32 | thread
+    # ClockOffset records per location; its rank from its location group
+    defs = subprocess.run(["otf2-print", "-G", anchor], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    rank_of = {int(m.group(1)): int(m.group(2)) for m in
+               re.finditer(r'^LOCATION\s+(\d+)\s.*Group: "MPI Rank (\d+)"', defs, re.M)}
     out = subprocess.run(["otf2-print", "-M", "-C", anchor], stdout=subprocess.PIPE,
                          universal_newlines=True).stdout
     offsets = {}
@@ -68,7 +71,7 @@ def main():
     print("clock offsets per location:", offsets)
     by_rank = {}
     for l, offs in offsets.items():
-        by_rank.setdefault(l >> 32, []).extend(offs)
+        by_rank.setdefault(rank_of.get(l, -1), []).extend(offs)
     check_mpi.expect(set(by_rank) >= {0, 1}, "ClockOffset records missing for a rank: %r" % by_rank)
     for o in by_rank.get(1, []):
         check_mpi.expect(abs(o - (-a.skew)) <= max(a.tol, slack),
@@ -77,6 +80,7 @@ def main():
         check_mpi.expect(abs(o) <= a.tol, "rank 0 offset %d, want 0 +- %d" % (o, a.tol))
 
     t = check_mpi.Trace(anchor)
+    t.check_clock(anchor)
     check_mpi.expect(len(t.sends) > 0 and len(t.recvs) > 0, "no messages in the archive")
     # uncorrected, times would be off by the whole skew: the check has teeth
     # as long as the slack stays well below it (an overloaded machine gives

@@ -1,0 +1,559 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * tracer-run.c - runs a program (and every program it starts) with
+ * libtracer.so preloaded, waits for its whole process tree, then prints the
+ * run's exit summary once and ends exactly as the program did (same exit
+ * status, same signal death).
+ *
+ *   tracer-run [options] [--] PROGRAM [ARGS...]
+ *
+ * - The output path (-o or TRACER_OUTPUT, else ./tracer-<prog>-<date>-<pid>)
+ *   is made absolute once, so children that change directory write to the
+ *   same place.
+ * - TRACER_LAUNCHER=<dir>/tracer.log tells the traced processes to append
+ *   their summary and notices to that file instead of the program's stderr;
+ *   tracer-run reads it when the tree has ended (prctl
+ *   PR_SET_CHILD_SUBREAPER: orphaned descendants are reparented to it).
+ * - SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT,
+ *   SIGWINCH sent to tracer-run are forwarded to the program (not those the
+ *   terminal sent to the whole foreground group: the program got them too).
+ * - A program that cannot be traced (statically linked, setuid/setgid for
+ *   another user, another architecture) is said so in one line and runs
+ *   unchanged.
+ * - Under an MPI launcher (rank in the environment) it only sets the
+ *   environment and execs: the ranks agree on their archive themselves.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <dirent.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+	fputs("usage: tracer-run [options] [--] PROGRAM [ARGS...]\n"
+	      "\n"
+	      "Records PROGRAM (and every program it execs or forks) into OTF2 3.0\n"
+	      "archives (read them with otf2-print, Vampir, ViTE). Prints one summary\n"
+	      "line when the whole process tree has ended; ends like PROGRAM.\n"
+	      "\n"
+	      "options (each sets the TRACER_* variable shown):\n"
+	      "  -o, --output DIR        archive directory (TRACER_OUTPUT; default\n"
+	      "                          ./tracer-<prog>-<date>-<time>-<pid>, never overwritten)\n"
+	      "  --buffer SIZE           trace memory per thread, e.g. 16M, 512K, 1G (TRACER_BUFFER, 16M)\n"
+	      "  --chunk SIZE            chunk size 256K..16M (TRACER_CHUNK, 1M)\n"
+	      "  --on-full flush|stop    when a thread's buffer is full (TRACER_ON_FULL, flush)\n"
+	      "  --no-pthread            do not record pthread calls (TRACER_PTHREAD=off)\n"
+	      "  --no-io                 do not record file I/O (TRACER_IO=off)\n"
+	      "  --no-mpi                do not record MPI calls (TRACER_MPI=off)\n"
+	      "  --filter FILE           region filter file (TRACER_FILTER): one name or glob\n"
+	      "                          per line, -name/exclude name, +name/include name\n"
+	      "  --clock tsc|monotonic   time source (TRACER_CLOCK, tsc where invariant)\n"
+	      "  -v, --verbose           debug messages (TRACER_VERBOSE=2)\n"
+	      "  -q, --quiet             no messages except errors (TRACER_VERBOSE=0)\n"
+	      "  --sampling PERIOD       call-stack sampling, e.g. 1ms, 1000Hz (TRACER_SAMPLING)\n"
+	      "  --sampling-depth N      unwinding depth (TRACER_SAMPLING_DEPTH, 64)\n"
+	      "  --metrics LIST          PAPI/rusage metrics, comma separated (TRACER_METRICS)\n"
+	      "  --detailed-states N     VT detailed-states level (TRACER_DETAILED_STATES, 0)\n"
+	      "  --lib PATH              libtracer.so to use (else TRACER_LIB, else found\n"
+	      "                          next to this program: ../lib, ../lib64, ../lib/tracer)\n"
+	      "  -h, --help              this text\n"
+	      "\n"
+	      "Notices of the traced processes go to DIR/tracer.log.\n",
+	      f);
+}
+
+static __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...)
+{
+	va_list ap;
+	fputs("tracer-run: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\ntracer-run: see tracer-run --help\n", stderr);
+	exit(2);
+}
+
+/* option -> variable (value options) */
+static const struct {
+	const char *opt, *var;
+} value_opts[] = {
+	{ "--buffer", "TRACER_BUFFER" },     { "--chunk", "TRACER_CHUNK" },
+	{ "--on-full", "TRACER_ON_FULL" },   { "--filter", "TRACER_FILTER" },
+	{ "--clock", "TRACER_CLOCK" },       { "--sampling", "TRACER_SAMPLING" },
+	{ "--sampling-depth", "TRACER_SAMPLING_DEPTH" }, { "--metrics", "TRACER_METRICS" },
+	{ "--detailed-states", "TRACER_DETAILED_STATES" },
+};
+
+static int check_choice(const char *opt, const char *v, const char *a, const char *b)
+{
+	if (strcmp(v, a) && strcmp(v, b))
+		die("%s: '%s' (accepted: %s, %s)", opt, v, a, b);
+	return 0;
+}
+
+/* ---- locating things ---- */
+
+static int is_file(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+static void find_lib(char *out, size_t n, const char *given)
+{
+	char exe[PATH_MAX], c[PATH_MAX + 64];
+	if (given && *given) {
+		if (!is_file(given))
+			die("libtracer.so not found at %s", given);
+		if (!realpath(given, out))
+			snprintf(out, n, "%s", given);
+		return;
+	}
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (l > 0) {
+		exe[l] = 0;
+		char *s = strrchr(exe, '/');
+		if (s)
+			*s = 0;
+		static const char *const rel[] = { "../lib/libtracer.so", "../lib64/libtracer.so",
+						   "../lib/tracer/libtracer.so", "../build/lib/libtracer.so" };
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			snprintf(c, sizeof(c), "%s/%s", exe, rel[i]);
+			if (is_file(c) && realpath(c, out))
+				return;
+		}
+	}
+	static const char *const sys[] = { "/usr/local/lib/libtracer.so", "/usr/lib/libtracer.so" };
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
+		if (is_file(sys[i])) {
+			snprintf(out, n, "%s", sys[i]);
+			return;
+		}
+	die("libtracer.so not found (build it, or set TRACER_LIB / --lib)");
+}
+
+/* PROGRAM as execvp would find it ("" if not found). */
+static void find_program(const char *prog, char *out, size_t n)
+{
+	out[0] = 0;
+	if (strchr(prog, '/')) {
+		snprintf(out, n, "%s", prog);
+		return;
+	}
+	const char *path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *e = strchr(path, ':');
+		size_t l = e ? (size_t)(e - path) : strlen(path);
+		char c[PATH_MAX];
+		snprintf(c, sizeof(c), "%.*s/%s", (int)l, l ? path : ".", prog);
+		if (access(c, X_OK) == 0 && is_file(c)) {
+			snprintf(out, n, "%s", c);
+			return;
+		}
+		path += l;
+		if (*path == ':')
+			path++;
+	}
+}
+
+/* ---- can PROGRAM be traced? NULL if yes, else why not ---- */
+
+static const char *untraceable(const char *path)
+{
+	static char why[256];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		if (fd >= 0)
+			close(fd);
+		return NULL;   /* exec will report it */
+	}
+	if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+	    ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
+		close(fd);
+		snprintf(why, sizeof(why), "is set-%cid (the loader ignores LD_PRELOAD for it)",
+			 (st.st_mode & S_ISUID) && st.st_uid != geteuid() ? 'u' : 'g');
+		return why;
+	}
+	Elf64_Ehdr eh;
+	unsigned char self[EI_NIDENT + 4];
+	int sfd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	ssize_t sn = sfd >= 0 ? pread(sfd, self, sizeof(self), 0) : -1;
+	if (sfd >= 0)
+		close(sfd);
+	ssize_t r = pread(fd, &eh, sizeof(eh), 0);
+	if (r < EI_NIDENT + 4 || memcmp(eh.e_ident, ELFMAG, SELFMAG)) {
+		close(fd);
+		return NULL;   /* a script: its interpreter is traced */
+	}
+	uint16_t self_machine = sn >= (ssize_t)sizeof(self) ? (uint16_t)(self[18] | self[19] << 8) : EM_X86_64;
+	uint16_t machine = (uint16_t)(((unsigned char *)&eh)[18] | ((unsigned char *)&eh)[19] << 8);
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || (sn >= EI_NIDENT && self[EI_CLASS] != eh.e_ident[EI_CLASS]) ||
+	    machine != self_machine) {
+		close(fd);
+		snprintf(why, sizeof(why), "is built for another architecture (ELF machine %u, class %u; "
+			 "the tracer's: machine %u, class %u)", machine, eh.e_ident[EI_CLASS], self_machine,
+			 sn >= EI_NIDENT ? self[EI_CLASS] : ELFCLASS64);
+		return why;
+	}
+	int interp = 0;
+	for (unsigned i = 0; i < eh.e_phnum && i < 4096; i++) {
+		Elf64_Phdr ph;
+		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != sizeof(ph))
+			break;
+		if (ph.p_type == PT_INTERP)
+			interp = 1;
+	}
+	close(fd);
+	if (!interp && eh.e_type == ET_EXEC) {
+		snprintf(why, sizeof(why), "is statically linked (no dynamic loader to preload libtracer.so)");
+		return why;
+	}
+	if (!interp && eh.e_type == ET_DYN && eh.e_entry != 0) {
+		/* static-pie (a shared object without entry point is a library) */
+		snprintf(why, sizeof(why), "is statically linked (static-pie: no dynamic loader)");
+		return why;
+	}
+	return NULL;
+}
+
+/* ---- signals ---- */
+
+static volatile pid_t child_pid;
+static const int fwd_sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, SIGCONT, SIGWINCH };
+
+static void forward(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* the terminal signals the whole foreground group: the program has it */
+	if (si && si->si_code == SI_KERNEL)
+		return;
+	if (child_pid > 0)
+		kill(child_pid, sig);
+}
+
+/* ---- summary ---- */
+
+static const char *find_num(const char *line, const char *word, unsigned long long *v)
+{
+	/* "<number><word>" anywhere in line (word starts with a space) */
+	const char *p = line;
+	size_t wl = strlen(word);
+	while ((p = strstr(p, word))) {
+		const char *d = p;
+		while (d > line && d[-1] >= '0' && d[-1] <= '9')
+			d--;
+		if (d < p) {
+			*v = strtoull(d, NULL, 10);
+			return p + wl;
+		}
+		p += wl;
+	}
+	return NULL;
+}
+
+/* Reads the run's log: one summary line on stderr. */
+static void print_summary(const char *log, const char *dir)
+{
+	FILE *f = fopen(log, "r");
+	if (!f)
+		return;
+	char line[16384], first[16384] = "";
+	unsigned long long procs = 0, locs = 0, events = 0, bytes = 0, v;
+	int mpi = 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (strncmp(line, "tracer: archive ", 16))
+			continue;
+		if (!procs)
+			snprintf(first, sizeof(first), "%s", line);
+		procs++;
+		if (find_num(line, " MPI ranks", &v))
+			mpi = 1;
+		if (find_num(line, " locations", &v))
+			locs += v;
+		if (find_num(line, " events", &v))
+			events += v;
+		if (find_num(line, " bytes", &v))
+			bytes += v;
+	}
+	fclose(f);
+	if (procs == 1 || mpi)
+		fputs(first, stderr);
+	else if (procs > 1)
+		fprintf(stderr, "tracer: %llu archives (one per process) in %s*: %llu locations, %llu events, "
+			"%llu bytes; details in %s\n", procs, dir, locs, events, bytes, log);
+}
+
+/* ---- main ---- */
+
+/* exec failed: the shell's words and statuses (127 not found, 126 else) */
+static int exec_failed(const char *prog)
+{
+	int e = errno;
+	fprintf(stderr, "tracer-run: %s: %s\n", prog, strerror(e));
+	return e == ENOENT ? 127 : 126;
+}
+
+static int mpi_rank_in_env(void)
+{
+	static const char *const v[] = { "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL };
+	for (int i = 0; v[i]; i++)
+		if (getenv(v[i]))
+			return 1;
+	return 0;
+}
+
+static void make_output(const char *prog, char *dir, size_t n)
+{
+	char base[PATH_MAX], cwd[PATH_MAX];
+	const char *o = getenv("TRACER_OUTPUT");
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), ".");
+	if (o && *o) {
+		snprintf(base, sizeof(base), "%s", o);
+	} else {
+		char when[64], p[256];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+		const char *b = strrchr(prog, '/');
+		snprintf(p, sizeof(p), "%s", b ? b + 1 : prog);
+		for (char *s = p; *s; s++)
+			if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+			      *s == '-' || *s == '_' || *s == '.'))
+				*s = '_';
+		snprintf(base, sizeof(base), "tracer-%.200s-%s-%d", p, when, (int)getpid());
+	}
+	size_t l = strlen(base);
+	while (l > 1 && base[l - 1] == '/')
+		base[--l] = 0;
+	char abs[PATH_MAX + 8];
+	if (base[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", base);
+	else
+		snprintf(abs, sizeof(abs), "%.2000s/%.2000s", cwd, base);
+	snprintf(dir, n, "%s", abs);
+}
+
+static int empty_dir(const char *p)
+{
+	DIR *d = opendir(p);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int empty = 1;
+	while (empty && (e = readdir(d)))
+		empty = !strcmp(e->d_name, ".") || !strcmp(e->d_name, "..");
+	closedir(d);
+	return empty;
+}
+
+/* A fresh directory for this run: DIR, else DIR.1, DIR.2 ... (an existing
+ * non-empty directory holds an earlier run). */
+static void claim_dir(char *dir, size_t n)
+{
+	char c[PATH_MAX + 16];
+	for (int i = 0; i < 10000; i++) {
+		if (i == 0)
+			snprintf(c, sizeof(c), "%s", dir);
+		else
+			snprintf(c, sizeof(c), "%.4000s.%d", dir, i);
+		if (mkdir(c, 0755) == 0 || (errno == EEXIST && empty_dir(c))) {
+			snprintf(dir, n, "%s", c);
+			return;
+		}
+		if (errno != EEXIST)
+			return;   /* the library reports the error */
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const char *lib_opt = getenv("TRACER_LIB");
+	int i = 1;
+	for (; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--no-pthread")) {
+			setenv("TRACER_PTHREAD", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "--no-mpi")) {
+			setenv("TRACER_MPI", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "--no-io")) {
+			setenv("TRACER_IO", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			setenv("TRACER_VERBOSE", "2", 1);
+			continue;
+		}
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			setenv("TRACER_VERBOSE", "0", 1);
+			continue;
+		}
+		const char *var = NULL;
+		int is_lib = 0;
+		if (!strcmp(a, "-o") || !strcmp(a, "--output"))
+			var = "TRACER_OUTPUT";
+		else if (!strcmp(a, "--lib"))
+			is_lib = 1;
+		for (size_t k = 0; !var && k < sizeof(value_opts) / sizeof(value_opts[0]); k++)
+			if (!strcmp(a, value_opts[k].opt))
+				var = value_opts[k].var;
+		if (!var && !is_lib)
+			die("unknown option %s", a);
+		if (i + 1 >= argc || !argv[i + 1][0])
+			die("option %s needs a value", a);
+		const char *v = argv[++i];
+		if (is_lib) {
+			lib_opt = v;
+			continue;
+		}
+		if (!strcmp(a, "--on-full"))
+			check_choice(a, v, "flush", "stop");
+		if (!strcmp(a, "--clock"))
+			check_choice(a, v, "tsc", "monotonic");
+		if (!strcmp(a, "--filter") && access(v, R_OK))
+			die("--filter: cannot read '%s'", v);
+		setenv(var, v, 1);
+	}
+	if (i >= argc) {
+		usage(stderr);
+		return 2;
+	}
+	char **prog = argv + i;
+	char lib[PATH_MAX];
+	find_lib(lib, sizeof(lib), lib_opt);
+	unsetenv("TRACER_LIB");
+
+	char path[PATH_MAX];
+	find_program(prog[0], path, sizeof(path));
+	const char *why = path[0] ? untraceable(path) : NULL;
+	if (why) {
+		fprintf(stderr, "tracer: %s %s: it cannot be traced; running it untraced\n", prog[0], why);
+		execv(path, prog);   /* (not execvp: no retry as a shell script) */
+		return exec_failed(prog[0]);
+	}
+
+	/* LD_PRELOAD: the program's own entries first, then ours */
+	const char *old = getenv("LD_PRELOAD");
+	char *pre = malloc(strlen(lib) + (old ? strlen(old) : 0) + 2);
+	if (!pre)
+		return 2;
+	if (old && *old)
+		sprintf(pre, "%s:%s", old, lib);
+	else
+		sprintf(pre, "%s", lib);
+
+	char dir[PATH_MAX + 16], log[PATH_MAX + 32];
+	if (mpi_rank_in_env()) {
+		/* one process of an MPI job: the ranks agree on the archive */
+		const char *o = getenv("TRACER_OUTPUT");
+		if (o && *o) {
+			make_output(prog[0], dir, sizeof(dir));
+			setenv("TRACER_OUTPUT", dir, 1);
+		}
+		setenv("LD_PRELOAD", pre, 1);
+		execvp(prog[0], prog);
+		return exec_failed(prog[0]);
+	}
+
+	make_output(prog[0], dir, sizeof(dir));
+	claim_dir(dir, sizeof(dir));
+	snprintf(log, sizeof(log), "%s/tracer.log", dir);
+	setenv("TRACER_OUTPUT", dir, 1);
+	setenv("TRACER_LAUNCHER", log, 1);
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	sigset_t all, old_mask;
+	sigfillset(&all);
+	sigprocmask(SIG_BLOCK, &all, &old_mask);
+	pid_t pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "tracer-run: fork: %s\n", strerror(errno));
+		return 2;
+	}
+	if (pid == 0) {
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+		setenv("LD_PRELOAD", pre, 1);
+		execvp(prog[0], prog);
+		_exit(exec_failed(prog[0]));
+	}
+	child_pid = pid;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = forward;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigfillset(&sa.sa_mask);
+	for (size_t k = 0; k < sizeof(fwd_sigs) / sizeof(fwd_sigs[0]); k++)
+		sigaction(fwd_sigs[k], &sa, NULL);
+	sigprocmask(SIG_SETMASK, &old_mask, NULL);
+
+	/* the program, then every descendant reparented to us */
+	int status = 0, have = 0;
+	for (;;) {
+		int st;
+		pid_t w = waitpid(-1, &st, 0);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			break;   /* ECHILD: the whole tree has ended */
+		}
+		if (w == pid) {
+			status = st;
+			have = 1;
+			child_pid = 0;
+		}
+	}
+	const char *verb = getenv("TRACER_VERBOSE");
+	if (!verb || strcmp(verb, "0"))
+		print_summary(log, dir);
+	fflush(stderr);
+	if (!have)
+		return 2;
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigaction(sig, &dfl, NULL);
+		/* the program dumped core already: no second core from us */
+		struct rlimit rl = { 0, 0 };
+		setrlimit(RLIMIT_CORE, &rl);
+		sigset_t one;
+		sigemptyset(&one);
+		sigaddset(&one, sig);
+		sigprocmask(SIG_UNBLOCK, &one, NULL);
+		raise(sig);
+		return 128 + sig;
+	}
+	return WEXITSTATUS(status);
+}
