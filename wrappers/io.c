@@ -40,6 +40,7 @@
 #include <linux/close_range.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -61,7 +62,8 @@ _Atomic uint32_t io_hiwater;
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(creat64) X(close) X(dup) X(dup2) \
 	X(dup3) X(fcntl) X(read) X(write) X(pread) X(pread64) X(pwrite) X(pwrite64) X(readv) \
 	X(writev) X(preadv) X(preadv64) X(pwritev) X(pwritev64) X(lseek) X(lseek64) X(fsync) \
-	X(fdatasync) X(unlink) X(unlinkat) X(rename) X(close_range) X(closefrom)
+	X(fdatasync) X(unlink) X(unlinkat) X(rename) X(close_range) X(closefrom) \
+	X(copy_file_range) X(sendfile) X(sendfile64)
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
 IO_REAL_LIST(IO_REAL_DEF)
 #define IO_INIT(fn)                                                               \
@@ -605,6 +607,63 @@ TR_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o, size_t ble
 	if (n > blen)
 		__builtin_trap();
 	return io_pread64(fd, b, n, o);
+}
+
+/* ---- in-kernel copies: a read of the source and a write of the destination ---- */
+
+/* kind 0: copy_file_range, 1: sendfile, 2: sendfile64. Both operations
+ * begin and complete together (matching ids n and n + 1). */
+static ssize_t io_call_copy(int kind, int in, off64_t *oin, int out, off64_t *oout, size_t len,
+			    unsigned flags)
+{
+	switch (kind) {
+	case 0: IO_INIT(copy_file_range); return real_copy_file_range(in, oin, out, oout, len, flags);
+	case 1: IO_INIT(sendfile); return real_sendfile(out, in, (off_t *)oin, len);
+	default: IO_INIT(sendfile64); return real_sendfile64(out, in, oin, len);
+	}
+}
+
+static ssize_t io_copy(int kind, int in, off64_t *oin, int out, off64_t *oout, size_t len, unsigned flags)
+{
+	struct tr_thread *t = io_get();
+	if (!t)
+		return io_call_copy(kind, in, oin, out, oout, len, flags);
+	enum io_rgn rgn = kind == 0 ? IO_R_copy_file_range : kind == 1 ? IO_R_sendfile : IO_R_sendfile64;
+	uint32_t hin = io_posix_handle(in), hout = io_posix_handle(out);
+	struct io_op o;
+	io_op_begin(&o, t, hin, rgn, IO_OP_READ, len);
+	uint64_t wid = 0;
+	if (hout != IO_UNDEF32 && !io_rgn_filtered[rgn] && tr_rec_begin(t)) {
+		wid = ++io_tls_opid;
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, otf2w_evt_writer_last_time(t->w), hout,
+							      IO_OP_WRITE, 0, len, wid));
+		tr_rec_end(t);
+	}
+	errno = t->saved_errno;
+	ssize_t r = io_call_copy(kind, in, oin, out, oout, len, flags);
+	int err = errno;
+	if (wid && tr_rec_begin(t)) {
+		tr_evt_status(t, otf2w_evt_io_operation_complete(t->w, NULL, tr_time(), hout,
+								 r < 0 ? IO_UNDEF64 : (uint64_t)r, wid));
+		tr_rec_end(t);
+	}
+	io_op_end(&o, r, err);
+	return r;
+}
+
+TR_EXPORT ssize_t copy_file_range(int in, off64_t *oin, int out, off64_t *oout, size_t len, unsigned flags)
+{
+	return io_copy(0, in, oin, out, oout, len, flags);
+}
+
+TR_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
+{
+	return io_copy(1, in, (off64_t *)off, out, NULL, count, 0);
+}
+
+TR_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
+{
+	return io_copy(2, in, off, out, NULL, count, 0);
 }
 
 /* ---- seek ----------------------------------------------------------------------- */

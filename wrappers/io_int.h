@@ -48,6 +48,7 @@ enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_S
 	X(read, D) X(write, D) X(pread, D) X(pread64, D) X(pwrite, D) X(pwrite64, D) \
 	X(readv, D) X(writev, D) X(preadv, D) X(preadv64, D) X(pwritev, D) X(pwritev64, D) \
 	X(lseek, M) X(lseek64, M) X(fsync, D) X(fdatasync, D) \
+	X(copy_file_range, D) X(sendfile, D) X(sendfile64, D) \
 	X(unlink, M) X(unlinkat, M) X(rename, M) \
 	X(fopen, M) X(fopen64, M) X(fdopen, M) X(freopen, M) X(freopen64, M) X(fclose, M) X(pclose, M) X(fread, D) X(fwrite, D) \
 	X(fread_unlocked, D) X(fwrite_unlocked, D) X(fgets_unlocked, D) X(fputs_unlocked, D) \

@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, threads, filter, off, gzip, dd, sort, mpi
+cases: prog, threads, filter, off, gzip, dd, cp, sort, mpi
 """
 import argparse
 import collections
@@ -104,8 +104,9 @@ def compare(name, argv, setup=None, env=None, inherit=None):
 class Io:
     """The Io events of an archive, checked for consistency on the way:
     every IoOperationBegin is completed (same location, handle and matching
-    id) before the next one starts; matching ids are unique per location;
-    handles are created (or duplicated) before they are destroyed."""
+    id) before the Leave of its call (all calls are blocking; an in-kernel
+    copy has a read and a write open at once); matching ids are unique per
+    location; handles are created (or duplicated) before they are destroyed."""
 
     def __init__(self, tr):
         self.tr = tr
@@ -113,27 +114,27 @@ class Io:
         self.ops = []          # (loc, mode, handle, requested, result)
         self.events = []       # (kind, ev)
         for loc in tr.locations:
-            pending = None
+            pending = {}
             ids = set()
             live = collections.Counter()
             for e in tr.events(loc):
                 k = type(e.ev).__name__
+                if k == 'Leave':
+                    check(not pending, 'IoOperationBegin %r still open at Leave %s' % (sorted(pending), e.region))
                 if not k.startswith('Io'):
                     continue
                 self.kinds[k] += 1
                 self.events.append((k, e.ev))
                 ev = e.ev
                 if k == 'IoOperationBegin':
-                    check(pending is None, 'IoOperationBegin %d while %d is open' % (ev.matching_id, pending[1] if pending else 0))
                     check(ev.matching_id not in ids, 'matching id %d used twice' % ev.matching_id)
                     ids.add(ev.matching_id)
-                    pending = (ev.handle, ev.matching_id, enum_name(ev.mode), ev.bytes_request)
+                    pending[ev.matching_id] = (ev.handle, enum_name(ev.mode), ev.bytes_request)
                 elif k == 'IoOperationComplete':
-                    check(pending is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
-                    check(pending[0] is ev.handle and pending[1] == ev.matching_id,
-                          'IoOperationComplete %d does not match Begin %d' % (ev.matching_id, pending[1]))
-                    self.ops.append((loc, pending[2], ev.handle, pending[3], ev.bytes_result))
-                    pending = None
+                    b = pending.pop(ev.matching_id, None)
+                    check(b is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
+                    check(b[0] is ev.handle, 'IoOperationComplete %d: handle differs from its Begin' % ev.matching_id)
+                    self.ops.append((loc, b[1], ev.handle, b[2], ev.bytes_result))
                 elif k == 'IoCreateHandle':
                     live[id(ev.handle)] += 1
                 elif k == 'IoDuplicateHandle':
@@ -142,7 +143,7 @@ class Io:
                     if 'PRE_CREATED' not in str(ev.handle.io_handle_flags):
                         live[id(ev.handle)] -= 1
                         check(live[id(ev.handle)] >= 0, 'handle %r destroyed before created' % ev.handle.name)
-            check(pending is None, 'IoOperationBegin %d never completed' % (pending[1] if pending else 0))
+            check(not pending, 'IoOperationBegin %r never completed' % sorted(pending))
 
     def bytes(self, mode, file_suffix=None, paradigm=None, handle_name=None):
         n = 0
@@ -319,6 +320,17 @@ def case_dd():
     nreads = sum(1 for o in io.ops if o[1] == 'READ' and o[2].file.name.endswith('/in.txt'))
     check(nreads == (size + 4095) // 4096 + 1, 'dd: %d reads of 4096, want %d' % (nreads, (size + 4095) // 4096 + 1))
     print('dd: %d bytes, %d operations' % (size, len(io.ops)))
+
+
+def case_cp():
+    """cp (copy_file_range, or read/write where the kernel cannot): bytes
+    read from the source = written to the copy = its size."""
+    t, td, tr = compare('cp', ['cp', 'in.txt', 'out.txt'], setup=make_input)
+    io = Io(tr)
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    r, w = io.bytes('READ', '/in.txt'), io.bytes('WRITE', '/out.txt')
+    check(r == size and w == size, 'cp: read %d, written %d, want %d both' % (r, w, size))
+    print('cp: %d bytes, %d operations' % (size, len(io.ops)))
 
 
 def case_sort():
