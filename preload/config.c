@@ -25,6 +25,7 @@ struct tr_config tr_cfg = {
 	.verbose = 1,
 	.clock = TR_CLOCK_TSC,
 	.sampling_depth = 64,
+	.io = 1,
 };
 
 #define TR_CHUNK_MIN (256ull << 10)
@@ -180,7 +181,7 @@ static const char *const tr_env_known[] = {
 	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
 	"TRACER_MPI", "TRACER_MPI_POLLING", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
 	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES",
-	"TRACER_TEST_CLOCK_SKEW", "TRACER_LAUNCHER", "TRACER_OPENMP", NULL
+	"TRACER_TEST_CLOCK_SKEW", "TRACER_LAUNCHER", "TRACER_OPENMP", "TRACER_IO", NULL
 };
 
 int tr_env_rank(void)
@@ -268,6 +269,8 @@ void tr_cfg_load(void)
 		bad("TRACER_MPI", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_OPENMP")) && tr_cfg_parse_bool(v, &tr_cfg.openmp))
 		bad("TRACER_OPENMP", v, "on/off/1/0/yes/no/true/false", "on");
+	if ((v = env_get("TRACER_IO")) && tr_cfg_parse_bool(v, &tr_cfg.io))
+		bad("TRACER_IO", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_FILTER"))) {
 		if (!*v || strlen(v) >= sizeof(tr_cfg.filter))
 			bad("TRACER_FILTER", v, "a readable file name", "no filter");

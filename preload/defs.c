@@ -11,7 +11,7 @@
  * Field layout of each class is given by a schema string (one char per
  * value): v plain value, s String, r Region, g Group, c Comm, l
  * SourceCodeLocation, x CallingContext, m MetricMember, M Metric(class),
- * d CartDimension, t CartTopology, p Callpath, V typed value (its OTF2 type
+ * d CartDimension, t CartTopology, p Callpath, f IoFile, h IoHandle, V typed value (its OTF2 type
  * is the previous value), G location group of the defining process.
  * "*k" at the end: an array of kind k whose length is the previous value.
  *
@@ -28,7 +28,7 @@
 
 #define UNDEF OTF2W_UNDEFINED_UINT32
 #define TR_DEFS_MAGIC 0x46445254u /* "TRDF" */
-#define TR_DEFS_VERSION 1u
+#define TR_DEFS_VERSION 2u   /* 2: I/O classes */
 #define TR_NPARADIGMS 32
 
 struct def {
@@ -126,6 +126,11 @@ static const char *const tr_schema[TR_DEF_NCLASSES] = {
 	[TR_DEF_CALLPATH] = "pr",                    /* parent region */
 	[TR_DEF_LOCATION_PROPERTY] = "vsvV",         /* location name type value */
 	[TR_DEF_LOCATION_GROUP_PROPERTY] = "GsvV",   /* group name type value */
+	[TR_DEF_IO_PARADIGM] = "vssvvvvV",           /* self ident name class flags nprops type value */
+	[TR_DEF_IO_FILE] = "vss",                    /* directory name scope(host name) */
+	[TR_DEF_IO_FILE_PROPERTY] = "fsvV",          /* file name type value */
+	[TR_DEF_IO_HANDLE] = "sfvvchv",              /* name file paradigm flags comm parent unique */
+	[TR_DEF_IO_PRE_CREATED_HANDLE_STATE] = "hvv", /* handle mode status_flags */
 };
 static const char tr_schema_intercomm[] = "vsggcv";
 
@@ -137,6 +142,8 @@ static const int tr_order[] = {
 	TR_DEF_COMM, TR_DEF_RMA_WIN, TR_DEF_CART_DIMENSION, TR_DEF_CART_TOPOLOGY,
 	TR_DEF_CART_COORDINATE, TR_DEF_CALLSITE, TR_DEF_CALLPATH, TR_DEF_LOCATION_PROPERTY,
 	TR_DEF_LOCATION_GROUP_PROPERTY,
+	TR_DEF_IO_PARADIGM, TR_DEF_IO_FILE, TR_DEF_IO_FILE_PROPERTY, TR_DEF_IO_HANDLE,
+	TR_DEF_IO_PRE_CREATED_HANDLE_STATE,
 };
 
 static int kind_class(char k)
@@ -153,6 +160,8 @@ static int kind_class(char k)
 	case 'd': return TR_DEF_CART_DIMENSION;
 	case 't': return TR_DEF_CART_TOPOLOGY;
 	case 'p': return TR_DEF_CALLPATH;
+	case 'f': return TR_DEF_IO_FILE;
+	case 'h': return TR_DEF_IO_HANDLE;
 	default: return -1;
 	}
 }
@@ -172,6 +181,8 @@ static int type_class(uint64_t type)
 	case OTF2W_TYPE_SOURCE_CODE_LOCATION: return TR_DEF_SOURCE_CODE_LOCATION;
 	case OTF2W_TYPE_CALLING_CONTEXT: return TR_DEF_CALLING_CONTEXT;
 	case OTF2W_TYPE_INTERRUPT_GENERATOR: return TR_DEF_INTERRUPT_GENERATOR;
+	case OTF2W_TYPE_IO_FILE: return TR_DEF_IO_FILE;
+	case OTF2W_TYPE_IO_HANDLE: return TR_DEF_IO_HANDLE;
 	default: return -1;
 	}
 }
@@ -617,6 +628,40 @@ void tr_def_location_group_property(const char *name, const char *value)
 	reg_insert(TR_DEF_LOCATION_GROUP_PROPERTY, v, 4);
 }
 
+void tr_def_io_paradigm(uint8_t self, const char *identification, const char *name, uint8_t io_class,
+			uint32_t flags, const char *version)
+{
+	uint64_t v[8] = { self, sref_empty(identification), sref_empty(name), io_class, flags,
+			  version ? 1 : 0, version ? OTF2W_TYPE_STRING : 0, version ? sref_empty(version) : 0 };
+	reg_insert(TR_DEF_IO_PARADIGM, v, 8);
+}
+
+uint32_t tr_def_io_file(const char *name, int directory)
+{
+	uint64_t v[3] = { directory ? 1 : 0, sref_empty(name), sref_empty(tr_proc.hostname) };
+	return reg_insert(TR_DEF_IO_FILE, v, 3);
+}
+
+uint32_t tr_def_io_handle(uint32_t name_string, uint32_t file, uint8_t io_paradigm, uint32_t flags,
+			  uint32_t comm, uint32_t parent, uint64_t unique)
+{
+	uint64_t v[7] = { name_string, file, io_paradigm, flags, comm, parent, unique };
+	return reg_insert(TR_DEF_IO_HANDLE, v, 7);
+}
+
+void tr_def_io_file_property(uint32_t file, const char *name, const char *value)
+{
+	uint32_t vs = sref_empty(value);
+	uint64_t v[4] = { file, sref_empty(name), OTF2W_TYPE_STRING, vs };
+	reg_insert(TR_DEF_IO_FILE_PROPERTY, v, 4);
+}
+
+void tr_def_io_pre_created_handle_state(uint32_t handle, uint8_t mode, uint32_t status_flags)
+{
+	uint64_t v[3] = { handle, mode, status_flags };
+	reg_insert(TR_DEF_IO_PRE_CREATED_HANDLE_STATE, v, 3);
+}
+
 void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev)
 {
 	tr_lock(&tr_reg_lock);
@@ -869,6 +914,24 @@ static uint64_t out_loc(const struct defset *s, uint64_t id)
 	return s == tr_gid_set && id != OTF2W_UNDEFINED_LOCATION ? set_gid(s, id) : id;
 }
 
+/* System tree node of a host (String id): nodes are numbered 1.. in the
+ * order hosts first appear among the set's processes (write_set). */
+static uint32_t host_node(const struct defset *s, uint64_t host)
+{
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		uint32_t j = 0;
+		while (j < i && s->procs[j].host != s->procs[i].host)
+			j++;
+		if (j < i)
+			continue;
+		if (s->procs[i].host == host)
+			return 1 + k;
+		k++;
+	}
+	return UNDEF;
+}
+
 static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, const struct def *d,
 			      uint32_t own_group)
 {
@@ -964,10 +1027,31 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 		W(otf2w_gdef_location_group_property(g, v[0] == UNDEF ? own_group : (uint32_t)v[0],
 						     (uint32_t)v[1], (uint8_t)v[2], v[3]));
 		break;
+	case TR_DEF_IO_PARADIGM: {
+		uint8_t prop = 0 /* VERSION */, type = (uint8_t)v[6];
+		W(otf2w_gdef_io_paradigm(g, (uint8_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint8_t)v[3],
+					 (uint32_t)v[4], (uint8_t)v[5], &prop, &type, &v[7]));
+		break;
+	}
+	case TR_DEF_IO_FILE:
+		if (v[0])
+			W(otf2w_gdef_io_directory(g, id, (uint32_t)v[1], host_node(s, v[2])));
+		else
+			W(otf2w_gdef_io_regular_file(g, id, (uint32_t)v[1], host_node(s, v[2])));
+		break;
+	case TR_DEF_IO_FILE_PROPERTY:
+		W(otf2w_gdef_io_file_property(g, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], v[3]));
+		break;
+	case TR_DEF_IO_HANDLE:
+		W(otf2w_gdef_io_handle(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
+				       (uint32_t)v[4], (uint32_t)v[5]));
+		break;
+	case TR_DEF_IO_PRE_CREATED_HANDLE_STATE:
+		W(otf2w_gdef_io_pre_created_handle_state(g, (uint32_t)v[0], (uint8_t)v[1], (uint32_t)v[2]));
+		break;
 	default:
 		break;
 	}
-	(void)s;
 	return err;
 }
 
@@ -1749,6 +1833,7 @@ static const int tr_map_type[TR_DEF_NCLASSES] = {
 	[TR_DEF_SOURCE_CODE_LOCATION] = OTF2W_MAP_SOURCE_CODE_LOCATION + 1,
 	[TR_DEF_CALLING_CONTEXT] = OTF2W_MAP_CALLING_CONTEXT + 1,
 	[TR_DEF_INTERRUPT_GENERATOR] = OTF2W_MAP_INTERRUPT_GENERATOR + 1,
+	[TR_DEF_IO_FILE] = OTF2W_MAP_IO_FILE + 1, [TR_DEF_IO_HANDLE] = OTF2W_MAP_IO_HANDLE + 1,
 };
 
 /* Mapping tables (non-identity entries only, never empty) and clock

@@ -84,6 +84,7 @@ struct tr_config {
 	 * and check that the ClockOffset records correct it. */
 	int64_t test_clock_skew_ns;
 	int openmp;                    /* TRACER_OPENMP (default 1), wrappers/openmp* */
+	int io;                        /* TRACER_IO (default 1): wrappers/io */
 };
 extern struct tr_config tr_cfg;
 enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };
@@ -306,6 +307,19 @@ uint32_t tr_def_callpath(uint32_t parent, uint32_t region);
 /* A Comm over the locations of this process for a thread paradigm (PTHREAD
  * thread contingent, ARGOBOTS/other thread teams); created once. */
 uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name);
+/* I/O (wrappers/io). IoParadigm: `self` is a fixed id per paradigm chosen by
+ * the module (the same in every process, not mapped), with the VERSION
+ * property when version != NULL. IoRegularFile (directory 0) / IoDirectory
+ * (1): scope is this host's system tree node. IoHandle: name is a String id
+ * (tr_def_string); `unique` only keeps handles apart that are otherwise
+ * equal (not written). */
+void tr_def_io_paradigm(uint8_t self, const char *identification, const char *name, uint8_t io_class,
+			uint32_t flags, const char *version);
+uint32_t tr_def_io_file(const char *name, int directory);
+uint32_t tr_def_io_handle(uint32_t name_string, uint32_t file, uint8_t io_paradigm, uint32_t flags,
+			  uint32_t comm, uint32_t parent, uint64_t unique);
+void tr_def_io_file_property(uint32_t file, const char *name, const char *value);
+void tr_def_io_pre_created_handle_state(uint32_t handle, uint8_t mode, uint32_t status_flags);
 /* Properties attached at shut-down. */
 void tr_def_location_property(uint64_t location, const char *name, const char *value);
 void tr_def_location_group_property(const char *name, const char *value);
@@ -321,6 +335,8 @@ enum tr_def_class {
 	TR_DEF_CALLING_CONTEXT_PROPERTY, TR_DEF_INTERRUPT_GENERATOR, TR_DEF_CART_DIMENSION,
 	TR_DEF_CART_TOPOLOGY, TR_DEF_CART_COORDINATE, TR_DEF_CALLSITE, TR_DEF_CALLPATH,
 	TR_DEF_LOCATION_PROPERTY, TR_DEF_LOCATION_GROUP_PROPERTY,
+	TR_DEF_IO_PARADIGM, TR_DEF_IO_FILE, TR_DEF_IO_FILE_PROPERTY, TR_DEF_IO_HANDLE,
+	TR_DEF_IO_PRE_CREATED_HANDLE_STATE,
 	TR_DEF_NCLASSES
 };
 /* Serialize all local definitions into a malloc'ed self-describing buffer

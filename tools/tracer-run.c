@@ -56,6 +56,7 @@ static void usage(FILE *f)
 	      "  --chunk SIZE            chunk size 256K..16M (TRACER_CHUNK, 1M)\n"
 	      "  --on-full flush|stop    when a thread's buffer is full (TRACER_ON_FULL, flush)\n"
 	      "  --no-pthread            do not record pthread calls (TRACER_PTHREAD=off)\n"
+	      "  --no-io                 do not record file I/O (TRACER_IO=off)\n"
 	      "  --no-mpi                do not record MPI calls (TRACER_MPI=off)\n"
 	      "  --no-openmp             do not record OpenMP constructs (TRACER_OPENMP=off)\n"
 	      "  --filter FILE           region filter file (TRACER_FILTER): one name or glob\n"
@@ -409,6 +410,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-openmp")) {
 			setenv("TRACER_OPENMP", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "--no-io")) {
+			setenv("TRACER_IO", "off", 1);
 			continue;
 		}
 		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {

@@ -1,0 +1,409 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""tests/io: POSIX and stdio I/O as OTF2 Io records (wrappers/io*.c).
+
+Every case runs a program untraced and traced (LD_PRELOAD) in fresh
+directories and requires identical stdout, stderr (less `tracer:` lines),
+exit status and files, then reads the archive back with the reference
+reader (python3-otf2, otf2-print) and checks the Io definitions and events:
+bytes per file and operation kind, handle life cycles, stdio handles over
+POSIX ones, every IoOperationBegin completed.
+
+usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
+cases: prog, threads, filter, off, gzip, dd, cp, sort, mpi
+"""
+import argparse
+import collections
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import tracecheck as tc  # noqa: E402
+
+A = None   # parsed arguments
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, msg):
+    if not cond:
+        raise Fail(msg)
+
+
+def enum_name(v):
+    return str(getattr(v, 'name', v)).split('.')[-1]
+
+
+def run(args, traced, out, cwd, env=None, pass_fds=()):
+    e = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
+    e['LC_ALL'] = 'C'
+    if traced:
+        e['LD_PRELOAD'] = A.lib
+        e['TRACER_OUTPUT'] = out
+    e.update(env or {})
+    return subprocess.run(args, env=e, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=240, pass_fds=pass_fds)
+
+
+def other_lines(stderr):
+    return [l for l in stderr.splitlines() if not l.startswith('tracer:')]
+
+
+def fresh(name):
+    d = os.path.join(A.work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def compare(name, argv, setup=None, env=None, inherit=None):
+    """argv (list, '{dir}' replaced by the run's directory) untraced and
+    traced; setup(dir) prepares each directory; inherit: a file opened and
+    passed as an inherited descriptor (IO_INHERITED_FD)."""
+    res = {}
+    out = os.path.join(A.work, name + '-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    for traced in (False, True):
+        d = fresh(name + ('-traced' if traced else '-untraced'))
+        if setup:
+            setup(d)
+        e = dict(env or {})
+        fds = ()
+        fd = None
+        if inherit:
+            fd = os.open(inherit, os.O_RDONLY)
+            os.set_inheritable(fd, True)
+            e['IO_INHERITED_FD'] = str(fd)
+            fds = (fd,)
+        args = [a.replace('{dir}', d) for a in argv]
+        res[traced] = (run(args, traced, out, d, e, fds), d)
+        if fd is not None:
+            os.close(fd)
+    (u, ud), (t, td) = res[False], res[True]
+    sys.stdout.write(t.stdout[-2000:])
+    sys.stderr.write(t.stderr[-2000:])
+    check(t.returncode == u.returncode, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout[:300], u.stdout[:300]))
+    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs: %r vs %r'
+          % (other_lines(t.stderr), other_lines(u.stderr)))
+    check(sorted(os.listdir(td)) == sorted(os.listdir(ud)), 'files %r vs %r'
+          % (sorted(os.listdir(td)), sorted(os.listdir(ud))))
+    for f in os.listdir(ud):
+        a = open(os.path.join(ud, f), 'rb').read()
+        b = open(os.path.join(td, f), 'rb').read()
+        check(a == b, '%s: %d bytes traced, %d untraced' % (f, len(b), len(a)))
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=u.returncode)
+    tc.otf2_print(tr.anchor)
+    return t, td, tr
+
+
+class Io:
+    """The Io events of an archive, checked for consistency on the way:
+    every IoOperationBegin is completed (same location, handle and matching
+    id) before the Leave of its call (all calls are blocking; an in-kernel
+    copy has a read and a write open at once); matching ids are unique per
+    location; handles are created (or duplicated) before they are destroyed."""
+
+    def __init__(self, tr):
+        self.tr = tr
+        self.kinds = collections.Counter()
+        self.ops = []          # (loc, mode, handle, requested, result)
+        self.events = []       # (kind, ev)
+        for loc in tr.locations:
+            pending = {}
+            ids = set()
+            live = collections.Counter()
+            for e in tr.events(loc):
+                k = type(e.ev).__name__
+                if k == 'Leave':
+                    check(not pending, 'IoOperationBegin %r still open at Leave %s' % (sorted(pending), e.region))
+                if not k.startswith('Io'):
+                    continue
+                self.kinds[k] += 1
+                self.events.append((k, e.ev))
+                ev = e.ev
+                if k == 'IoOperationBegin':
+                    check(ev.matching_id not in ids, 'matching id %d used twice' % ev.matching_id)
+                    ids.add(ev.matching_id)
+                    pending[ev.matching_id] = (ev.handle, enum_name(ev.mode), ev.bytes_request)
+                elif k == 'IoOperationComplete':
+                    b = pending.pop(ev.matching_id, None)
+                    check(b is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
+                    check(b[0] is ev.handle, 'IoOperationComplete %d: handle differs from its Begin' % ev.matching_id)
+                    self.ops.append((loc, b[1], ev.handle, b[2], ev.bytes_result))
+                elif k == 'IoCreateHandle':
+                    live[id(ev.handle)] += 1
+                elif k == 'IoDuplicateHandle':
+                    live[id(ev.new_handle)] += 1
+                elif k == 'IoDestroyHandle':
+                    if 'PRE_CREATED' not in str(ev.handle.io_handle_flags):
+                        live[id(ev.handle)] -= 1
+                        check(live[id(ev.handle)] >= 0, 'handle %r destroyed before created' % ev.handle.name)
+            check(not pending, 'IoOperationBegin %r never completed' % sorted(pending))
+
+    def bytes(self, mode, file_suffix=None, paradigm=None, handle_name=None):
+        n = 0
+        for loc, m, h, req, res in self.ops:
+            if m != mode or res == 2 ** 64 - 1:
+                continue
+            if file_suffix and not h.file.name.endswith(file_suffix):
+                continue
+            if paradigm and h.io_paradigm.identification != paradigm:
+                continue
+            if handle_name and h.name != handle_name:
+                continue
+            n += res
+        return n
+
+    def count(self, kind, pred=lambda ev: True):
+        return sum(1 for k, ev in self.events if k == kind and pred(ev))
+
+
+def printed(stdout, prefix):
+    for l in stdout.splitlines():
+        if l.startswith(prefix):
+            return int(l[len(prefix):].split()[0])
+    raise Fail('no line %r in the output' % prefix)
+
+
+def case_prog():
+    inherited = os.path.join(A.work, 'inherited.txt')
+    os.makedirs(A.work, exist_ok=True)
+    with open(inherited, 'w') as f:
+        f.write('inherited descriptor\n' * 500)
+    t, td, tr = compare('prog', [A.prog, '{dir}'], inherit=inherited)
+    io = Io(tr)
+    defs = tr.reader.definitions if hasattr(tr, 'reader') else None
+    pw, pr = printed(t.stdout, 'posix wrote '), printed(t.stdout, 'posix read ')
+    sw, sr = printed(t.stdout, 'stdio wrote '), printed(t.stdout, 'stdio read ')
+    gl = printed(t.stdout, 'getline read ')
+    check(pw == 41335 and pr == 41513 and gl == sw, 'the program did not do what it should: %d %d' % (pw, pr))
+    # bytes per file and layer
+    got = io.bytes('WRITE', '/a.dat', 'POSIX')
+    check(got == pw, 'POSIX bytes written to a.dat: %d, want %d' % (got, pw))
+    got = io.bytes('READ', '/a.dat', 'POSIX')
+    check(got == pr, 'POSIX bytes read from a.dat: %d, want %d' % (got, pr))
+    got = io.bytes('WRITE', '/b.txt', 'ISOC')
+    check(got == sw, 'ISO C bytes written to b.txt: %d, want %d' % (got, sw))
+    got = io.bytes('READ', '/b.txt', 'ISOC')
+    check(got == sr + gl, 'ISO C bytes read from b.txt: %d, want %d' % (got, sr + gl))
+    check(io.bytes('WRITE', '/b.txt', 'POSIX') == 0 and io.bytes('READ', '/b.txt', 'POSIX') == 0,
+          'the write()/read() stdio made inside libc were recorded')
+    got = io.bytes('WRITE', paradigm='ISOC', handle_name='stdout')
+    check(got == len(t.stdout), 'ISO C bytes to stdout: %d, want %d' % (got, len(t.stdout)))
+    got = io.bytes('READ', '/inherited.txt', 'POSIX')
+    check(got == os.path.getsize(inherited), 'inherited descriptor: %d bytes read, want %d'
+          % (got, os.path.getsize(inherited)))
+    # the requested bytes of the first write() calls
+    reqs = [req for loc, m, h, req, res in io.ops if m == 'WRITE' and h.file.name.endswith('/a.dat')]
+    check(reqs[:10] == [4096] * 10 and reqs[10] == 300, 'requested bytes %r' % reqs[:11])
+    # handles: stdio over POSIX, the same file
+    isoc = [h for k, ev in io.events if k == 'IoCreateHandle' for h in [ev.handle]
+            if h.io_paradigm.identification == 'ISOC']
+    check(len(isoc) == 3, '%d ISO C handles created, want 3 (three fopen)' % len(isoc))
+    for h in isoc:
+        check(h.parent is not None and h.parent.io_paradigm.identification == 'POSIX'
+              and h.parent.file is h.file, 'ISO C handle %r: parent %r' % (h.name, h.parent))
+    check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/a.dat')) == 2,
+          'IoCreateHandle on a.dat: want 2 (two open)')
+    check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/b.txt')) == 6,
+          'IoCreateHandle on b.txt: want 6 (POSIX and ISO C, three fopen)')
+    check(io.count('IoDuplicateHandle', lambda ev: ev.old_handle.file is ev.new_handle.file) == 4,
+          'IoDuplicateHandle: want 4 (dup, dup2 twice, F_DUPFD)')
+    check(io.count('IoDestroyHandle', lambda ev: ev.handle.file.name.endswith('/x.dat')) == 1,
+          'the handle of x.dat replaced by dup2 not destroyed')
+    check(io.count('IoChangeStatusFlags', lambda ev: 'APPEND' in str(ev.status_flags)) == 1,
+          'IoChangeStatusFlags with APPEND: want 1')
+    check(io.count('IoSeek') == 2, 'IoSeek: %d, want 2 (lseek, fseek)' % io.count('IoSeek'))
+    check(io.count('IoDeleteFile') == 2 and
+          io.count('IoDeleteFile', lambda ev: ev.file.name == os.path.join(os.path.realpath(td), 'a.dat')) == 1,
+          'IoDeleteFile: want two, of x.dat and a.dat')
+    created = io.count('IoCreateHandle') + io.count('IoDuplicateHandle')
+    destroyed = io.count('IoDestroyHandle')
+    check(created == destroyed, '%d handles created, %d destroyed (close(999) must not destroy any)'
+          % (created, destroyed))
+    # operations complete with their result; flush operations of fsync/fflush
+    check(io.count('IoOperationBegin') == io.count('IoOperationComplete') == len(io.ops), 'Begin/Complete')
+    check(io.bytes('FLUSH') == 0 and sum(1 for o in io.ops if o[1] == 'FLUSH') == 2, 'FLUSH operations')
+    # definitions
+    import otf2
+    with otf2.reader.open(tr.anchor) as r:
+        d = r.definitions
+        par = {p.identification: p for p in d.io_paradigms}
+        check(set(par) == {'POSIX', 'ISOC'}, 'IoParadigms %r' % sorted(par))
+        check(par['POSIX'].name == 'POSIX I/O' and par['ISOC'].name == 'ISO C I/O', 'paradigm names')
+        pre = [s.io_handle.name for s in d.io_pre_created_handle_states]
+        for n in ('stdin', 'stdout', 'stderr'):
+            check(pre.count(n) == 2, 'pre-created %s: %d states, want 2 (POSIX and ISO C)' % (n, pre.count(n)))
+        files = [f.name for f in d.io_files]
+        check(not [f for f in files if f.startswith(os.path.realpath(os.path.join(A.work, 'prog-archive')))],
+              'the tracer\'s own files are IoFiles: %r' % files)
+        check(all(f.startswith('/') and '/./' not in f and '/../' not in f for f in files if not f.startswith(('pipe:', 'socket:', 'anon_inode:'))),
+              'file names not canonical: %r' % files)
+        roles = {rg.name: enum_name(rg.region_role) for rg in d.regions}
+        check(roles.get('read') == 'FILE_IO' and roles.get('open') == 'FILE_IO_METADATA', 'region roles %r'
+              % {k: roles.get(k) for k in ('read', 'open')})
+    print('prog: %d Io events, %d operations' % (sum(io.kinds.values()), len(io.ops)))
+
+
+def case_threads():
+    """4 threads doing I/O at once: each thread's location has its own
+    file's bytes (one shared descriptor table, no lock)."""
+    t, td, tr = compare('threads', [A.prog, 'threads', '{dir}'])
+    io = Io(tr)
+    check(len(tr.locations) == 5, '%d locations, want 5' % len(tr.locations))
+    for i in range(4):
+        locs = {o[0].id for o in io.ops if o[2].file.name.endswith('/t%d.dat' % i)}
+        check(len(locs) == 1, 'thread %d: t%d.dat written from %d locations' % (i, i, len(locs)))
+        w = io.bytes('WRITE', '/t%d.dat' % i, 'POSIX')
+        check(w == 51200, 'thread %d: %d bytes written to t%d.dat, want 51200' % (i, w, i))
+        p = io.bytes('WRITE', '/t%d.txt' % i, 'ISOC')
+        want = printed(t.stdout, 'thread %d printed ' % i)
+        check(p == want, 'thread %d: %d bytes printed to t%d.txt, want %d' % (i, p, i, want))
+    print('threads: %d Io operations' % len(io.ops))
+
+
+def case_filter():
+    """TRACER_FILTER excluding read and write: neither their regions nor
+    their operations are recorded; pread/readv still are."""
+    os.makedirs(A.work, exist_ok=True)
+    filt = os.path.join(A.work, 'filter.txt')
+    with open(filt, 'w') as f:
+        f.write('read\nwrite\n')
+    t, td, tr = compare('filter', [A.prog, '{dir}'], env={'TRACER_FILTER': filt})
+    io = Io(tr)
+    check(not [e for l in tr.locations for e in tr.events(l) if e.kind == 'Enter' and e.region in ('read', 'write')],
+          'filtered regions recorded')
+    got = io.bytes('READ', '/a.dat', 'POSIX')
+    check(got == 228, 'POSIX bytes read from a.dat with read() filtered: %d, want 228 (pread + readv)' % got)
+    check(io.bytes('WRITE', '/b.txt', 'ISOC') == printed(t.stdout, 'stdio wrote '), 'stdio operations lost')
+
+
+def case_off():
+    t, td, tr = compare('off', [A.prog, '{dir}'], env={'TRACER_IO': 'off'})
+    io = Io(tr)
+    check(not io.kinds, 'TRACER_IO=off: Io events %r' % dict(io.kinds))
+    check('read' not in tr.regions, 'TRACER_IO=off: I/O regions defined')
+
+
+def make_input(d):
+    # deterministic, compressible, 2 MiB + a bit
+    with open(os.path.join(d, 'in.txt'), 'w') as f:
+        x = 12345
+        for i in range(60000):
+            x = (x * 1103515245 + 12345) & 0x7fffffff
+            f.write('%08d line %d of the input %s\n' % (x % 100000000, i, 'abc' * (x % 7)))
+
+
+def case_gzip():
+    t, td, tr = compare('gzip', ['gzip', '-k', '-n', 'in.txt'], setup=make_input)
+    io = Io(tr)
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    gz = os.path.getsize(os.path.join(td, 'in.txt.gz'))
+    got = io.bytes('READ', '/in.txt')
+    check(got == size, 'gzip: %d bytes read from in.txt, want %d' % (got, size))
+    got = io.bytes('WRITE', '/in.txt.gz')
+    check(got == gz, 'gzip: %d bytes written to in.txt.gz, want %d' % (got, gz))
+    print('gzip: %d -> %d bytes, %d operations' % (size, gz, len(io.ops)))
+
+
+def case_dd():
+    t, td, tr = compare('dd', ['dd', 'if=in.txt', 'of=out.txt', 'bs=4096', 'status=none'], setup=make_input)
+    io = Io(tr)
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    r, w = io.bytes('READ', '/in.txt'), io.bytes('WRITE', '/out.txt')
+    check(r == size and w == size, 'dd: read %d, written %d, want %d both' % (r, w, size))
+    nreads = sum(1 for o in io.ops if o[1] == 'READ' and o[2].file.name.endswith('/in.txt'))
+    check(nreads == (size + 4095) // 4096 + 1, 'dd: %d reads of 4096, want %d' % (nreads, (size + 4095) // 4096 + 1))
+    print('dd: %d bytes, %d operations' % (size, len(io.ops)))
+
+
+def case_cp():
+    """cp (copy_file_range, or read/write where the kernel cannot): bytes
+    read from the source = written to the copy = its size."""
+    t, td, tr = compare('cp', ['cp', 'in.txt', 'out.txt'], setup=make_input)
+    io = Io(tr)
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    r, w = io.bytes('READ', '/in.txt'), io.bytes('WRITE', '/out.txt')
+    check(r == size and w == size, 'cp: read %d, written %d, want %d both' % (r, w, size))
+    print('cp: %d bytes, %d operations' % (size, len(io.ops)))
+
+
+def case_sort():
+    t, td, tr = compare('sort', ['sort', '-o', 'out.txt', 'in.txt'], setup=make_input)
+    io = Io(tr)
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    # whichever layer sort uses, the outermost one is recorded once
+    r = io.bytes('READ', '/in.txt')
+    w = io.bytes('WRITE', '/out.txt')
+    check(r == size and w == size, 'sort: read %d, written %d, want %d both' % (r, w, size))
+    print('sort: %d bytes, %d operations' % (size, len(io.ops)))
+
+
+def case_mpi():
+    """2 ranks: the Io definitions of both go through the MPI unification
+    (IoFile/IoHandle mapping tables); each rank's location has its own
+    file's bytes on its own handles."""
+    mpirun = [A.mpirun, '--allow-run-as-root', '--oversubscribe', '-np', '2']
+    out = os.path.join(A.work, 'mpi-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    res = {}
+    for traced in (False, True):
+        d = fresh('mpi' + ('-traced' if traced else '-untraced'))
+        x = ['-x', 'LD_PRELOAD=' + A.lib, '-x', 'TRACER_OUTPUT=' + out] if traced else []
+        res[traced] = (run(mpirun + x + [A.mpi_prog, d], False, out, d), d)
+    (u, ud), (t, td) = res[False], res[True]
+    sys.stdout.write(t.stdout)
+    sys.stderr.write(t.stderr[-2000:])
+    check(u.returncode == 0 and t.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    for r in (0, 1):
+        f = 'rank%d.dat' % r
+        check(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    tc.otf2_print(tr.anchor)
+    io = Io(tr)
+    for r in (0, 1):
+        loc = [l for l in tr.locations if l.group == 'MPI Rank %d' % r]
+        check(len(loc) == 1, 'rank %d: locations %r' % (r, [(l.id, l.group) for l in tr.locations]))
+        loc = loc[0]
+        mine = [o for o in io.ops if o[0] is loc]
+        w = sum(o[4] for o in mine if o[1] == 'WRITE' and o[2].file.name.endswith('/rank%d.dat' % r))
+        rd = sum(o[4] for o in mine if o[1] == 'READ' and o[2].file.name.endswith('/rank%d.dat' % r)
+                 and o[2].io_paradigm.identification == 'ISOC')
+        check(w == (r + 1) * 1000 and rd == w, 'rank %d: wrote %d, read %d, want %d' % (r, w, rd, (r + 1) * 1000))
+        other = [o for o in mine if o[2].file.name.endswith('/rank%d.dat' % (1 - r))]
+        check(not other, 'rank %d: operations on the other rank\'s file' % r)
+    handles = {}
+    for loc, m, h, req, res_ in io.ops:
+        handles.setdefault(id(h), set()).add(loc.id)
+    check(all(len(v) == 1 for v in handles.values()), 'a handle used by two ranks')
+    print('mpi: %d Io operations on 2 ranks' % len(io.ops))
+
+
+def main():
+    global A
+    p = argparse.ArgumentParser()
+    p.add_argument('case')
+    p.add_argument('--lib', required=True)
+    p.add_argument('--prog', required=True)
+    p.add_argument('--work', required=True)
+    p.add_argument('--mpi-prog')
+    p.add_argument('--mpirun')
+    A = p.parse_args()
+    try:
+        globals()['case_' + A.case]()
+    except (Fail, tc.CheckError) as e:
+        print('FAIL %s: %s' % (A.case, e))
+        return 1
+    print('ok %s' % A.case)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

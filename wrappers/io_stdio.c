@@ -1,0 +1,568 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * io_stdio.c - ISO C I/O interposition (stdio streams): IoParadigm
+ * "ISO C I/O", one IoHandle per stream whose parent is the POSIX handle of
+ * its descriptor (fileno). fopen records IoCreateHandle of both the POSIX
+ * and the ISO C handle (the open stdio does inside is not recorded: the
+ * guard is held during the real call), fclose IoDestroyHandle of both;
+ * fdopen an ISO C handle over an existing POSIX one. Transfers (fread,
+ * fwrite, fgets, fputs, puts, the printf family, fflush) are
+ * IoOperationBegin/Complete on the ISO C handle with the bytes the program
+ * asked for and got - the write()s stdio makes when its buffer fills are
+ * inside libc and never seen, so only the outermost layer is recorded.
+ * The printf family does not know its size before formatting: its
+ * requested bytes are undefined, the returned bytes are the count printed.
+ * fseek & co. are IoSeek (result: ftello). The streams stdin, stdout,
+ * stderr are pre-created handles. Streams without a descriptor
+ * (fmemopen, open_memstream, fopencookie) are regions only.
+ */
+#define _GNU_SOURCE
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "io_int.h"
+
+/* <stdio.h> may define these as macros (extern inlines). */
+#undef fread_unlocked
+#undef fwrite_unlocked
+#undef fgets_unlocked
+#undef fputs_unlocked
+
+int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
+size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
+char *__fgets_chk(char *s, size_t slen, int n, FILE *fp);
+
+#define IO_STDIO_LIST(X) \
+	X(fopen) X(fopen64) X(fdopen) X(fclose) X(fread) X(fwrite) X(fgets) X(fputs) X(puts) \
+	X(vfprintf) X(__vfprintf_chk) X(__fread_chk) X(__fgets_chk) X(fflush) X(fseek) X(fseeko) \
+	X(fseeko64) X(freopen) X(freopen64) X(pclose) \
+	X(fread_unlocked) X(fwrite_unlocked) X(fgets_unlocked) X(fputs_unlocked) X(getline) X(getdelim) \
+	X(__getdelim) X(vdprintf)
+#define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
+IO_STDIO_LIST(IO_REAL_DEF)
+#define IO_INIT(fn)                                                               \
+	do {                                                                      \
+		if (tr_unlikely(!real_##fn))                                      \
+			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn);    \
+	} while (0)
+
+void io_stdio_init(void)
+{
+#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
+	IO_STDIO_LIST(IO_REAL_RESOLVE)
+}
+
+/* fileno without touching errno (it sets EBADF for memory streams). */
+static int io_fileno(FILE *fp)
+{
+	if (!fp)
+		return -1;
+	int e = errno;
+	int fd = fileno_unlocked(fp);
+	errno = e;
+	return fd;
+}
+
+/* A stream over a descriptor we saw no fopen/fdopen for: pre-created. */
+static uint32_t io_isoc_adopt(int fd)
+{
+	uint32_t ph = io_posix_handle(fd);
+	if (ph == IO_UNDEF32)
+		return ph;
+	int fl = fcntl(fd, F_GETFL);
+	uint32_t h = io_define_isoc(fd, atomic_load_explicit(&io_tab[fd].name, memory_order_relaxed),
+				    IO_HANDLE_FLAG_PRE_CREATED);
+	if (h != IO_UNDEF32 && fl >= 0)
+		tr_def_io_pre_created_handle_state(h, (fl & O_ACCMODE) == O_WRONLY ? IO_ACC_WRITE_ONLY
+						      : (fl & O_ACCMODE) == O_RDWR ? IO_ACC_READ_WRITE
+						      : IO_ACC_READ_ONLY, io_status_flags(fl));
+	return h;
+}
+
+void io_stdio_std_handles(void)
+{
+	for (int fd = 0; fd < 3; fd++)
+		if (io_tab && atomic_load_explicit(&io_tab[fd].posix, memory_order_relaxed))
+			io_isoc_adopt(fd);
+}
+
+static inline uint32_t io_isoc_handle(FILE *fp)
+{
+	int fd = io_fileno(fp);
+	if ((unsigned)fd >= io_cap)
+		return IO_UNDEF32;
+	uint32_t v = atomic_load_explicit(&io_tab[fd].isoc, memory_order_acquire);
+	if (tr_likely(v))
+		return v - 1;
+	return io_isoc_adopt(fd);
+}
+
+/* Begin a recorded stream operation; NULL: pass through. */
+static inline struct tr_thread *io_sop(struct io_op *o, FILE *fp, enum io_rgn r, uint8_t mode, uint64_t req)
+{
+	struct tr_thread *t = io_get();
+	if (t)
+		io_op_begin(o, t, io_isoc_handle(fp), r, mode, req);
+	return t;
+}
+
+/* fopen mode string -> OTF2 access mode, creation and status flags. */
+static void io_fmode(const char *m, uint8_t *acc, uint32_t *cre, uint32_t *st)
+{
+	*acc = IO_ACC_READ_ONLY;
+	*cre = *st = 0;
+	if (!m)
+		return;
+	if (m[0] == 'w') {
+		*acc = IO_ACC_WRITE_ONLY;
+		*cre = IO_CRE_CREATE | IO_CRE_TRUNCATE;
+	} else if (m[0] == 'a') {
+		*acc = IO_ACC_WRITE_ONLY;
+		*cre = IO_CRE_CREATE;
+		*st = IO_ST_APPEND;
+	}
+	for (const char *p = m + 1; *p && *p != ','; p++) {
+		if (*p == '+')
+			*acc = IO_ACC_READ_WRITE;
+		else if (*p == 'x')
+			*cre |= IO_CRE_EXCLUSIVE;
+		else if (*p == 'e')
+			*st |= IO_ST_CLOEXEC;
+	}
+}
+
+/* A stream opened on path over descriptor fd (fopen, freopen): its POSIX
+ * and ISO C handles are defined and created. Returns the records' time. */
+static uint64_t io_opened_stream(struct tr_thread *t, int fd, const char *path, const char *mode)
+{
+	char canon[PATH_MAX];
+	uint8_t acc;
+	uint32_t cre, st;
+	io_forget(fd);
+	io_canon(AT_FDCWD, path, canon, sizeof(canon));
+	uint32_t name = tr_def_string(path);
+	uint32_t ph = io_define_posix(fd, name, tr_def_io_file(canon, 0), 0);
+	uint32_t ih = ph != IO_UNDEF32 ? io_define_isoc(fd, name, 0) : IO_UNDEF32;
+	io_fmode(mode, &acc, &cre, &st);
+	uint64_t now = tr_time();
+	io_rec_create(t, now, ph, acc, cre, st);
+	io_rec_create(t, now, ih, acc, cre, st);
+	return now;
+}
+
+/* ---- open & close ---------------------------------------------------------------- */
+
+static FILE *io_fopen(enum io_rgn r, const char *path, const char *mode)
+{
+	IO_INIT(fopen); IO_INIT(fopen64);
+	struct tr_thread *t = io_get_meta();
+	if (!t) {
+		FILE *fp = r == IO_R_fopen ? real_fopen(path, mode) : real_fopen64(path, mode);
+		if (fp)
+			io_forget_mine(io_fileno(fp));
+		return fp;
+	}
+	io_meta_begin(t, r);
+	FILE *fp = r == IO_R_fopen ? real_fopen(path, mode) : real_fopen64(path, mode);
+	int err = errno;
+	uint64_t now = tr_time();
+	int fd = io_fileno(fp);
+	if (fd >= 0)
+		now = io_opened_stream(t, fd, path, mode);
+	io_meta_end(t, r, now, err);
+	return fp;
+}
+
+TR_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+	return io_fopen(IO_R_fopen, path, mode);
+}
+
+TR_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+	return io_fopen(IO_R_fopen64, path, mode);
+}
+
+static FILE *io_fdopen(int fd, const char *mode)
+{
+	IO_INIT(fdopen);
+	struct tr_thread *t = io_get_meta();
+	if (!t)
+		return real_fdopen(fd, mode);
+	uint32_t ph = io_posix_handle(fd);
+	io_meta_begin(t, IO_R_fdopen);
+	FILE *fp = real_fdopen(fd, mode);
+	int err = errno;
+	uint64_t now = tr_time();
+	if (fp && ph != IO_UNDEF32) {
+		uint8_t acc;
+		uint32_t cre, st;
+		uint32_t ih = io_define_isoc(fd, atomic_load_explicit(&io_tab[fd].name, memory_order_relaxed), 0);
+		io_fmode(mode, &acc, &cre, &st);
+		now = tr_time();
+		io_rec_create(t, now, ih, acc, 0, st);
+	}
+	io_meta_end(t, IO_R_fdopen, now, err);
+	return fp;
+}
+
+TR_EXPORT FILE *fdopen(int fd, const char *mode)
+{
+	return io_fdopen(fd, mode);
+}
+
+static int io_known_isoc(int fd, uint32_t *ph)
+{
+	*ph = IO_UNDEF32;
+	if (!io_tab || (unsigned)fd >= io_cap)
+		return -1;
+	uint32_t p = atomic_load_explicit(&io_tab[fd].posix, memory_order_acquire);
+	uint32_t i = atomic_load_explicit(&io_tab[fd].isoc, memory_order_acquire);
+	*ph = p ? p - 1 : IO_UNDEF32;
+	return i ? (int)(i - 1) : -1;
+}
+
+static int io_fclose(FILE *fp)
+{
+	IO_INIT(fclose);
+	struct tr_thread *t = io_get_meta();
+	int fd = io_fileno(fp);
+	if (!t) {
+		int r = real_fclose(fp);
+		if (fd >= 0)
+			io_forget_mine(fd);
+		return r;
+	}
+	uint32_t ph;
+	int ih = io_known_isoc(fd, &ph);
+	io_meta_begin(t, IO_R_fclose);
+	int r = real_fclose(fp);   /* the stream is gone even when it fails */
+	int err = errno;
+	uint64_t now = tr_time();
+	if (fd >= 0) {
+		io_forget(fd);
+		if (ih >= 0)
+			io_rec_destroy(t, now, (uint32_t)ih);
+		io_rec_destroy(t, now, ph);
+	}
+	io_meta_end(t, IO_R_fclose, now, err);
+	return r;
+}
+
+TR_EXPORT int fclose(FILE *fp)
+{
+	return io_fclose(fp);
+}
+
+/* freopen: the stream's old handles end, new ones over the new file begin
+ * (path NULL, a mode change: the stream is adopted again on next use). */
+static FILE *io_freopen(enum io_rgn r, const char *path, const char *mode, FILE *old)
+{
+	IO_INIT(freopen); IO_INIT(freopen64);
+#define IO_FREOPEN_CALL (r == IO_R_freopen ? real_freopen(path, mode, old) : real_freopen64(path, mode, old))
+	struct tr_thread *t = io_get_meta();
+	int ofd = io_fileno(old);
+	if (!t) {
+		FILE *fp = IO_FREOPEN_CALL;
+		io_forget_mine(ofd);
+		io_forget_mine(io_fileno(fp));
+		return fp;
+	}
+	uint32_t oph;
+	int oih = io_known_isoc(ofd, &oph);
+	io_meta_begin(t, r);
+	FILE *fp = IO_FREOPEN_CALL;
+	int err = errno;
+	uint64_t now = tr_time();
+	int fd = io_fileno(fp);
+	if (ofd >= 0) {
+		io_forget(ofd);
+		if (oih >= 0)
+			io_rec_destroy(t, now, (uint32_t)oih);
+		io_rec_destroy(t, now, oph);
+	}
+	if (fd >= 0) {
+		io_forget(fd);
+		if (path)
+			now = io_opened_stream(t, fd, path, mode);
+	}
+	io_meta_end(t, r, now, err);
+	return fp;
+#undef IO_FREOPEN_CALL
+}
+
+TR_EXPORT FILE *freopen(const char *path, const char *mode, FILE *fp)
+{
+	return io_freopen(IO_R_freopen, path, mode, fp);
+}
+
+TR_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
+{
+	return io_freopen(IO_R_freopen64, path, mode, fp);
+}
+
+/* pclose: the pipe's descriptor is gone (its handles, if adopted, end). */
+TR_EXPORT int pclose(FILE *fp)
+{
+	IO_INIT(pclose);
+	struct tr_thread *t = io_get_meta();
+	int fd = io_fileno(fp);
+	if (!t) {
+		int r = real_pclose(fp);
+		io_forget_mine(fd);
+		return r;
+	}
+	uint32_t ph;
+	int ih = io_known_isoc(fd, &ph);
+	io_meta_begin(t, IO_R_pclose);
+	int r = real_pclose(fp);
+	int err = errno;
+	uint64_t now = tr_time();
+	if (fd >= 0) {
+		io_forget(fd);
+		if (ih >= 0)
+			io_rec_destroy(t, now, (uint32_t)ih);
+		io_rec_destroy(t, now, ph);
+	}
+	io_meta_end(t, IO_R_pclose, now, err);
+	return r;
+}
+
+/* ---- transfers --------------------------------------------------------------------- */
+
+/* One exported stream transfer: the real call between IoOperationBegin
+ * (request) and IoOperationComplete (result, < 0: failed), on the ISO C
+ * handle of fp, region rgn. */
+#define IO_SXFER(ret_t, fn, rgn, mode, fp, request, result, params, args) \
+	TR_EXPORT ret_t fn params                                          \
+	{                                                                  \
+		IO_INIT(fn);                                               \
+		struct io_op o;                                            \
+		if (!io_sop(&o, fp, IO_R_##rgn, mode, request))            \
+			return real_##fn args;                             \
+		ret_t r = real_##fn args;                                  \
+		int err = errno;                                           \
+		io_op_end(&o, result, err);                                \
+		return r;                                                  \
+	}
+#define IO_GETS_RESULT (r ? (int64_t)strlen(r) : (ferror_unlocked(fp) ? -1 : 0))
+#define IO_N1(n) ((n) > 0 ? (uint64_t)(n) - 1 : 0)
+IO_SXFER(size_t, fread, fread, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
+	 (void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
+IO_SXFER(size_t, fread_unlocked, fread_unlocked, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
+	 (void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
+IO_SXFER(size_t, __fread_chk, fread, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
+	 (void *p, size_t plen, size_t sz, size_t n, FILE *fp), (p, plen, sz, n, fp))
+IO_SXFER(size_t, fwrite, fwrite, IO_OP_WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz),
+	 (const void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
+IO_SXFER(size_t, fwrite_unlocked, fwrite_unlocked, IO_OP_WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz),
+	 (const void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
+IO_SXFER(char *, fgets, fgets, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT, (char *s, int n, FILE *fp), (s, n, fp))
+IO_SXFER(char *, fgets_unlocked, fgets_unlocked, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT,
+	 (char *s, int n, FILE *fp), (s, n, fp))
+IO_SXFER(char *, __fgets_chk, fgets, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT,
+	 (char *s, size_t slen, int n, FILE *fp), (s, slen, n, fp))
+IO_SXFER(int, fputs, fputs, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1,
+	 (const char *s, FILE *fp), (s, fp))
+IO_SXFER(int, fputs_unlocked, fputs_unlocked, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1,
+	 (const char *s, FILE *fp), (s, fp))
+IO_SXFER(ssize_t, getline, getline, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, FILE *fp), (l, n, fp))
+IO_SXFER(ssize_t, getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))
+IO_SXFER(ssize_t, __getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
+	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))   /* getline inlined by <stdio.h> */
+IO_SXFER(int, puts, puts, IO_OP_WRITE, stdout, strlen(s) + 1, r >= 0 ? (int64_t)strlen(s) + 1 : -1,
+	 (const char *s), (s))
+
+/* The printf family (chk < 0: plain, else the _FORTIFY_SOURCE flag). */
+static int io_vfprintf(enum io_rgn rgn, FILE *fp, int chk, const char *fmt, va_list ap)
+{
+	IO_INIT(vfprintf); IO_INIT(__vfprintf_chk);
+	struct io_op o;
+	if (!io_sop(&o, fp, rgn, IO_OP_WRITE, IO_UNDEF64))
+		return chk < 0 ? real_vfprintf(fp, fmt, ap) : real___vfprintf_chk(fp, chk, fmt, ap);
+	int r = chk < 0 ? real_vfprintf(fp, fmt, ap) : real___vfprintf_chk(fp, chk, fmt, ap);
+	io_op_end(&o, r, errno);
+	return r;
+}
+
+TR_EXPORT int vfprintf(FILE *fp, const char *fmt, va_list ap)
+{
+	return io_vfprintf(IO_R_vfprintf, fp, -1, fmt, ap);
+}
+
+TR_EXPORT int vprintf(const char *fmt, va_list ap)
+{
+	return io_vfprintf(IO_R_vprintf, stdout, -1, fmt, ap);
+}
+
+TR_EXPORT int fprintf(FILE *fp, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vfprintf(IO_R_fprintf, fp, -1, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+TR_EXPORT int printf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vfprintf(IO_R_printf, stdout, -1, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+TR_EXPORT int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap)
+{
+	return io_vfprintf(IO_R_vfprintf, fp, flag, fmt, ap);
+}
+
+TR_EXPORT int __vprintf_chk(int flag, const char *fmt, va_list ap)
+{
+	return io_vfprintf(IO_R_vprintf, stdout, flag, fmt, ap);
+}
+
+TR_EXPORT int __fprintf_chk(FILE *fp, int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vfprintf(IO_R_fprintf, fp, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+TR_EXPORT int __printf_chk(int flag, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vfprintf(IO_R_printf, stdout, flag, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* dprintf/vdprintf: formatted output to a descriptor (POSIX handle). */
+static int io_vdprintf(enum io_rgn rgn, int fd, const char *fmt, va_list ap)
+{
+	IO_INIT(vdprintf);
+	struct tr_thread *t = io_get();
+	if (!t)
+		return real_vdprintf(fd, fmt, ap);
+	struct io_op o;
+	io_op_begin(&o, t, io_posix_handle(fd), rgn, IO_OP_WRITE, IO_UNDEF64);
+	int r = real_vdprintf(fd, fmt, ap);
+	io_op_end(&o, r, errno);
+	return r;
+}
+
+TR_EXPORT int vdprintf(int fd, const char *fmt, va_list ap)
+{
+	return io_vdprintf(IO_R_vdprintf, fd, fmt, ap);
+}
+
+TR_EXPORT int dprintf(int fd, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int r = io_vdprintf(IO_R_dprintf, fd, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+static int io_fflush(FILE *fp)
+{
+	IO_INIT(fflush);
+	struct io_op o;
+	if (!io_sop(&o, fp, IO_R_fflush, IO_OP_FLUSH, 0))   /* fflush(NULL): region only */
+		return real_fflush(fp);
+	int r = real_fflush(fp);
+	io_op_end(&o, r == 0 ? 0 : -1, errno);
+	return r;
+}
+
+TR_EXPORT int fflush(FILE *fp)
+{
+	return io_fflush(fp);
+}
+
+/* ---- seek ------------------------------------------------------------------------- */
+
+static int io_fseek(enum io_rgn rgn, FILE *fp, off64_t off, int whence)
+{
+	IO_INIT(fseek); IO_INIT(fseeko); IO_INIT(fseeko64);
+#define IO_FSEEK_CALL (rgn == IO_R_fseek ? real_fseek(fp, (long)off, whence)   \
+		       : rgn == IO_R_fseeko ? real_fseeko(fp, (off_t)off, whence) \
+		       : real_fseeko64(fp, off, whence))
+	struct tr_thread *t = io_get();
+	if (!t)
+		return IO_FSEEK_CALL;
+	uint32_t h = io_isoc_handle(fp);
+	io_meta_begin(t, rgn);
+	int r = IO_FSEEK_CALL;
+	int err = errno;
+	uint64_t now = tr_time();
+	if (r == 0 && h != IO_UNDEF32) {
+		off64_t pos = ftello64(fp);
+		uint8_t w = whence == SEEK_CUR ? IO_SEEK_CUR : whence == SEEK_END ? IO_SEEK_END : IO_SEEK_SET;
+		if (tr_rec_begin(t)) {
+			tr_evt_status(t, otf2w_evt_io_seek(t->w, NULL, now, h, off, w,
+							   pos >= 0 ? (uint64_t)pos : IO_UNDEF64));
+			tr_rec_end(t);
+		}
+	}
+	io_meta_end(t, rgn, now, err);
+	return r;
+#undef IO_FSEEK_CALL
+}
+
+TR_EXPORT int fseek(FILE *fp, long off, int whence)
+{
+	return io_fseek(IO_R_fseek, fp, off, whence);
+}
+
+TR_EXPORT int fseeko(FILE *fp, off_t off, int whence)
+{
+	return io_fseek(IO_R_fseeko, fp, off, whence);
+}
+
+TR_EXPORT int fseeko64(FILE *fp, off64_t off, int whence)
+{
+	return io_fseek(IO_R_fseeko64, fp, off, whence);
+}
+
+/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
+
+TR_HIDDEN FILE *__wrap_fopen(const char *p, const char *m) { IO_INIT(fopen); return real_fopen(p, m); }
+TR_HIDDEN FILE *__wrap_fdopen(int fd, const char *m) { IO_INIT(fdopen); return real_fdopen(fd, m); }
+TR_HIDDEN int __wrap_fclose(FILE *fp) { IO_INIT(fclose); return real_fclose(fp); }
+TR_HIDDEN char *__wrap_fgets(char *s, int n, FILE *fp) { IO_INIT(fgets); return real_fgets(s, n, fp); }
+TR_HIDDEN int __wrap_fputs(const char *s, FILE *fp) { IO_INIT(fputs); return real_fputs(s, fp); }
+TR_HIDDEN int __wrap_fflush(FILE *fp) { IO_INIT(fflush); return real_fflush(fp); }
+TR_HIDDEN size_t __wrap_fwrite(const void *p, size_t s, size_t n, FILE *fp)
+{
+	IO_INIT(fwrite);
+	return real_fwrite(p, s, n, fp);
+}
+TR_HIDDEN size_t __wrap_fread(void *p, size_t s, size_t n, FILE *fp)
+{
+	IO_INIT(fread);
+	return real_fread(p, s, n, fp);
+}
+TR_HIDDEN int __wrap_vfprintf(FILE *fp, const char *f, va_list ap) { IO_INIT(vfprintf); return real_vfprintf(fp, f, ap); }
+TR_HIDDEN int __wrap_fprintf(FILE *fp, const char *f, ...)
+{
+	va_list ap;
+	va_start(ap, f);
+	IO_INIT(vfprintf);
+	int r = real_vfprintf(fp, f, ap);
+	va_end(ap);
+	return r;
+}
