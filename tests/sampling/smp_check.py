@@ -573,8 +573,12 @@ def case_closefd(args):
     """A program that closes every descriptor (close_range) and reuses the
     numbers: the tracer never touches the program's files on the numbers
     its perf events had, and says the threads lost their sampling."""
+    # TRACER_IO=off: with I/O regions, the program's fcntl/close calls right
+    # after its close_range unwind at their Enter, and libunwind's memory
+    # check reads its own pipe by a number the program now owns (a blocking
+    # pipe here): a known limit (README), not what this case tests
     anchor, so, se = run_traced(args, "closefd", [os.path.join(args.bindir, "smp_closefd")],
-                                {"TRACER_SAMPLING": "1ms"})
+                                {"TRACER_SAMPLING": "1ms", "TRACER_IO": "off"})
     m = re.search(r"perf descriptors seen: (\d+)", se)
     expect(m and int(m.group(1)) == 2, "the program saw %s perf descriptors, expected 2 (master, worker)"
            % (m and m.group(1)))
