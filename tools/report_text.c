@@ -12,8 +12,9 @@ static const char usage_text[] =
 	"Where did the time go? Reads an OTF2 archive (the directory the tracer\n"
 	"wrote, or its .otf2 anchor) with our own reader and prints: the run's\n"
 	"facts (program, ranks, threads, duration, events, bytes, buffer flushes,\n"
-	"measurement on/off switches), per region calls, inclusive and exclusive\n"
-	"time, min/avg/max per call (in total, per rank, per location), a\n"
+	"measurement on/off switches, sampling asked and delivered), per region\n"
+	"calls, inclusive and exclusive time, min/avg/max per call (in total, per\n"
+	"rank, per location), a\n"
 	"summary per thread and per rank, and the MPI message matrix.\n"
 	"Inclusive time counts the outermost activation of a recursive region\n"
 	"once; regions still open at the end close at the location's last event.\n"
@@ -128,6 +129,86 @@ static void print_samples(const struct rep *r, const struct rep_opts *o, FILE *f
 	free(cc);
 }
 
+/* The SAMPLING:: location properties the sampler leaves (samples, deferred,
+ * lost, CPU time per thread) and the InterruptGenerator: asked and
+ * delivered rate, as the tracer's exit line says it. */
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+static void print_sampling_facts(const struct rep *r, FILE *f)
+{
+	enum { SAMPLES, DEFERRED, LOST, CPU_NS, NPROP };
+	static const char *const names[NPROP] = { "SAMPLING::SAMPLES", "SAMPLING::DEFERRED",
+						  "SAMPLING::LOST", "SAMPLING::CPU_NS" };
+	const otf2r_gdef_interrupt_generator *ig = NULL;
+	const char *ig_name = NULL;
+	size_t n = otf2r_def_count(r->ar), nlocs = 0;
+	uint64_t (*v)[NPROP] = calloc(n + 1, sizeof *v);
+	uint64_t *loc = calloc(n + 1, sizeof *loc);
+	double *rate = calloc(n + 1, sizeof *rate);
+	if (!v || !loc || !rate)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const otf2r_def *d = otf2r_def_at(r->ar, i);
+		if (d->type == OTF2R_GDEF_INTERRUPT_GENERATOR && !ig) {
+			ig = &d->u.interrupt_generator;
+			ig_name = otf2r_string(r->ar, ig->name);
+			continue;
+		}
+		if (d->type != OTF2R_GDEF_LOCATION_PROPERTY)
+			continue;
+		const otf2r_gdef_location_property *p = &d->u.location_property;
+		const char *pn = otf2r_string(r->ar, p->name);
+		int k = 0;
+		while (k < NPROP && (!pn || strcmp(pn, names[k])))
+			k++;
+		if (k == NPROP)
+			continue;
+		const char *sv = otf2r_string(r->ar, p->string_value);
+		uint64_t val = sv ? strtoull(sv, NULL, 10) : p->value;
+		size_t j = 0;
+		while (j < nlocs && loc[j] != p->location)
+			j++;
+		if (j == nlocs)
+			loc[nlocs++] = p->location;
+		v[j][k] = val;
+	}
+	if (!ig && !nlocs)
+		goto out;
+	uint64_t tot[NPROP] = { 0 };
+	size_t nrate = 0;
+	for (size_t j = 0; j < nlocs; j++) {
+		for (int k = 0; k < NPROP; k++)
+			tot[k] += v[j][k];
+		if (v[j][CPU_NS] > 0)
+			rate[nrate++] = (double)v[j][SAMPLES] * 1e9 / (double)v[j][CPU_NS];
+	}
+	fprintf(f, "sampling   %s", ig_name ? ig_name : "samples");
+	if (ig && ig->period) {
+		double sec = (double)ig->period;
+		for (int64_t e = ig->exponent; e < 0; e++)
+			sec /= ig->base == 0 ? 2.0 : 10.0;
+		for (int64_t e = ig->exponent; e > 0; e--)
+			sec *= ig->base == 0 ? 2.0 : 10.0;
+		if (ig->interrupt_generator_mode == 0 && sec > 0)
+			fprintf(f, ": asked %.0f/s of CPU per thread", 1.0 / sec);
+	}
+	if (nrate) {
+		qsort(rate, nrate, sizeof *rate, cmp_double);
+		fprintf(f, ", delivered min %.0f/s median %.0f/s over %zu threads", rate[0], rate[nrate / 2],
+			nrate);
+	}
+	fprintf(f, "; samples %" PRIu64 ", deferred %" PRIu64 ", lost %" PRIu64 "\n", tot[SAMPLES],
+		tot[DEFERRED], tot[LOST]);
+out:
+	free(v);
+	free(loc);
+	free(rate);
+}
+
 int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 {
 	size_t *order = calloc(r->nregions + 1, sizeof *order);
@@ -149,6 +230,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 		r->bytes);
 	fprintf(f, "flushes    %" PRIu64 "   measurement on/off switches %" PRIu64
 		"   timer %" PRIu64 " ticks/s\n", flushes, onoff, r->resolution);
+	print_sampling_facts(r, f);
 
 	fprintf(f, "\nRegions, all locations (sorted by %s):\n", o->sort ? o->sort : "excl");
 	for (size_t i = 0; i < r->nregions; i++)

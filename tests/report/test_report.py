@@ -225,6 +225,7 @@ def sampled_archive(name, **extra):
     rc, _, err = run([prog], env=env)
     if rc != 0:
         die('sampled program: rc %d %s' % (rc, err))
+    sampled_archive.stderr = err
     return d, out
 
 
@@ -234,6 +235,17 @@ def case_report_sampling():
     names = [f['name'] for f in ours['samples']['functions'][:3]]
     if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
         die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
+    # the facts: asked and delivered rate, samples/deferred/lost as the tracer's exit line said
+    import re
+    _, text, _ = tracer('report', out)
+    line = [l for l in text.splitlines() if l.startswith('sampling ')]
+    said = re.search(r'tracer: sampling: (\d+) samples on \d+ threads \((\d+) deferred, (\d+) lost',
+                     sampled_archive.stderr)
+    if not line or not said:
+        die('no sampling facts: report %r, exit line %r' % (line, sampled_archive.stderr))
+    m = re.search(r'asked (\d+)/s .*samples (\d+), deferred (\d+), lost (\d+)', line[0])
+    if not m or m.group(1) != '1000' or m.groups()[1:] != said.groups():
+        die('sampling facts %r, the exit line said %s' % (line[0], said.groups()))
 
 
 def traced_test_prog(name, var, what):
