@@ -13,7 +13,9 @@
  * whose parent is traced, and an image about to exec append them to a log
  * file instead (the launcher's, else tracer.log in the archive directory),
  * opened and closed for each message: no descriptor is kept. Errors and
- * warnings (real problems) always go to stderr.
+ * warnings (real problems) go to stderr while fd 2 is still the stderr the
+ * process started with (else to that log file: never into a file the
+ * program opened at number 2).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -21,6 +23,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "tr_int.h"
 
@@ -40,6 +43,33 @@ static void write_fd_all(int fd, const char *buf, size_t n)
 	}
 }
 
+static void log_file_write(const char *buf, size_t n);
+
+/* The stderr the run started with (tr_log_init): a line goes to fd 2 only
+ * while fd 2 is still that file. A program that closed its stderr and
+ * opened a file of its own at number 2 (daemons, freopen) never receives
+ * our lines: they go to the log file in the archive directory instead. */
+static int tr_err_state;            /* 0 before init: fd 2; 1 identity known; 2 no stderr at start */
+static uint64_t tr_err_dev, tr_err_ino;
+
+static int stderr_is_ours(void)
+{
+	struct stat st;
+	if (tr_err_state == 0)
+		return 1;
+	if (tr_err_state == 2 || fstat(2, &st) != 0)
+		return 0;
+	return (uint64_t)st.st_dev == tr_err_dev && (uint64_t)st.st_ino == tr_err_ino;
+}
+
+static void err_write(int to_stderr, const char *buf, size_t n)
+{
+	if (to_stderr)
+		write_fd_all(2, buf, n);
+	else
+		log_file_write(buf, n);
+}
+
 /* One line on stderr: control characters inside it (a value echoed from the
  * environment may hold a newline or an escape sequence) are written as \n,
  * \r, \t or \xNN, so a message is always exactly one line and cannot drive
@@ -51,10 +81,11 @@ void tr_log_write(const char *buf, size_t n)
 	char out[2048];
 	size_t k = 0;
 	int saved = errno;
+	int to_stderr = stderr_is_ours();
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)buf[i];
 		if (k + 4 > sizeof(out)) {
-			write_fd_all(2, out, k);
+			err_write(to_stderr, out, k);
 			k = 0;
 		}
 		if ((c >= 0x20 && c != 0x7f) || (c == '\n' && i == n - 1)) {
@@ -72,7 +103,7 @@ void tr_log_write(const char *buf, size_t n)
 			out[k++] = hex[c & 15];
 		}
 	}
-	write_fd_all(2, out, k);
+	err_write(to_stderr, out, k);
 	errno = saved;
 }
 
@@ -119,6 +150,14 @@ static int parent_traced(void)
 void tr_log_init(void)
 {
 	int saved = errno;
+	struct stat st;
+	if (fstat(2, &st) == 0) {
+		tr_err_dev = (uint64_t)st.st_dev;
+		tr_err_ino = (uint64_t)st.st_ino;
+		tr_err_state = 1;
+	} else {
+		tr_err_state = 2;
+	}
 	const char *l = tr_getenv("TRACER_LAUNCHER");
 	if (l && l[0] == '/') {
 		snprintf(tr_log_path, sizeof(tr_log_path), "%s", l);

@@ -13,6 +13,9 @@
  *                        for resource-limit runs); prints "done".
  * fd_prog mallocloop    four threads malloc and free random sizes until
  *                        killed; prints "ready" once they run.
+ * fd_prog stderrfile OUT  closes its stderr, opens OUT (which gets number
+ *                        2) and writes 100 lines to it, with two lock threads:
+ *                        the tracer's exit line must not land in OUT.
  * fd_prog spawn OUT      as closefds, then fork: the child closes all
  *                        descriptors, writes OUT.child, exits; the parent
  *                        waits (fork then close).
@@ -107,6 +110,21 @@ int main(int argc, char **argv)
 		printf("ready\n");
 		fflush(stdout);
 		pthread_join(th[0], NULL);
+		return 0;
+	}
+	if (argc > 2 && !strcmp(argv[1], "stderrfile")) {
+		iters = 20000;
+		close(2);
+		int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd != 2)
+			return 3;
+		pthread_create(&a, NULL, locker, NULL);
+		pthread_create(&b, NULL, locker, NULL);
+		for (int i = 0; i < 100; i++)
+			dprintf(2, "program line %d\n", i);
+		pthread_join(a, NULL);
+		pthread_join(b, NULL);
+		printf("counter %ld\n", counter);
 		return 0;
 	}
 	if (argc < 3 || (strcmp(argv[1], "closefds") && strcmp(argv[1], "spawn")))

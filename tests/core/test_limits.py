@@ -108,6 +108,17 @@ def case_closefds_fork():
     check(lock_count(ktr) == 60000, 'child: %d lock acquisitions, want 60000' % lock_count(ktr))
 
 
+def case_stderrfile():
+    """The program closes its stderr and opens its own file, which gets
+    number 2: the tracer's exit line goes to tracer.log in the archive
+    directory, never into the program's file."""
+    t, out = compare('stderrfile', 'stderrfile')
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    log = os.path.join(out, 'tracer.log')
+    check(os.path.exists(log) and 'archive' in open(log).read(), 'no summary in %s' % log)
+
+
 def case_fsize():
     """ulimit -f 100 (KiB): untraced the program exits 0; traced too (no
     SIGXFSZ from the tracer's writes), with one line naming the file and
