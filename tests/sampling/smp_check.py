@@ -272,27 +272,30 @@ def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out, extra=None)
     m = re.search(r"measured a=([\d.]+) b=([\d.]+) c=([\d.]+)", so)
     expect(m, "program output missing")
     print("  CPU time shares measured by the program: a %s b %s c %s" % m.groups())
-    for x, v in zip("abc", m.groups()):
-        expect(abs(float(v) - {"a": 60, "b": 30, "c": 10}[x]) <= 1.5,
-               "the program's own shares are off (%s %s %%): calibration failed" % (x, v))
+    measured = {"leaf_" + x: float(v) / 100 for x, v in zip("abc", m.groups())}
+    # the calibration aims at 60/30/10; the program's own clock readings are
+    # the truth the samples are judged against (a loaded machine moves them)
+    for k, w in {"leaf_a": 0.6, "leaf_b": 0.3, "leaf_c": 0.1}.items():
+        expect(abs(measured[k] - w) <= 0.08, "the program's own shares are far off (%s %.1f %%): "
+               "the calibration is broken" % (k, 100 * measured[k]))
     sampling_line(se)
     info_out.append(info)
-    return n
+    return n, measured
 
 
 def accuracy_shares(args, name, extra=None, tol=0.02):
-    """smp_accuracy at 100 us: leaf shares within tol of 60/30/10 (samples
-    per location returned). ~2 s of CPU per thread give ~40,000 samples: the
+    """smp_accuracy at 100 us: leaf shares within tol of the CPU time shares
+    the program measured with its own thread clock (calibrated to 60/30/10;
+    samples per location returned). ~2 s of CPU per thread give ~40,000 samples: the
     statistical error is 0.25 points; one more run only when the shared
     machine disturbed the first (its shares judged on their own)."""
     src = os.path.join(args.src, "smp_accuracy.c")
     mk = markers(src)
-    want = {"leaf_a": 0.6, "leaf_b": 0.3, "leaf_c": 0.1}
     for attempt in (1, 2):
         counts = collections.Counter()
         per_loc = collections.Counter()
         infos = []
-        n = accuracy_run(args, mk, "%s%d" % (name, attempt), 2, counts, per_loc, infos, extra)
+        n, want = accuracy_run(args, mk, "%s%d" % (name, attempt), 2, counts, per_loc, infos, extra)
         total = sum(counts.values())
         ok = total and all(abs(counts[k] / total - w) <= tol for k, w in want.items())
         if ok or attempt == 2:
@@ -303,8 +306,8 @@ def accuracy_shares(args, name, extra=None, tol=0.02):
     expect(total >= 20000, "only %d samples in the leaves" % total)
     for k, w in want.items():
         share = counts[k] / total
-        print("  %s: %.1f %% (expected %.0f %%)" % (k, 100 * share, 100 * w))
-        expect(abs(share - w) <= tol, "%s got %.1f %% of the samples, expected %.0f +- %.0f"
+        print("  %s: %.1f %% (the program measured %.1f %%)" % (k, 100 * share, 100 * w))
+        expect(abs(share - w) <= tol, "%s got %.1f %% of the samples, the program measured %.1f +- %.0f"
                % (k, 100 * share, 100 * w, 100 * tol))
     return infos[0], mk, per_loc
 
