@@ -21,7 +21,6 @@ extern char **environ;
 
 void tr_threads_init(void);
 void tr_modules_start(void);
-void tr_archive_unified_installed(void);
 void tr_archive_discard(void);
 
 /* argv from /proc/self/cmdline (works before main and for every program). */
@@ -599,10 +598,4 @@ TR_EXPORT int execle(const char *path, const char *arg, ...)
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, av, envp);
-}
-
-/* MPI hook: after the unified set is installed, write this rank's mapping tables. */
-void tr_defs_installed_hook(void)
-{
-	tr_archive_unified_installed();
 }

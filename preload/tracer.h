@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include "otf2w.h"
+#include "tr_defs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -328,25 +329,13 @@ void tr_def_location_group_property(const char *name, const char *value);
  * definition is one tr_def_rec; fields hold ids (of the class given by the
  * field kind table tr_def_field_kinds) or plain values; strings are String
  * ids. Iteration and id remapping are done under the registry lock. */
-enum tr_def_class {
-	TR_DEF_STRING = 0, TR_DEF_ATTRIBUTE, TR_DEF_REGION, TR_DEF_GROUP, TR_DEF_COMM,
-	TR_DEF_RMA_WIN, TR_DEF_PARAMETER, TR_DEF_METRIC_MEMBER, TR_DEF_METRIC,
-	TR_DEF_METRIC_CLASS_RECORDER, TR_DEF_SOURCE_CODE_LOCATION, TR_DEF_CALLING_CONTEXT,
-	TR_DEF_CALLING_CONTEXT_PROPERTY, TR_DEF_INTERRUPT_GENERATOR, TR_DEF_CART_DIMENSION,
-	TR_DEF_CART_TOPOLOGY, TR_DEF_CART_COORDINATE, TR_DEF_CALLSITE, TR_DEF_CALLPATH,
-	TR_DEF_LOCATION_PROPERTY, TR_DEF_LOCATION_GROUP_PROPERTY,
-	TR_DEF_IO_PARADIGM, TR_DEF_IO_FILE, TR_DEF_IO_FILE_PROPERTY, TR_DEF_IO_HANDLE,
-	TR_DEF_IO_PRE_CREATED_HANDLE_STATE,
-	TR_DEF_NCLASSES
-};
+/* enum tr_def_class: tr_defs.h */
 /* Serialize all local definitions into a malloc'ed self-describing buffer
  * (strings inline), and the inverse used by the unifier. Format private to
- * preload/defs.c; the unifier treats the buffers as opaque and merges them
+ * preload/defs_pack.c; the unifier treats the buffers as opaque and merges them
  * with tr_defs_merge. */
 int tr_defs_pack(void **buf, size_t *len);
-/* Merge packed buffers (from other ranks) into a unified packed buffer
- * (content-deduplicated, deterministic order so every rank agrees). */
-int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out, size_t *out_len);
+/* tr_defs_merge (tr_defs.h) merges packed buffers of several ranks. */
 /* Install the unified set: this process then writes the unified global
  * definitions (rank 0 only when write_global) and mapping tables local ->
  * unified for all its locations. */

@@ -1,8 +1,11 @@
 # tools/tracer-merge: one archive out of the per-rank archives of an MPI run
 # that ended without MPI_Finalize. Our own code only (no libotf2): the
-# definition registry of the core (preload/defs.c: merge, maps, unified
-# global definitions) compiled into the tool, the format/ writer (otf2w).
-add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_SOURCE_DIR}/preload/defs.c
+# definition code of the core that knows no process (preload/tr_defs.h:
+# sets, packing, merge, maps, unified global definitions) compiled into the
+# tool, the format/ writer (otf2w).
+set(TR_DEFSET_SRC ${CMAKE_SOURCE_DIR}/preload/defset.c ${CMAKE_SOURCE_DIR}/preload/defs_write.c
+  ${CMAKE_SOURCE_DIR}/preload/defs_pack.c ${CMAKE_SOURCE_DIR}/preload/defs_unify.c)
+add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${TR_DEFSET_SRC}
   ${CMAKE_SOURCE_DIR}/preload/fsutil.c)
 target_include_directories(tracer-merge PRIVATE ${CMAKE_SOURCE_DIR}/preload)
 target_compile_definitions(tracer-merge PRIVATE _GNU_SOURCE)
