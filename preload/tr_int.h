@@ -211,6 +211,7 @@ void tr_modules_thread_init(struct tr_thread *t);
 void tr_modules_thread_fini(struct tr_thread *t);
 void tr_modules_fini(void);
 void tr_modules_fork_child(void);
+void tr_modules_sigaction(int sig, const void *act);   /* events.c */
 
 /* signals.c */
 void tr_signals_init(void);

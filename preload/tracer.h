@@ -263,6 +263,11 @@ struct tr_module {
 	 * registry's (new ids from tr_defs_count). May be NULL. */
 	void (*thread_fini_crash)(struct tr_thread *t);
 	void (*fini_crash)(otf2w_gdef_writer *g);
+	/* The program installs a handler for signal sig (act: its struct
+	 * sigaction; signal()/sigaction() are interposed by preload/), called
+	 * before it is installed. Only for handlers, not SIG_IGN/SIG_DFL; at
+	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
+	void (*on_sigaction)(int sig, const void *act);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

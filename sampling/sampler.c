@@ -562,14 +562,6 @@ out:
 	errno = saved_errno;
 }
 
-/* For tests ("no malloc in the handler"): 1 while the calling thread runs
- * the sampler's SIGPROF handler. */
-TR_EXPORT int tr_smp_in_handler(void)
-{
-	struct smp_thread *s = smp_tls;
-	return s && s->in_handler;
-}
-
 int tr_smp_in_tracer(void)
 {
 	struct smp_thread *s = smp_tls;
@@ -945,9 +937,9 @@ void tr_smp_yield_sigprof(const char *what)
 }
 
 /* Thread context (thread start/end, shut-down): is our SIGPROF handler
- * still installed? preload/ interposes sigaction(); until it calls
- * tr_smp_sigaction_hook, a program that replaced our handler is noticed
- * here (our timers are then stopped: they would feed its handler). */
+ * still installed? preload/ interposes sigaction() and calls
+ * smp_on_sigaction; a program that replaced our handler otherwise (a raw
+ * system call) is noticed here (our timers are then stopped: they would feed its handler). */
 static void smp_check_owner(void)
 {
 	struct sigaction cur;
@@ -968,9 +960,9 @@ TR_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, stru
 	return tr_smp_real_setitimer(which, nv, ov);
 }
 
-/* Called by a sigaction/signal wrapper (preload/) when the program installs
- * a handler for SIGPROF. Exported with a weak-friendly name. */
-TR_EXPORT void tr_smp_sigaction_hook(int sig, const void *act)
+/* Module hook on_sigaction: the program installs a handler for SIGPROF
+ * (preload/ interposes signal/sigaction). */
+static void smp_on_sigaction(int sig, const void *act)
 {
 	if (sig == SIGPROF && act && tr_smp_enabled)
 		tr_smp_yield_sigprof("sigaction(SIGPROF)");
@@ -1281,6 +1273,7 @@ static struct tr_module smp_module = {
 	.fork_child = smp_fork_child,
 	.thread_fini_crash = smp_thread_fini_crash,
 	.fini_crash = smp_fini_crash,
+	.on_sigaction = smp_on_sigaction,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)
