@@ -392,6 +392,19 @@ int tr_region_filtered(uint32_t region);
 /* Resolve a symbol of the next object after libtracer.so; safe while dlsym
  * itself allocates (preload/ provides a static calloc pool for that). */
 void *tr_dlsym_next(const char *name);
+/* The one table-driven resolver of real functions, used by every module:
+ * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
+ * a version is given, else tr_dlsym_next) and stored atomically. Returns
+ * how many entries stay unresolved (the caller decides what that means).
+ * Not async-signal-safe (dlsym): constructor, or the first call. */
+struct tr_real_sym {
+	void **slot;
+	const char *name;
+	const char *version;   /* NULL: the default version */
+};
+#define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
+#define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
+size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
 #define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
 #define TR_REAL_INIT(fn)                                                        \
 	do {                                                                    \
