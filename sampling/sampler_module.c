@@ -312,7 +312,7 @@ static struct tr_module smp_module;
 static void smp_thread_fini_crash(struct tr_thread *t)
 {
 	struct smp_thread *s = t->sampling;
-	if (!s || !t->w || t->closed || s->busy || s->in_handler || !smp_module.write_enter)
+	if (!s || !t->w || tr_thread_closed(t) || s->busy || s->in_handler || !smp_module.write_enter)
 		return;
 	uint64_t now = tr_smp_clamp_time(t->w, tr_time());
 	uint32_t k = s->nreg < SMP_MAX_REGIONS ? s->nreg : SMP_MAX_REGIONS;

@@ -101,7 +101,7 @@ void tr_pth_cu_handler(void *p)
  * tr_thread_end) or at exit for a thread still running. */
 static void pth_thread_fini(struct tr_thread *t)
 {
-	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !t->seq)
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !tr_thread_seq(t))
 		return;
 	tr_pth_write_thread_end(t, tr_thread_peek() == t);
 }
@@ -111,12 +111,12 @@ static void pth_thread_fini(struct tr_thread *t)
  * record and not passed here). */
 static void pth_thread_fini_crash(struct tr_thread *t)
 {
-	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !t->seq || !t->w || t->closed)
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !tr_thread_seq(t) || !t->w || tr_thread_closed(t))
 		return;
 	uint64_t now = tr_time();
 	uint64_t last = otf2w_evt_writer_last_time(t->w);
-	otf2w_evt_thread_end(t->w, NULL, now > last ? now : last, tr_pth_comm, t->seq);
-	t->seq = 0;
+	otf2w_evt_thread_end(t->w, NULL, now > last ? now : last, tr_pth_comm, tr_thread_seq(t));
+	tr_thread_set_seq(t, 0);
 }
 
 static void pth_fork_child(void)
@@ -130,7 +130,7 @@ static void pth_fork_child(void)
 	/* The forking thread is the child's master thread: no ThreadEnd. */
 	struct tr_thread *t = tr_thread_peek();
 	if (t)
-		t->seq = 0;
+		tr_thread_set_seq(t, 0);
 }
 
 static void pth_init(void)

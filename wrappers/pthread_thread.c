@@ -41,8 +41,8 @@ static __attribute__((noinline)) int pth_join_call(struct pth_cu *cu, enum pth_k
  * the creator if the creation failed): nothing can leak, whatever the
  * thread does later (detach, never joined, cancel, exit).
  *
- * The thread's sequence count lives in its tr_thread (t->seq, see
- * tracer.h) until its ThreadEnd is written, then it is
+ * The thread's sequence count lives in its tr_thread (tr_thread_seq and
+ * tr_thread_set_seq, tracer.h) until its ThreadEnd is written, then it is
  * set to 0; every path that ends a thread goes through
  * tr_pth_write_thread_end under pth_end_lock, so a thread still running at
  * exit (ended by the exiting thread through thread_fini) never gets two
@@ -110,23 +110,23 @@ static int pth_join_take(pthread_t th, uint64_t *seq)
 void tr_pth_write_thread_end(struct tr_thread *t, int own)
 {
 	real_pthread_mutex_lock(&pth_end_lock);
-	if (t->seq) {
+	if (tr_thread_seq(t)) {
 		uint64_t now = tr_time();
 
 		if (own) {
 			if (tr_rec_begin(t)) {
-				tr_evt_status(t, otf2w_evt_thread_end(t->w, NULL, now, tr_pth_comm, t->seq));
+				tr_evt_status(t, otf2w_evt_thread_end(t->w, NULL, now, tr_pth_comm, tr_thread_seq(t)));
 				tr_rec_end(t);
 			}
-		} else if (t->w && !t->closed) {
+		} else if (t->w && !tr_thread_closed(t)) {
 			/* Stopped by the exiting thread: its clock may be behind
 			 * the thread's last event. */
 			uint64_t last = otf2w_evt_writer_last_time(t->w);
 
 			tr_evt_status(t, otf2w_evt_thread_end(t->w, NULL, now > last ? now : last,
-							      tr_pth_comm, t->seq));
+							      tr_pth_comm, tr_thread_seq(t)));
 		}
-		t->seq = 0;
+		tr_thread_set_seq(t, 0);
 	}
 	real_pthread_mutex_unlock(&pth_end_lock);
 }
@@ -178,7 +178,7 @@ static void *pth_start_routine(void *p)
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	t = tr_thread_begin_index(s.index);
 	if (t) {
-		t->seq = s.seq;
+		tr_thread_set_seq(t, s.seq);
 		if (tr_rec_begin(t)) {
 			tr_evt_status(t, otf2w_evt_thread_begin(t->w, NULL, tr_time(), tr_pth_comm, s.seq));
 			tr_rec_end(t);
