@@ -270,8 +270,9 @@ static int tr_main(int argc, char **argv, char **envp)
 TR_EXPORT int __libc_start_main(tr_main_fn main, int argc, char **argv, void (*init)(void),
 				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-	int (*real)(tr_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
-		(__typeof__(real))tr_dlsym_next("__libc_start_main");
+	static int (*real)(tr_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+	static const struct tr_real_sym sym = { (void **)&real, "__libc_start_main", NULL };
+	tr_real_resolve(&sym, 1);
 	tr_real_main = main;
 	return real(tr_main, argc, argv, init, fini, rtld_fini, stack_end);
 }

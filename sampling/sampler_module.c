@@ -97,9 +97,9 @@ static void smp_init(void)
 	sa.sa_sigaction = tr_smp_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) =
-		(int (*)(int, const struct sigaction *, struct sigaction *))tr_dlsym_next("sigaction");
-	tr_smp_real_sigaction = real_sigaction;
+	static const struct tr_real_sym sym = { (void **)&tr_smp_real_sigaction, "sigaction", NULL };
+	tr_real_resolve(&sym, 1);
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) = tr_smp_real_sigaction;
 	if (!real_sigaction) {
 		tr_log_error("sampling: sigaction not found; sampling off");
 		return;

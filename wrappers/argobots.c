@@ -402,8 +402,12 @@ static void abt_register(void)
 	struct tr_thread *t = tr_thread_get();
 	if (!t)
 		return;
-	tr_abt_register_fn reg = (tr_abt_register_fn)tr_dlsym_next("ABT_tool_register_thread_callback");
-	abt_query = (tr_abt_query_fn)tr_dlsym_next("ABT_tool_query_thread");
+	tr_abt_register_fn reg = NULL;
+	const struct tr_real_sym syms[] = {
+		{ (void **)&reg, "ABT_tool_register_thread_callback", NULL },
+		{ (void **)&abt_query, "ABT_tool_query_thread", NULL },
+	};
+	tr_real_resolve(syms, sizeof(syms) / sizeof(syms[0]));
 	int rc = reg ? TR_ABT_SUCCESS : TR_ABT_ERR_FEATURE_NA;
 	if (reg && abt_setup() == 0)
 		rc = reg(abt_callback, TR_ABT_EV_ALL, NULL);
@@ -416,8 +420,9 @@ static void abt_register(void)
 TR_EXPORT int ABT_init(int argc, char **argv)
 {
 	static int (*real_abt_init)(int, char **);
+	static const struct tr_real_sym sym = { (void **)&real_abt_init, "ABT_init", NULL };
 	if (!real_abt_init)
-		real_abt_init = (int (*)(int, char **))tr_dlsym_next("ABT_init");
+		tr_real_resolve(&sym, 1);
 	if (!real_abt_init) {
 		tr_log_error("ABT_init: no Argobots library after libtracer.so");
 		return TR_ABT_ERR_FEATURE_NA;
