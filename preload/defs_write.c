@@ -80,6 +80,13 @@ static uint32_t host_node(const struct defset *s, uint64_t host)
 	return UNDEF;
 }
 
+/* The generated writer of the classes stored as their record's arguments
+ * (preload/gen_defs.py from format/records.tab). */
+#define OUT_LOC(x) out_loc(s, (x))
+#define OWN_GROUP(x) ((x) == UNDEF ? own_group : (uint32_t)(x))
+#define TR_DEFS_GEN_WRITE
+#include "defs_gen.h"
+
 static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, const struct def *d,
 			      uint32_t own_group)
 {
@@ -88,14 +95,9 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 	uint32_t id = d->id;
 	uint32_t a32[256];
 
+	if (write_record(g, d->cls, id, v, s, own_group, &err))
+		return err;
 	switch (d->cls) {
-	case TR_DEF_ATTRIBUTE:
-		W(otf2w_gdef_attribute(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2]));
-		break;
-	case TR_DEF_REGION:
-		W(otf2w_gdef_region(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint8_t)v[3],
-				    (uint8_t)v[4], (uint32_t)v[5], (uint32_t)v[6], (uint32_t)v[7], (uint32_t)v[8]));
-		break;
 	case TR_DEF_GROUP:
 		if (s == tr_gid_set && (v[1] == OTF2W_GROUP_LOCATIONS || v[1] == OTF2W_GROUP_COMM_LOCATIONS)) {
 			uint64_t *m = malloc((v[4] ? v[4] : 1) * sizeof(uint64_t));
@@ -111,69 +113,10 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 		W(otf2w_gdef_group(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
 				   (uint32_t)v[4], v + 5));
 		break;
-	case TR_DEF_COMM:
-		if (v[0] == 1)
-			W(otf2w_gdef_inter_comm(g, id, (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3],
-						(uint32_t)v[4], (uint32_t)v[5]));
-		else
-			W(otf2w_gdef_comm(g, id, (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3], (uint32_t)v[4]));
-		break;
-	case TR_DEF_RMA_WIN:
-		W(otf2w_gdef_rma_win(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2]));
-		break;
-	case TR_DEF_PARAMETER:
-		W(otf2w_gdef_parameter(g, id, (uint32_t)v[0], (uint8_t)v[1]));
-		break;
-	case TR_DEF_METRIC_MEMBER:
-		W(otf2w_gdef_metric_member(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], (uint8_t)v[3],
-					   (uint8_t)v[4], (uint8_t)v[5], (int64_t)v[6], (uint32_t)v[7]));
-		break;
 	case TR_DEF_METRIC:
 		for (uint32_t i = 0; i < v[2] && i < 255; i++)
 			a32[i] = (uint32_t)v[3 + i];
 		W(otf2w_gdef_metric_class(g, id, (uint8_t)v[2], a32, (uint8_t)v[0], (uint8_t)v[1]));
-		break;
-	case TR_DEF_METRIC_CLASS_RECORDER:
-		W(otf2w_gdef_metric_class_recorder(g, (uint32_t)v[0], out_loc(s, v[1])));
-		break;
-	case TR_DEF_SOURCE_CODE_LOCATION:
-		W(otf2w_gdef_source_code_location(g, id, (uint32_t)v[0], (uint32_t)v[1]));
-		break;
-	case TR_DEF_CALLING_CONTEXT:
-		W(otf2w_gdef_calling_context(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2]));
-		break;
-	case TR_DEF_CALLING_CONTEXT_PROPERTY:
-		W(otf2w_gdef_calling_context_property(g, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], v[3]));
-		break;
-	case TR_DEF_INTERRUPT_GENERATOR:
-		W(otf2w_gdef_interrupt_generator(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2],
-						 (int64_t)v[3], v[4]));
-		break;
-	case TR_DEF_CART_DIMENSION:
-		W(otf2w_gdef_cart_dimension(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2]));
-		break;
-	case TR_DEF_CART_TOPOLOGY:
-		for (uint32_t i = 0; i < v[2] && i < 255; i++)
-			a32[i] = (uint32_t)v[3 + i];
-		W(otf2w_gdef_cart_topology(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], a32));
-		break;
-	case TR_DEF_CART_COORDINATE:
-		for (uint32_t i = 0; i < v[2] && i < 255; i++)
-			a32[i] = (uint32_t)v[3 + i];
-		W(otf2w_gdef_cart_coordinate(g, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], a32));
-		break;
-	case TR_DEF_CALLSITE:
-		W(otf2w_gdef_callsite(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint32_t)v[2], (uint32_t)v[3]));
-		break;
-	case TR_DEF_CALLPATH:
-		W(otf2w_gdef_callpath(g, id, (uint32_t)v[0], (uint32_t)v[1]));
-		break;
-	case TR_DEF_LOCATION_PROPERTY:
-		W(otf2w_gdef_location_property(g, out_loc(s, v[0]), (uint32_t)v[1], (uint8_t)v[2], v[3]));
-		break;
-	case TR_DEF_LOCATION_GROUP_PROPERTY:
-		W(otf2w_gdef_location_group_property(g, v[0] == UNDEF ? own_group : (uint32_t)v[0],
-						     (uint32_t)v[1], (uint8_t)v[2], v[3]));
 		break;
 	case TR_DEF_IO_PARADIGM: {
 		uint8_t prop = 0 /* VERSION */, type = (uint8_t)v[6];
@@ -186,16 +129,6 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 			W(otf2w_gdef_io_directory(g, id, (uint32_t)v[1], host_node(s, v[2])));
 		else
 			W(otf2w_gdef_io_regular_file(g, id, (uint32_t)v[1], host_node(s, v[2])));
-		break;
-	case TR_DEF_IO_FILE_PROPERTY:
-		W(otf2w_gdef_io_file_property(g, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], v[3]));
-		break;
-	case TR_DEF_IO_HANDLE:
-		W(otf2w_gdef_io_handle(g, id, (uint32_t)v[0], (uint32_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
-				       (uint32_t)v[4], (uint32_t)v[5]));
-		break;
-	case TR_DEF_IO_PRE_CREATED_HANDLE_STATE:
-		W(otf2w_gdef_io_pre_created_handle_state(g, (uint32_t)v[0], (uint8_t)v[1], (uint32_t)v[2]));
 		break;
 	default:
 		break;

@@ -9,35 +9,10 @@
 
 /* ---- schemas ---- */
 
-static const char *const tr_schema[TR_DEF_NCLASSES] = {
-	[TR_DEF_STRING] = "",
-	[TR_DEF_ATTRIBUTE] = "ssv",                  /* name descr type */
-	[TR_DEF_REGION] = "sssvvvsvv",               /* name canon descr role paradigm flags file begin end */
-	[TR_DEF_GROUP] = "svvvv*v",                  /* name type paradigm flags n members */
-	[TR_DEF_COMM] = "vsgcv",                     /* 0 name group parent flags | 1 name gA gB common flags */
-	[TR_DEF_RMA_WIN] = "scv",                    /* name comm flags */
-	[TR_DEF_PARAMETER] = "sv",                   /* name type */
-	[TR_DEF_METRIC_MEMBER] = "ssvvvvvs",         /* name descr type mode vtype base exp unit */
-	[TR_DEF_METRIC] = "vvv*m",                   /* occurrence recorder_kind n members */
-	[TR_DEF_METRIC_CLASS_RECORDER] = "Mv",       /* metric location */
-	[TR_DEF_SOURCE_CODE_LOCATION] = "sv",        /* file line */
-	[TR_DEF_CALLING_CONTEXT] = "rlx",            /* region scl parent */
-	[TR_DEF_CALLING_CONTEXT_PROPERTY] = "xsvV",  /* cc name type value */
-	[TR_DEF_INTERRUPT_GENERATOR] = "svvvv",      /* name mode base exp period */
-	[TR_DEF_CART_DIMENSION] = "svv",             /* name size periodic */
-	[TR_DEF_CART_TOPOLOGY] = "scv*d",            /* name comm n dims */
-	[TR_DEF_CART_COORDINATE] = "tvv*v",          /* topo rank n coords */
-	[TR_DEF_CALLSITE] = "svrr",                  /* file line entered left */
-	[TR_DEF_CALLPATH] = "pr",                    /* parent region */
-	[TR_DEF_LOCATION_PROPERTY] = "vsvV",         /* location name type value */
-	[TR_DEF_LOCATION_GROUP_PROPERTY] = "GsvV",   /* group name type value */
-	[TR_DEF_IO_PARADIGM] = "vssvvvvV",           /* self ident name class flags nprops type value */
-	[TR_DEF_IO_FILE] = "vss",                    /* directory name scope(host name) */
-	[TR_DEF_IO_FILE_PROPERTY] = "fsvV",          /* file name type value */
-	[TR_DEF_IO_HANDLE] = "sfvvchv",              /* name file paradigm flags comm parent unique */
-	[TR_DEF_IO_PRE_CREATED_HANDLE_STATE] = "hvv", /* handle mode status_flags */
-};
-static const char tr_schema_intercomm[] = "vsggcv";
+/* tr_schema[], tr_schema_intercomm: generated from format/records.tab
+ * (preload/gen_defs.py) */
+#define TR_DEFS_GEN_SCHEMA
+#include "defs_gen.h"
 
 /* Dependency order for writing and merging. */
 const int tr_ds_order[] = {
