@@ -140,6 +140,14 @@ void tr_module_register(const struct tr_module *m)
 	}
 }
 
+/* The program installs a handler for sig (preload/signals.c). */
+void tr_modules_sigaction(int sig, const void *act)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->on_sigaction)
+			tr_g.modules[i]->on_sigaction(sig, act);
+}
+
 /* After all constructors of libtracer.so registered their modules. */
 void tr_modules_start(void)
 {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tr_int.h"
+#include "fsutil.h"
 
 /* Remove path and, for a directory, everything below it (not on any hot
  * path: temporary directories of the archive writers). */

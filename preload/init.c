@@ -21,7 +21,6 @@ extern char **environ;
 
 void tr_threads_init(void);
 void tr_modules_start(void);
-void tr_archive_unified_installed(void);
 void tr_archive_discard(void);
 
 /* argv from /proc/self/cmdline (works before main and for every program). */
@@ -271,8 +270,9 @@ static int tr_main(int argc, char **argv, char **envp)
 TR_EXPORT int __libc_start_main(tr_main_fn main, int argc, char **argv, void (*init)(void),
 				void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
-	int (*real)(tr_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *) =
-		(__typeof__(real))tr_dlsym_next("__libc_start_main");
+	static int (*real)(tr_main_fn, int, char **, void (*)(void), void (*)(void), void (*)(void), void *);
+	static const struct tr_real_sym sym = { (void **)&real, "__libc_start_main", NULL };
+	tr_real_resolve(&sym, 1);
 	tr_real_main = main;
 	return real(tr_main, argc, argv, init, fini, rtld_fini, stack_end);
 }
@@ -599,10 +599,4 @@ TR_EXPORT int execle(const char *path, const char *arg, ...)
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
 	return execve(path, av, envp);
-}
-
-/* MPI hook: after the unified set is installed, write this rank's mapping tables. */
-void tr_defs_installed_hook(void)
-{
-	tr_archive_unified_installed();
 }

@@ -25,14 +25,10 @@ int (*real_execvpe)(const char *, char *const[], char *const[]);
 int (*real_fexecve)(int, char *const[], char *const[]);
 void (*real_quick_exit)(int);
 
-static const struct {
-	const char *name;
-	void **slot;
-} tr_real_table[] = {
-#define R(fn) { #fn, (void **)&real_##fn }
-	R(sigaction), R(_exit), R(_Exit), R(execve), R(execv), R(execvp), R(execvpe), R(fexecve),
-	R(quick_exit),
-#undef R
+static const struct tr_real_sym tr_real_table[] = {
+	TR_REAL_SYM(sigaction), TR_REAL_SYM(_exit), TR_REAL_SYM(_Exit), TR_REAL_SYM(execve),
+	TR_REAL_SYM(execv), TR_REAL_SYM(execvp), TR_REAL_SYM(execvpe), TR_REAL_SYM(fexecve),
+	TR_REAL_SYM(quick_exit),
 };
 
 void *tr_dlsym_next(const char *name)
@@ -43,18 +39,33 @@ void *tr_dlsym_next(const char *name)
 	return p;
 }
 
+size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)
+{
+	size_t missing = 0;
+	for (size_t i = 0; i < n; i++) {
+		void *p = NULL;
+		if (__atomic_load_n(tab[i].slot, __ATOMIC_ACQUIRE))
+			continue;
+		if (tab[i].version)
+			p = dlvsym(RTLD_NEXT, tab[i].name, tab[i].version);
+		if (!p)
+			p = tr_dlsym_next(tab[i].name);
+		if (p)
+			__atomic_store_n(tab[i].slot, p, __ATOMIC_RELEASE);
+		else
+			missing++;
+	}
+	return missing;
+}
+
 void tr_real_init(void)
 {
-	for (size_t i = 0; i < sizeof(tr_real_table) / sizeof(tr_real_table[0]); i++) {
-		if (*tr_real_table[i].slot)
-			continue;
-		void *p = tr_dlsym_next(tr_real_table[i].name);
-		if (!p) {
+	size_t n = sizeof(tr_real_table) / sizeof(tr_real_table[0]);
+	if (!tr_real_resolve(tr_real_table, n))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if (!*tr_real_table[i].slot)
 			tr_log_error("cannot resolve the real %s: %s", tr_real_table[i].name, dlerror());
-			continue;
-		}
-		__atomic_store_n(tr_real_table[i].slot, p, __ATOMIC_RELEASE);
-	}
 }
 
 /* ---- futex lock (Drepper, "Futexes are tricky", mutex #2) ---- */

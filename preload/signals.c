@@ -330,18 +330,13 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 
 /* ---- interposed signal / sigaction ---- */
 
-/* sampling/sampler.c (absent from the core-only test library): the program
- * installs its own SIGPROF handler - the sampler stops its timers. */
-void tr_smp_sigaction_hook(int sig, const void *act) __attribute__((weak));
-
 static int tr_sigaction_impl(int sig, const struct sigaction *act, struct sigaction *old)
 {
 	/* Before the program's handler is installed, so no SIGPROF of the
 	 * sampler's timers reaches it (SIGPROF is not a managed signal: this
 	 * comes before the early return below). */
-	if (sig == SIGPROF && act && act->sa_handler != SIG_IGN && act->sa_handler != SIG_DFL &&
-	    tr_smp_sigaction_hook)
-		tr_smp_sigaction_hook(sig, act);
+	if (sig == SIGPROF && act && act->sa_handler != SIG_IGN && act->sa_handler != SIG_DFL)
+		tr_modules_sigaction(sig, act);   /* the sampler hands SIGPROF over */
 	if (sig <= 0 || sig >= TR_NSIG || !tr_managed[sig] || !tr_sig_ready)
 		return real_sigaction(sig, act, old);
 	tr_lock(&tr_sig_lock);

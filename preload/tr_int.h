@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "tracer.h"
+#include "fsutil.h"
 
 #define TR_MAX_MODULES 16
 #define TR_SHADOW_DEPTH 128
@@ -126,8 +127,6 @@ void tr_log_notice_sigsafe(const char *fmt, ...);
 void tr_log_notices_to_file(void);                     /* this image is about to exec */
 int tr_log_notices_on_stderr(void);
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
-int tr_rm_rf(const char *path);
-int tr_link_or_copy(const char *from, const char *to);
 int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 
 /* config.c */
@@ -164,7 +163,7 @@ static inline int tr_region_is_filtered(uint32_t r)
 }
 extern int tr_filter_active;
 
-/* defs.c */
+/* defs.c, defs_local.c (the registry; the process-free part: tr_defs.h) */
 void tr_defs_init(void);
 void tr_defs_fork_child(void);
 struct tr_lock *tr_defs_lock(void);
@@ -180,27 +179,12 @@ void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
 void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
-int tr_defs_have_clock_offsets(void);
 void tr_defs_process_renamed(void);
-void tr_defs_installed_hook(void);   /* init.c */
-/* MPI partial data / offline unification (tracer-merge) */
-struct tr_mapped {
-	int32_t rank;
-	uint32_t nlocs;
-	uint64_t *locs;
-	uint64_t *gids;        /* ids of locs in the unified archive */
-	uint32_t n[TR_DEF_NCLASSES];
-	uint32_t *map[TR_DEF_NCLASSES];
-	struct tr_coff *coffs;
-	uint32_t ncoffs;
-};
+/* MPI ranks: the packed local definitions into a file (rank<r>.tdefs, for
+ * tools/tracer-merge); crash: no lock, no malloc (the arena prepared by
+ * tr_defs_arena_init). */
 void tr_defs_arena_init(void);
 int tr_defs_save(const char *path, int crash);
-int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen, struct tr_mapped *out);
-void tr_defs_mapped_free(struct tr_mapped *m);
-void tr_defs_write_mapped(otf2w_def_writer *dw, const struct tr_mapped *m);
-int tr_defs_write_unified_buf(otf2w_gdef_writer *g, const void *ubuf, size_t ulen,
-			      void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *), void *ud);
 uint32_t tr_defs_count(int cls);
 
 /* thread.c */
@@ -219,6 +203,7 @@ void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
 void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
 int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
+void tr_archive_unified_installed(void);   /* write this rank's mapping tables */
 
 /* init.c */
 void tr_init(void);
@@ -226,6 +211,7 @@ void tr_modules_thread_init(struct tr_thread *t);
 void tr_modules_thread_fini(struct tr_thread *t);
 void tr_modules_fini(void);
 void tr_modules_fork_child(void);
+void tr_modules_sigaction(int sig, const void *act);   /* events.c */
 
 /* signals.c */
 void tr_signals_init(void);

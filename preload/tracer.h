@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdarg.h>
 #include "otf2w.h"
+#include "tr_defs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -133,9 +134,9 @@ struct tr_thread {
 	/* Slots owned by other modules (set in their thread_init hooks). */
 	void *sampling;
 	void *metrics;
-	void *task;                /* wrappers/argobots: current work unit */
-	void *mpi;
-	/* ---- preload/ private from here (do not touch outside preload/) ---- */
+	/* ---- preload/ private from here (do not touch outside preload/:
+	 * accessors below and in the task section) ---- */
+	struct tr_task *task;      /* user-level task running on the thread (NULL: none) */
 	struct tr_thread *next;    /* list of all threads of the process */
 	uint64_t seq;              /* sequence count given at tr_thread_begin (0: none) */
 	int off;                   /* tr_measurement(t, 0) in effect */
@@ -184,6 +185,22 @@ static inline void tr_thread_put(struct tr_thread *t)
 struct tr_thread *tr_thread_peek(void);
 /* 1 once the constructor has run and until shut-down started. */
 int tr_is_active(void);
+/* Read-only views of private fields: the sequence count of the thread's
+ * ThreadCreate/Begin/End (0: none, or its ThreadEnd is written) and whether
+ * its event writer is closed. tr_thread_set_seq: the thread wrappers, owner
+ * thread or the crash path (every other thread stopped). */
+static inline uint64_t tr_thread_seq(const struct tr_thread *t)
+{
+	return t->seq;
+}
+static inline void tr_thread_set_seq(struct tr_thread *t, uint64_t seq)
+{
+	t->seq = seq;
+}
+static inline int tr_thread_closed(const struct tr_thread *t)
+{
+	return t->closed;
+}
 
 /* ---- events (hot path) -------------------------------------------------------------- */
 
@@ -262,6 +279,11 @@ struct tr_module {
 	 * registry's (new ids from tr_defs_count). May be NULL. */
 	void (*thread_fini_crash)(struct tr_thread *t);
 	void (*fini_crash)(otf2w_gdef_writer *g);
+	/* The program installs a handler for signal sig (act: its struct
+	 * sigaction; signal()/sigaction() are interposed by preload/), called
+	 * before it is installed. Only for handlers, not SIG_IGN/SIG_DFL; at
+	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
+	void (*on_sigaction)(int sig, const void *act);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */
@@ -328,25 +350,13 @@ void tr_def_location_group_property(const char *name, const char *value);
  * definition is one tr_def_rec; fields hold ids (of the class given by the
  * field kind table tr_def_field_kinds) or plain values; strings are String
  * ids. Iteration and id remapping are done under the registry lock. */
-enum tr_def_class {
-	TR_DEF_STRING = 0, TR_DEF_ATTRIBUTE, TR_DEF_REGION, TR_DEF_GROUP, TR_DEF_COMM,
-	TR_DEF_RMA_WIN, TR_DEF_PARAMETER, TR_DEF_METRIC_MEMBER, TR_DEF_METRIC,
-	TR_DEF_METRIC_CLASS_RECORDER, TR_DEF_SOURCE_CODE_LOCATION, TR_DEF_CALLING_CONTEXT,
-	TR_DEF_CALLING_CONTEXT_PROPERTY, TR_DEF_INTERRUPT_GENERATOR, TR_DEF_CART_DIMENSION,
-	TR_DEF_CART_TOPOLOGY, TR_DEF_CART_COORDINATE, TR_DEF_CALLSITE, TR_DEF_CALLPATH,
-	TR_DEF_LOCATION_PROPERTY, TR_DEF_LOCATION_GROUP_PROPERTY,
-	TR_DEF_IO_PARADIGM, TR_DEF_IO_FILE, TR_DEF_IO_FILE_PROPERTY, TR_DEF_IO_HANDLE,
-	TR_DEF_IO_PRE_CREATED_HANDLE_STATE,
-	TR_DEF_NCLASSES
-};
+/* enum tr_def_class: tr_defs.h */
 /* Serialize all local definitions into a malloc'ed self-describing buffer
  * (strings inline), and the inverse used by the unifier. Format private to
- * preload/defs.c; the unifier treats the buffers as opaque and merges them
+ * preload/defs_pack.c; the unifier treats the buffers as opaque and merges them
  * with tr_defs_merge. */
 int tr_defs_pack(void **buf, size_t *len);
-/* Merge packed buffers (from other ranks) into a unified packed buffer
- * (content-deduplicated, deterministic order so every rank agrees). */
-int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out, size_t *out_len);
+/* tr_defs_merge (tr_defs.h) merges packed buffers of several ranks. */
 /* Install the unified set: this process then writes the unified global
  * definitions (rank 0 only when write_global) and mapping tables local ->
  * unified for all its locations. */
@@ -382,6 +392,21 @@ void tr_finish_status(int status, int have_status);
  * without MPI_Finalize (argv[0] the tool; kept by the caller for the
  * process's life). One rank starts it, from the crash path too. */
 void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log);
+/* Helper processes (preload/spawn.c): a tool of this installation
+ * (PREFIX/bin/<tool> next to the lib/ libtracer.so was loaded from) run
+ * detached and untraced (the environment without LD_PRELOAD). Prepare in
+ * thread context (allocates; args and log must outlive h); tr_helper_spawn
+ * is async-signal-safe: own session, stdin /dev/null, stdout and stderr to
+ * the log; returns the pid or -1. tr_helper_prepare: 0, or -1 when the tool
+ * is not installed. */
+struct tr_helper {
+	char path[4096];
+	char *argv[16];
+	char **envp;
+	const char *log;
+};
+int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *args, const char *log);
+int tr_helper_spawn(const struct tr_helper *h);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 
@@ -398,6 +423,19 @@ int tr_region_filtered(uint32_t region);
 /* Resolve a symbol of the next object after libtracer.so; safe while dlsym
  * itself allocates (preload/ provides a static calloc pool for that). */
 void *tr_dlsym_next(const char *name);
+/* The one table-driven resolver of real functions, used by every module:
+ * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
+ * a version is given, else tr_dlsym_next) and stored atomically. Returns
+ * how many entries stay unresolved (the caller decides what that means).
+ * Not async-signal-safe (dlsym): constructor, or the first call. */
+struct tr_real_sym {
+	void **slot;
+	const char *name;
+	const char *version;   /* NULL: the default version */
+};
+#define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
+#define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
+size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
 #define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
 #define TR_REAL_INIT(fn)                                                        \
 	do {                                                                    \
@@ -415,7 +453,7 @@ void *tr_dlsym_next(const char *name);
  *	pass seq to the new thread (trampoline argument)
  * New thread (trampoline, before the user start routine):
  *	struct tr_thread *t = tr_thread_begin(&index);   // guard held, like tr_thread_get
- *	if (t) { t->seq = seq; ThreadBegin(comm, seq) ...; tr_thread_put(t); }
+ *	if (t) { tr_thread_set_seq(t, seq); ThreadBegin(comm, seq) ...; tr_thread_put(t); }
  *	ret = start(arg);
  *	t = tr_thread_get(); if (t) { ThreadEnd(comm, seq) ...; tr_thread_put(t); }
  *	tr_thread_end(t_from_begin);                      // closes the location
@@ -514,6 +552,43 @@ void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n);
 /* tr_leave(t, time, r) for every open region above depth `base`,
  * innermost first; afterwards t's depth is base. */
 void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time);
+
+/* ---- user-level tasks (preload/task.c) -------------------------------------------
+ * A task (an Argobots work unit) runs on one thread at a time and may move
+ * to another with regions open. It owns the regions opened while it runs:
+ * its user region stack (VT_begin/VT_end: wrappers/vt uses the running
+ * task's stack instead of the thread's) and the core's shadow-stack entries
+ * above the depth it started at, which tr_task_detach/tr_task_attach move
+ * out of and back onto the thread. Owner thread only, never on a hot path.
+ */
+#define TR_TASK_REGIONS 64
+struct tr_region_frame {
+	uint32_t region;       /* region id */
+	uint8_t recorded;      /* an Enter was written (recording was on) */
+};
+struct tr_region_stack {
+	uint32_t depth;
+	struct tr_region_frame f[TR_TASK_REGIONS];
+};
+struct tr_task {
+	struct tr_region_stack user;    /* regions of VT_begin/VT_end */
+	uint32_t base;                  /* thread's shadow depth when it started running */
+	uint32_t nshadow;               /* shadow regions saved while it does not run */
+	uint32_t shadow[TR_TASK_REGIONS];
+};
+/* A new (or revived) task: nothing open. */
+void tr_task_reset(struct tr_task *task);
+/* The task running on t, NULL when the thread runs its own code. */
+struct tr_task *tr_task_current(const struct tr_thread *t);
+void tr_task_set_current(struct tr_thread *t, struct tr_task *task);
+/* task starts running on t: its saved shadow regions go back on t's stack. */
+void tr_task_attach(struct tr_thread *t, struct tr_task *task);
+/* task stops running on t: its shadow regions are taken off t's stack. */
+void tr_task_detach(struct tr_thread *t, struct tr_task *task);
+/* task ends on t: Leave what it left open at `time`, user regions first. */
+void tr_task_close(struct tr_thread *t, struct tr_task *task, uint64_t time);
+/* Leave every region still open on s at `time` on t, innermost first. */
+void tr_region_stack_unwind(struct tr_thread *t, struct tr_region_stack *s, uint64_t time);
 
 /* VT_wakeup: call every module's wakeup hook now on t (the calling thread's
  * state, guard held as from tr_thread_get). No-op when t does not record. */

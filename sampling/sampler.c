@@ -48,112 +48,37 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "smp_int.h"
-
-#define SMP_QN          128           /* deferred samples per thread (lazily backed) */
-#define SMP_HASH_BITS   17            /* per-thread (parent, key) -> node table */
-#define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
-#define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
-#define SMP_NODE_CAP    (1u << 22)    /* global node array (lazily backed) */
-#define SMP_HIST        (64 * 8)
-/* handler path: grouped in .text.hot (fewer code pages per sample) */
-#define SMP_HOT         __attribute__((hot))
-
-struct smp_region {
-	uint32_t node;       /* CallingContext of the region */
-	uint32_t region;     /* region id */
-	uint32_t depth;      /* program frames root..caller at enter (0: unknown) */
-	uint32_t pad;
-	uint64_t caller;     /* key of the caller frame at enter */
-};
-
-struct smp_pending {
-	uint64_t time;
-	uint32_t n;          /* frames (leaf first, leaf = interrupted pc) */
-	uint32_t trunc;
-	void *ip[];          /* maxdepth entries */
-};
-
-struct smp_thread {
-	struct tr_thread *t;
-	volatile int active;          /* handler may use this state */
-	volatile int in_handler;      /* handler running (cross-thread fini waits) */
-	volatile int busy;            /* thread changes its tree / writes CC records */
-	volatile int unwinding;       /* thread inside libunwind */
-	struct smp_src src;           /* where its SIGPROF come from (source.c) */
-	int tid;
-	int fd_taken;                 /* the program closed our perf descriptor */
-	int forked_away;              /* fork child: a thread of the parent */
-	uint64_t cpu0, cpu_ns;        /* thread CPU time at start; used while sampled */
-	uint32_t maxdepth;
-	uint32_t cur;                 /* node of the previous calling-context event */
-	int cur_is_sample;            /* ... and it was the cached sample */
-	/* path cache of the last sample: keys and nodes of frames start.. */
-	uint64_t *ckey;
-	uint32_t *cnode;
-	uint8_t *cflag;
-	uint32_t cn, cbase, cstart;
-	uint32_t nreg;                /* open regions (may exceed SMP_MAX_REGIONS) */
-	struct smp_region *reg;       /* SMP_MAX_REGIONS entries */
-	uint32_t *hash;               /* node index + 1, 0 = empty */
-	uint32_t hused, hlimit;
-	volatile uint32_t qhead;      /* consumer index (thread or writing handler) */
-	volatile uint32_t qtail;      /* producer index (handler) */
-	size_t qslot;                 /* bytes per queue slot */
-	uint8_t *q;
-	void **sigbuf;                /* unwind buffer of the handler */
-	void **thrbuf;                /* unwind buffer of the thread (enter) */
-	uint32_t bufcap;
-	size_t map_len;
-	/* statistics */
-	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
-	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
-	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
-	uint64_t uticks;              /* of which in unw_backtrace */
-	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
-	struct smp_thread *next;      /* all states, for shut-down */
-};
+#include "smp_sampler.h"
 
 struct smp_node *tr_smp_nodes;
 uint32_t tr_smp_nnodes;
 uint32_t tr_smp_node_cap;
 volatile int tr_smp_enabled;
 
-static TR_TLS struct smp_thread *smp_tls;
-static void smp_check_owner(void);
-static uint32_t smp_ig = SMP_UNDEF;         /* InterruptGenerator id */
-static volatile int smp_frozen;             /* no new nodes (definitions made) */
-static struct sigaction smp_old_sa;
-static int smp_handler_installed;
-static int (*smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
-static uint32_t smp_hash_mask;
+TR_TLS struct smp_thread *tr_smp_tls;
+uint32_t tr_smp_ig = SMP_UNDEF;
+volatile int tr_smp_frozen;
+struct sigaction tr_smp_old_sa;
+int tr_smp_handler_installed;
+int (*tr_smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
+uint32_t tr_smp_hash_mask;
+atomic_flag tr_smp_list_lock = ATOMIC_FLAG_INIT;
+struct smp_thread *tr_smp_threads;
+uint64_t tr_smp_tot[SMP_NTOT];
+uint32_t tr_smp_nthreads;
+struct smp_res tr_smp_res[SMP_RES_MAX];
+uint32_t tr_smp_nres;
+uint32_t tr_smp_nfd_taken;
 
-/* all thread states (list guarded by a spin flag; never touched by the handler) */
-static atomic_flag smp_list_lock = ATOMIC_FLAG_INIT;
-static struct smp_thread *smp_threads;
-/* totals of finished threads */
-#define SMP_NTOT 13
-static uint64_t smp_tot[SMP_NTOT];
-static uint32_t smp_nthreads;
-/* per-thread delivery (exit line): samples and CPU time while sampled */
-#define SMP_RES_MAX 8192
-struct smp_res {
-	uint32_t index;
-	uint64_t samples, cpu_ns;
-};
-static struct smp_res smp_res[SMP_RES_MAX];
-static uint32_t smp_nres;
-static uint32_t smp_nfd_taken;
-
-static void smp_list_lock_take(void)
+void tr_smp_list_lock_take(void)
 {
-	while (atomic_flag_test_and_set_explicit(&smp_list_lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&tr_smp_list_lock, memory_order_acquire))
 		sched_yield();
 }
 
-static void smp_list_lock_drop(void)
+void tr_smp_list_lock_drop(void)
 {
-	atomic_flag_clear_explicit(&smp_list_lock, memory_order_release);
+	atomic_flag_clear_explicit(&tr_smp_list_lock, memory_order_release);
 }
 
 /* ---- calling-context tree --------------------------------------------------------- */
@@ -166,7 +91,7 @@ static inline int smp_is_tracer(uintptr_t ip)
 static inline uint32_t smp_hash(uint32_t parent, uint64_t key)
 {
 	uint64_t h = key * 0x9E3779B97F4A7C15ull ^ ((uint64_t)parent + 1) * 0xC2B2AE3D27D4EB4Full;
-	return (uint32_t)(h >> 40) & smp_hash_mask;
+	return (uint32_t)(h >> 40) & tr_smp_hash_mask;
 }
 
 /* Child of parent with key: found or created. SMP_UNDEF when the table or
@@ -182,9 +107,9 @@ SMP_HOT static uint32_t smp_child(struct smp_thread *s, uint32_t parent, uint64_
 		struct smp_node *n = &tr_smp_nodes[v - 1];
 		if (n->key == key && n->parent == parent)
 			return v - 1;
-		h = (h + 1) & smp_hash_mask;
+		h = (h + 1) & tr_smp_hash_mask;
 	}
-	if (s->hused >= s->hlimit || smp_frozen)
+	if (s->hused >= s->hlimit || tr_smp_frozen)
 		return SMP_UNDEF;
 	uint32_t id = __atomic_fetch_add(&tr_smp_nnodes, 1, __ATOMIC_RELAXED);
 	if (id >= tr_smp_node_cap) {
@@ -352,12 +277,6 @@ static inline size_t smp_room(otf2w_evt_writer *w)
 	return otf2w_evt_writer_room(w);
 }
 
-static inline uint64_t smp_clamp_time(otf2w_evt_writer *w, uint64_t time)
-{
-	uint64_t last = otf2w_evt_writer_last_time(w);
-	return time < last ? last : time;
-}
-
 /* Insert one stack and write its CallingContextSample. Caller owns the tree. */
 SMP_HOT static void smp_write_sample(struct smp_thread *s, struct tr_thread *t, uint64_t time,
 			     void *const *f, uint32_t n, int trunc)
@@ -370,13 +289,13 @@ SMP_HOT static void smp_write_sample(struct smp_thread *s, struct tr_thread *t, 
 		s->lost++;
 		return;
 	}
-	time = smp_clamp_time(t->w, time);
+	time = tr_smp_clamp_time(t->w, time);
 	/* Right after a sample whose path the cache holds, the nodes new on
 	 * this path are the fresh ones (the cost of a parent walk saved). */
 	uint32_t ud = s->cur == last && last != SMP_UNDEF && s->cur_is_sample && fresh != UINT32_MAX
 			      ? fresh + 1
 			      : smp_unwind_distance(s->cur, node);
-	otf2w_status st = otf2w_evt_calling_context_sample(t->w, NULL, time, node, ud, smp_ig);
+	otf2w_status st = otf2w_evt_calling_context_sample(t->w, NULL, time, node, ud, tr_smp_ig);
 	if (st != OTF2W_OK) {
 		s->errors++;
 		return;
@@ -419,7 +338,7 @@ static inline unsigned smp_hist_bucket(uint64_t v)
 	return lg * 8 + (unsigned)((v >> (lg - 3)) & 7);
 }
 
-static uint64_t smp_hist_value(unsigned b)
+uint64_t tr_smp_hist_value(unsigned b)
 {
 	if (b < 8)
 		return b;
@@ -427,7 +346,7 @@ static uint64_t smp_hist_value(unsigned b)
 	return (8ull + (b & 7)) << (lg - 3);
 }
 
-static uint32_t smp_hist_all[SMP_HIST];
+uint32_t tr_smp_hist_all[SMP_HIST];
 
 /* Thread context, before a record of time `time` that is not a
  * calling-context event (metrics.c writes its Metric record after this):
@@ -446,10 +365,10 @@ void tr_smp_drain_before(struct tr_thread *t, uint64_t time)
 
 /* ---- the handler --------------------------------------------------------------------- */
 
-SMP_HOT static void smp_handler(int sig, siginfo_t *si, void *ucv)
+SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
-	struct smp_thread *s = smp_tls;
+	struct smp_thread *s = tr_smp_tls;
 
 	if (tr_unlikely(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &tr_smp_probe_marker)) {
 		tr_smp_probe_hits++;    /* start-up rate probe of the timer fallback */
@@ -562,17 +481,9 @@ out:
 	errno = saved_errno;
 }
 
-/* For tests ("no malloc in the handler"): 1 while the calling thread runs
- * the sampler's SIGPROF handler. */
-TR_EXPORT int tr_smp_in_handler(void)
-{
-	struct smp_thread *s = smp_tls;
-	return s && s->in_handler;
-}
-
 int tr_smp_in_tracer(void)
 {
-	struct smp_thread *s = smp_tls;
+	struct smp_thread *s = tr_smp_tls;
 	if (s && (s->in_handler || s->unwinding))
 		return 1;
 	struct tr_thread *t = tr_thread_peek();
@@ -581,7 +492,7 @@ int tr_smp_in_tracer(void)
 
 /* ---- timers ------------------------------------------------------------------------- */
 
-static void smp_timer_start(struct smp_thread *s)
+void tr_smp_timer_start(struct smp_thread *s)
 {
 	s->tid = (int)syscall(SYS_gettid);
 	s->cpu0 = tr_smp_thread_cpu_ns(s->tid);
@@ -592,7 +503,7 @@ static void smp_timer_start(struct smp_thread *s)
 			    strerror(e));
 }
 
-static void smp_timer_stop(struct smp_thread *s)
+void tr_smp_timer_stop(struct smp_thread *s)
 {
 	if (!s->src.ok)
 		return;
@@ -657,20 +568,20 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 /* What one thread got, kept for the exit line and recorded as properties
  * of its location (SAMPLING::SAMPLES, ::DEFERRED, ::LOST, ::CPU_NS: the
  * thread's CPU time while it was sampled). Thread context, list lock held
- * or the state private; the properties are defined by smp_res_define. */
-static void smp_res_add(struct smp_thread *s)
+ * or the state private; the properties are defined by tr_smp_res_define. */
+void tr_smp_res_add(struct smp_thread *s)
 {
 	if (s->fd_taken)
-		smp_nfd_taken++;
-	if (smp_nres < SMP_RES_MAX) {
-		struct smp_res *r = &smp_res[smp_nres++];
+		tr_smp_nfd_taken++;
+	if (tr_smp_nres < SMP_RES_MAX) {
+		struct smp_res *r = &tr_smp_res[tr_smp_nres++];
 		r->index = s->t ? s->t->index : 0;
 		r->samples = s->samples;
 		r->cpu_ns = s->cpu_ns;
 	}
 }
 
-static void smp_res_define(struct smp_thread *s)
+void tr_smp_res_define(struct smp_thread *s)
 {
 	if (!s->t)
 		return;
@@ -684,32 +595,30 @@ static void smp_res_define(struct smp_thread *s)
 	}
 }
 
-static void smp_stats_add(struct smp_thread *s)
+/* Add s's counts to tot[SMP_NTOT] and its handler times to the histogram. */
+void tr_smp_totals_add(uint64_t *tot, const struct smp_thread *s)
 {
-	smp_res_add(s);
-	smp_tot[0] += s->samples;
-	smp_tot[1] += s->deferred;
-	smp_tot[2] += s->lost;
-	smp_tot[3] += s->truncated;
-	smp_tot[4] += s->full;
-	smp_tot[5] += s->foreign;
-	smp_tot[6] += s->errors;
-	smp_tot[7] += s->hticks;
-	smp_tot[8] += s->hcalls;
-	smp_tot[9] += s->uticks;
-	smp_tot[10] += s->lost_unw;
-	smp_tot[11] += s->lost_off;
-	smp_tot[12] += s->lost_full;
+	const uint64_t v[SMP_NTOT] = { s->samples, s->deferred, s->lost, s->truncated, s->full, s->foreign,
+				       s->errors, s->hticks, s->hcalls, s->uticks, s->lost_unw, s->lost_off,
+				       s->lost_full };
+	for (int i = 0; i < SMP_NTOT; i++)
+		tot[i] += v[i];
 	for (unsigned i = 0; i < SMP_HIST; i++)
-		smp_hist_all[i] += s->hist[i];
-	smp_nthreads++;
+		tr_smp_hist_all[i] += s->hist[i];
 }
 
-static void smp_thread_init(struct tr_thread *t)
+static void smp_stats_add(struct smp_thread *s)
+{
+	tr_smp_res_add(s);
+	tr_smp_totals_add(tr_smp_tot, s);
+	tr_smp_nthreads++;
+}
+
+void tr_smp_thread_init(struct tr_thread *t)
 {
 	if (!tr_smp_enabled)
 		return;
-	smp_check_owner();
+	tr_smp_check_owner();
 	if (!tr_smp_enabled)
 		return;
 	struct smp_thread *s = smp_state_new(t);
@@ -725,21 +634,21 @@ static void smp_thread_init(struct tr_thread *t)
 	unw_backtrace(s->thrbuf, (int)s->bufcap);
 	s->unwinding = 0;
 	t->sampling = s;
-	smp_list_lock_take();
-	s->next = smp_threads;
-	smp_threads = s;
-	smp_list_lock_drop();
-	smp_tls = s;
+	tr_smp_list_lock_take();
+	s->next = tr_smp_threads;
+	tr_smp_threads = s;
+	tr_smp_list_lock_drop();
+	tr_smp_tls = s;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->active = 1;
-	smp_timer_start(s);
+	tr_smp_timer_start(s);
 	tr_smp_objects_refresh();
 	t->guard--;
 }
 
 /* Stop sampling thread s (its own thread, or the exiting thread for threads
  * still running at exit) and write what it queued. */
-static void smp_thread_stop(struct smp_thread *s, int own)
+void tr_smp_thread_stop(struct smp_thread *s, int own)
 {
 	sigset_t set, old;
 	if (own) {
@@ -747,7 +656,7 @@ static void smp_thread_stop(struct smp_thread *s, int own)
 		sigaddset(&set, SIGPROF);
 		pthread_sigmask(SIG_BLOCK, &set, &old);
 	}
-	smp_timer_stop(s);
+	tr_smp_timer_stop(s);
 	s->active = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!own) {
@@ -768,19 +677,19 @@ static void smp_thread_stop(struct smp_thread *s, int own)
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-static void smp_thread_fini(struct tr_thread *t)
+void tr_smp_thread_fini(struct tr_thread *t)
 {
 	struct smp_thread *s = t->sampling;
 	if (!s)
 		return;
-	int own = smp_tls == s;
+	int own = tr_smp_tls == s;
 	t->guard++;
-	smp_check_owner();
+	tr_smp_check_owner();
 	if (s->active)
-		smp_thread_stop(s, own);
+		tr_smp_thread_stop(s, own);
 	/* preload/ leaves closing open regions to the enter/leave writer */
 	if (t->w && (own || t->state != TR_T_ACTIVE)) {
-		uint64_t now = smp_clamp_time(t->w, tr_time());
+		uint64_t now = tr_smp_clamp_time(t->w, tr_time());
 		s->busy = 1;
 		while (s->nreg) {
 			uint32_t k = s->nreg <= SMP_MAX_REGIONS ? s->nreg - 1 : SMP_MAX_REGIONS - 1;
@@ -802,18 +711,18 @@ static void smp_thread_fini(struct tr_thread *t)
 		sigemptyset(&set);
 		sigaddset(&set, SIGPROF);
 		pthread_sigmask(SIG_BLOCK, &set, &old);
-		smp_tls = NULL;
+		tr_smp_tls = NULL;
 		t->sampling = NULL;
-		smp_list_lock_take();
-		for (struct smp_thread **pp = &smp_threads; *pp; pp = &(*pp)->next) {
+		tr_smp_list_lock_take();
+		for (struct smp_thread **pp = &tr_smp_threads; *pp; pp = &(*pp)->next) {
 			if (*pp == s) {
 				*pp = s->next;
 				break;
 			}
 		}
 		smp_stats_add(s);
-		smp_list_lock_drop();
-		smp_res_define(s);
+		tr_smp_list_lock_drop();
+		tr_smp_res_define(s);
 		munmap(s, s->map_len);
 		pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
@@ -822,7 +731,7 @@ static void smp_thread_fini(struct tr_thread *t)
 
 /* ---- calling-context enter/leave ----------------------------------------------------- */
 
-static void smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
+void tr_smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 {
 	struct smp_thread *s = t->sampling;
 	if (!s) {
@@ -888,7 +797,7 @@ static void smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 	s->busy = 0;
 }
 
-static void smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region)
+void tr_smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region)
 {
 	struct smp_thread *s = t->sampling;
 	if (!s) {
@@ -925,372 +834,3 @@ static void smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region)
 	s->busy = 0;
 }
 
-/* ---- SIGPROF ownership --------------------------------------------------------------- */
-
-static atomic_int smp_yielded;
-
-void tr_smp_yield_sigprof(const char *what)
-{
-	if (!tr_smp_enabled || atomic_exchange(&smp_yielded, 1))
-		return;
-	tr_smp_enabled = 0;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	smp_list_lock_take();
-	for (struct smp_thread *s = smp_threads; s; s = s->next)
-		smp_timer_stop(s);
-	smp_list_lock_drop();
-	tr_smp_src_process(0);
-	tr_log_warn("sampling: the program uses SIGPROF itself (%s); sampling stopped, the program's handler is in charge",
-		    what);
-}
-
-/* Thread context (thread start/end, shut-down): is our SIGPROF handler
- * still installed? preload/ interposes sigaction(); until it calls
- * tr_smp_sigaction_hook, a program that replaced our handler is noticed
- * here (our timers are then stopped: they would feed its handler). */
-static void smp_check_owner(void)
-{
-	struct sigaction cur;
-	if (!tr_smp_enabled || !smp_handler_installed || !smp_real_sigaction)
-		return;
-	if (smp_real_sigaction(SIGPROF, NULL, &cur) != 0)
-		return;
-	if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != smp_handler)
-		tr_smp_yield_sigprof("its own SIGPROF handler");
-}
-
-/* Interposed: programs that drive SIGPROF themselves (gprof-like profilers,
- * gperftools). Only reacts while our sampler runs. */
-TR_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *nv, struct itimerval *ov)
-{
-	if (which == ITIMER_PROF && nv && (nv->it_value.tv_sec || nv->it_value.tv_usec) && tr_smp_enabled)
-		tr_smp_yield_sigprof("setitimer(ITIMER_PROF)");
-	return tr_smp_real_setitimer(which, nv, ov);
-}
-
-/* Called by a sigaction/signal wrapper (preload/) when the program installs
- * a handler for SIGPROF. Exported with a weak-friendly name. */
-TR_EXPORT void tr_smp_sigaction_hook(int sig, const void *act)
-{
-	if (sig == SIGPROF && act && tr_smp_enabled)
-		tr_smp_yield_sigprof("sigaction(SIGPROF)");
-}
-
-/* ---- module ------------------------------------------------------------------------- */
-
-static void smp_init(void)
-{
-	if (!tr_cfg.sampling_period_ns)
-		return;
-	uint64_t ns = tr_cfg.sampling_period_ns;
-	if (ns < 10000 && !tr_cfg.sampling_event)
-		ns = 10000;   /* perf's software events have no shorter period either */
-	smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
-
-	tr_smp_node_cap = SMP_NODE_CAP;
-	void *m = mmap(NULL, sizeof(struct smp_node) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED) {
-		tr_log_error("sampling: cannot map the calling-context node array; sampling off");
-		return;
-	}
-	tr_smp_nodes = m;
-	/* libunwind: per-thread caches are what a signal handler may use */
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
-	tr_smp_objects_init();
-
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = smp_handler;
-	sa.sa_flags = SA_SIGINFO | SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) =
-		(int (*)(int, const struct sigaction *, struct sigaction *))tr_dlsym_next("sigaction");
-	smp_real_sigaction = real_sigaction;
-	if (!real_sigaction) {
-		tr_log_error("sampling: sigaction not found; sampling off");
-		return;
-	}
-	struct sigaction old;
-	if (real_sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ? (void *)old.sa_sigaction != NULL
-						    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
-		tr_log_warn("sampling: SIGPROF already has a handler; sampling off, the program's handler is in charge");
-		return;
-	}
-	if (real_sigaction(SIGPROF, &sa, &smp_old_sa) != 0) {
-		tr_log_error("sampling: cannot install the SIGPROF handler (%s); sampling off", strerror(errno));
-		return;
-	}
-	smp_handler_installed = 1;
-
-	if (tr_smp_src_setup(ns, tr_cfg.sampling_event, &smp_ig) != 0) {
-		real_sigaction(SIGPROF, &smp_old_sa, NULL);
-		smp_handler_installed = 0;
-		return;
-	}
-	tr_smp_enabled = 1;
-	tr_smp_src_process(1);
-	tr_log_debug("sampling: every %llu ns, depth %u", (unsigned long long)ns,
-		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
-}
-
-/* Requested and delivered rate over the threads (exit line), and the
- * under-delivery warning. Delivery of a thread = samples / (CPU time while
- * sampled / period); threads with CPU time for fewer than 20 samples are
- * too short to judge. Time in the kernel is never sampled (user-mode
- * events), so a thread that mostly runs system calls shows less. */
-static int smp_res_cmp(const void *a, const void *b)
-{
-	const struct smp_res *x = a, *y = b;
-	/* by samples per CPU ns: x.s / x.c < y.s / y.c */
-	unsigned __int128 l = (unsigned __int128)x->samples * y->cpu_ns, r = (unsigned __int128)y->samples * x->cpu_ns;
-	return l < r ? -1 : l > r;
-}
-
-static void smp_rate_report(char *out, size_t cap)
-{
-	if (tr_cfg.sampling_event || !tr_smp_period)
-		return;     /* counter overflow: no CPU-time expectation */
-	struct smp_res *r = smp_res;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < smp_nres; i++)
-		if (smp_res[i].cpu_ns >= 20 * tr_smp_period)
-			r[n++] = smp_res[i];   /* compacted in place (kept order) */
-	uint64_t asked = 1000000000ull / tr_smp_period;
-	if (!n) {
-		snprintf(out, cap, "; asked %llu/s of CPU per thread", (unsigned long long)asked);
-		return;
-	}
-	qsort(r, n, sizeof(*r), smp_res_cmp);
-	struct smp_res *lo = &r[0], *med = &r[(n - 1) / 2];
-	uint64_t rlo = lo->samples * 1000000000ull / lo->cpu_ns, rmed = med->samples * 1000000000ull / med->cpu_ns;
-	snprintf(out, cap, "; asked %llu/s of CPU per thread, delivered min %llu/s, median %llu/s over %u threads",
-		 (unsigned long long)asked, (unsigned long long)rlo, (unsigned long long)rmed, n);
-	if (rlo * 10 >= asked * 9)
-		return;
-	char worst[200] = "";
-	size_t k = 0;
-	uint32_t nbad = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t ri = r[i].samples * 1000000000ull / r[i].cpu_ns;
-		if (ri * 10 >= asked * 9)
-			break;
-		nbad++;
-		if (nbad <= 4 && k < sizeof(worst))
-			k += (size_t)snprintf(worst + k, sizeof(worst) - k, "%sthread %u %llu %%", nbad > 1 ? ", " : "",
-					      r[i].index, (unsigned long long)(ri * 100 / asked));
-	}
-	char who[48] = "";
-	if (tr_proc.rank >= 0)
-		snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
-	tr_log_warn("sampling: %s%u of %u threads got under 90 %% of the samples asked (%s%s)%s", who, nbad, n, worst,
-		    nbad > 4 ? ", ..." : "",
-		    tr_smp_mode == SMP_MODE_TIMER ? ": CPU-time timers are limited by the kernel's tick"
-						  : ": time in the kernel is not sampled, a loaded machine delays signals");
-}
-
-static void smp_fini(void)
-{
-	if (!tr_smp_nodes)
-		return;
-	smp_check_owner();
-	int was = tr_smp_enabled;
-	tr_smp_enabled = 0;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	tr_smp_src_process(0);
-	/* Stop every thread still sampling; the calling thread writes its queue. */
-	smp_list_lock_take();
-	for (struct smp_thread *s = smp_threads; s; s = s->next)
-		if (s->active)
-			smp_thread_stop(s, s == smp_tls);
-	smp_list_lock_drop();
-	tr_smp_objects_refresh();
-
-	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-	if (n > tr_smp_node_cap)
-		n = tr_smp_node_cap;
-	smp_frozen = 1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint32_t ndef = tr_smp_define_contexts(n);
-
-	uint64_t tot[SMP_NTOT] = { 0 };
-	uint32_t nthr = 0;
-	smp_list_lock_take();
-	for (struct smp_thread *s = smp_threads; s; s = s->next) {
-		if (s->forked_away)
-			continue;
-		smp_res_add(s);
-		smp_res_define(s);   /* (the registry lock is never held around the list lock) */
-		tot[0] += s->samples;
-		tot[1] += s->deferred;
-		tot[2] += s->lost;
-		tot[3] += s->truncated;
-		tot[4] += s->full;
-		tot[5] += s->foreign;
-		tot[6] += s->errors;
-		tot[7] += s->hticks;
-		tot[8] += s->hcalls;
-		tot[9] += s->uticks;
-		tot[10] += s->lost_unw;
-		tot[11] += s->lost_off;
-		tot[12] += s->lost_full;
-		for (unsigned i = 0; i < SMP_HIST; i++)
-			smp_hist_all[i] += s->hist[i];
-		nthr++;
-	}
-	smp_list_lock_drop();
-	if (smp_nfd_taken)
-		tr_log_warn("sampling: the program closed the perf event descriptors of %u threads (e.g. close_range); "
-			    "they were not sampled from then on", smp_nfd_taken);
-	for (int i = 0; i < SMP_NTOT; i++)
-		tot[i] += smp_tot[i];
-	nthr += smp_nthreads;
-	/* median handler time: the mean is dominated by rare preemptions */
-	uint64_t hns = 0, p10 = 0, seen = 0;
-	for (unsigned i = 0; i < SMP_HIST && tot[8]; i++) {
-		seen += smp_hist_all[i];
-		if (!p10 && seen * 10 >= tot[8])
-			p10 = tr_ticks_to_ns(smp_hist_value(i));
-		if (seen * 2 >= tot[8]) {
-			hns = tr_ticks_to_ns(smp_hist_value(i));
-			break;
-		}
-	}
-	char rate[400] = "";
-	smp_rate_report(rate, sizeof(rate));
-	if (was || tot[0]) {
-		/* MPI: one line for the run, from rank 0 (every rank's figures
-		 * are in the archive: SAMPLING:: location properties) */
-		int mpi = tr_proc.rank >= 0;
-		char who[48] = "";
-		if (mpi)
-			snprintf(who, sizeof(who), "MPI rank %d: ", tr_proc.rank);
-		void (*log)(const char *, ...) = !mpi || tr_proc.rank == 0 ? tr_log_info : tr_log_debug;
-		log("sampling: %s%llu samples on %u threads (%llu deferred, %llu lost, %llu truncated, "
-		    "%u calling contexts%s%s; median %llu.%02llu us per sample in the handler)%s",
-		    who, (unsigned long long)tot[0], nthr, (unsigned long long)tot[1], (unsigned long long)tot[2],
-		    (unsigned long long)tot[3], ndef, tot[4] ? ", tree full" : "", rate, (unsigned long long)(hns / 1000),
-		    (unsigned long long)(hns % 1000 / 10),
-		    mpi && tr_proc.size > 1 ? "; every rank's figures per location in the archive" : "");
-	}
-	if (tot[5])
-		tr_log_debug("sampling: %llu SIGPROF not from our timers ignored", (unsigned long long)tot[5]);
-	if (tot[2])
-		tr_log_debug("sampling: lost: %llu while the thread ran libunwind, %llu while not recording, %llu "
-			     "with the queue full", (unsigned long long)tot[10], (unsigned long long)tot[11],
-			     (unsigned long long)tot[12]);
-	if (tot[8])
-		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
-			     "mean in unw_backtrace %llu ns",
-			     (unsigned long long)p10, (unsigned long long)(tr_ticks_to_ns(tot[7]) / tot[8]),
-			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]));
-	if (tot[6])
-		tr_log_warn("sampling: %llu sample records could not be written", (unsigned long long)tot[6]);
-}
-
-static void smp_fork_child(void)
-{
-	if (!tr_smp_enabled)
-		return;
-	/* Timers are not inherited; other threads do not exist in the child.
-	 * One of them may have held the list lock at fork time: it never
-	 * releases it here, so reset the lock before taking it. */
-	atomic_flag_clear_explicit(&smp_list_lock, memory_order_release);
-	smp_list_lock_take();
-	struct smp_thread *mine = smp_tls;
-	for (struct smp_thread *s = smp_threads; s; s = s->next) {
-		tr_smp_src_forget(&s->src);
-		if (s != mine) {
-			s->active = 0;
-			s->forked_away = 1;
-		}
-	}
-	smp_list_lock_drop();
-	/* the child reports its own samples */
-	memset(smp_tot, 0, sizeof(smp_tot));
-	memset(smp_hist_all, 0, sizeof(smp_hist_all));
-	smp_nthreads = 0;
-	smp_nres = 0;
-	smp_nfd_taken = 0;
-	if (mine) {
-		mine->qhead = mine->qtail;
-		mine->samples = mine->deferred = mine->lost = mine->truncated = 0;
-		mine->full = mine->foreign = mine->errors = 0;
-		mine->lost_unw = mine->lost_off = mine->lost_full = 0;
-		mine->hticks = mine->hcalls = mine->uticks = 0;
-		memset(mine->hist, 0, sizeof(mine->hist));
-		mine->cpu_ns = 0;
-		smp_timer_start(mine);
-	}
-	tr_smp_src_process(1);
-}
-
-static struct tr_module smp_module;
-
-/* Crash path: CallingContextLeave for the thread's open regions (the
- * core leaves closing them to this writer). Async-signal-safe: no node is
- * created (regions beyond SMP_MAX_REGIONS stay open). */
-static void smp_thread_fini_crash(struct tr_thread *t)
-{
-	struct smp_thread *s = t->sampling;
-	if (!s || !t->w || t->closed || s->busy || s->in_handler || !smp_module.write_enter)
-		return;
-	uint64_t now = smp_clamp_time(t->w, tr_time());
-	uint32_t k = s->nreg < SMP_MAX_REGIONS ? s->nreg : SMP_MAX_REGIONS;
-	while (k > 0) {
-		k--;
-		if (s->reg[k].node != SMP_UNDEF)
-			otf2w_evt_calling_context_leave(t->w, NULL, now, s->reg[k].node);
-	}
-	s->nreg = 0;
-}
-
-/* Crash path: CallingContext definitions for every node (the events refer
- * to them) without symbol resolution (it allocates): a node of an
- * instrumented region keeps its region, every other node gets one Region
- * "[unresolved: archive written at a crash]". Async-signal-safe. */
-static void smp_fini_crash(otf2w_gdef_writer *g)
-{
-	if (!tr_smp_nodes)
-		return;
-	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-	if (n > tr_smp_node_cap)
-		n = tr_smp_node_cap;
-	uint32_t have = tr_defs_count(TR_DEF_CALLING_CONTEXT);   /* defined by smp_fini already */
-	if (have >= n)
-		return;
-	uint32_t sid = tr_defs_count(TR_DEF_STRING);
-	uint32_t rid = tr_defs_count(TR_DEF_REGION);
-	otf2w_gdef_string(g, sid, "[unresolved: archive written at a crash]");
-	otf2w_gdef_region(g, rid, sid, sid, sid, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
-			  OTF2W_REGION_FLAG_NONE, sid, 0, 0);
-	for (uint32_t i = have; i < n; i++) {
-		const struct smp_node *nd = &tr_smp_nodes[i];
-		uint32_t r = (nd->key & SMP_KEY_REGION) ? (uint32_t)(nd->key & 0xffffffffu) : rid;
-		uint32_t parent = nd->parent < i ? nd->parent : SMP_UNDEF;
-		otf2w_gdef_calling_context(g, i, r, SMP_UNDEF, parent);
-	}
-}
-
-static struct tr_module smp_module = {
-	.name = "sampling",
-	.init = smp_init,
-	.thread_init = smp_thread_init,
-	.thread_fini = smp_thread_fini,
-	.fini = smp_fini,
-	.fork_child = smp_fork_child,
-	.thread_fini_crash = smp_thread_fini_crash,
-	.fini_crash = smp_fini_crash,
-};
-
-__attribute__((constructor(210))) static void smp_register(void)
-{
-	/* The calling-context record override only when sampling is asked for:
-	 * tr_cfg is parsed by preload/'s constructor (priority < 200). */
-	if (tr_cfg.sampling_period_ns) {
-		smp_module.write_enter = smp_write_enter;
-		smp_module.write_leave = smp_write_leave;
-	}
-	tr_module_register(&smp_module);
-	tr_smp_metrics_register();
-}

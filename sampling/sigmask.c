@@ -107,9 +107,12 @@ static const struct tr_module smk_module = {
 
 __attribute__((constructor(205))) static void smk_register(void)
 {
-	smk_real_pthread_sigmask = (int (*)(int, const sigset_t *, sigset_t *))tr_dlsym_next("pthread_sigmask");
-	smk_real_sigprocmask = (int (*)(int, const sigset_t *, sigset_t *))tr_dlsym_next("sigprocmask");
-	smk_real_sigsuspend = (int (*)(const sigset_t *))tr_dlsym_next("sigsuspend");
+	static const struct tr_real_sym syms[] = {
+		{ (void **)&smk_real_pthread_sigmask, "pthread_sigmask", NULL },
+		{ (void **)&smk_real_sigprocmask, "sigprocmask", NULL },
+		{ (void **)&smk_real_sigsuspend, "sigsuspend", NULL },
+	};
+	tr_real_resolve(syms, sizeof(syms) / sizeof(syms[0]));
 	if (tr_cfg.sampling_period_ns)
 		tr_module_register(&smk_module);
 }

@@ -207,8 +207,9 @@ void tr_smp_objects_init(void)
 TR_EXPORT int dlclose(void *handle)
 {
 	static int (*real_dlclose)(void *);
+	static const struct tr_real_sym sym = TR_REAL_SYM(dlclose);
 	if (!real_dlclose)
-		real_dlclose = (int (*)(void *))tr_dlsym_next("dlclose");
+		tr_real_resolve(&sym, 1);
 	if (!real_dlclose)
 		return -1;
 	if (!tr_smp_enabled)

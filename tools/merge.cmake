@@ -1,10 +1,14 @@
 # tools/tracer-merge: one archive out of the per-rank archives of an MPI run
 # that ended without MPI_Finalize. Our own code only (no libotf2): the
-# definition registry of the core (preload/defs.c: merge, maps, unified
-# global definitions) compiled into the tool, the format/ writer (otf2w).
-add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_SOURCE_DIR}/preload/defs.c
+# definition code of the core that knows no process (preload/tr_defs.h:
+# sets, packing, merge, maps, unified global definitions) compiled into the
+# tool, the format/ writer (otf2w).
+set(TR_DEFSET_SRC ${CMAKE_SOURCE_DIR}/preload/defset.c ${CMAKE_SOURCE_DIR}/preload/defs_write.c
+  ${CMAKE_SOURCE_DIR}/preload/defs_pack.c ${CMAKE_SOURCE_DIR}/preload/defs_unify.c)
+add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${TR_DEFSET_SRC}
   ${CMAKE_SOURCE_DIR}/preload/fsutil.c)
-target_include_directories(tracer-merge PRIVATE ${CMAKE_SOURCE_DIR}/preload)
+target_include_directories(tracer-merge PRIVATE ${CMAKE_SOURCE_DIR}/preload ${CMAKE_BINARY_DIR}/preload)
+add_dependencies(tracer-merge tr_defs_gen)
 target_compile_definitions(tracer-merge PRIVATE _GNU_SOURCE)
 target_link_libraries(tracer-merge PRIVATE otf2w)
 set_target_properties(tracer-merge PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)

@@ -13,7 +13,7 @@
  * exists already.
  *
  * DIR/ranks holds, per rank r, rank<r>.otf2 + rank<r>/ (a standalone archive) and
- * rank<r>.tdefs (the rank's packed local definitions, preload/defs.c). The
+ * rank<r>.tdefs (the rank's packed local definitions, preload/defs_pack.c). The
  * tool does offline what rank 0 does at MPI_Finalize, with the same code:
  * tr_defs_merge unifies the packed sets by content, tr_defs_map_buf gives
  * each rank's local -> unified maps, and our own writer (format/, otf2w)
@@ -21,9 +21,9 @@
  * tables, clock offsets); each location's events DIR/ranks/rank<r>/<loc>.evt
  * are hard-linked (or copied) to DIR/traces/<id>.evt (sequential ids, as the
  * online unification numbers them). The per-rank archives
- * stay readable. No libotf2: preload/defs.c is compiled into this tool; the
- * few core symbols it refers to (never reached by the offline functions)
- * are provided below.
+ * stay readable. No libotf2: the definition code of the core that knows no
+ * process (preload/defset.c, defs_write.c, defs_pack.c, defs_unify.c:
+ * tr_defs.h) is compiled into this tool.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -38,48 +38,23 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tr_int.h"
+#include "fsutil.h"
+#include "tr_defs.h"
 
-/* ---- the core symbols preload/defs.c refers to ---------------------------- */
-
-struct tr_global tr_g;
-struct tr_process tr_proc;
-TR_TLS int tr_tls_internal;
+/* Errors of the definition code (tr_defs_set_error_log). */
 static int tr_merge_quiet;
 
-static void vlog(const char *fmt, va_list ap)
+static void merge_log(const char *fmt, ...)
 {
+	va_list ap;
 	if (tr_merge_quiet)
 		return;
+	va_start(ap, fmt);
 	fputs("tracer-merge: ", stderr);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
-}
-
-void tr_log_error(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(fmt, ap);
 	va_end(ap);
 }
-
-void tr_log_warn(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vlog(fmt, ap);
-	va_end(ap);
-}
-
-/* one thread: the registry lock is never contended */
-void tr_lock_slow(struct tr_lock *l) { }
-void tr_unlock_slow(struct tr_lock *l) { }
-uint64_t tr_clock_freq(void) { return 1000000000u; }
-uint64_t tr_clock_realtime_of(uint64_t ticks) { return 0; }
-void tr_filter_region_defined(uint32_t region, const char *name) { }
-void tr_modules_fini(void) { }
-void tr_defs_installed_hook(void) { }
 
 /* ---- helpers ----------------------------------------------------------------- */
 
@@ -335,6 +310,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	int wait_s = 0, want = 0;
+	tr_defs_set_error_log(merge_log);
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 			usage(stdout);

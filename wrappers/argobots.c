@@ -29,20 +29,22 @@
  * (OTF2 3.0 has no Argobots paradigm).
  *
  * Each unit's state (preallocated pool, lock-free free list and hash table)
- * starts with its own VT region stack (vt_int.h): while a unit runs, t->task
- * points to it, so VT_begin/VT_end in a ULT nest per task even when the ULT
- * yields on one stream and resumes on another.
+ * holds a core task (struct tr_task, tracer.h): while a unit runs it is the
+ * thread's current task, so VT_begin/VT_end in a ULT nest per task even when
+ * the ULT yields on one stream and resumes on another, and the core's
+ * shadow stack of open regions is moved with the unit (tr_task_detach /
+ * tr_task_attach).
  *
  * Callbacks write at most three records, take no lock, allocate nothing
  * (except the per-stream attribute list, once) and never call Argobots
  * except ABT_tool_query_thread, which the tool interface allows.
  */
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tracer.h"
-#include "vt_int.h"
 
 /* ---- Argobots 1.1 tool interface (own declarations from its documentation) ---- */
 
@@ -84,19 +86,29 @@ typedef int (*tr_abt_query_fn)(tr_abt_tool_context, uint64_t, int, void *);
 #define ABT_KEY_BUSY    ((uintptr_t)2)
 
 struct tr_abt_task {
-	struct tr_vt_stack stack;             /* first: t->task is read as a VT stack */
+	struct tr_task core;                  /* its region stacks (core, tracer.h) */
 	struct tr_abt_task *parent;           /* what ran before it on its stream (NULL: scheduler) */
 	uint32_t creator;                     /* creating thread (location index = team rank) */
 	uint32_t gen;                         /* generation number of the creator */
 	uint32_t next_free;                   /* free list link (index + 1) */
-	/* The core's shadow stack of open regions (t->depth/t->stack) is per
-	 * thread; the part a unit pushed is moved out when it stops running on
-	 * a stream and back when it runs again, so the core (and its closing
-	 * of open regions at thread end) sees per-task nesting too. */
-	uint32_t base;                        /* t->depth when it started running */
-	uint32_t nshadow;
-	uint32_t shadow[TR_VT_STACK_MAX];
 };
+
+/* The unit of a core task (every task argobots.c makes the current one is
+ * the core of a struct tr_abt_task). */
+static struct tr_abt_task *abt_of(struct tr_task *task)
+{
+	return task ? (struct tr_abt_task *)((char *)task - offsetof(struct tr_abt_task, core)) : NULL;
+}
+
+static struct tr_abt_task *abt_current(const struct tr_thread *t)
+{
+	return abt_of(tr_task_current(t));
+}
+
+static void abt_set_current(struct tr_thread *t, struct tr_abt_task *task)
+{
+	tr_task_set_current(t, task ? &task->core : NULL);
+}
 
 static struct tr_abt_task *abt_pool;
 static _Atomic uint64_t abt_free_head;        /* tag << 32 | (index + 1) of freed states */
@@ -219,30 +231,6 @@ static void abt_switch(struct tr_thread *t, uint64_t now, const struct tr_abt_ta
 		abt_rec(t, ABT_REC_SWITCH, al, now, t->index, 0);
 }
 
-/* The core's shadow stack (tr_stack_* in tracer.h). Owner thread only. */
-
-/* The unit starts running on t: push its saved regions back. */
-static void abt_attach(struct tr_thread *t, struct tr_abt_task *task)
-{
-	task->base = tr_stack_depth(t);
-	tr_stack_attach(t, task->shadow, task->nshadow);
-	task->nshadow = 0;
-}
-
-/* The unit stops running on t: take its regions off the thread's stack. */
-static void abt_detach(struct tr_thread *t, struct tr_abt_task *task)
-{
-	task->nshadow = (uint32_t)tr_stack_detach(t, task->base, task->shadow, TR_VT_STACK_MAX);
-}
-
-/* The unit ends on t: Leave whatever it left open (VT regions first). */
-static void abt_close(struct tr_thread *t, struct tr_abt_task *task, uint64_t now)
-{
-	tr_vt_stack_unwind(t, &task->stack, now);
-	tr_stack_leave_to(t, task->base, now);
-	task->nshadow = 0;
-}
-
 static struct tr_abt_task *abt_new_unit(struct tr_thread *t, uint64_t now, uintptr_t key)
 {
 	struct tr_abt_task *task = abt_pool_get();
@@ -250,9 +238,8 @@ static struct tr_abt_task *abt_new_unit(struct tr_thread *t, uint64_t now, uintp
 		atomic_fetch_add_explicit(&abt_lost, 1, memory_order_relaxed);
 		return NULL;
 	}
-	task->stack.depth = 0;
+	tr_task_reset(&task->core);
 	task->parent = NULL;
-	task->nshadow = 0;
 	task->creator = t->index;
 	task->gen = ++abt_gen;
 	if (abt_map_insert(key, task)) {
@@ -307,9 +294,8 @@ static void abt_callback(tr_abt_thread thread, tr_abt_xstream xstream, uint64_t 
 		if (!task) {
 			abt_new_unit(t, now, key);
 		} else {
-			task->stack.depth = 0;
+			tr_task_reset(&task->core);
 			task->parent = NULL;
-			task->nshadow = 0;
 			task->creator = t->index;
 			task->gen = ++abt_gen;
 			abt_rec(t, ABT_REC_CREATE, NULL, now, task->creator, task->gen);
@@ -318,28 +304,28 @@ static void abt_callback(tr_abt_thread thread, tr_abt_xstream xstream, uint64_t 
 	case TR_ABT_EV_RUN:
 		task = abt_map_find(key, NULL);
 		if (task) {
-			struct tr_abt_task *cur = t->task;
+			struct tr_abt_task *cur = abt_current(t);
 			if (cur == task)
 				break;
 			task->parent = cur;     /* a child runs on top of cur */
 			abt_switch(t, now, task, NULL);
-			abt_attach(t, task);
-			t->task = task;
-		} else if (t->task) {
+			tr_task_attach(t, &task->core);
+			abt_set_current(t, task);
+		} else if (tr_task_current(t)) {
 			/* a unit created before tracing started (the primary ULT, a
 			 * scheduler): it runs as the stream's implicit task */
-			abt_detach(t, t->task);
+			tr_task_detach(t, tr_task_current(t));
 			abt_switch(t, now, NULL, NULL);
-			t->task = NULL;
+			abt_set_current(t, NULL);
 		}
 		break;
 	case TR_ABT_EV_YIELD:
 	case TR_ABT_EV_SUSPEND:
 		task = abt_map_find(key, NULL);
-		if (task && t->task == task) {
-			abt_detach(t, task);
+		if (task && abt_current(t) == task) {
+			tr_task_detach(t, &task->core);
 			abt_switch(t, now, task->parent, abt_sync_attrs(event, ctx));
-			t->task = task->parent;
+			abt_set_current(t, task->parent);
 			task->parent = NULL;
 		}
 		break;
@@ -347,11 +333,11 @@ static void abt_callback(tr_abt_thread thread, tr_abt_xstream xstream, uint64_t 
 		task = abt_map_find(key, NULL);
 		if (!task)
 			break;
-		if (t->task == task) {
-			abt_close(t, task, now);
+		if (abt_current(t) == task) {
+			tr_task_close(t, &task->core, now);
 			abt_rec(t, ABT_REC_COMPLETE, NULL, now, task->creator, task->gen);
 			abt_switch(t, now, task->parent, NULL);
-			t->task = task->parent;
+			abt_set_current(t, task->parent);
 			task->parent = NULL;
 		} else {
 			abt_rec(t, ABT_REC_COMPLETE, NULL, now, task->creator, task->gen);
@@ -369,9 +355,9 @@ static void abt_callback(tr_abt_thread thread, tr_abt_xstream xstream, uint64_t 
 	case TR_ABT_EV_FREE:
 		task = abt_map_find(key, &slot);
 		if (task) {
-			if (t->task == task) {
-				abt_detach(t, task);
-				t->task = task->parent;
+			if (abt_current(t) == task) {
+				tr_task_detach(t, &task->core);
+				abt_set_current(t, task->parent);
 			}
 			atomic_store_explicit(&abt_keys[slot], ABT_KEY_TOMB, memory_order_release);
 			abt_pool_put(task);
@@ -416,8 +402,12 @@ static void abt_register(void)
 	struct tr_thread *t = tr_thread_get();
 	if (!t)
 		return;
-	tr_abt_register_fn reg = (tr_abt_register_fn)tr_dlsym_next("ABT_tool_register_thread_callback");
-	abt_query = (tr_abt_query_fn)tr_dlsym_next("ABT_tool_query_thread");
+	tr_abt_register_fn reg = NULL;
+	const struct tr_real_sym syms[] = {
+		{ (void **)&reg, "ABT_tool_register_thread_callback", NULL },
+		{ (void **)&abt_query, "ABT_tool_query_thread", NULL },
+	};
+	tr_real_resolve(syms, sizeof(syms) / sizeof(syms[0]));
 	int rc = reg ? TR_ABT_SUCCESS : TR_ABT_ERR_FEATURE_NA;
 	if (reg && abt_setup() == 0)
 		rc = reg(abt_callback, TR_ABT_EV_ALL, NULL);
@@ -430,8 +420,9 @@ static void abt_register(void)
 TR_EXPORT int ABT_init(int argc, char **argv)
 {
 	static int (*real_abt_init)(int, char **);
+	static const struct tr_real_sym sym = { (void **)&real_abt_init, "ABT_init", NULL };
 	if (!real_abt_init)
-		real_abt_init = (int (*)(int, char **))tr_dlsym_next("ABT_init");
+		tr_real_resolve(&sym, 1);
 	if (!real_abt_init) {
 		tr_log_error("ABT_init: no Argobots library after libtracer.so");
 		return TR_ABT_ERR_FEATURE_NA;
@@ -449,7 +440,7 @@ TR_EXPORT int ABT_init(int argc, char **argv)
 
 static void abt_thread_fini(struct tr_thread *t)
 {
-	t->task = NULL;
+	tr_task_set_current(t, NULL);
 }
 
 static void abt_fini(void)

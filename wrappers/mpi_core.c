@@ -832,48 +832,23 @@ TR_EXPORT int MPI_Finalize(void)
  * (preload/archive.c). */
 static void prepare_merge(void)
 {
-	extern char **environ;
-	static char merge[4096], log[4200], ranks[16], dir[4096];
-	static char *argv[7];
-	static char **envp;
-	Dl_info di;
+	static char log[4200], ranks[16], dir[4096];
+	static const char *args[6];
+	static struct tr_helper merge;
 	const char *d = tr_archive_dir();
-	if (!d || !dladdr((void *)prepare_merge, &di) || !di.dli_fname)
+	if (!d)
 		return;
 	snprintf(dir, sizeof(dir), "%s", d);
-	snprintf(merge, sizeof(merge), "%s", di.dli_fname);
-	for (int up = 0; up < 2; up++) {
-		char *sl = strrchr(merge, '/');
-		if (!sl)
-			return;
-		*sl = 0;
-	}
-	size_t ml = strlen(merge);
-	snprintf(merge + ml, sizeof(merge) - ml, "/bin/tracer-merge");
-	if (access(merge, X_OK))
-		return;   /* the crash path then says to run tracer-merge */
-	size_t n = 0;
-	while (environ && environ[n])
-		n++;
-	free(envp);
-	envp = malloc(sizeof(char *) * (n + 1));
-	if (!envp)
-		return;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "LD_PRELOAD=", 11))
-			envp[k++] = environ[i];
-	envp[k] = NULL;
 	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
 	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
-	argv[0] = merge;
-	argv[1] = "--wait";
-	argv[2] = "30";
-	argv[3] = "--ranks";
-	argv[4] = ranks;
-	argv[5] = dir;
-	argv[6] = NULL;
-	tr_archive_set_merge(argv, envp, log);
+	args[0] = "--wait";
+	args[1] = "30";
+	args[2] = "--ranks";
+	args[3] = ranks;
+	args[4] = dir;
+	args[5] = NULL;
+	if (tr_helper_prepare(&merge, "tracer-merge", args, log) == 0)   /* else the crash path says to run it */
+		tr_archive_set_merge(merge.argv, merge.envp, merge.log);
 }
 
 /* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its

@@ -2,4 +2,6 @@
 # condition variables, barriers, semaphores.
 target_sources(tr_wrappers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/pthread.c
+  ${CMAKE_CURRENT_LIST_DIR}/pthread_sync.c
+  ${CMAKE_CURRENT_LIST_DIR}/pthread_thread.c
   ${CMAKE_CURRENT_LIST_DIR}/pthread_lock.c)

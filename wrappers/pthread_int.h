@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * pthread_int.h - internals shared by the pthread wrappers
- * (wrappers/pthread.c, wrappers/pthread_lock.c). Not a public header.
+ * pthread_int.h - the lock table of the pthread wrappers (pthread_lock.c;
+ * used by pthread_wrap.h and the unit test). Not a public header.
  */
 #ifndef TR_PTHREAD_INT_H
 #define TR_PTHREAD_INT_H

@@ -28,7 +28,6 @@
 #include <string.h>
 
 #include "tracer.h"
-#include "vt_int.h"
 #include "VT.h"
 
 #define VT_STATE_BASE   0x10000000
@@ -80,7 +79,10 @@ static struct vt_symslot vt_symdefs[VT_SYMDEF_SLOTS];
 static _Atomic int vt_finalized;
 static uint64_t vt_start_time;
 
-static TR_TLS struct tr_vt_stack vt_tls_stack;
+/* The region stack VT_end/VT_leave pop: the thread's own (TLS), or while a
+ * user-level task runs on the thread (wrappers/argobots) the task's, so a
+ * region begun in a ULT on one stream can end after it migrated. */
+static TR_TLS struct tr_region_stack vt_tls_stack;
 static TR_TLS int vt_thisloc_scl;        /* pending VT_thisloc, 0 = none */
 static TR_TLS int vt_off;                /* VT_traceoff on this thread */
 
@@ -112,20 +114,11 @@ static int vt_get(struct tr_thread **out)
 	return VT_OK;
 }
 
-struct tr_vt_stack *tr_vt_stack_of(struct tr_thread *t)
+/* The stack VT calls of thread t use now. Owner thread only. */
+static struct tr_region_stack *vt_stack_of(struct tr_thread *t)
 {
-	if (t && t->task)
-		return (struct tr_vt_stack *)t->task;
-	return &vt_tls_stack;
-}
-
-void tr_vt_stack_unwind(struct tr_thread *t, struct tr_vt_stack *s, uint64_t time)
-{
-	while (s->depth > 0) {
-		struct tr_vt_frame *f = &s->f[--s->depth];
-		if (f->recorded)
-			tr_leave(t, time, f->region);
-	}
+	struct tr_task *task = tr_task_current(t);
+	return task ? &task->user : &vt_tls_stack;
 }
 
 /* ---- names ------------------------------------------------------------------- */
@@ -284,8 +277,8 @@ static void vt_callsite(struct vt_scl *s, uint32_t entered, uint32_t left)
 
 static int vt_push(struct tr_thread *t, struct vt_state *st, int scl)
 {
-	struct tr_vt_stack *s = tr_vt_stack_of(t);
-	if (s->depth >= TR_VT_STACK_MAX)
+	struct tr_region_stack *s = vt_stack_of(t);
+	if (s->depth >= TR_TASK_REGIONS)
 		return VT_ERR_NOMEMORY;
 	if (st->region == OTF2W_UNDEFINED_REF)
 		return VT_ERR_IGNORE;
@@ -293,7 +286,7 @@ static int vt_push(struct tr_thread *t, struct vt_state *st, int scl)
 	if (sc)
 		vt_callsite(sc, st->region,
 			    s->depth ? s->f[s->depth - 1].region : OTF2W_UNDEFINED_REF);
-	struct tr_vt_frame *f = &s->f[s->depth++];
+	struct tr_region_frame *f = &s->f[s->depth++];
 	f->region = st->region;
 	f->recorded = !vt_off;
 	if (f->recorded)
@@ -303,10 +296,10 @@ static int vt_push(struct tr_thread *t, struct vt_state *st, int scl)
 
 static int vt_pop(struct tr_thread *t)
 {
-	struct tr_vt_stack *s = tr_vt_stack_of(t);
+	struct tr_region_stack *s = vt_stack_of(t);
 	if (s->depth == 0)
 		return VT_ERR_BADREQUEST;
-	struct tr_vt_frame *f = &s->f[--s->depth];
+	struct tr_region_frame *f = &s->f[--s->depth];
 	if (f->recorded)
 		tr_leave(t, tr_time(), f->region);
 	return VT_OK;
@@ -448,7 +441,7 @@ TR_EXPORT int VT_enterstate(const char *name, int *statehandle, int *truncated)
 	if (st->region == OTF2W_UNDEFINED_REF) {
 		rc = VT_ERR_IGNORE;             /* "" = not logged */
 	} else {
-		struct tr_vt_stack *s = tr_vt_stack_of(t);
+		struct tr_region_stack *s = vt_stack_of(t);
 		int inside = 0;
 		if (st->truncated)
 			for (uint32_t i = 0; i < s->depth && !inside; i++)
@@ -734,7 +727,7 @@ TR_EXPORT int VT_finalize(void)
 	if (rc)
 		return rc;
 	/* close the regions the calling thread left open, then refuse further calls */
-	tr_vt_stack_unwind(t, tr_vt_stack_of(t), tr_time());
+	tr_region_stack_unwind(t, vt_stack_of(t), tr_time());
 	atomic_store(&vt_finalized, 1);
 	tr_thread_put(t);
 	return VT_OK;

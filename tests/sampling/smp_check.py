@@ -617,7 +617,7 @@ def case_nomalloc(args):
                                 {"TRACER_SAMPLING": "100us", "SMP_CPU_SECONDS": "1"}, timeout=180)
     m = re.search(r"probe=(\w+) allocs=(\d+) handler_allocs=(\d+)", so)
     expect(m, "program output missing")
-    expect(m.group(1) == "yes", "tr_smp_in_handler not found in libtracer.so")
+    expect(m.group(1) == "yes", "the program has no SIGPROF probe")
     expect(int(m.group(2)) > 100000, "the program allocated too little (%s)" % m.group(2))
     info, evs, res = load(anchor)
     n = check_cc_streams(evs)

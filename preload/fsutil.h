@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * fsutil.h - file-system helpers of preload/fsutil.c, shared by the core
+ * and tools/tracer-merge (no process state).
+ */
+#ifndef TR_FSUTIL_H
+#define TR_FSUTIL_H
+
+/* Remove path and, for a directory, everything below it. */
+int tr_rm_rf(const char *path);
+/* to becomes a plain file with the content of from (hard link, else copy). */
+int tr_link_or_copy(const char *from, const char *to);
+
+#endif /* TR_FSUTIL_H */

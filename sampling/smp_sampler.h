@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * smp_sampler.h - the sampler's own state, shared by its two files:
+ * sampler.c (calling-context tree, records, the SIGPROF handler and its
+ * queue, timers, per-thread state, calling-context enter/leave) and
+ * sampler_module.c (SIGPROF ownership, the module: init, exit line, fork,
+ * crash path). Never included elsewhere (smp_int.h is the sampling/ API).
+ */
+#ifndef TR_SMP_SAMPLER_H
+#define TR_SMP_SAMPLER_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include "smp_int.h"
+
+#define SMP_QN          128           /* deferred samples per thread (lazily backed) */
+#define SMP_HASH_BITS   17            /* per-thread (parent, key) -> node table */
+#define SMP_MAX_REGIONS 256           /* open instrumented regions tracked */
+#define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
+#define SMP_NODE_CAP    (1u << 22)    /* global node array (lazily backed) */
+#define SMP_HIST        (64 * 8)
+/* handler path: grouped in .text.hot (fewer code pages per sample) */
+#define SMP_HOT         __attribute__((hot))
+
+struct smp_region {
+	uint32_t node;       /* CallingContext of the region */
+	uint32_t region;     /* region id */
+	uint32_t depth;      /* program frames root..caller at enter (0: unknown) */
+	uint32_t pad;
+	uint64_t caller;     /* key of the caller frame at enter */
+};
+
+struct smp_pending {
+	uint64_t time;
+	uint32_t n;          /* frames (leaf first, leaf = interrupted pc) */
+	uint32_t trunc;
+	void *ip[];          /* maxdepth entries */
+};
+
+struct smp_thread {
+	struct tr_thread *t;
+	volatile int active;          /* handler may use this state */
+	volatile int in_handler;      /* handler running (cross-thread fini waits) */
+	volatile int busy;            /* thread changes its tree / writes CC records */
+	volatile int unwinding;       /* thread inside libunwind */
+	struct smp_src src;           /* where its SIGPROF come from (source.c) */
+	int tid;
+	int fd_taken;                 /* the program closed our perf descriptor */
+	int forked_away;              /* fork child: a thread of the parent */
+	uint64_t cpu0, cpu_ns;        /* thread CPU time at start; used while sampled */
+	uint32_t maxdepth;
+	uint32_t cur;                 /* node of the previous calling-context event */
+	int cur_is_sample;            /* ... and it was the cached sample */
+	/* path cache of the last sample: keys and nodes of frames start.. */
+	uint64_t *ckey;
+	uint32_t *cnode;
+	uint8_t *cflag;
+	uint32_t cn, cbase, cstart;
+	uint32_t nreg;                /* open regions (may exceed SMP_MAX_REGIONS) */
+	struct smp_region *reg;       /* SMP_MAX_REGIONS entries */
+	uint32_t *hash;               /* node index + 1, 0 = empty */
+	uint32_t hused, hlimit;
+	volatile uint32_t qhead;      /* consumer index (thread or writing handler) */
+	volatile uint32_t qtail;      /* producer index (handler) */
+	size_t qslot;                 /* bytes per queue slot */
+	uint8_t *q;
+	void **sigbuf;                /* unwind buffer of the handler */
+	void **thrbuf;                /* unwind buffer of the thread (enter) */
+	uint32_t bufcap;
+	size_t map_len;
+	/* statistics */
+	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
+	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
+	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
+	uint64_t uticks;              /* of which in unw_backtrace */
+	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
+	struct smp_thread *next;      /* all states, for shut-down */
+};
+
+#define SMP_NTOT 13                   /* totals of finished threads */
+#define SMP_RES_MAX 8192              /* threads in the exit line's delivery figures */
+/* per-thread delivery (exit line): samples and CPU time while sampled */
+struct smp_res {
+	uint32_t index;
+	uint64_t samples, cpu_ns;
+};
+
+extern TR_TLS struct smp_thread *tr_smp_tls;
+extern uint32_t tr_smp_ig;                 /* InterruptGenerator id */
+extern volatile int tr_smp_frozen;         /* no new nodes (definitions made) */
+extern struct sigaction tr_smp_old_sa;
+extern int tr_smp_handler_installed;
+extern int (*tr_smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
+extern uint32_t tr_smp_hash_mask;
+/* all thread states (list guarded by a spin flag; never touched by the handler) */
+extern atomic_flag tr_smp_list_lock;
+extern struct smp_thread *tr_smp_threads;
+void tr_smp_list_lock_take(void);
+void tr_smp_list_lock_drop(void);
+/* totals of finished threads, handler-time histogram, delivery */
+extern uint64_t tr_smp_tot[SMP_NTOT];
+extern uint32_t tr_smp_nthreads;
+extern uint32_t tr_smp_hist_all[SMP_HIST];
+extern struct smp_res tr_smp_res[SMP_RES_MAX];
+extern uint32_t tr_smp_nres;
+extern uint32_t tr_smp_nfd_taken;
+
+/* sampler.c */
+void tr_smp_handler(int sig, siginfo_t *si, void *uctx);
+void tr_smp_timer_start(struct smp_thread *s);
+void tr_smp_timer_stop(struct smp_thread *s);
+void tr_smp_thread_init(struct tr_thread *t);
+void tr_smp_thread_fini(struct tr_thread *t);
+void tr_smp_thread_stop(struct smp_thread *s, int own);
+void tr_smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region);
+void tr_smp_write_leave(struct tr_thread *t, uint64_t time, uint32_t region);
+void tr_smp_res_add(struct smp_thread *s);
+void tr_smp_res_define(struct smp_thread *s);
+void tr_smp_totals_add(uint64_t *tot, const struct smp_thread *s);
+uint64_t tr_smp_hist_value(unsigned b);
+/* sampler_module.c: is our SIGPROF handler still installed (thread context)? */
+void tr_smp_check_owner(void);
+
+static inline uint64_t tr_smp_clamp_time(otf2w_evt_writer *w, uint64_t time)
+{
+	uint64_t last = otf2w_evt_writer_last_time(w);
+	return time < last ? last : time;
+}
+
+#endif /* TR_SMP_SAMPLER_H */

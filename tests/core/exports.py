@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""core_exports: libtracer.so exports nothing internal.
+
+The program shares our symbol namespace, so every symbol libtracer.so
+exports is either a function it interposes or its public API. The expected
+list is generated, never written by hand:
+
+ marked    every name the library's sources define with TR_EXPORT, read from
+           the preprocessed sources (compile_commands.json: macro-generated
+           wrapper lists, the generated MPI wrappers of mpi.spec included)
+ exported  nm -D --defined-only libtracer.so
+
+and asserted: exported == marked (nothing exported unmarked: no weak or
+default-visibility leak; nothing marked that does not reach the library),
+and every marked name is interposed (a dynamic symbol of a library a program
+links: libc, libm, MPI C/Fortran, libgomp, the Argobots stand-in) or public
+API (wrappers/VT.h and its Fortran spellings, the OMPT tool entry point).
+Never a name with an internal prefix.
+
+usage: exports.py LIBTRACER BUILD_DIR SOURCE_DIR [LIBRARY...]
+(the libraries libtracer.so links are added to LIBRARY...)
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+INTERNAL = re.compile(r"^(tr_|smp_|otf2w_|pth_|vt_|abt_|io_|omp_tr|gomp_|mpi_tr|real_)")
+# The OMPT tool entry point: the OpenMP runtime looks it up in the tool
+# (OpenMP 5.0 4.2.1); it is defined by tools, by no library.
+TOOL_ENTRY = {"ompt_start_tool"}
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def dynsyms(path):
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    names = set()
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) >= 3:
+            names.add(f[2].split("@")[0])
+    return names
+
+
+def marked_names(build, src):
+    """Names defined with TR_EXPORT (visibility default) in our own files:
+    {name: the source file whose preprocessed text marks it}."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        cmds = json.load(f)
+    objdirs = ("tr_preload.dir", "tr_wrappers.dir", "tr_sampling.dir")
+    ours = (os.path.realpath(src) + "/", os.path.realpath(build) + "/")
+    names, nfiles = {}, 0
+    for c in cmds:
+        args = c.get("arguments") or shlex.split(c["command"])
+        out = args[args.index("-o") + 1] if "-o" in args else ""
+        if not any(d in out for d in objdirs):
+            continue
+        pp, skip = [], False
+        for a in args:
+            if skip:
+                skip = False
+                continue
+            if a in ("-o", "-MF", "-MT", "-MQ"):
+                skip = True
+                continue
+            if a in ("-c", "-MD", "-MMD") or a.startswith("-Werror"):
+                continue
+            pp.append(a)
+        r = subprocess.run(pp + ["-E"], cwd=c["directory"], capture_output=True, text=True)
+        if r.returncode:
+            fail("preprocessing %s failed:\n%s" % (c["file"], r.stderr[-2000:]))
+        nfiles += 1
+        # keep only the text of our own files (line markers), not system headers
+        keep, cur = [], True
+        for line in r.stdout.splitlines():
+            m = re.match(r'^# \d+ "([^"]*)"', line)
+            if m:
+                cur = os.path.realpath(m.group(1)).startswith(ours) if m.group(1)[:1] == "/" else \
+                    os.path.realpath(os.path.join(c["directory"], m.group(1))).startswith(ours)
+                continue
+            if cur:
+                keep.append(line)
+        text = "\n".join(keep)
+        for m in re.finditer(r'__attribute__\(\(visibility\("default"\)\)\)', text):
+            rest = text[m.end():m.end() + 2000]
+            # drop further attributes, then the name is the last identifier before "("
+            while True:
+                rest = rest.lstrip()
+                if not rest.startswith("__attribute__"):
+                    break
+                depth, i = 0, len("__attribute__")
+                while i < len(rest):
+                    depth += rest[i] == "("
+                    depth -= rest[i] == ")"
+                    i += 1
+                    if depth == 0:
+                        break
+                rest = rest[i:]
+            head = rest.split("(", 1)[0]
+            ids = re.findall(r"[A-Za-z_]\w*", head)
+            if ids:
+                names.setdefault(ids[-1], os.path.basename(c["file"]))
+    if nfiles < 10:
+        fail("only %d sources of libtracer.so in compile_commands.json" % nfiles)
+    return names
+
+
+def public_api(src, marked):
+    """The VT API: the functions of wrappers/VT.h and their Fortran bindings
+    (the names wrappers/vt_fortran.c exports, ITC routine names), and the
+    OMPT tool entry point."""
+    with open(os.path.join(src, "wrappers", "VT.h")) as f:
+        vt = set(re.findall(r"\b(VT_\w+)\s*\(", f.read()))
+    vtf = {n for n, where in marked.items() if where == "vt_fortran.c"}
+    return vt | vtf | TOOL_ENTRY
+
+
+def main():
+    lib, build, src = sys.argv[1:4]
+    libs = [l for l in sys.argv[4:] if os.path.exists(l)]
+    # and the system libraries libtracer.so itself links (libc, libm, ...)
+    ldd = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    libs += [m.group(1) for m in re.finditer(r"=> (/\S+)", ldd) if "libtracer" not in m.group(1)]
+    exported = dynsyms(lib)
+    marked = marked_names(build, src)
+    print("exported %d, marked TR_EXPORT %d" % (len(exported), len(marked)))
+    leak = sorted(exported - set(marked))
+    if leak:
+        fail("exported but not marked TR_EXPORT (internal leak): %s" % " ".join(leak[:40]))
+    unused = sorted(set(marked) - exported)
+    if unused:
+        fail("marked TR_EXPORT but not exported: %s" % " ".join(unused[:40]))
+    internal = sorted(n for n in exported if INTERNAL.match(n))
+    if internal:
+        fail("internal names exported: %s" % " ".join(internal))
+    interposable = set()
+    for l in libs:
+        interposable |= dynsyms(l)
+    api = public_api(src, marked)
+    stray = sorted(n for n in exported if n not in interposable and n not in api)
+    if stray:
+        fail("exported names that are neither interposed (%s) nor public API: %s"
+             % (", ".join(os.path.basename(l) for l in libs), " ".join(stray[:40])))
+    print("ok: %d exported = interposed %d + public API %d" %
+          (len(exported), len(exported - api), len(exported & api)))
+
+
+if __name__ == "__main__":
+    main()

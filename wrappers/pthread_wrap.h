@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * pthread_wrap.h - internals shared by the pthread wrappers: pthread.c
+ * (the tables generated from pthread_list.h, the resolver, the module),
+ * pthread_sync.c (locks, condition variables, barriers, semaphores) and
+ * pthread_thread.c (thread life cycle). The lock table: pthread_int.h.
+ * Not a public header.
+ */
+#ifndef TR_PTHREAD_WRAP_H
+#define TR_PTHREAD_WRAP_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <time.h>
+#include "tracer.h"
+#include "pthread_list.h"
+#include "pthread_int.h"
+
+/* Real functions, the wrappers' prototypes and the regions, from the list. */
+#define PTH_REAL_N(fn, version, ret, params) TR_HIDDEN extern ret (*real_##fn) params;
+#define PTH_REAL_R(fn, rgn, role, version, ret, params) PTH_REAL_N(fn, version, ret, params)
+TR_PTH_FUNCS(PTH_REAL_R, PTH_REAL_N)
+#define PTH_PROTO_N(fn, version, ret, params) TR_EXPORT ret fn params;
+#define PTH_PROTO_R(fn, rgn, role, version, ret, params) PTH_PROTO_N(fn, version, ret, params)
+TR_PTH_FUNCS(PTH_PROTO_R, PTH_PROTO_N)
+
+#define PTH_ENUM_R(fn, rgn, ...) R_##rgn,
+#define PTH_ENUM_N(...)
+enum tr_pth_rgn {
+	TR_PTH_FUNCS(PTH_ENUM_R, PTH_ENUM_N)
+	R_N
+};
+
+extern uint32_t tr_pth_rgn[R_N];         /* region ids, set by pth_init */
+extern uint32_t tr_pth_comm;             /* PTHREAD thread contingent */
+extern _Atomic int tr_pth_on;            /* 1 once pth_init defined everything (TRACER_PTHREAD on) */
+extern TR_TLS int tr_pth_resolving;      /* inside the resolver (dlsym may lock a mutex) */
+
+/* Lazily resolve (a call made before our constructor ran). */
+#define PTH_INIT(fn)                                                  \
+	do {                                                          \
+		if (tr_unlikely(!real_##fn))                          \
+			tr_pth_resolve_slow((void **)&real_##fn, #fn); \
+	} while (0)
+void tr_pth_resolve_slow(void **slot, const char *name);
+
+/* Locks this thread holds, with the acquisition order its release repeats. */
+#define PTH_MAX_HELD 32
+struct pth_held {
+	uintptr_t addr;
+	uint32_t id;
+	uint32_t order;
+};
+
+/* Per-thread state: initial-exec so that an access never allocates. */
+struct pth_thread_state {
+	int ended;                  /* no pthread events: ThreadEnd written, or quiet */
+	int quiet;                  /* internal thread of a wrapped library (see pth_quiet_routine) */
+	uint32_t nheld;
+	uint32_t lost;              /* acquisitions recorded beyond PTH_MAX_HELD */
+	struct pth_held held[PTH_MAX_HELD];
+};
+extern TR_TLS struct pth_thread_state tr_pth_tls;
+
+/* The calling thread's tracer state when its pthread calls are recorded. */
+static inline struct tr_thread *pth_get(void)
+{
+	if (tr_unlikely(!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || tr_pth_tls.ended))
+		return NULL;
+	return tr_thread_get();
+}
+
+/* tr_thread_put, then the errno the real call left (errno-reporting calls). */
+static inline void pth_put_errno(struct tr_thread *t, int err)
+{
+	tr_thread_put(t);
+	errno = err;
+}
+
+/* ---- lock events (inline: the hot path of every lock wrapper) ---- */
+
+/* Wait until every earlier instruction has completed (then read the clock). */
+static inline void pth_clock_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#else
+	atomic_thread_fence(memory_order_seq_cst);
+#endif
+}
+
+/*
+ * The lock at addr was acquired by this thread; `time` was read right after
+ * the lock call returned. shared: other holders may acquire it concurrently
+ * (read lock): count atomically. Returns the timestamp of the acquisition
+ * (use it for the Leave).
+ *
+ * rdtsc is not ordered with the atomic instruction that took the lock: when
+ * the lock's cache line comes from another core (the lock was handed over),
+ * the clock may have been read before the lock was ours, i.e. before the
+ * previous holder's release. Then read it again behind a fence, so that
+ * acquisition times follow acquisition orders. A lock taken again by its
+ * last holder (the uncontended case) needs no fence.
+ */
+static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
+{
+	struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
+	uint32_t id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
+	uint32_t me = t->index + 1;
+	uint32_t order;
+
+	if (tr_unlikely(atomic_load_explicit(&l->holder, memory_order_relaxed) != me)) {
+		uint64_t again;
+
+		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
+		pth_clock_fence();
+		again = tr_time();
+		if (again > time)   /* never before the Enter already written */
+			time = again;
+	}
+
+	if (shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <= TR_PTH_LOCK_OVERFLOW)) {
+		order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
+	} else {
+		/* Exclusive holder: the lock itself orders the increments. */
+		order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
+		atomic_store_explicit(&l->order, order, memory_order_relaxed);
+	}
+	/* Not recorded (measurement off, location stopped): nor is its release. */
+	if (!tr_rec_begin(t))
+		return time;
+	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
+	tr_rec_end(t);
+	if (tr_likely(tr_pth_tls.nheld < PTH_MAX_HELD)) {
+		struct pth_held *h = &tr_pth_tls.held[tr_pth_tls.nheld++];
+
+		h->addr = (uintptr_t)addr;
+		h->id = id;
+		h->order = order;
+	} else {
+		tr_pth_tls.lost++;
+	}
+	return time;
+}
+
+/* Find and forget the held entry of addr. 1: found (id/order set). */
+static inline int pth_unhold(const void *addr, uint32_t *id, uint32_t *order)
+{
+	uint32_t n = tr_pth_tls.nheld;
+
+	while (n-- > 0) {
+		if (tr_pth_tls.held[n].addr == (uintptr_t)addr) {
+			*id = tr_pth_tls.held[n].id;
+			*order = tr_pth_tls.held[n].order;
+			for (uint32_t i = n + 1; i < tr_pth_tls.nheld; i++)
+				tr_pth_tls.held[i - 1] = tr_pth_tls.held[i];
+			tr_pth_tls.nheld--;
+			return 1;
+		}
+	}
+	if (tr_pth_tls.lost) {
+		/* Held beyond PTH_MAX_HELD: best effort, the lock's last order. */
+		struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
+
+		tr_pth_tls.lost--;
+		*id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
+		*order = atomic_load_explicit(&l->order, memory_order_relaxed);
+		return 1;
+	}
+	return 0;   /* acquired untraced (before init, or by another thread) */
+}
+
+/* The lock at addr is about to be released (time: 0 = read the clock only
+ * if the release is recorded). 1 if a ThreadReleaseLock was written. */
+static inline int pth_released(struct tr_thread *t, uint64_t time, const void *addr)
+{
+	uint32_t id, order;
+
+	if (!pth_unhold(addr, &id, &order))
+		return 0;
+	if (!time)
+		time = tr_time();
+	if (!tr_rec_begin(t))
+		return 0;
+	tr_evt_status(t, otf2w_evt_thread_release_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
+	tr_rec_end(t);
+	return 1;
+}
+
+/* A non-blocking call: Enter/Leave at one timestamp. */
+#define PTH_POINT_BODY(R, CALL)                                          \
+	struct tr_thread *t = pth_get();                                  \
+	if (!t)                                                           \
+		return CALL;                                              \
+	uint64_t now = tr_time();                                         \
+	tr_enter(t, now, tr_pth_rgn[R]);                                  \
+	int ret = CALL;                                                   \
+	tr_leave(t, now, tr_pth_rgn[R]);                                  \
+	tr_thread_put(t);                                                 \
+	return ret
+
+/* ---- cancellation inside a recorded blocking call ---- */
+
+/*
+ * A cancellation point acted upon while the call was recorded: close the
+ * region (and, for a condition wait, record the mutex that glibc took back
+ * before running the cleanup handlers) and drop the recursion guard. The
+ * cleanup handler is pushed in small noinline helpers (pthread_cleanup_push
+ * is a setjmp: keeping it out of the wrappers keeps their locals safe).
+ */
+struct pth_cu {
+	struct tr_thread *t;
+	enum tr_pth_rgn rgn;
+	const void *mutex;    /* condition wait: mutex released and re-acquired */
+};
+
+void tr_pth_cu_handler(void *p);   /* pthread.c */
+
+enum pth_kind { K_PLAIN, K_TIMED, K_CLOCK };
+
+/* pthread_thread.c: ThreadEnd of t (own: t is the calling thread), the
+ * threads started so far, the fork child's reset of its tables. */
+void tr_pth_write_thread_end(struct tr_thread *t, int own);
+extern _Atomic uint64_t tr_pth_ncreated;
+void tr_pth_thread_fork_child(void);
+
+#endif /* TR_PTHREAD_WRAP_H */
