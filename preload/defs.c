@@ -25,10 +25,11 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include "tr_int.h"
+#include "proctree.h"
 
 #define UNDEF OTF2W_UNDEFINED_UINT32
 #define TR_DEFS_MAGIC 0x46445254u /* "TRDF" */
-#define TR_DEFS_VERSION 2u   /* 2: I/O classes */
+#define TR_DEFS_VERSION 3u   /* 2: I/O classes, 3: creating process */
 #define TR_NPARADIGMS 32
 
 struct def {
@@ -51,6 +52,7 @@ struct tr_procinfo {
 	uint32_t pid;
 	uint32_t host;   /* String ids */
 	uint32_t gname;
+	int32_t creator;   /* rank (process tree: part) of the creating process, -1 */
 	uint64_t t_first, t_last, resolution, realtime;
 	uint32_t nlocs;
 	struct tr_loc *locs;
@@ -716,6 +718,8 @@ void tr_defs_process_renamed(void)
 	char buf[300];
 	if (tr_proc.rank >= 0)
 		snprintf(buf, sizeof(buf), "MPI Rank %d", tr_proc.rank);
+	else if (tr_tree.gname[0])
+		snprintf(buf, sizeof(buf), "%s", tr_tree.gname);
 	else
 		snprintf(buf, sizeof(buf), "Process %d", (int)getpid());
 	tr_sid_gname = tr_def_string(buf);
@@ -773,7 +777,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 {
 	uint32_t n = 0, i = 0;
 	memset(p, 0, sizeof(*p));
-	p->rank = tr_proc.rank;
+	p->rank = tr_proc.rank >= 0 ? tr_proc.rank : tr_tree.part;   /* process tree: its part */
+	p->creator = tr_tree.creator;
 	p->pid = (uint32_t)getpid();
 	p->host = tr_sid_host;
 	p->gname = tr_sid_gname;
@@ -1176,9 +1181,13 @@ static otf2w_status write_set(otf2w_gdef_writer *g, const struct defset *s)
 		if (proc_node)
 			proc_node[i] = 1 + (k < nnodes ? k : 0);
 	}
-	for (uint32_t i = 0; i < s->nprocs; i++)
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		uint32_t creator = UNDEF;   /* the process that created it, when in the set */
+		for (uint32_t j = 0; s->procs[i].creator >= 0 && j < s->nprocs; j++)
+			creator = j != i && s->procs[j].rank == s->procs[i].creator ? j : creator;
 		W(otf2w_gdef_location_group(g, i, s->procs[i].gname, OTF2W_LGROUP_PROCESS,
-					    proc_node ? proc_node[i] : 1, UNDEF));
+					    proc_node ? proc_node[i] : 1, creator));
+	}
 	if (proc_node != proc_node_one)
 		free(proc_node);
 	for (uint32_t i = 0; i < s->nprocs; i++)
@@ -1297,6 +1306,7 @@ static void pack_set(struct bbuf *b, const struct defset *s)
 		bput32(b, p->pid);
 		bput32(b, p->host);
 		bput32(b, p->gname);
+		bput32(b, (uint32_t)p->creator);
 		bput64(b, p->t_first);
 		bput64(b, p->t_last);
 		bput64(b, p->resolution);
@@ -1375,6 +1385,7 @@ static int unpack_set(const void *buf, size_t len, struct defset *s)
 		p->pid = bget32(&r);
 		p->host = bget32(&r);
 		p->gname = bget32(&r);
+		p->creator = (int32_t)bget32(&r);
 		p->t_first = bget64(&r);
 		p->t_last = bget64(&r);
 		p->resolution = bget64(&r);
