@@ -315,6 +315,19 @@ static void find_merge(void)
 		tr_merge_bin[0] = 0;
 }
 
+/* A registry link of a process that is gone (killed by SIGKILL): removed
+ * by the next root. */
+static void reg_stale(const char *name, void *ud)
+{
+	char r[128];
+	const char *s = name;
+	pid_t pid = (pid_t)num(&s);
+	if (*s || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+		return;
+	snprintf(r, sizeof(r), "%s/%s", tr_reg, name);
+	unlink(r);
+}
+
 int tr_tree_prepare(char *dir, size_t n)
 {
 	tr_tree.on = 0;
@@ -340,6 +353,7 @@ int tr_tree_prepare(char *dir, size_t n)
 	}
 	tr_tree.creator = -1;
 	tr_tree.part = 0;   /* choose_dir claims procs/proc0 of a fresh directory */
+	each_entry(tr_reg, reg_stale, NULL);
 	return 0;
 }
 
