@@ -14,7 +14,6 @@ every process's master location.
 
 usage: tree_tests.py CASE --lib LIB --bindir DIR --tracer-run PATH --work DIR
 """
-import argparse
 import os
 import re
 import shutil
@@ -131,7 +130,7 @@ def pair(name, argv, via_run=False, env=None, setup=None, timeout=300):
     if via_run:
         argvt = rt.tracer_run_argv(prefix, argv)
     else:
-        envt.update({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': prefix})
+        envt.update({'LD_PRELOAD': rt.A.lib, 'TRACER_OUTPUT': prefix})
         argvt = argv
     ru = rt.run(argv, u, rt.clean_env(env), timeout)
     rtr = rt.run(argvt, t, envt, timeout)
@@ -277,7 +276,7 @@ def daemon():
     argv = [rt.bin_('tree_spawn'), 'daemon']
     ru = rt.run(argv + [os.path.join(u, 'done.txt')], u, rt.clean_env())
     r = rt.run(argv + [os.path.join(t, 'done.txt')], t,
-               rt.clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': prefix}))
+               rt.clean_env({'LD_PRELOAD': rt.A.lib, 'TRACER_OUTPUT': prefix}))
     if ru.rc != r.rc or ru.out != r.out:
         raise Fail('daemon: untraced %s %r, traced %s %r' % (ru.status(), ru.out, r.status(), r.out))
     lines = rt.tracer_lines(r.err)
@@ -331,28 +330,8 @@ def separate():
     print('ok separate: %d archives' % len(dirs))
 
 
-def main():
-    global A
-    ap = argparse.ArgumentParser()
-    ap.add_argument('case')
-    ap.add_argument('--lib')
-    ap.add_argument('--bindir')
-    ap.add_argument('--work')
-    ap.add_argument('--tracer-run')
-    A = ap.parse_args()
-    A.lib = os.path.abspath(A.lib)
-    A.work = os.path.abspath(A.work)
-    A.bindir = os.path.abspath(A.bindir)
-    A.tracer_run = os.path.abspath(A.tracer_run)
-    os.makedirs(A.work, exist_ok=True)
-    rt.A = A
-    try:
-        CASES[A.case]()
-    except (Fail, tc.CheckError) as e:
-        print('FAIL: %s' % e)
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    # the argument parsing and failure reporting of tests/real (same options)
+    rt.CASES.clear()
+    rt.CASES.update(CASES)
+    sys.exit(rt.main())
