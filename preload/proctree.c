@@ -16,10 +16,10 @@
  * and ended in between); found: it joins DIR with that part as creator.
  *
  * At its real end (not at exec) a member writes its part, then, under the
- * flock, registers its running children, removes its own live file and
- * counts the members still running (same start time, not a zombie, the
- * tracer mapped; a member that does not map it within 300 ms runs an
- * untraced program: not waited for). The member that finds none runs
+ * flock of DIR/procs/end.lock, registers its running children, removes its own live file and
+ * counts the members still running (same start time, not a zombie,
+ * registered by itself, the tracer mapped; an entry that is not so within
+ * 1 s is an untraced program or a launcher helper: not waited for). The member that finds none runs
  * bin/tracer-merge (next to lib/libtracer.so) on DIR and waits for it; from
  * the crash path it is started detached. Under tracer-run (TRACER_LAUNCHER)
  * tracer-run unifies when its subtree has ended: members only leave.
@@ -68,7 +68,9 @@ static ssize_t read_into(const char *path, char *buf, size_t size)
 	return n;
 }
 
-static int write_file(const char *path, const char *buf, size_t n)
+/* path gets the n bytes of buf at once (temporary file, renamed; excl:
+ * linked, never replacing an existing path). */
+static int write_file_excl(const char *path, const char *buf, size_t n, int excl)
 {
 	char tmp[4400];
 	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)getpid());
@@ -77,11 +79,18 @@ static int write_file(const char *path, const char *buf, size_t n)
 		return -1;
 	int ok = write(fd, buf, n) == (ssize_t)n;
 	close(fd);
-	if (!ok || rename(tmp, path)) {
+	if (!ok || (excl ? link(tmp, path) : rename(tmp, path))) {
 		unlink(tmp);
 		return -1;
 	}
+	if (excl)
+		unlink(tmp);
 	return 0;
+}
+
+static int write_file(const char *path, const char *buf, size_t n)
+{
+	return write_file_excl(path, buf, n, 0);
 }
 
 static unsigned long long num(const char **p)
@@ -209,7 +218,8 @@ static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int 
 	char p[4200], b[96], r[128], t[160];
 	live_path(p, sizeof(p), dir, pid);
 	int n = snprintf(b, sizeof(b), "%llu %d %d\n", (unsigned long long)start, part, self);
-	if (write_file(p, b, (size_t)n))
+	/* an entry for another process (self 0) never replaces the one it wrote itself */
+	if (write_file_excl(p, b, (size_t)n, !self && pid != getpid()))
 		return -1;
 	if (!tr_reg[0])
 		return 0;
@@ -419,8 +429,13 @@ static void child_entry(const char *name, void *ud)
 		return;
 	uint64_t ls;
 	int part, self;
-	if (live_read(tr_tree_dir, pid, &ls, &part, &self) == 0 && ls == st)
-		return;   /* it registered itself */
+	if (live_read(tr_tree_dir, pid, &ls, &part, &self) == 0) {
+		char p[4200];
+		if (ls == st)
+			return;   /* it registered itself (or another member did) */
+		live_path(p, sizeof(p), tr_tree_dir, pid);
+		unlink(p);   /* of an earlier process with that pid */
+	}
 	live_write(tr_tree_dir, pid, st, tr_tree.part, 0);
 }
 
@@ -451,7 +466,10 @@ static void live_entry(const char *name, void *ud)
 		return;
 	st = proc_start(pid, &state, NULL);
 	int gone = st != start || state == 'Z' || state == 'X';
-	if (!gone && !maps_tracer(pid)) {
+	/* registered by its parent but not by itself yet (starting), or not
+	 * mapping the tracer (in exec): looked at again; still so after 1 s,
+	 * it runs without tracing (an untraced program, a launcher helper) */
+	if (!gone && (!self || !maps_tracer(pid))) {
 		if (!sc->final) {
 			sc->waiting++;   /* starting, or in exec: looked at again */
 			return;
@@ -475,7 +493,7 @@ static int count_alive(const char *dir)
 	snprintf(p, sizeof(p), "%.4000s/procs", dir);
 	for (int i = 0;; i++) {
 		sc.alive = sc.waiting = 0;
-		sc.final = i >= 30;
+		sc.final = i >= 100;
 		each_entry(p, live_entry, &sc);
 		if (sc.alive || !sc.waiting)
 			return sc.alive;
@@ -586,8 +604,10 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 		leave();
 		return 0;
 	}
-	snprintf(p, sizeof(p), "%.4000s/procs/tree", tr_tree_dir);
-	int lfd = open(p, O_RDWR | O_CLOEXEC);
+	/* not the counter's lock: a child that is starting takes a part number
+	 * while the holder of this one waits for it to register */
+	snprintf(p, sizeof(p), "%.4000s/procs/end.lock", tr_tree_dir);
+	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	int locked = 0;
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; lfd >= 0 && i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)

@@ -461,6 +461,14 @@ int main(int argc, char **argv)
 	}
 	snprintf(rdir, sizeof(rdir), "%.4000s/procs", dir);
 	if (stat(rdir, &dst) == 0 && S_ISDIR(dst.st_mode)) {
+		char mpi[4200];
+		snprintf(mpi, sizeof(mpi), "%.4000s/ranks", dir);
+		if (stat(mpi, &dst) == 0) {
+			/* an MPI launcher traced around its ranks: never replace their archive */
+			printf("tracer-merge: %s holds an MPI run's archive (ranks/): the process tree's parts stay "
+			       "in %s (not unified)\n", dir, rdir);
+			return 0;
+		}
 		tree = 1;
 		pfx = "proc";
 		what = "process part";

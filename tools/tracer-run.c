@@ -323,6 +323,9 @@ static int unify_tree(const char *dir, int quiet)
 {
 	char procs[PATH_MAX + 64], merge[PATH_MAX + 64], log[PATH_MAX + 128], res[PATH_MAX + 128], exe[PATH_MAX];
 	struct stat st;
+	snprintf(procs, sizeof(procs), "%s/ranks", dir);
+	if (stat(procs, &st) == 0)
+		return 0;   /* an MPI launcher run under tracer-run: the ranks' archive is the run's */
 	snprintf(procs, sizeof(procs), "%s/procs", dir);
 	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
 		return 0;
