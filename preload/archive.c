@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -58,7 +59,13 @@ static void set_tdefs_path(void)
 	tr_tdefs_path[0] = 0;
 	if (parts_dir()) {
 		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/%s/%s.tdefs", tr_g.dir, parts_dir(), tr_arname);
-		tr_defs_arena_init();
+		/* the crash path's packing arena (256 MiB of address space, untouched
+		 * until used): not taken from a process tree's program under an
+		 * address-space limit (its crash path then leaves the part without
+		 * .tdefs: not unified) */
+		struct rlimit as;
+		if (tr_g.mpi_expected || getrlimit(RLIMIT_AS, &as) || as.rlim_cur == RLIM_INFINITY)
+			tr_defs_arena_init();
 	}
 }
 
