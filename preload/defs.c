@@ -2073,15 +2073,29 @@ static void cl_from_set(const struct defset *u, struct cl_union *cl)
 /* Local -> unified maps of one packed local set against a packed unified set. */
 int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen, struct tr_mapped *out)
 {
-	struct defset u, l;
+	struct defset l;
 	struct cl_union cl[TR_NPARADIGMS];
+	/* tracer-merge maps every process part against one unified set: it is
+	 * unpacked once (kept with a copy of its bytes to compare) */
+	static struct defset u;
+	static void *u_bytes;
+	static size_t u_len;
 	memset(out, 0, sizeof(*out));
-	if (unpack_set(ubuf, ulen, &u))
-		return -1;
-	if (unpack_set(lbuf, llen, &l)) {
-		set_free(&u);
-		return -1;
+	if (!u_bytes || u_len != ulen || memcmp(u_bytes, ubuf, ulen)) {
+		if (u_bytes)
+			set_free(&u);
+		free(u_bytes);
+		u_bytes = malloc(ulen ? ulen : 1);
+		if (!u_bytes || unpack_set(ubuf, ulen, &u)) {
+			free(u_bytes);
+			u_bytes = NULL;
+			return -1;
+		}
+		memcpy(u_bytes, ubuf, ulen);
+		u_len = ulen;
 	}
+	if (unpack_set(lbuf, llen, &l))
+		return -1;
 	cl_from_set(&u, cl);
 	uint32_t gi = 0;
 	if (l.nprocs) {
@@ -2108,7 +2122,6 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 	out->ncoffs = l.ncoffs;
 	l.coffs = NULL;
 	set_free(&l);
-	set_free(&u);
 	cl_free(cl);
 	return missing < 0 || !out->locs || !out->gids ? -1 : missing;
 }
