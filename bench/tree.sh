@@ -3,16 +3,19 @@
 #
 # make -j2 of the small autoconf project of tests/real/autoconf (configured
 # once, untraced): `make clean; make -j2` untraced and under tracer-run,
-# alternated, REPS (5) times each; medians of the wall times. The archive
-# count is one per process today (no unification step: its time is 0).
-# Ends with "process tree overhead ratio: R" (traced / untraced wall time).
+# alternated, REPS (5) times each; then a shell pipeline of Debian tools
+# (`sh -c 'seq 200000 | sort -r | head -5'`) the same way. Medians of the
+# wall times; the traced wall time includes the unification at the end of
+# the tree (tracer-run runs tracer-merge when the last process has ended),
+# whose seconds tracer-run prints ("unified in S s"): their median too.
+# Ends with "process tree overhead ratio: R" (make -j2: traced / untraced).
 set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TRACER_BUILD_DIR:-$top/build-bench}
 reps=${TREE_BENCH_REPS:-5}
 run=$build/bin/tracer-run
 lib=$build/lib/libtracer.so
-for f in "$run" "$lib"; do
+for f in "$run" "$lib" "$build/bin/tracer-merge"; do
 	[ -e "$f" ] || { echo "bench/tree: $f missing (build first)" >&2; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-tree.XXXXXX")
@@ -23,21 +26,37 @@ autoreconf -i >/dev/null 2>&1
 ./configure >/dev/null
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 now() { date +%s.%N; }
-: >"$work/plain"; : >"$work/traced"
-i=0
-while [ "$i" -lt "$reps" ]; do
-	make clean >/dev/null
-	t0=$(now); make -j2 >/dev/null; t1=$(now)
-	awk "BEGIN { print $t1 - $t0 }" >>"$work/plain"
-	make clean >/dev/null
-	rm -rf "$work/trace"*
-	t0=$(now); "$run" --lib "$lib" -q -o "$work/trace" -- make -j2 >/dev/null; t1=$(now)
-	awk "BEGIN { print $t1 - $t0 }" >>"$work/traced"
-	i=$((i + 1))
-done
-archives=$(ls -d "$work"/trace* | wc -l)
-p=$(median <"$work/plain")
-t=$(median <"$work/traced")
-printf 'tree make -j2: untraced %.3f s, traced %.3f s (medians of %d), %d archives (one per process), unification 0 s (not done: one archive per process)\n' \
-	"$p" "$t" "$reps" "$archives"
-printf 'process tree overhead ratio: %.2f\n' "$(awk "BEGIN { print $t / $p }")"
+
+# bench NAME SETUP CMD...: REPS alternated runs; files NAME.plain NAME.traced NAME.unify NAME.line
+bench() {
+	name=$1 setup=$2
+	shift 2
+	: >"$work/$name.plain"; : >"$work/$name.traced"; : >"$work/$name.unify"
+	i=0
+	while [ "$i" -lt "$reps" ]; do
+		eval "$setup"
+		t0=$(now); "$@" >/dev/null; t1=$(now)
+		awk "BEGIN { print $t1 - $t0 }" >>"$work/$name.plain"
+		eval "$setup"
+		rm -rf "$work/trace"*
+		t0=$(now); "$run" --lib "$lib" -o "$work/trace" -- "$@" >/dev/null 2>"$work/err"; t1=$(now)
+		awk "BEGIN { print $t1 - $t0 }" >>"$work/$name.traced"
+		line=$(grep '^tracer: archive' "$work/err" | tail -1)
+		echo "$line" >"$work/$name.line"
+		echo "$line" | sed -n 's/.*unified in \([0-9.]*\) s.*/\1/p' >>"$work/$name.unify"
+		i=$((i + 1))
+	done
+	archives=$(ls -d "$work"/trace* | wc -l)
+	p=$(median <"$work/$name.plain")
+	t=$(median <"$work/$name.traced")
+	u=$(median <"$work/$name.unify")
+	procs=$(sed -n 's/.*: \([0-9]*\) process.*/\1/p' "$work/$name.line")
+	printf 'tree %s: untraced %.3f s, traced %.3f s (medians of %d), ratio %.2f; %d archive(s) of %s processes, unification %s s (median; %.0f%% of the traced time)\n' \
+		"$name" "$p" "$t" "$reps" "$(awk "BEGIN { print $t / $p }")" "$archives" "${procs:-?}" "${u:-?}" \
+		"$(awk "BEGIN { print 100 * ${u:-0} / $t }")"
+	eval "ratio_$name=\$(awk \"BEGIN { print \$t / \$p }\")"
+}
+
+bench make 'make clean >/dev/null' make -j2
+bench pipeline ':' sh -c 'seq 200000 | sort -r | head -5'
+printf 'process tree overhead ratio: %.2f\n' "$ratio_make"

@@ -24,10 +24,12 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
+#include "proctree.h"
 
 struct tr_global tr_g;
 struct tr_process tr_proc = { .rank = -1 };
@@ -37,18 +39,33 @@ static char tr_arname[64] = "traces";
 /* MPI: the packed local definitions for tracer-merge (rank<r>.tdefs). */
 static char tr_tdefs_path[4200];
 
+/* The subdirectory of this process's own archive: ranks (MPI rank), procs
+ * (part of a process tree, preload/proctree.c) or none. */
+static const char *parts_dir(void)
+{
+	return tr_g.mpi_expected ? "ranks" : tr_tree.on ? "procs" : NULL;
+}
+
 static void set_anchor(void)
 {
-	snprintf(tr_g.anchor, sizeof(tr_g.anchor), tr_g.mpi_expected ? "%.4000s/ranks/%s.otf2" : "%.4000s/%s.otf2",
-		 tr_g.shown, tr_arname);
+	if (parts_dir())
+		snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/%s/%s.otf2", tr_g.shown, parts_dir(), tr_arname);
+	else
+		snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/%s.otf2", tr_g.shown, tr_arname);
 }
 
 static void set_tdefs_path(void)
 {
 	tr_tdefs_path[0] = 0;
-	if (tr_g.mpi_expected) {
-		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/ranks/rank%d.tdefs", tr_g.dir, tr_proc.rank);
-		tr_defs_arena_init();
+	if (parts_dir()) {
+		snprintf(tr_tdefs_path, sizeof(tr_tdefs_path), "%.4000s/%s/%s.tdefs", tr_g.dir, parts_dir(), tr_arname);
+		/* the crash path's packing arena (256 MiB of address space, untouched
+		 * until used): not taken from a process tree's program under an
+		 * address-space limit (its crash path then leaves the part without
+		 * .tdefs: not unified) */
+		struct rlimit as;
+		if (tr_g.mpi_expected || getrlimit(RLIMIT_AS, &as) || as.rlim_cur == RLIM_INFINITY)
+			tr_defs_arena_init();
 	}
 }
 
@@ -135,7 +152,7 @@ static int holds_archive(const char *dir)
 	while (!found && (e = readdir(d))) {
 		size_t n = strlen(e->d_name);
 		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces") ||
-			!strcmp(e->d_name, "ranks") || (n > 6 && !strcmp(e->d_name + n - 6, ".claim"));
+			!strcmp(e->d_name, "ranks") || !strcmp(e->d_name, "procs") || (n > 6 && !strcmp(e->d_name + n - 6, ".claim"));
 	}
 	closedir(d);
 	return found;
@@ -219,7 +236,10 @@ static int mkdirs(const char *dir)
  * rank) dir/ranks. */
 static void own_dir(const char *dir, char *out, size_t n)
 {
-	snprintf(out, n, tr_g.mpi_expected ? "%.4000s/ranks" : "%.4000s", dir);
+	if (parts_dir())
+		snprintf(out, n, "%.4000s/%s", dir, parts_dir());
+	else
+		snprintf(out, n, "%.4000s", dir);
 }
 
 /* A process claims NAME.claim (a rank ranks/rank<r>.claim), not its
@@ -265,6 +285,8 @@ static void set_arname(void)
 {
 	if (tr_g.mpi_expected)
 		snprintf(tr_arname, sizeof(tr_arname), "rank%d", tr_proc.rank);
+	else if (tr_tree.on)
+		snprintf(tr_arname, sizeof(tr_arname), "proc%d", tr_tree.part);
 	else
 		snprintf(tr_arname, sizeof(tr_arname), "traces");
 }
@@ -364,8 +386,20 @@ int tr_archive_prepare(void)
 {
 	tr_g.mpi_expected = tr_cfg.mpi && tr_proc.rank >= 0;
 	tr_g.global_writer = 1;
-	if (choose_dir())
+	/* a member of a process tree joins its directory (proctree.c) */
+	if (tr_tree_prepare(tr_g.dir, sizeof(tr_g.dir)) == 1) {
+		set_arname();
+		snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", tr_g.dir);
+		if (claim(tr_g.dir, tr_arname) != 1) {
+			tr_log_error("%s: cannot join the process tree's archive there (%s); tracing disabled",
+				     tr_g.dir, strerror(errno));
+			return -1;
+		}
+	} else if (choose_dir()) {
 		return -1;
+	}
+	if (tr_tree.on)
+		tr_tree_started(tr_g.dir);
 	/* the directory is final unless MPI may still move it at MPI_Init */
 	tr_g.dir_final = !tr_g.mpi_expected || tr_cfg.output[0] || tr_g.dir_from_job;
 	return tr_archive_open();
@@ -893,7 +927,7 @@ void tr_finish_status(int status, int have_status)
 
 	/* (merge) while the event writers still exist: the locations' event
 	 * counts and the last timestamp go into rank<r>.tdefs */
-	if (tr_g.mpi_expected && tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
+	if (tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
 		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
 	tr_lock(&tr_g.lock);
 	tr_defs_write_global(tr_g.gdw, 0);
@@ -923,6 +957,9 @@ void tr_finish_status(int status, int have_status)
 	own_dir(tr_g.dir, od, sizeof(od));
 	uint64_t bytes = dir_bytes(od, tr_arname);
 	drop_claim();   /* the archive exists now: the claim has served */
+	/* a process tree's member: the last one unifies (tline: its summary) */
+	char tline[1200];
+	int tn = tr_tree_end(0, events, nloc, tline, sizeof(tline));
 	int print = tr_cfg.verbose >= 1 &&
 		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
 	/* dropped in flush mode: a chunk could not be written, the buffer filled */
@@ -950,6 +987,9 @@ void tr_finish_status(int status, int have_status)
 			     "%llu bytes written; data lost: %s%llu write errors (first: %s)\n", tr_g.anchor, nloc,
 			     (unsigned long long)events, (unsigned long long)bytes, what,
 			     (unsigned long long)tr_g.errors, tr_first_error[0] ? tr_first_error : "unknown");
+	} else if (tn > 0 && !dropped && (print || strncmp(tline, "tracer: archive", 15))) {
+		problem = strncmp(tline, "tracer: archive", 15) != 0;   /* a warning or error */
+		n = snprintf(line, sizeof(line), "%s", tline);
 	} else if (print || dropped) {
 		problem = dropped != 0;
 		char extra[256] = "";
@@ -1066,10 +1106,14 @@ static void emergency(int status, int sig)
 		if (tr_g.modules[i]->fini_crash)
 			tr_g.modules[i]->fini_crash(tr_g.gdw);
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
-	if (tr_g.mpi_expected && tr_tdefs_path[0])
+	if (tr_tdefs_path[0])
 		tr_defs_save(tr_tdefs_path, 1);
 	if (st == OTF2W_OK)
 		drop_claim();
+	char tline[1200];
+	int tn = tr_tree_end(1, events, tr_g.nthreads, tline, sizeof(tline));
+	if (tn > 0)
+		tr_log_write(tline, (size_t)tn < sizeof(tline) ? (size_t)tn : sizeof(tline) - 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
 	if (tr_g.unified)
@@ -1102,6 +1146,18 @@ void tr_archive_fork_child(void)
 		otf2w_archive_abandon(tr_g.ar);
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
+	if (tr_tree.on) {
+		/* a part of the same tree (proctree.c), creator: the parent */
+		tr_g.dir_final = 1;
+		tr_g.global_writer = 1;
+		if (tr_tree_fork_child(tr_g.dir) == 0) {
+			set_arname();
+			if (claim(tr_g.dir, tr_arname) == 1 && tr_archive_open() == 0)
+				return;
+		}
+		tr_g.active = 0;
+		return;
+	}
 	snprintf(base, sizeof(base), "%s", tr_g.dir);
 	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)getpid());
 	snprintf(base, sizeof(base), "%s", tr_g.shown);
@@ -1125,4 +1181,5 @@ void tr_archive_discard(void)
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
 	unclaim(tr_g.dir, tr_arname);
+	tr_tree_discard();
 }

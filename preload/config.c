@@ -181,7 +181,7 @@ static const char *const tr_env_known[] = {
 	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
 	"TRACER_MPI", "TRACER_MPI_POLLING", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
 	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES",
-	"TRACER_TEST_CLOCK_SKEW", "TRACER_LAUNCHER", "TRACER_OPENMP", "TRACER_IO", NULL
+	"TRACER_TEST_CLOCK_SKEW", "TRACER_LAUNCHER", "TRACER_OPENMP", "TRACER_IO", "TRACER_TREE", NULL
 };
 
 int tr_env_rank(void)
@@ -262,6 +262,14 @@ void tr_cfg_load(void)
 			tr_cfg.on_full = TR_ON_FULL_STOP;
 		else
 			bad("TRACER_ON_FULL", v, "flush, stop", "flush");
+	}
+	if ((v = env_get("TRACER_TREE"))) {
+		if (!strcasecmp(v, "one"))
+			tr_cfg.tree = TR_TREE_ONE;
+		else if (!strcasecmp(v, "separate"))
+			tr_cfg.tree = TR_TREE_SEPARATE;
+		else
+			bad("TRACER_TREE", v, "one, separate", "one");
 	}
 	if ((v = env_get("TRACER_PTHREAD")) && tr_cfg_parse_bool(v, &tr_cfg.pthread))
 		bad("TRACER_PTHREAD", v, "on/off/1/0/yes/no/true/false", "on");

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "defs_int.h"
+#include "proctree.h"
 
 static const struct def *local_view(const struct defset *s, const struct def *d);
 
@@ -374,6 +375,8 @@ static void group_name(char *buf, size_t n)
 {
 	if (tr_proc.rank >= 0)
 		snprintf(buf, n, "MPI Rank %d", tr_proc.rank);
+	else if (tr_tree.gname[0])
+		snprintf(buf, n, "%s", tr_tree.gname);
 	else
 		snprintf(buf, n, "Process %d", (int)getpid());
 }

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #include "defs_int.h"
+#include "proctree.h"
 
 /* Unified set (MPI) and local -> unified maps. */
 static struct defset *tr_unified;
@@ -90,7 +91,8 @@ static int local_proc(struct tr_procinfo *p, int crash)
 {
 	uint32_t n = 0, i = 0;
 	memset(p, 0, sizeof(*p));
-	p->rank = tr_proc.rank;
+	p->rank = tr_proc.rank >= 0 ? tr_proc.rank : tr_tree.part;   /* process tree: its part */
+	p->creator = tr_tree.creator;
 	p->pid = (uint32_t)getpid();
 	p->host = tr_sid_host;
 	p->gname = tr_sid_gname;

@@ -11,7 +11,7 @@
 #include "defset.h"
 
 #define TR_DEFS_MAGIC 0x46445254u /* "TRDF" */
-#define TR_DEFS_VERSION 2u   /* 2: I/O classes */
+#define TR_DEFS_VERSION 3u   /* 2: I/O classes, 3: creating process */
 
 static void bput(struct tr_bbuf *b, const void *v, size_t n)
 {
@@ -71,6 +71,7 @@ void tr_ds_pack(struct tr_bbuf *b, const struct defset *s)
 		bput32(b, p->pid);
 		bput32(b, p->host);
 		bput32(b, p->gname);
+		bput32(b, (uint32_t)p->creator);
 		bput64(b, p->t_first);
 		bput64(b, p->t_last);
 		bput64(b, p->resolution);
@@ -119,6 +120,7 @@ int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
 		p->pid = bget32(&r);
 		p->host = bget32(&r);
 		p->gname = bget32(&r);
+		p->creator = (int32_t)bget32(&r);
 		p->t_first = bget64(&r);
 		p->t_last = bget64(&r);
 		p->resolution = bget64(&r);

@@ -356,14 +356,28 @@ int tr_ds_map_into(const struct defset *src, const struct defset *u, uint32_t gr
 /* Local -> unified maps of one packed local set against a packed unified set. */
 int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen, struct tr_mapped *out)
 {
-	struct defset u, l;
+	struct defset l;
+	/* tracer-merge maps every process part against one unified set: it is
+	 * unpacked once (kept with a copy of its bytes to compare) */
+	static struct defset u;
+	static void *u_bytes;
+	static size_t u_len;
 	memset(out, 0, sizeof(*out));
-	if (tr_ds_unpack(ubuf, ulen, &u))
-		return -1;
-	if (tr_ds_unpack(lbuf, llen, &l)) {
-		tr_ds_free(&u);
-		return -1;
+	if (!u_bytes || u_len != ulen || memcmp(u_bytes, ubuf, ulen)) {
+		if (u_bytes)
+			tr_ds_free(&u);
+		free(u_bytes);
+		u_bytes = malloc(ulen ? ulen : 1);
+		if (!u_bytes || tr_ds_unpack(ubuf, ulen, &u)) {
+			free(u_bytes);
+			u_bytes = NULL;
+			return -1;
+		}
+		memcpy(u_bytes, ubuf, ulen);
+		u_len = ulen;
 	}
+	if (tr_ds_unpack(lbuf, llen, &l))
+		return -1;
 	uint32_t gi = 0;
 	if (l.nprocs) {
 		for (uint32_t i = 0; i < u.nprocs; i++)
@@ -385,7 +399,6 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 	out->ncoffs = l.ncoffs;
 	l.coffs = NULL;
 	tr_ds_free(&l);
-	tr_ds_free(&u);
 	return missing < 0 || !out->locs || !out->gids ? -1 : missing;
 }
 

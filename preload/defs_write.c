@@ -259,9 +259,13 @@ otf2w_status tr_ds_write_set(otf2w_gdef_writer *g, const struct defset *s, int r
 		if (proc_node)
 			proc_node[i] = 1 + (k < nnodes ? k : 0);
 	}
-	for (uint32_t i = 0; i < s->nprocs; i++)
+	for (uint32_t i = 0; i < s->nprocs; i++) {
+		uint32_t creator = UNDEF;   /* the process that created it, when in the set */
+		for (uint32_t j = 0; s->procs[i].creator >= 0 && j < s->nprocs; j++)
+			creator = j != i && s->procs[j].rank == s->procs[i].creator ? j : creator;
 		W(otf2w_gdef_location_group(g, i, s->procs[i].gname, OTF2W_LGROUP_PROCESS,
-					    proc_node ? proc_node[i] : 1, UNDEF));
+					    proc_node ? proc_node[i] : 1, creator));
+	}
 	if (proc_node != proc_node_one)
 		free(proc_node);
 	for (uint32_t i = 0; i < s->nprocs; i++)

@@ -50,6 +50,7 @@ struct tr_procinfo {
 	uint32_t pid;
 	uint32_t host;   /* String ids */
 	uint32_t gname;
+	int32_t creator;   /* rank (process tree: part) of the creating process, -1 */
 	uint64_t t_first, t_last, resolution, realtime;
 	uint32_t nlocs;
 	struct tr_loc *locs;

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
+#include "proctree.h"
 
 extern char **environ;
 
@@ -497,12 +498,15 @@ static int tr_exec_prepare(int would_run)
 		return 1;
 	}
 	tr_log_notices_to_file();   /* not the end of the process: no summary on stderr */
+	tr_tree.exec = 1;           /* the new image goes on in the process tree */
 	tr_finish_status(0, 1);
 	return 1;
 }
 
 static void tr_exec_failed(int was, int err)
 {
+	if (was)
+		tr_tree_exec_failed();
 	if (was)
 		tr_log_warn("exec failed (%s) after the archive was written; the rest of this process is not "
 			    "traced", strerror(err));

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
+#include "proctree.h"
 
 TR_TLS struct tr_thread *tr_tls_self;
 TR_TLS int tr_tls_creating;
@@ -84,7 +85,8 @@ static void altstack_release(void)
 
 uint64_t tr_location_id(uint32_t index)
 {
-	uint64_t r = tr_proc.rank > 0 ? (uint64_t)tr_proc.rank : 0;
+	/* MPI rank, or the part of a process tree (preload/proctree.c) */
+	uint64_t r = tr_proc.rank > 0 ? (uint64_t)tr_proc.rank : tr_tree.part > 0 ? (uint64_t)tr_tree.part : 0;
 	return (r << 32) | index;
 }
 

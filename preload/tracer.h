@@ -61,6 +61,7 @@ void tr_log_sigsafe(const char *fmt, ...);
 
 enum tr_on_full { TR_ON_FULL_FLUSH = 0, TR_ON_FULL_STOP = 1 };
 enum tr_clock_kind { TR_CLOCK_TSC = 0, TR_CLOCK_MONOTONIC = 1 };
+enum tr_tree_mode { TR_TREE_ONE = 0, TR_TREE_SEPARATE = 1 };
 
 struct tr_config {
 	char output[4096];        /* TRACER_OUTPUT ("" = default name, decided at start or by MPI) */
@@ -86,6 +87,7 @@ struct tr_config {
 	int64_t test_clock_skew_ns;
 	int openmp;                    /* TRACER_OPENMP (default 1), wrappers/openmp* */
 	int io;                        /* TRACER_IO (default 1): wrappers/io */
+	int tree;                      /* TRACER_TREE: one archive per process tree (default) or per process */
 };
 extern struct tr_config tr_cfg;
 enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };

@@ -24,6 +24,14 @@
  * stay readable. No libotf2: the definition code of the core that knows no
  * process (preload/defset.c, defs_write.c, defs_pack.c, defs_unify.c:
  * tr_defs.h) is compiled into this tool.
+ *
+ * Process trees (TRACER_TREE=one, preload/proctree.c): DIR/procs holds
+ * proc<N>.otf2 + proc<N>/ + proc<N>.tdefs + proc<N>.end (events, locations)
+ * per process image; the same merge makes DIR/traces.otf2 (run again, it
+ * replaces it: a daemon that outlived the others). --final (tracer-run, or
+ * the tree's last process): every process has ended, the live entries and
+ * registry links are removed; DIR/procs/unified gets the totals
+ * "processes locations events bytes".
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -71,6 +79,9 @@ static struct rank *ranks;
 static int nranks;
 static const char *dir;
 static char rdir[4100];   /* the per-rank archives: DIR/ranks (DIR in archives of older versions) */
+static const char *pfx = "rank";   /* part names: rank<r>, or proc<N> (process tree) */
+static const char *what = "rank";  /* in messages */
+static int tree;                   /* DIR/procs: a process tree */
 
 static void *xrealloc(void *p, size_t n)
 {
@@ -92,7 +103,7 @@ static long long file_size(int r, const char *sfx)
 {
 	char p[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%.4000s/rank%d%s", rdir, r, sfx);
+	snprintf(p, sizeof(p), "%.4000s/%s%d%s", rdir, pfx, r, sfx);
 	return stat(p, &st) ? -1 : (long long)st.st_size;
 }
 
@@ -124,7 +135,7 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 {
 	char p[4200];
 	unsigned char h[28];
-	snprintf(p, sizeof(p), "%.4000s/rank%d.otf2", rdir, r);
+	snprintf(p, sizeof(p), "%.4000s/%s%d.otf2", rdir, pfx, r);
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -147,7 +158,7 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 static int link_events(int r, uint64_t loc, uint64_t gid)
 {
 	char from[4200], to[4200];
-	snprintf(from, sizeof(from), "%.4000s/rank%d/%llu.evt", rdir, r, (unsigned long long)loc);
+	snprintf(from, sizeof(from), "%.4000s/%s%d/%llu.evt", rdir, pfx, r, (unsigned long long)loc);
 	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
 	if (access(from, F_OK))
 		return -1;
@@ -207,11 +218,11 @@ static int load_ranks(void)
 	for (int i = 0; i < nranks; i++) {
 		struct rank *rk = &ranks[i];
 		char p[4200];
-		snprintf(p, sizeof(p), "%.4000s/rank%d.tdefs", rdir, rk->r);
+		snprintf(p, sizeof(p), "%.4000s/%s%d.tdefs", rdir, pfx, rk->r);
 		rk->buf = read_all(p, &rk->len);
 		if (!rk->buf) {
-			fprintf(stderr, "tracer-merge: rank %d: no rank%d.tdefs (killed before writing its "
-				"definitions?): its events cannot be mapped and are left out\n", rk->r, rk->r);
+			fprintf(stderr, "tracer-merge: %s %d: no %s%d.tdefs (killed before writing its "
+				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, pfx, rk->r);
 			continue;
 		}
 		/* a packed set that unpacks (against itself) is complete */
@@ -222,15 +233,15 @@ static int load_ranks(void)
 		int mine = st >= 0 && m.rank == rk->r;
 		tr_defs_mapped_free(&m);
 		if (!mine) {
-			fprintf(stderr, "tracer-merge: rank %d: %s unreadable (truncated?): its events cannot be "
-				"mapped and are left out\n", rk->r, p);
+			fprintf(stderr, "tracer-merge: %s %d: %s unreadable (truncated?): its events cannot be "
+				"mapped and are left out\n", what, rk->r, p);
 			free(rk->buf);
 			rk->buf = NULL;
 			continue;
 		}
 		if (anchor_chunks(rk->r, &rk->evt_chunk, &rk->def_chunk)) {
-			fprintf(stderr, "tracer-merge: rank %d: rank%d.otf2 unreadable: its events are left out\n",
-				rk->r, rk->r);
+			fprintf(stderr, "tracer-merge: %s %d: %s%d.otf2 unreadable: its events are left out\n",
+				what, rk->r, pfx, rk->r);
 			rk->evt_chunk = 0;
 		}
 		rk->ok = 1;
@@ -293,15 +304,93 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 	return ret;
 }
 
+/* ---- process trees ---- */
+
+static unsigned long long file_bytes(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode) ? (unsigned long long)st.st_size : 0;
+}
+
+/* Every process has ended: its live entry and registry link go. */
+static void tree_cleanup(void)
+{
+	char p[8400], d[4200], reg[64];
+	snprintf(reg, sizeof(reg), "/tmp/.tracer-%u", (unsigned)getuid());
+	DIR *dd = opendir(rdir);
+	struct dirent *e;
+	while (dd && (e = readdir(dd))) {
+		int pid;
+		char rest[8];
+		if (sscanf(e->d_name, "live.%d%7s", &pid, rest) != 1)
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", rdir, e->d_name);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/%d", reg, pid);
+		ssize_t l = readlink(p, d, sizeof(d) - 1);
+		char adir[4200];
+		if (l > 0 && realpath(dir, adir) && (d[l] = 0, !strcmp(d, adir)))
+			unlink(p);
+	}
+	if (dd)
+		closedir(dd);
+}
+
+/* The tree's totals: processes, locations, events (proc<N>.end), bytes. */
+static int tree_done(int nok, int nparts, int nlocs, int final)
+{
+	char p[8400];
+	unsigned long long events = 0, bytes = 0;
+	for (int i = 0; i < nranks; i++) {
+		char b[128];
+		snprintf(p, sizeof(p), "%s/%s%d.end", rdir, pfx, ranks[i].r);
+		FILE *f = ranks[i].ok ? fopen(p, "r") : NULL;
+		unsigned long long ev = 0;
+		if (f && fgets(b, sizeof(b), f) && sscanf(b, "%llu", &ev) == 1)
+			events += ev;
+		if (f)
+			fclose(f);
+	}
+	snprintf(p, sizeof(p), "%s/traces.otf2", dir);
+	bytes += file_bytes(p);
+	snprintf(p, sizeof(p), "%s/traces.def", dir);
+	bytes += file_bytes(p);
+	snprintf(p, sizeof(p), "%s/traces", dir);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char f[8800];
+		snprintf(f, sizeof(f), "%s/%s", p, e->d_name);
+		bytes += file_bytes(f);
+	}
+	if (d)
+		closedir(d);
+	if (final)
+		tree_cleanup();
+	snprintf(p, sizeof(p), "%s/unified", rdir);
+	FILE *f = fopen(p, "w");
+	if (f) {
+		fprintf(f, "%d %d %llu %llu\n", nok, nlocs, events, bytes);
+		fclose(f);
+	}
+	printf("tracer-merge: %s/traces.otf2: %d of %d processes, %d locations, %llu events, %llu bytes\n", dir, nok,
+	       nparts, nlocs, events, bytes);
+	return 0;
+}
+
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: tracer-merge [--wait SECONDS --ranks N] DIR\n"
+	fprintf(f, "usage: tracer-merge [--wait SECONDS --ranks N] [--final] DIR\n"
 		   "\n"
 		   "Makes DIR/traces.otf2, one OTF2 archive of every rank, out of the per-rank\n"
 		   "archives DIR/ranks/rank<r>.otf2 (+ rank<r>.tdefs) that libtracer.so leaves when\n"
 		   "an MPI run ends without MPI_Finalize (crash, MPI_Abort, killed ranks). Ranks whose\n"
 		   "data is missing or damaged are named in one line each and left out.\n"
+		   "A process tree's archive (DIR/procs/proc<N>.otf2, one part per process image)\n"
+		   "is unified the same way; run again, it replaces DIR/traces.otf2.\n"
 		   "\n"
+		   "  --final                    (process tree) every process has ended: remove\n"
+		   "                             the tree's live entries, write DIR/procs/unified\n"
 		   "  --wait SECONDS --ranks N   first wait (at most SECONDS) until the N ranks'\n"
 		   "                             archives are complete (ranks still being killed)\n"
 		   "  -h, --help                 this text\n");
@@ -309,12 +398,18 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-	int wait_s = 0, want = 0;
+	int wait_s = 0, want = 0, final = 0;
 	tr_defs_set_error_log(merge_log);
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 			usage(stdout);
 			return 0;
+		}
+		if (!strcmp(argv[1], "--final")) {
+			final = 1;
+			argv++;
+			argc--;
+			continue;
 		}
 		if (!strcmp(argv[1], "--wait") && argc > 3)
 			wait_s = atoi(argv[2]);
@@ -338,9 +433,24 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tracer-merge: %s: not a directory\n", dir);
 		return 2;
 	}
-	snprintf(rdir, sizeof(rdir), "%.4000s/ranks", dir);
-	if (stat(rdir, &dst) || !S_ISDIR(dst.st_mode))
-		snprintf(rdir, sizeof(rdir), "%.4000s", dir);
+	snprintf(rdir, sizeof(rdir), "%.4000s/procs", dir);
+	if (stat(rdir, &dst) == 0 && S_ISDIR(dst.st_mode)) {
+		char mpi[4200];
+		snprintf(mpi, sizeof(mpi), "%.4000s/ranks", dir);
+		if (stat(mpi, &dst) == 0) {
+			/* an MPI launcher traced around its ranks: never replace their archive */
+			printf("tracer-merge: %s holds an MPI run's archive (ranks/): the process tree's parts stay "
+			       "in %s (not unified)\n", dir, rdir);
+			return 0;
+		}
+		tree = 1;
+		pfx = "proc";
+		what = "process part";
+	} else {
+		snprintf(rdir, sizeof(rdir), "%.4000s/ranks", dir);
+		if (stat(rdir, &dst) || !S_ISDIR(dst.st_mode))
+			snprintf(rdir, sizeof(rdir), "%.4000s", dir);
+	}
 	/* every anchor (> 64 bytes) and definitions file (written after the
 	 * anchor) present and unchanged for 0.3 s */
 	long long last_sum = -1;
@@ -377,7 +487,7 @@ int main(int argc, char **argv)
 	char p1[8400], p2[8400];
 	snprintf(p1, sizeof(p1), "%s/traces.otf2", dir);
 	struct stat ast;
-	if (stat(p1, &ast) == 0 && ast.st_size > 0) {   /* (0 bytes: a placeholder) */
+	if (!tree && stat(p1, &ast) == 0 && ast.st_size > 0) {   /* (0 bytes: a placeholder) */
 		printf("tracer-merge: %s exists already\n", p1);
 		return 0;
 	}
@@ -391,7 +501,9 @@ int main(int argc, char **argv)
 		/* a rank: its anchor, its definitions or its claim (killed early) */
 		int r, known = 0;
 		char tail[8];
-		if (sscanf(de->d_name, "rank%d.%7s", &r, tail) != 2 || r < 0 ||
+		char fmt[16];
+		snprintf(fmt, sizeof(fmt), "%s%%d.%%7s", pfx);
+		if (sscanf(de->d_name, fmt, &r, tail) != 2 || r < 0 ||
 		    (strcmp(tail, "otf2") && strcmp(tail, "tdefs") && strcmp(tail, "claim")))
 			continue;
 		for (int i = 0; i < nranks; i++)
@@ -449,18 +561,18 @@ int main(int argc, char **argv)
 			continue;
 		int missing = tr_defs_map_buf(ubuf, ulen, rk->buf, rk->len, &rk->m);
 		if (missing < 0) {
-			fprintf(stderr, "tracer-merge: rank %d: its definitions cannot be mapped: its events are left out\n",
-				rk->r);
+			fprintf(stderr, "tracer-merge: %s %d: its definitions cannot be mapped: its events are left out\n",
+				what, rk->r);
 			tr_defs_mapped_free(&rk->m);
 			rk->ok = 0;
 			continue;
 		}
 		if (missing > 0)
-			fprintf(stderr, "tracer-merge: warning: rank %d: %d definitions missing in the unified set\n",
-				rk->r, missing);
+			fprintf(stderr, "tracer-merge: warning: %s %d: %d definitions missing in the unified set\n",
+				what, rk->r, missing);
 		if (rk->evt_chunk && rk->evt_chunk != evt_chunk) {
-			fprintf(stderr, "tracer-merge: rank %d: event chunk size %llu differs from %llu: its events "
-				"are left out\n", rk->r, (unsigned long long)rk->evt_chunk,
+			fprintf(stderr, "tracer-merge: %s %d: event chunk size %llu differs from %llu: its events "
+				"are left out\n", what, rk->r, (unsigned long long)rk->evt_chunk,
 				(unsigned long long)evt_chunk);
 			rk->evt_chunk = 0;
 		}
@@ -482,6 +594,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	snprintf(p1, sizeof(p1), "%s/traces", dir);
+	if (tree)
+		tr_rm_rf(p1);   /* an earlier unification of the tree (ids may differ) */
 	mkdir(p1, 0755);
 	int bad = 0, noevents = 0;
 	for (size_t i = 0; i < nulocs; i++) {
@@ -524,9 +638,14 @@ int main(int argc, char **argv)
 	}
 	tr_rm_rf(tmp);
 	free(ulocs);
-	free(ranks);
 	if (bad)
 		return 1;
+	if (tree) {
+		int r = tree_done(nok, nranks, (int)nulocs + foreign, final);
+		free(ranks);
+		return r;
+	}
+	free(ranks);
 	printf("tracer-merge: %s/traces.otf2: %d of %d ranks, %d locations (%d without events)\n", dir, nok, nranks,
 	       (int)nulocs + foreign, noevents + foreign);
 	return 0;

@@ -22,6 +22,11 @@
  *   unchanged.
  * - Under an MPI launcher (rank in the environment) it only sets the
  *   environment and execs: the ranks agree on their archive themselves.
+ * - Process tree (TRACER_TREE=one, the default): every process writes its
+ *   part into DIR/procs; when the whole tree has ended, tracer-run runs
+ *   tracer-merge --final DIR (next to itself) to make the one archive
+ *   DIR/traces.otf2 and prints its line (processes, locations, events,
+ *   bytes, seconds spent unifying).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -45,9 +50,10 @@ static void usage(FILE *f)
 {
 	fputs("usage: tracer-run [options] [--] PROGRAM [ARGS...]\n"
 	      "\n"
-	      "Records PROGRAM (and every program it execs or forks) into OTF2 3.0\n"
-	      "archives (read them with otf2-print, Vampir, ViTE). Prints one summary\n"
-	      "line when the whole process tree has ended; ends like PROGRAM.\n"
+	      "Records PROGRAM and every program it execs, forks or spawns into one\n"
+	      "OTF2 3.0 archive DIR/traces.otf2 (read it with otf2-print, Vampir, ViTE):\n"
+	      "one location group per process image, linked to its creator. Prints one\n"
+	      "summary line when the whole process tree has ended; ends like PROGRAM.\n"
 	      "\n"
 	      "options (each sets the TRACER_* variable shown):\n"
 	      "  -o, --output DIR        archive directory (TRACER_OUTPUT; default\n"
@@ -68,6 +74,8 @@ static void usage(FILE *f)
 	      "  --sampling-depth N      unwinding depth (TRACER_SAMPLING_DEPTH, 64)\n"
 	      "  --metrics LIST          PAPI/rusage metrics, comma separated (TRACER_METRICS)\n"
 	      "  --detailed-states N     VT detailed-states level (TRACER_DETAILED_STATES, 0)\n"
+	      "  --separate              one archive per process (DIR, DIR.1, DIR-fork<pid>;\n"
+	      "                          TRACER_TREE=separate; default: one, the whole tree)\n"
 	      "  --lib PATH              libtracer.so to use (else TRACER_LIB, else found\n"
 	      "                          next to this program: ../lib, ../lib64, ../lib/tracer)\n"
 	      "  -h, --help              this text\n"
@@ -300,6 +308,73 @@ static void print_summary(const char *log, const char *dir)
 			"%llu bytes; details in %s\n", procs, dir, locs, events, bytes, log);
 }
 
+/* ---- process tree: the unification when every process has ended ---- */
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Runs tracer-merge --final DIR (output to DIR/procs/tracer-merge.log);
+ * prints the run's line unless quiet. 1 when DIR holds a process tree. */
+static int unify_tree(const char *dir, int quiet)
+{
+	char procs[PATH_MAX + 64], merge[PATH_MAX + 64], log[PATH_MAX + 128], res[PATH_MAX + 128], exe[PATH_MAX];
+	struct stat st;
+	snprintf(procs, sizeof(procs), "%s/ranks", dir);
+	if (stat(procs, &st) == 0)
+		return 0;   /* an MPI launcher run under tracer-run: the ranks' archive is the run's */
+	snprintf(procs, sizeof(procs), "%s/procs", dir);
+	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[l > 0 ? l : 0] = 0;
+	char *sl = strrchr(exe, '/');
+	if (sl)
+		*sl = 0;
+	snprintf(merge, sizeof(merge), "%s/tracer-merge", exe);
+	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
+	snprintf(res, sizeof(res), "%s/unified", procs);
+	if (access(merge, X_OK)) {
+		fprintf(stderr, "tracer: warning: %s not found: run tracer-merge %s to get one archive of the process "
+			"tree (its parts are in %s)\n", merge, dir, procs);
+		return 1;
+	}
+	double t0 = now_s();
+	pid_t pid = fork();
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		unsetenv("LD_PRELOAD");
+		execl(merge, merge, "--final", dir, (char *)NULL);
+		_exit(127);
+	}
+	int status = -1;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	double secs = now_s() - t0;
+	unsigned long long np = 0, nl = 0, ne = 0, nb = 0;
+	FILE *f = fopen(res, "r");
+	int ok = f && fscanf(f, "%llu %llu %llu %llu", &np, &nl, &ne, &nb) == 4 && WIFEXITED(status) &&
+		 WEXITSTATUS(status) == 0;
+	if (f)
+		fclose(f);
+	if (!ok)
+		fprintf(stderr, "tracer: error: unifying the process tree in %s failed (see %s); its parts are in %s\n",
+			dir, log, procs);
+	else if (!quiet)
+		fprintf(stderr, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, %llu bytes "
+			"(unified in %.3f s)\n", dir, np, np == 1 ? "" : "es", nl, ne, nb, secs);
+	return 1;
+}
+
 /* ---- main ---- */
 
 /* exec failed: the shell's words and statuses (127 not found, 126 else) */
@@ -410,6 +485,10 @@ int main(int argc, char **argv)
 		}
 		if (!strcmp(a, "--no-openmp")) {
 			setenv("TRACER_OPENMP", "off", 1);
+			continue;
+		}
+		if (!strcmp(a, "--separate")) {
+			setenv("TRACER_TREE", "separate", 1);
 			continue;
 		}
 		if (!strcmp(a, "--no-io")) {
@@ -539,7 +618,8 @@ int main(int argc, char **argv)
 		}
 	}
 	const char *verb = getenv("TRACER_VERBOSE");
-	if (!verb || strcmp(verb, "0"))
+	int quiet = verb && !strcmp(verb, "0");
+	if (!unify_tree(dir, quiet) && !quiet)
 		print_summary(log, dir);
 	fflush(stderr);
 	if (!have)

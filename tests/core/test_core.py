@@ -97,7 +97,8 @@ def case_basic():
     tc.check_all(tr, exit_status=3)
     check(len(tr.locations) == 1, 'locations %r' % tr.locations)
     m = tr.master
-    check(m.group.startswith('Process '), 'group %r' % m.group)
+    # one process: its part of the process tree, named after the program (tests/tree)
+    check(m.group.startswith('core_prog (pid '), 'group %r' % m.group)
     check(enters(tr, 'outer') == 10 and enters(tr, 'inner') == 10 and enters(tr, 'main_work') == 1,
           'enter counts')
     pb = tr.program_begin.ev
@@ -141,7 +142,7 @@ def case_threads_deferred():
     # ended threads' event data stays in memory until the archive is written
     # (no file per thread exit): it must reach the archive on every path
     for how, status in (('abort', 128 + signal.SIGABRT), ('fork', 0)):
-        p, d = traced(['threads', how], out='o_' + how)
+        p, d = traced(['threads', how], out='o_' + how, env={'TRACER_TREE': 'separate'})
         tr = tc.load(d)
         tc.check_all(tr, exit_status=status)
         names = sorted(l.name for l in tr.locations)
@@ -418,7 +419,7 @@ def case_asan():
 
 
 def case_exec():
-    p, d = traced(['exec'])
+    p, d = traced(['exec'], env={'TRACER_TREE': 'separate'})   # one archive per image (tests/tree: one)
     check(p.returncode == 3, 'exit %d' % p.returncode)
     first = tc.load(d)
     tc.check_all(first, exit_status=0)
@@ -431,7 +432,7 @@ def case_exec():
 
 
 def case_fork():
-    p, d = traced(['fork'])
+    p, d = traced(['fork'], env={'TRACER_TREE': 'separate'})   # (tests/tree: one archive)
     parent = tc.load(d)
     tc.check_all(parent, exit_status=0)
     check(len(parent.locations) == 1 and enters(parent, 'outer') == 0, 'child events in the parent archive')
@@ -476,7 +477,7 @@ def case_daemon():
             break
         time.sleep(0.05)
     d = os.path.join(WORK, 'out')
-    p = run([PROG, 'daemon', os.path.join(WORK, 'done')], lib=LIB, env={'TRACER_OUTPUT': d})
+    p = run([PROG, 'daemon', os.path.join(WORK, 'done')], lib=LIB, env={'TRACER_OUTPUT': d, 'TRACER_TREE': 'separate'})
     check(p.returncode == base.returncode == 0 and p.stdout == base.stdout == 'mode daemon\n',
           'parent: %d %r vs %d %r' % (p.returncode, p.stdout, base.returncode, base.stdout))
     parent = tc.load(d)

@@ -98,7 +98,8 @@ def case_closefds():
 
 def case_closefds_fork():
     """fork, then the child closes every descriptor and writes its own file."""
-    t, out = compare('closefds_fork', 'spawn', env={'TRACER_BUFFER': '1M', 'TRACER_CHUNK': '256K'})
+    t, out = compare('closefds_fork', 'spawn', env={'TRACER_BUFFER': '1M', 'TRACER_CHUNK': '256K',
+                                                     'TRACER_TREE': 'separate'})
     tr = tc.load(out)
     tc.check_all(tr, exit_status=0)
     kids = [d for d in os.listdir(WORK) if d.startswith('closefds_fork-archive-fork')]

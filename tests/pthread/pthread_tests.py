@@ -308,7 +308,9 @@ def case_mainexit(args):
 
 
 def case_fork(args):
-    tr, _ = trace_of(args, "fork", [os.path.join(args.bindir, "pth_misc"), "fork"])
+    # one archive per process (the process tree's one archive: tests/tree)
+    tr, _ = trace_of(args, "fork", [os.path.join(args.bindir, "pth_misc"), "fork"],
+                     env_extra={"TRACER_TREE": "separate"})
     creates, begins, ends, waits = check_all(tr)
     expect(len(creates) == 1 and len(begins) == 1 and len(ends) == 1 and len(waits) == 1,
            "parent: creates/begins/ends/waits %d/%d/%d/%d" % (len(creates), len(begins), len(ends), len(waits)))

@@ -667,14 +667,14 @@ def configure():
                 if a != b:
                     raise Fail('configure: %s differs (first difference at byte %d)' % (f, first_diff(a, b)))
         print('ok %s: %s, untraced %.2fs traced %.2fs; %s' % (name, rt.status(), ru.elapsed, rt.elapsed, tl[0]))
-        dirs = archives(prefix)
-        # hundreds of archives (one per process): every 10th (otf2-print
-        # costs ~0.1 s each on a loaded machine), all when fewer than 100
-        some = dirs if len(dirs) < 100 else dirs[::10]
-        for d in some:
-            otf2_print_ok(d, single=True)
-        read_back(prefix, first_only=True)
-        print('   %d archives, %d read back with otf2-print' % (len(dirs), len(some)))
+        # the whole tree (hundreds of processes, every compiler child): ONE
+        # archive (TRACER_TREE=one, tests/tree), read back with otf2-print
+        dirs = sorted(d for d in glob.glob(prefix + '*') if os.path.isdir(d))
+        if dirs != [prefix] or 'processes' not in tl[0]:
+            raise Fail('%s: archives %s (expected one, the tree\'s), summary %s' % (name, dirs, tl[0]))
+        otf2_print_ok(prefix, single=True)
+        trs = read_back(prefix, first_only=True)
+        print('   one archive, %d locations, %d events, read back with otf2-print' % (trs[0].nloc, trs[0].nev))
         shutil.rmtree(prefix)
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)

@@ -1,0 +1,670 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * proctree.c - one archive for a whole process tree (TRACER_TREE=one).
+ *
+ * Every process image of a tree writes a standalone part below the one
+ * directory DIR, as an MPI rank does below DIR/ranks: DIR/procs/proc<N>.otf2
+ * (+ .def, proc<N>/, proc<N>.tdefs for the unification, proc<N>.end with
+ * its event and location counts). N comes from the counter DIR/procs/tree
+ * (flock): the root is 0. Membership: DIR/procs/live.<pid> holds
+ * "<start time> <part> <self>" (start time: field 22 of /proc/<pid>/stat,
+ * against pid reuse; self 0: written by the parent for a child that has
+ * not started the tracer yet) and the per-user registry
+ * /tmp/.tracer-<uid>/<pid> is a symbolic link to DIR. A new image looks up
+ * its own pid (exec'd by a member, or registered by its parent), then its
+ * parent's pid, then its own pid again (the parent may have registered it
+ * and ended in between); found: it joins DIR with that part as creator.
+ *
+ * At its real end (not at exec) a member writes its part, then, under the
+ * flock of DIR/procs/end.lock, registers its running children, removes its own live file and
+ * counts the members still running (same start time, not a zombie,
+ * registered by itself, the tracer mapped; an entry that is not so within
+ * 1 s is an untraced program or a launcher helper: not waited for). The member that finds none runs
+ * bin/tracer-merge (next to lib/libtracer.so) on DIR and waits for it; from
+ * the crash path it is started detached. Under tracer-run (TRACER_LAUNCHER)
+ * tracer-run unifies when its subtree has ended: members only leave.
+ * Every function that the crash path reaches is async-signal-safe (no
+ * malloc, no stdio, no lock but the flock with a bounded wait).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+#include "proctree.h"
+
+struct tr_tree tr_tree = { .part = -1, .creator = -1 };
+
+static char tr_reg[64];            /* /tmp/.tracer-<uid> ("" unusable) */
+static char tr_tree_dir[4096];     /* DIR (absolute) */
+static uint64_t tr_self_start;     /* this process's start time */
+static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps */
+static char tr_merge_bin[4096];    /* bin/tracer-merge ("" not found) */
+static char tr_merge_log[4200];
+static char *tr_merge_argv[4];
+static char *tr_merge_envp[] = { "LC_ALL=C", "PATH=/usr/bin:/bin", NULL };
+
+/* ---- small async-signal-safe helpers ---- */
+
+static ssize_t read_into(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n = 0, r;
+	if (fd < 0)
+		return -1;
+	while (n < (ssize_t)size - 1 && (r = read(fd, buf + n, size - 1 - (size_t)n)) > 0)
+		n += r;
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	return n;
+}
+
+/* path gets the n bytes of buf at once (temporary file, renamed; excl:
+ * linked, never replacing an existing path). */
+static int write_file_excl(const char *path, const char *buf, size_t n, int excl)
+{
+	char tmp[4400];
+	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	int ok = write(fd, buf, n) == (ssize_t)n;
+	close(fd);
+	if (!ok || (excl ? link(tmp, path) : rename(tmp, path))) {
+		unlink(tmp);
+		return -1;
+	}
+	if (excl)
+		unlink(tmp);
+	return 0;
+}
+
+static int write_file(const char *path, const char *buf, size_t n)
+{
+	return write_file_excl(path, buf, n, 0);
+}
+
+static unsigned long long num(const char **p)
+{
+	unsigned long long v = 0;
+	while (**p == ' ')
+		(*p)++;
+	while (**p >= '0' && **p <= '9')
+		v = v * 10 + (unsigned long long)(*(*p)++ - '0');
+	return v;
+}
+
+/* Start time (clock ticks since boot) of pid, 0 if gone; its state and
+ * parent. */
+static uint64_t proc_start(pid_t pid, char *state, pid_t *ppid)
+{
+	char path[64], b[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_into(path, b, sizeof(b)) <= 0)
+		return 0;
+	const char *p = strrchr(b, ')');   /* the command may hold blanks and ')' */
+	if (!p || p[1] != ' ')
+		return 0;
+	p += 2;
+	if (state)
+		*state = *p;
+	p++;
+	/* fields 4 (ppid) .. 22 (starttime) */
+	unsigned long long v = 0;
+	for (int f = 4; f <= 22; f++) {
+		while (*p == ' ')
+			p++;
+		if (*p == '-')
+			p++;
+		v = num(&p);
+		if (f == 4 && ppid)
+			*ppid = (pid_t)v;
+	}
+	return v;
+}
+
+/* 1 when pid maps libtracer.so (reads /proc/<pid>/maps in blocks). */
+static int maps_tracer(pid_t pid)
+{
+	char path[64], buf[16384 + 320];
+	size_t nl = strlen(tr_lib_name), keep = 0;
+	if (!nl)
+		return 1;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int found = 0;
+	for (;;) {
+		ssize_t r = read(fd, buf + keep, sizeof(buf) - 320);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		size_t len = keep + (size_t)r;
+		if (memmem(buf, len, tr_lib_name, nl)) {
+			found = 1;
+			break;
+		}
+		keep = len < nl - 1 ? len : nl - 1;
+		memmove(buf, buf + len - keep, keep);
+	}
+	close(fd);
+	return found;
+}
+
+/* Calls fn for every entry of dir (getdents64: no malloc). */
+struct tr_dirent64 {
+	uint64_t ino;
+	int64_t off;
+	unsigned short reclen;
+	unsigned char type;
+	char name[];
+};
+
+static void each_entry(const char *dir, void (*fn)(const char *name, void *ud), void *ud)
+{
+	char buf[8192];
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	for (;;) {
+		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		if (n <= 0)
+			break;
+		for (long o = 0; o < n;) {
+			struct tr_dirent64 *e = (struct tr_dirent64 *)(buf + o);
+			if (e->name[0] != '.')
+				fn(e->name, ud);
+			o += e->reclen;
+		}
+	}
+	close(fd);
+}
+
+/* ---- registry and live files ---- */
+
+static int reg_usable(void)
+{
+	struct stat st;
+	snprintf(tr_reg, sizeof(tr_reg), "/tmp/.tracer-%u", (unsigned)getuid());
+	if (mkdir(tr_reg, 0700) && errno != EEXIST)
+		goto bad;
+	if (lstat(tr_reg, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+		goto bad;
+	return 1;
+bad:
+	tr_reg[0] = 0;
+	return 0;
+}
+
+static void live_path(char *out, size_t n, const char *dir, pid_t pid)
+{
+	snprintf(out, n, "%.4000s/procs/live.%d", dir, (int)pid);
+}
+
+/* pid's live entry in dir: "<start> <part> <self>". */
+static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int self)
+{
+	char p[4200], b[96], r[128], t[160];
+	live_path(p, sizeof(p), dir, pid);
+	int n = snprintf(b, sizeof(b), "%llu %d %d\n", (unsigned long long)start, part, self);
+	/* an entry for another process (self 0) never replaces the one it wrote itself */
+	if (write_file_excl(p, b, (size_t)n, !self && pid != getpid()))
+		return -1;
+	if (!tr_reg[0])
+		return 0;
+	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
+	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)getpid());
+	unlink(t);
+	if (symlink(dir, t) || rename(t, r))
+		unlink(t);
+	return 0;
+}
+
+/* Removes pid's registry link when it points to dir. */
+static void reg_drop(const char *dir, pid_t pid)
+{
+	char r[128], d[4200];
+	if (!tr_reg[0])
+		return;
+	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
+	ssize_t l = readlink(r, d, sizeof(d) - 1);
+	if (l > 0 && (d[l] = 0, !strcmp(d, dir)))
+		unlink(r);
+}
+
+static int live_read(const char *dir, pid_t pid, uint64_t *start, int *part, int *self)
+{
+	char p[4200], b[128];
+	live_path(p, sizeof(p), dir, pid);
+	if (read_into(p, b, sizeof(b)) <= 0)
+		return -1;
+	const char *s = b;
+	*start = num(&s);
+	while (*s == ' ')
+		s++;
+	int neg = *s == '-';
+	if (neg)
+		s++;
+	*part = neg ? -(int)num(&s) : (int)num(&s);
+	*self = (int)num(&s);
+	return 0;
+}
+
+/* The tree pid belongs to (its registry link and live entry with start
+ * time `start`): the part number, dir filled; -1 if none. */
+static int lookup(pid_t pid, uint64_t start, char *dir, size_t n)
+{
+	char r[128];
+	uint64_t st;
+	int part, self;
+	if (!tr_reg[0] || !start)
+		return -1;
+	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
+	ssize_t l = readlink(r, dir, n - 1);
+	if (l <= 0)
+		return -1;
+	dir[l] = 0;
+	if (live_read(dir, pid, &st, &part, &self) || st != start || part < 0)
+		return -1;
+	return part;
+}
+
+/* Next part number of the tree in dir (the counter file, under its flock). */
+static int take_part(const char *dir)
+{
+	char p[4200], b[32];
+	snprintf(p, sizeof(p), "%.4000s/procs/tree", dir);
+	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	flock(fd, LOCK_EX);
+	ssize_t n = pread(fd, b, sizeof(b) - 1, 0);
+	b[n > 0 ? n : 0] = 0;
+	const char *s = b;
+	int part = (int)num(&s);
+	int w = snprintf(b, sizeof(b), "%010d\n", part + 1);
+	if (pwrite(fd, b, (size_t)w, 0) != w)
+		part = -1;
+	close(fd);   /* releases the lock */
+	return part;
+}
+
+/* ---- start ---- */
+
+static void find_merge(void)
+{
+	Dl_info di;
+	tr_merge_bin[0] = 0;
+	if (!dladdr((void *)find_merge, &di) || !di.dli_fname)
+		return;
+	const char *base = strrchr(di.dli_fname, '/');
+	snprintf(tr_lib_name, sizeof(tr_lib_name), "/%.280s\n", base ? base + 1 : di.dli_fname);
+	snprintf(tr_merge_bin, sizeof(tr_merge_bin), "%.4000s", di.dli_fname);
+	for (int up = 0; up < 2; up++) {
+		char *sl = strrchr(tr_merge_bin, '/');
+		if (!sl) {
+			tr_merge_bin[0] = 0;
+			return;
+		}
+		*sl = 0;
+	}
+	size_t ml = strlen(tr_merge_bin);
+	snprintf(tr_merge_bin + ml, sizeof(tr_merge_bin) - ml, "/bin/tracer-merge");
+	if (access(tr_merge_bin, X_OK))
+		tr_merge_bin[0] = 0;
+}
+
+/* A registry link of a process that is gone (killed by SIGKILL): removed
+ * by the next root. */
+static void reg_stale(const char *name, void *ud)
+{
+	char r[128];
+	const char *s = name;
+	pid_t pid = (pid_t)num(&s);
+	if (*s || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
+		return;
+	snprintf(r, sizeof(r), "%s/%s", tr_reg, name);
+	unlink(r);
+}
+
+int tr_tree_prepare(char *dir, size_t n)
+{
+	tr_tree.on = 0;
+	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !reg_usable())
+		return -1;
+	find_merge();
+	tr_tree.on = 1;
+	tr_self_start = proc_start(getpid(), NULL, NULL);
+	pid_t pp = getppid();
+	uint64_t pstart = proc_start(pp, NULL, NULL);
+	int part = lookup(getpid(), tr_self_start, dir, n);
+	if (part < 0)
+		part = lookup(pp, pstart, dir, n);
+	if (part < 0)
+		part = lookup(getpid(), tr_self_start, dir, n);
+	if (part >= 0) {
+		int mine = take_part(dir);
+		if (mine > 0) {
+			tr_tree.creator = part;
+			tr_tree.part = mine;
+			return 1;
+		}
+	}
+	tr_tree.creator = -1;
+	tr_tree.part = 0;   /* choose_dir claims procs/proc0 of a fresh directory */
+	each_entry(tr_reg, reg_stale, NULL);
+	return 0;
+}
+
+void tr_tree_started(const char *dir)
+{
+	snprintf(tr_tree_dir, sizeof(tr_tree_dir), "%s", dir);
+	if (tr_tree.part == 0)
+		take_part(dir);   /* the root's counter: 0 taken */
+	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)getpid());
+	tr_defs_process_renamed();
+	live_write(dir, getpid(), tr_self_start, tr_tree.part, 1);
+	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", dir);
+	tr_merge_argv[0] = tr_merge_bin;
+	tr_merge_argv[1] = "--final";
+	tr_merge_argv[2] = tr_tree_dir;
+	tr_merge_argv[3] = NULL;
+}
+
+int tr_tree_fork_child(const char *dir)
+{
+	if (!tr_tree.on)
+		return -1;
+	tr_self_start = proc_start(getpid(), NULL, NULL);
+	int part = take_part(dir);
+	if (part <= 0)
+		return -1;
+	tr_tree.creator = tr_tree.part;
+	tr_tree.part = part;
+	tr_tree.exec = 0;
+	tr_tree_started(dir);
+	return 0;
+}
+
+void tr_tree_discard(void)
+{
+	if (tr_tree.on)   /* the exec'd image names the fork parent as its creator */
+		live_write(tr_tree_dir, getpid(), tr_self_start, tr_tree.creator, 0);
+}
+
+/* ---- end ---- */
+
+struct scan {
+	const char *dir;
+	int alive;
+	int waiting;     /* entries running without the tracer mapped (yet) */
+	int final;       /* last look: such entries are dropped */
+};
+
+/* A child of this process still running: registered for it (it may not
+ * have started the tracer yet). */
+static void child_entry(const char *name, void *ud)
+{
+	char state = 0;
+	pid_t ppid = 0;
+	if (name[0] < '1' || name[0] > '9')
+		return;
+	const char *s = name;
+	pid_t pid = (pid_t)num(&s);
+	if (*s)
+		return;
+	uint64_t st = proc_start(pid, &state, &ppid);
+	if (!st || ppid != getpid() || state == 'Z' || state == 'X')
+		return;
+	uint64_t ls;
+	int part, self;
+	if (live_read(tr_tree_dir, pid, &ls, &part, &self) == 0) {
+		char p[4200];
+		if (ls == st)
+			return;   /* it registered itself (or another member did) */
+		live_path(p, sizeof(p), tr_tree_dir, pid);
+		unlink(p);   /* of an earlier process with that pid */
+	}
+	live_write(tr_tree_dir, pid, st, tr_tree.part, 0);
+}
+
+static void register_children(void)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	/* no child at all: nothing to scan (WNOWAIT: a zombie stays waitable) */
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+		return;
+	each_entry("/proc", child_entry, NULL);
+}
+
+static void live_entry(const char *name, void *ud)
+{
+	struct scan *sc = ud;
+	char p[4200];
+	if (strncmp(name, "live.", 5))
+		return;
+	const char *s = name + 5;
+	pid_t pid = (pid_t)num(&s);
+	if (*s || pid <= 0)
+		return;   /* a temporary name */
+	uint64_t start, st;
+	int part, self;
+	char state = 0;
+	if (live_read(sc->dir, pid, &start, &part, &self))
+		return;
+	st = proc_start(pid, &state, NULL);
+	int gone = st != start || state == 'Z' || state == 'X';
+	/* registered by its parent but not by itself yet (starting), or not
+	 * mapping the tracer (in exec): looked at again; still so after 1 s,
+	 * it runs without tracing (an untraced program, a launcher helper) */
+	if (!gone && (!self || !maps_tracer(pid))) {
+		if (!sc->final) {
+			sc->waiting++;   /* starting, or in exec: looked at again */
+			return;
+		}
+		gone = 1;   /* an untraced program: not waited for */
+	}
+	if (!gone) {
+		sc->alive++;
+		return;
+	}
+	live_path(p, sizeof(p), sc->dir, pid);
+	unlink(p);
+	reg_drop(sc->dir, pid);
+}
+
+/* Members still running (stale entries removed). */
+static int count_alive(const char *dir)
+{
+	struct scan sc = { dir, 0, 0, 0 };
+	char p[4200];
+	snprintf(p, sizeof(p), "%.4000s/procs", dir);
+	for (int i = 0;; i++) {
+		sc.alive = sc.waiting = 0;
+		sc.final = i >= 100;
+		each_entry(p, live_entry, &sc);
+		if (sc.alive || !sc.waiting)
+			return sc.alive;
+		struct timespec ms = { 0, 10000000 };
+		nanosleep(&ms, NULL);
+	}
+}
+
+static void leave(void)
+{
+	char p[4200];
+	live_path(p, sizeof(p), tr_tree_dir, getpid());
+	unlink(p);
+	reg_drop(tr_tree_dir, getpid());
+}
+
+/* Runs tracer-merge on the tree; waits unless crash. Returns its wall time
+ * in seconds, or -1 when it could not run. */
+static double unify(int crash)
+{
+	if (!tr_merge_bin[0])
+		return -1;
+	sigset_t chld, old, pend;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	sigpending(&pend);
+	int was_pending = sigismember(&pend, SIGCHLD);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = vfork();
+	if (pid == 0) {
+		setsid();
+		int in = open("/dev/null", O_RDONLY), out = open(tr_merge_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		syscall(SYS_close_range, 3u, ~0u, 0u);   /* no descriptor of the program kept open */
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		execve(tr_merge_argv[0], tr_merge_argv, tr_merge_envp);
+		_exit(127);
+	}
+	double secs = -1;
+	if (pid > 0 && !crash) {
+		int st = 0;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (!was_pending) {   /* the program never sees our child's end */
+			struct timespec zero = { 0, 0 };
+			sigtimedwait(&chld, NULL, &zero);
+		}
+	} else if (pid > 0) {
+		secs = 0;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return secs;
+}
+
+static void unlink_entry(const char *name, void *ud)
+{
+	char p[4400];
+	snprintf(p, sizeof(p), "%.4000s/%s", (const char *)ud, name);
+	unlink(p);
+}
+
+/* A tree of one process (the root, no other part ever started): its part
+ * becomes the archive as it is (renamed, anchor last: location ids are
+ * 0, 1, ... already), DIR/procs goes. 1 done. Async-signal-safe. */
+static int promote_single(void)
+{
+	char p[4200], q[4200], b[32];
+	snprintf(p, sizeof(p), "%.4000s/procs/tree", tr_tree_dir);
+	const char *s = b;
+	struct stat st;
+	if (tr_tree.part != 0 || read_into(p, b, sizeof(b)) <= 0 || num(&s) != 1)
+		return 0;
+	snprintf(p, sizeof(p), "%.4000s/procs/proc0.otf2", tr_tree_dir);
+	if (stat(p, &st) || st.st_size == 0)
+		return 1;   /* its part was not written: nothing to unify, the part stays */
+	static const char *const sfx[] = { "", ".def", ".otf2" };
+	for (int i = 0; i < 3; i++) {
+		snprintf(p, sizeof(p), "%.4000s/procs/proc0%s", tr_tree_dir, sfx[i]);
+		snprintf(q, sizeof(q), "%.4000s/traces%s", tr_tree_dir, sfx[i]);
+		if (rename(p, q))
+			return 0;
+	}
+	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
+	each_entry(p, unlink_entry, p);
+	rmdir(p);
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/traces.otf2", tr_g.shown);
+	return 1;
+}
+
+/* The member's traced life has ended: the last one unifies. */
+static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
+{
+	char p[4200];
+	tr_tree.on = 0;   /* once */
+	if (tr_getenv("TRACER_LAUNCHER")) {
+		/* tracer-run unifies when its whole subtree has ended */
+		register_children();
+		leave();
+		return 0;
+	}
+	/* not the counter's lock: a child that is starting takes a part number
+	 * while the holder of this one waits for it to register */
+	snprintf(p, sizeof(p), "%.4000s/procs/end.lock", tr_tree_dir);
+	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int locked = 0;
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; lfd >= 0 && i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
+		nanosleep(&ms, NULL);
+	register_children();
+	leave();
+	int alive = count_alive(tr_tree_dir);
+	if (lfd >= 0)
+		close(lfd);
+	if (!locked)
+		return 0;
+	if (alive > 0) {
+		if (tr_tree.creator >= 0)
+			return 0;
+		return snprintf(line, n, "tracer: archive %s/procs/proc%d.otf2 (this process): %u locations, %llu "
+				"events; %s/traces.otf2 of the whole process tree is written when the last of its "
+				"%d running processes ends\n", tr_g.shown, tr_tree.part, nloc,
+				(unsigned long long)events, tr_g.shown, alive);
+	}
+	if (promote_single())
+		return 0;   /* the usual summary of one process */
+	double secs = unify(crash);
+	if (secs < 0 && !tr_merge_bin[0])
+		return snprintf(line, n, "tracer: warning: bin/tracer-merge not found next to libtracer.so: run "
+				"tracer-merge %s to get one archive of the process tree\n", tr_g.shown);
+	if (secs < 0)
+		return snprintf(line, n, "tracer: error: unifying the process tree in %s failed (see %s)\n",
+				tr_g.shown, tr_merge_log);
+	if (crash)
+		return 0;
+	/* tracer-merge's totals: processes locations events bytes */
+	char r[256];
+	snprintf(p, sizeof(p), "%.4000s/procs/unified", tr_tree_dir);
+	if (read_into(p, r, sizeof(r)) <= 0)
+		return 0;
+	const char *s = r;
+	unsigned long long np = num(&s), nl = num(&s), ne = num(&s), nb = num(&s);
+	return snprintf(line, n, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, "
+			"%llu bytes (unified in %.3f s)\n", tr_g.shown, np, np == 1 ? "" : "es", nl, ne, nb, secs);
+}
+
+int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
+{
+	char p[4200], b[96];
+	if (!tr_tree.on || tr_tree.part < 0 || !tr_tree_dir[0])
+		return 0;
+	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
+	int k = snprintf(b, sizeof(b), "%llu %u\n", (unsigned long long)events, nloc);
+	write_file(p, b, (size_t)k);
+	if (tr_tree.exec)
+		return 0;   /* the new image goes on as a member */
+	return members_end(crash, events, nloc, line, n);
+}
+
+void tr_tree_exec_failed(void)
+{
+	char line[8];
+	if (tr_tree.on && tr_tree.exec && tr_tree_dir[0])
+		members_end(0, 0, 0, line, sizeof(line));
+}
