@@ -56,6 +56,8 @@ struct io_slot {
 struct io_ptab {
 	struct io_slot s[IO_SLOTS];
 	_Atomic int n;            /* entries in use (0: nothing to look up) */
+	_Atomic int probe;        /* longest probe an entry was put at (slots freed
+				   * in a run do not end a look-up: no tombstones) */
 };
 static struct io_ptab io_maps, io_aios;
 
@@ -70,6 +72,9 @@ static struct io_slot *io_ptab_put(struct io_ptab *tab, uintptr_t key)
 		int z = 0;
 		if (atomic_compare_exchange_strong(&tab->s[j].claimed, &z, 1)) {
 			atomic_fetch_add(&tab->n, 1);
+			int p = atomic_load(&tab->probe);
+			while (p < (int)i && !atomic_compare_exchange_weak(&tab->probe, &p, (int)i))
+				;
 			return &tab->s[j];   /* caller fills it, then io_ptab_publish */
 		}
 	}
@@ -85,12 +90,10 @@ static struct io_slot *io_ptab_get(struct io_ptab *tab, uintptr_t key)
 {
 	if (!atomic_load_explicit(&tab->n, memory_order_relaxed))
 		return NULL;
-	for (size_t i = 0, j = io_slot_of(key); i < IO_SLOTS; i++, j = (j + 1) & (IO_SLOTS - 1)) {
+	size_t last = (size_t)atomic_load_explicit(&tab->probe, memory_order_relaxed);
+	for (size_t i = 0, j = io_slot_of(key); i <= last; i++, j = (j + 1) & (IO_SLOTS - 1))
 		if (atomic_load_explicit(&tab->s[j].key, memory_order_acquire) == key)
 			return &tab->s[j];
-		if (!atomic_load_explicit(&tab->s[j].claimed, memory_order_relaxed))
-			return NULL;
-	}
 	return NULL;
 }
 
