@@ -69,6 +69,7 @@ IO_REAL_LIST(IO_REAL_DEF)
 void io_real_init(void)
 {
 	IO_REAL_LIST(IO_REAL_RESOLVE)
+	io_async_init();   /* mmap & co.: resolved before any signal handler may call them */
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -817,7 +818,6 @@ static void io_init(void)
 {
 	io_real_init();
 	io_stdio_init();
-	io_async_init();
 	if (!tr_cfg.io)
 		return;   /* TRACER_IO=off: every wrapper passes through */
 	struct rlimit rl;

@@ -11,7 +11,8 @@
  * munmap of the whole mapping records IoDestroyHandle; msync is a FLUSH
  * operation on it. The page faults that move the data are not seen.
  * Anonymous mappings and munmap of memory the tracer did not record are
- * passed through without a region.
+ * passed through without a region, and so is every mmap/munmap of a vfork
+ * child (it shares the parent's memory, hence its table).
  *
  * Asynchronous I/O: aio_read/aio_write record IoOperationBegin (flag
  * NON_BLOCKING, bytes requested) and IoOperationIssued; aio_error answering
@@ -115,7 +116,7 @@ static void *io_mmap(enum io_rgn rgn, void *addr, size_t len, int prot, int flag
 	IO_INIT(mmap); IO_INIT(mmap64);
 #define IO_MMAP_CALL (rgn == IO_R_mmap ? real_mmap(addr, len, prot, flags, fd, (off_t)off) \
 		      : real_mmap64(addr, len, prot, flags, fd, off))
-	struct tr_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : io_get();
+	struct tr_thread *t = (flags & MAP_ANONYMOUS) || fd < 0 ? NULL : io_get_meta();
 	if (!t)
 		return IO_MMAP_CALL;
 	uint32_t ph = io_posix_handle(fd);
@@ -171,7 +172,7 @@ TR_EXPORT int munmap(void *addr, size_t len)
 	IO_INIT(munmap);
 	struct io_slot *gone[16];
 	int n = io_maps_within((uintptr_t)addr, len, gone, 16);
-	struct tr_thread *t = n ? io_get() : NULL;
+	struct tr_thread *t = n ? io_get_meta() : NULL;
 	if (!t)
 		return real_munmap(addr, len);
 	io_meta_begin(t, IO_R_munmap);
