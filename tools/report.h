@@ -206,6 +206,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
  * the text tables (nothing without I/O) and the JSON member ",\"io\":{...}". */
 void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev);
 void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);
 void rep_io_free(struct rep *r);
 int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);

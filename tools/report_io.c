@@ -4,7 +4,7 @@
  * cancelled ones dropped) gives one operation of its handle's file and
  * I/O paradigm (layer): its kind (read, write, flush), the bytes returned
  * and the time from Begin to Complete. Summed per file and layer and per
- * layer and kind; printed as text (two tables) and JSON ("io"). Layers
+ * layer and kind; printed as text or HTML (two tables) and JSON ("io"). Layers
  * are kept apart: an ISO C write and the POSIX write under it are the same
  * bytes seen twice (the tracer records only the outermost one). */
 #include <inttypes.h>
@@ -173,39 +173,116 @@ static int by_bytes(const void *a, const void *b)
 	return tx < ty ? 1 : tx > ty ? -1 : 0;
 }
 
-void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
+/* One table cell: text (right-aligned in width, name cells left-aligned
+ * when width < 0) or HTML. */
+static void cell(FILE *f, int html, int width, const char *s)
+{
+	if (html) {
+		fputs(width < 0 ? "<td>" : "<td class=\"n\">", f);
+		rep_html_str(f, s);
+		fputs("</td>", f);
+	} else {
+		fprintf(f, " %*s", width, s);
+	}
+}
+
+static void cell_u(FILE *f, int html, int width, uint64_t v)
+{
+	char b[32];
+	snprintf(b, sizeof b, "%" PRIu64, v);
+	cell(f, html, width, b);
+}
+
+static void cell_f(FILE *f, int html, int width, const char *fmt, double v)
+{
+	char b[48];
+	snprintf(b, sizeof b, fmt, v);
+	cell(f, html, width, b);
+}
+
+static void row_begin(FILE *f, int html) { fputs(html ? "<tr>" : " ", f); }
+static void row_end(FILE *f, int html) { fputs(html ? "</tr>\n" : "\n", f); }
+
+static void header(FILE *f, int html, const char *title, const char *const *cols, const int *w, int n)
+{
+	if (html)
+		fprintf(f, "<h2>%s</h2>\n<table><thead><tr>", title);
+	else
+		fprintf(f, "\n%s:\n ", title);
+	for (int i = 0; i < n; i++) {
+		if (html)
+			fprintf(f, w[i] < 0 ? "<th>%s</th>" : "<th class=\"n\">%s</th>", cols[i]);
+		else
+			fprintf(f, " %*s", w[i], cols[i]);
+	}
+	fputs(html ? "</tr></thead><tbody>\n" : "\n", f);
+}
+
+/* The two I/O tables, as text or HTML. */
+static void io_tables(const struct rep *r, const struct rep_opts *o, FILE *f, int html)
 {
 	struct rep_io *io = r->io;
 	if (!io || !io->nfiles)
 		return;
 	qsort(io->files, io->nfiles, sizeof *io->files, by_bytes);
-	fprintf(f, "\nI/O per file (%zu, by bytes; IoOperationBegin to Complete, each layer apart):\n",
-		io->nfiles);
-	fprintf(f, "  %-40s %-6s %8s %12s %8s %12s %7s %10s\n", "file", "layer", "reads", "bytes read",
-		"writes", "bytes written", "flushes", "time ms");
+	static const char *const fcols[] = { "file", "layer", "reads", "bytes read", "writes", "bytes written",
+					     "flushes", "time ms" };
+	static const int fw[] = { -40, -6, 8, 12, 8, 13, 7, 10 };
+	char title[96];
+	snprintf(title, sizeof title, "I/O per file (%zu, by bytes; IoOperationBegin to Complete, each layer apart)",
+		 io->nfiles);
+	header(f, html, title, fcols, fw, 8);
 	for (size_t i = 0; i < io->nfiles && (!o->limit || i < o->limit); i++) {
 		const struct io_file *x = &io->files[i];
 		const char *name = file_name(r, x->file);
 		size_t n = strlen(name);
-		fprintf(f, "  %-40s %-6.6s %8" PRIu64 " %12" PRIu64 " %8" PRIu64 " %12" PRIu64 " %7" PRIu64
-			" %10.3f\n", n > 40 ? name + n - 40 : name, layer_name(r, x->layer), x->k[0].ops,
-			x->k[0].bytes, x->k[1].ops, x->k[1].bytes, x->k[2].ops, rep_ms(r, file_total(x, 1)));
+		row_begin(f, html);
+		cell(f, html, -40, !html && n > 40 ? name + n - 40 : name);
+		cell(f, html, -6, layer_name(r, x->layer));
+		for (int k = 0; k < IO_KINDS; k++) {
+			cell_u(f, html, fw[2 + 2 * k], x->k[k].ops);
+			if (k < 2)
+				cell_u(f, html, fw[3 + 2 * k], x->k[k].bytes);
+		}
+		cell_f(f, html, 10, "%.3f", rep_ms(r, file_total(x, 1)));
+		row_end(f, html);
 	}
-	fprintf(f, "\nI/O per operation kind:\n");
-	fprintf(f, "  %-6s %-6s %12s %14s %12s %12s\n", "layer", "kind", "operations", "bytes", "time ms",
-		"MB/s");
+	if (html)
+		fputs("</tbody></table>\n", f);
+	static const char *const kcols[] = { "layer", "kind", "operations", "bytes", "time ms", "MB/s" };
+	static const int kw[] = { -6, -6, 12, 14, 12, 12 };
+	header(f, html, "I/O per operation kind", kcols, kw, 6);
 	for (uint8_t l = 0; l < IO_LAYERS; l++)
 		for (int k = 0; k < IO_KINDS; k++) {
 			const struct io_fig *x = &io->kinds[l][k];
 			if (!x->ops)
 				continue;
 			double ms = rep_ms(r, x->time);
-			fprintf(f, "  %-6.6s %-6s %12" PRIu64 " %14" PRIu64 " %12.3f %12.1f\n", layer_name(r, l),
-				io_kind_names[k], x->ops, x->bytes, ms, ms > 0 ? (double)x->bytes / 1e3 / ms : 0.0);
+			row_begin(f, html);
+			cell(f, html, -6, layer_name(r, l));
+			cell(f, html, -6, io_kind_names[k]);
+			cell_u(f, html, 12, x->ops);
+			cell_u(f, html, 14, x->bytes);
+			cell_f(f, html, 12, "%.3f", ms);
+			cell_f(f, html, 12, "%.1f", ms > 0 ? (double)x->bytes / 1e3 / ms : 0.0);
+			row_end(f, html);
 		}
+	if (html)
+		fputs("</tbody></table>\n", f);
 	if (io->npend || io->unmatched)
-		fprintf(f, "  (%zu operations not completed, %" PRIu64 " completions without a begin)\n",
+		fprintf(f, html ? "<p>%zu operations not completed, %" PRIu64 " completions without a begin</p>\n"
+				: "  (%zu operations not completed, %" PRIu64 " completions without a begin)\n",
 			io->npend, io->unmatched);
+}
+
+void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	io_tables(r, o, f, 0);
+}
+
+void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	io_tables(r, o, f, 1);
 }
 
 static void json_fig(FILE *f, const struct io_fig *x)

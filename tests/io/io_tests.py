@@ -430,6 +430,11 @@ def check_report(tr, io):
     text = subprocess.run([A.tracer, 'report', tr.anchor], stdout=subprocess.PIPE, check=True,
                           universal_newlines=True, timeout=120).stdout
     check('I/O per file' in text and 'I/O per operation kind' in text, 'no I/O section in the text report')
+    page = os.path.join(A.work, 'report.html')
+    subprocess.run([A.tracer, 'report', '--html', page, tr.anchor], stdout=subprocess.DEVNULL, check=True,
+                   timeout=120)
+    html = open(page).read()
+    check('<h2>I/O per file' in html and '<h2>I/O per operation kind</h2>' in html, 'no I/O tables in the HTML report')
 
 
 def case_inherit():
