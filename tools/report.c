@@ -641,6 +641,11 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			}
 			break;
 		}
+		case OTF2R_EVT_IO_OPERATION_BEGIN:
+		case OTF2R_EVT_IO_OPERATION_COMPLETE:
+		case OTF2R_EVT_IO_OPERATION_CANCELLED:
+			rep_io_event(r, li, &ev);
+			break;
 		default:
 			break;
 		}
@@ -666,6 +671,7 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 
 void rep_free(struct rep *r)
 {
+	rep_io_free(r);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].stack);
 		free(r->locs[i].reg);

@@ -156,6 +156,7 @@ struct rep {
 		int valid;
 	} peer_cache[4096];
 	size_t nmsgs, capmsgs;
+	struct rep_io *io;               /* I/O operations (report_io.c), NULL: none */
 };
 
 /* Samples per region: self (the sampled context's region), total (any
@@ -201,6 +202,13 @@ size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out);
 void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
 		size_t *order, size_t *n);
 int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+/* I/O (report_io.c): IoOperationBegin/Complete/Cancelled of location li;
+ * the text tables (nothing without I/O) and the JSON member ",\"io\":{...}". */
+void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev);
+void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
+void rep_io_print_json(const struct rep *r, FILE *f);
+void rep_io_free(struct rep *r);
 int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
 int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_json_str(FILE *f, const char *s);

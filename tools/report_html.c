@@ -322,6 +322,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 	}
 	fputs("</tbody></table>\n", f);
 	lock_table(r, o, f);
+	rep_io_print_html(r, o, f);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
 		if ((o->has_location && L->id != o->location) || !L->events)

@@ -377,6 +377,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			fputc('\n', f);
 		}
 	}
+	rep_io_print_text(r, o, f);
 	free(order);
 	free(st);
 	return ferror(f) ? -1 : 0;
@@ -507,7 +508,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fputs("]}", f);
 	}
 	free(locks);
-	fputs("]}\n", f);
+	fputc(']', f);
+	rep_io_print_json(r, f);
+	fputs("}\n", f);
 	free(order);
 	free(st);
 	return ferror(f) ? -1 : 0;

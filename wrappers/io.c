@@ -63,19 +63,13 @@ _Atomic uint32_t io_hiwater;
 	X(dup3) X(fcntl) X(read) X(write) X(pread) X(pread64) X(pwrite) X(pwrite64) X(readv) \
 	X(writev) X(preadv) X(preadv64) X(pwritev) X(pwritev64) X(lseek) X(lseek64) X(fsync) \
 	X(fdatasync) X(unlink) X(unlinkat) X(rename) X(close_range) X(closefrom) \
-	X(copy_file_range) X(sendfile) X(sendfile64)
-#define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
+	X(copy_file_range) X(sendfile) X(sendfile64) X(splice)
 IO_REAL_LIST(IO_REAL_DEF)
-#define IO_INIT(fn)                                                               \
-	do {                                                                      \
-		if (tr_unlikely(!real_##fn))                                      \
-			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn);    \
-	} while (0)
 
 void io_real_init(void)
 {
-#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
 	IO_REAL_LIST(IO_REAL_RESOLVE)
+	io_async_init();   /* mmap & co.: resolved before any signal handler may call them */
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -611,7 +605,8 @@ TR_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o, size_t ble
 
 /* ---- in-kernel copies: a read of the source and a write of the destination ---- */
 
-/* kind 0: copy_file_range, 1: sendfile, 2: sendfile64. Both operations
+/* kind 0: copy_file_range, 1: sendfile, 2: sendfile64, 3: splice (one end
+ * a pipe: adopted as a pre-created handle on first use). Both operations
  * begin and complete together (matching ids n and n + 1). */
 static ssize_t io_call_copy(int kind, int in, off64_t *oin, int out, off64_t *oout, size_t len,
 			    unsigned flags)
@@ -619,7 +614,8 @@ static ssize_t io_call_copy(int kind, int in, off64_t *oin, int out, off64_t *oo
 	switch (kind) {
 	case 0: IO_INIT(copy_file_range); return real_copy_file_range(in, oin, out, oout, len, flags);
 	case 1: IO_INIT(sendfile); return real_sendfile(out, in, (off_t *)oin, len);
-	default: IO_INIT(sendfile64); return real_sendfile64(out, in, oin, len);
+	case 2: IO_INIT(sendfile64); return real_sendfile64(out, in, oin, len);
+	default: IO_INIT(splice); return real_splice(in, oin, out, oout, len, flags);
 	}
 }
 
@@ -628,7 +624,8 @@ static ssize_t io_copy(int kind, int in, off64_t *oin, int out, off64_t *oout, s
 	struct tr_thread *t = io_get();
 	if (!t)
 		return io_call_copy(kind, in, oin, out, oout, len, flags);
-	enum io_rgn rgn = kind == 0 ? IO_R_copy_file_range : kind == 1 ? IO_R_sendfile : IO_R_sendfile64;
+	static const enum io_rgn rgns[] = { IO_R_copy_file_range, IO_R_sendfile, IO_R_sendfile64, IO_R_splice };
+	enum io_rgn rgn = rgns[kind];
 	uint32_t hin = io_posix_handle(in), hout = io_posix_handle(out);
 	struct io_op o;
 	io_op_begin(&o, t, hin, rgn, IO_OP_READ, len);
@@ -664,6 +661,11 @@ TR_EXPORT ssize_t sendfile(int out, int in, off_t *off, size_t count)
 TR_EXPORT ssize_t sendfile64(int out, int in, off64_t *off, size_t count)
 {
 	return io_copy(2, in, off, out, NULL, count, 0);
+}
+
+TR_EXPORT ssize_t splice(int in, off64_t *oin, int out, off64_t *oout, size_t len, unsigned flags)
+{
+	return io_copy(3, in, oin, out, oout, len, flags);
 }
 
 /* ---- seek ----------------------------------------------------------------------- */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * io_int.h - internals shared by the I/O wrappers (wrappers/io.c POSIX,
- * wrappers/io_stdio.c ISO C, wrappers/io_self.c the tracer's own I/O).
+ * wrappers/io_stdio.c ISO C, wrappers/io_async.c mappings and POSIX aio).
  * Not a public header.
  *
  * Descriptor table: one entry per descriptor number (mmap'ed once at init,
@@ -48,12 +48,17 @@ enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_S
 	X(read, D) X(write, D) X(pread, D) X(pread64, D) X(pwrite, D) X(pwrite64, D) \
 	X(readv, D) X(writev, D) X(preadv, D) X(preadv64, D) X(pwritev, D) X(pwritev64, D) \
 	X(lseek, M) X(lseek64, M) X(fsync, D) X(fdatasync, D) \
-	X(copy_file_range, D) X(sendfile, D) X(sendfile64, D) \
+	X(copy_file_range, D) X(sendfile, D) X(sendfile64, D) X(splice, D) \
 	X(unlink, M) X(unlinkat, M) X(rename, M) \
 	X(fopen, M) X(fopen64, M) X(fdopen, M) X(freopen, M) X(freopen64, M) X(fclose, M) X(pclose, M) X(fread, D) X(fwrite, D) \
 	X(fread_unlocked, D) X(fwrite_unlocked, D) X(fgets_unlocked, D) X(fputs_unlocked, D) \
 	X(fgets, D) X(fputs, D) X(puts, D) X(getline, D) X(getdelim, D) X(fprintf, D) X(vfprintf, D) X(printf, D) \
-	X(vprintf, D) X(dprintf, D) X(vdprintf, D) X(fflush, D) X(fseek, M) X(fseeko, M) X(fseeko64, M)
+	X(vprintf, D) X(dprintf, D) X(vdprintf, D) X(fflush, D) X(fseek, M) X(fseeko, M) X(fseeko64, M) \
+	X(fgetc, D) X(getc, D) X(fgetc_unlocked, D) X(getc_unlocked, D) X(getchar, D) X(fputc, D) X(putc, D) \
+	X(fputc_unlocked, D) X(putc_unlocked, D) X(putchar, D) X(ungetc, M) X(fscanf, D) X(scanf, D) \
+	X(vfscanf, D) X(vscanf, D) \
+	X(mmap, M) X(mmap64, M) X(munmap, M) X(msync, D) X(aio_read, D) X(aio_write, D) X(aio_fsync, D) \
+	X(aio_error, M) X(aio_return, M) X(aio_suspend, D) X(aio_cancel, M)
 #define IO_ENUM(n, r) IO_R_##n,
 enum io_rgn { IO_REGIONS(IO_ENUM) IO_R_N };
 #undef IO_ENUM
@@ -126,14 +131,17 @@ static inline void io_forget_mine(int fd)
 		io_forget(fd);
 }
 
-/* A recorded operation: Enter, IoOperationBegin ... IoOperationComplete, Leave. */
+/* A recorded operation: Enter, IoOperationBegin ... IoOperationComplete, Leave.
+ * Always inlined into the wrapper (bench/io: a call less each, and errno's
+ * address - a call into libc from a shared object - is computed once). */
+#define IO_INLINE static inline __attribute__((always_inline))
 struct io_op {
 	struct tr_thread *t;
 	uint32_t h;        /* handle or IO_UNDEF32 */
 	uint32_t rgn;
 	uint64_t id;       /* matching id; 0: no Begin written */
 };
-static inline void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enum io_rgn r,
+IO_INLINE void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enum io_rgn r,
 			       uint8_t mode, uint64_t request)
 {
 	uint64_t now = tr_time();
@@ -150,7 +158,7 @@ static inline void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h,
 	errno = t->saved_errno;   /* the real call starts with the program's errno */
 }
 /* result < 0: failed (bytesResult undefined). err: errno after the real call. */
-static inline void io_op_end(struct io_op *o, int64_t result, int err)
+IO_INLINE void io_op_end(struct io_op *o, int64_t result, int err)
 {
 	struct tr_thread *t = o->t;
 	uint64_t now = tr_time();
@@ -198,9 +206,16 @@ void io_canon(int dirfd, const char *path, char *out, size_t size);
 /* OTF2 status flags of open(2) flags. */
 uint32_t io_status_flags(int oflags);
 
+/* Real functions: `static __typeof__(fn) *real_fn` per name of a list,
+ * resolved by IO_INIT (dlsym RTLD_NEXT once). */
+#define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
+#define IO_INIT(fn) TR_REAL_INIT(fn)
+#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
+
 /* Resolved real functions (io.c); io_real_init resolves all of them. */
 void io_real_init(void);
 void io_stdio_init(void);
+void io_async_init(void);
 /* Pre-created ISO C handles of stdin/stdout/stderr (after their POSIX ones). */
 void io_stdio_std_handles(void);
 #endif /* TR_IO_INT_H */

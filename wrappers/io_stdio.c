@@ -33,40 +33,97 @@
 #undef fwrite_unlocked
 #undef fgets_unlocked
 #undef fputs_unlocked
+#undef getc
+#undef putc
+#undef getchar
+#undef putchar
+#undef getc_unlocked
+#undef putc_unlocked
+#undef fgetc_unlocked
+#undef fputc_unlocked
 
 int __vfprintf_chk(FILE *fp, int flag, const char *fmt, va_list ap);
 size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp);
 char *__fgets_chk(char *s, size_t slen, int n, FILE *fp);
+int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
 
+/* Stream transfers, one line each:
+ *   X(return type, function, region, mode, stream, bytes requested,
+ *     bytes returned (< 0: failed), (parameters), (arguments))
+ * The expressions see the parameters and the real call's result r. Each
+ * becomes an exported wrapper (IO_SXFER below) and a real function. */
+#define IO_GETS_RESULT (r ? (int64_t)strlen(r) : (ferror_unlocked(fp) ? -1 : 0))
+#define IO_LINE_RESULT (r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0))
+#define IO_GETC_RESULT (r != EOF ? 1 : (ferror_unlocked(fp) ? -1 : 0))
+#define IO_N1(n) ((n) > 0 ? (uint64_t)(n) - 1 : 0)
+#define IO_FREAD_P (void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp)
+#define IO_FWRITE_P (const void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp)
+#define IO_FGETS_P (char *s, int n, FILE *fp), (s, n, fp)
+#define IO_FPUTS_P (const char *s, FILE *fp), (s, fp)
+#define IO_GETC_P (FILE *fp), (fp)
+#define IO_PUTC_P (int c, FILE *fp), (c, fp)
+#define IO_GETDELIM_P (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp)
+#define IO_STDIO_XFERS(X) \
+	X(size_t, fread, fread, READ, fp, (uint64_t)sz * n, (int64_t)(r * sz), IO_FREAD_P) \
+	X(size_t, fread_unlocked, fread_unlocked, READ, fp, (uint64_t)sz * n, (int64_t)(r * sz), IO_FREAD_P) \
+	X(size_t, __fread_chk, fread, READ, fp, (uint64_t)sz * n, (int64_t)(r * sz), \
+	  (void *p, size_t plen, size_t sz, size_t n, FILE *fp), (p, plen, sz, n, fp)) \
+	X(size_t, fwrite, fwrite, WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz), IO_FWRITE_P) \
+	X(size_t, fwrite_unlocked, fwrite_unlocked, WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz), IO_FWRITE_P) \
+	X(char *, fgets, fgets, READ, fp, IO_N1(n), IO_GETS_RESULT, IO_FGETS_P) \
+	X(char *, fgets_unlocked, fgets_unlocked, READ, fp, IO_N1(n), IO_GETS_RESULT, IO_FGETS_P) \
+	X(char *, __fgets_chk, fgets, READ, fp, IO_N1(n), IO_GETS_RESULT, \
+	  (char *s, size_t slen, int n, FILE *fp), (s, slen, n, fp)) \
+	X(int, fputs, fputs, WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1, IO_FPUTS_P) \
+	X(int, fputs_unlocked, fputs_unlocked, WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1, IO_FPUTS_P) \
+	X(int, puts, puts, WRITE, stdout, strlen(s) + 1, r >= 0 ? (int64_t)strlen(s) + 1 : -1, \
+	  (const char *s), (s)) \
+	X(ssize_t, getline, getline, READ, fp, IO_UNDEF64, IO_LINE_RESULT, (char **l, size_t *n, FILE *fp), (l, n, fp)) \
+	X(ssize_t, getdelim, getdelim, READ, fp, IO_UNDEF64, IO_LINE_RESULT, IO_GETDELIM_P) \
+	X(ssize_t, __getdelim, getdelim, READ, fp, IO_UNDEF64, IO_LINE_RESULT, IO_GETDELIM_P) \
+	X(int, fgetc, fgetc, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
+	X(int, getc, getc, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
+	X(int, fgetc_unlocked, fgetc_unlocked, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
+	X(int, getc_unlocked, getc_unlocked, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
+	X(int, getchar, getchar, READ, stdin, 1, IO_GETC_RESULT_STDIN, (void), ()) \
+	X(int, fputc, fputc, WRITE, fp, 1, r != EOF ? 1 : -1, IO_PUTC_P) \
+	X(int, putc, putc, WRITE, fp, 1, r != EOF ? 1 : -1, IO_PUTC_P) \
+	X(int, fputc_unlocked, fputc_unlocked, WRITE, fp, 1, r != EOF ? 1 : -1, IO_PUTC_P) \
+	X(int, putc_unlocked, putc_unlocked, WRITE, fp, 1, r != EOF ? 1 : -1, IO_PUTC_P) \
+	X(int, putchar, putchar, WRITE, stdout, 1, r != EOF ? 1 : -1, (int c), (c))
+#define IO_GETC_RESULT_STDIN (r != EOF ? 1 : (ferror_unlocked(stdin) ? -1 : 0))
+
+/* Other stream functions with a real function. */
 #define IO_STDIO_LIST(X) \
-	X(fopen) X(fopen64) X(fdopen) X(fclose) X(fread) X(fwrite) X(fgets) X(fputs) X(puts) \
-	X(vfprintf) X(__vfprintf_chk) X(__fread_chk) X(__fgets_chk) X(fflush) X(fseek) X(fseeko) \
-	X(fseeko64) X(freopen) X(freopen64) X(pclose) \
-	X(fread_unlocked) X(fwrite_unlocked) X(fgets_unlocked) X(fputs_unlocked) X(getline) X(getdelim) \
-	X(__getdelim) X(vdprintf)
-#define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
+	X(fopen) X(fopen64) X(fdopen) X(fclose) X(vfprintf) X(__vfprintf_chk) X(fflush) X(fseek) \
+	X(fseeko) X(fseeko64) X(freopen) X(freopen64) X(pclose) X(vdprintf) X(ungetc) X(vfscanf) \
+	X(__isoc99_vfscanf)
+#define IO_SX_DEF(ret_t, fn, ...) IO_REAL_DEF(fn)
+#define IO_SX_RESOLVE(ret_t, fn, ...) IO_REAL_RESOLVE(fn)
 IO_STDIO_LIST(IO_REAL_DEF)
-#define IO_INIT(fn)                                                               \
-	do {                                                                      \
-		if (tr_unlikely(!real_##fn))                                      \
-			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn);    \
-	} while (0)
+IO_STDIO_XFERS(IO_SX_DEF)
 
 void io_stdio_init(void)
 {
-#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
 	IO_STDIO_LIST(IO_REAL_RESOLVE)
+	IO_STDIO_XFERS(IO_SX_RESOLVE)
 }
 
-/* fileno without touching errno (it sets EBADF for memory streams). */
-static int io_fileno(FILE *fp)
+/* fileno without touching errno (it sets EBADF for memory streams) and,
+ * with glibc, without a call (the descriptor is a public field of FILE;
+ * -1 for streams without one). */
+static inline int io_fileno(FILE *fp)
 {
 	if (!fp)
 		return -1;
+#ifdef __GLIBC__
+	return fp->_fileno;
+#else
 	int e = errno;
 	int fd = fileno_unlocked(fp);
 	errno = e;
 	return fd;
+#endif
 }
 
 /* A stream over a descriptor we saw no fopen/fdopen for: pre-created. */
@@ -228,21 +285,22 @@ static int io_known_isoc(int fd, uint32_t *ph)
 	return i ? (int)(i - 1) : -1;
 }
 
-static int io_fclose(FILE *fp)
+/* fclose, pclose: the stream and its descriptor are gone even when the
+ * call fails: the ISO C and the POSIX handle end. */
+static int io_close_stream(enum io_rgn rgn, FILE *fp, int (*real)(FILE *))
 {
-	IO_INIT(fclose);
 	struct tr_thread *t = io_get_meta();
 	int fd = io_fileno(fp);
 	if (!t) {
-		int r = real_fclose(fp);
+		int r = real(fp);
 		if (fd >= 0)
 			io_forget_mine(fd);
 		return r;
 	}
 	uint32_t ph;
 	int ih = io_known_isoc(fd, &ph);
-	io_meta_begin(t, IO_R_fclose);
-	int r = real_fclose(fp);   /* the stream is gone even when it fails */
+	io_meta_begin(t, rgn);
+	int r = real(fp);
 	int err = errno;
 	uint64_t now = tr_time();
 	if (fd >= 0) {
@@ -251,13 +309,14 @@ static int io_fclose(FILE *fp)
 			io_rec_destroy(t, now, (uint32_t)ih);
 		io_rec_destroy(t, now, ph);
 	}
-	io_meta_end(t, IO_R_fclose, now, err);
+	io_meta_end(t, rgn, now, err);
 	return r;
 }
 
 TR_EXPORT int fclose(FILE *fp)
 {
-	return io_fclose(fp);
+	IO_INIT(fclose);
+	return io_close_stream(IO_R_fclose, fp, real_fclose);
 }
 
 /* freopen: the stream's old handles end, new ones over the new file begin
@@ -311,75 +370,29 @@ TR_EXPORT FILE *freopen64(const char *path, const char *mode, FILE *fp)
 TR_EXPORT int pclose(FILE *fp)
 {
 	IO_INIT(pclose);
-	struct tr_thread *t = io_get_meta();
-	int fd = io_fileno(fp);
-	if (!t) {
-		int r = real_pclose(fp);
-		io_forget_mine(fd);
-		return r;
-	}
-	uint32_t ph;
-	int ih = io_known_isoc(fd, &ph);
-	io_meta_begin(t, IO_R_pclose);
-	int r = real_pclose(fp);
-	int err = errno;
-	uint64_t now = tr_time();
-	if (fd >= 0) {
-		io_forget(fd);
-		if (ih >= 0)
-			io_rec_destroy(t, now, (uint32_t)ih);
-		io_rec_destroy(t, now, ph);
-	}
-	io_meta_end(t, IO_R_pclose, now, err);
-	return r;
+	return io_close_stream(IO_R_pclose, fp, real_pclose);
 }
 
 /* ---- transfers --------------------------------------------------------------------- */
 
-/* One exported stream transfer: the real call between IoOperationBegin
- * (request) and IoOperationComplete (result, < 0: failed), on the ISO C
- * handle of fp, region rgn. */
-#define IO_SXFER(ret_t, fn, rgn, mode, fp, request, result, params, args) \
+/* One exported stream transfer (a line of IO_STDIO_XFERS): the real call
+ * between IoOperationBegin and IoOperationComplete on the ISO C handle of
+ * the stream. */
+#define IO_SXFER(ret_t, fn, rgn, mode, fp, request, result, ...) \
+	IO_SXFER_(ret_t, fn, rgn, mode, fp, request, result, __VA_ARGS__)
+#define IO_SXFER_(ret_t, fn, rgn, mode, fp, request, result, params, args) \
 	TR_EXPORT ret_t fn params                                          \
 	{                                                                  \
 		IO_INIT(fn);                                               \
 		struct io_op o;                                            \
-		if (!io_sop(&o, fp, IO_R_##rgn, mode, request))            \
+		if (!io_sop(&o, fp, IO_R_##rgn, IO_OP_##mode, request))    \
 			return real_##fn args;                             \
 		ret_t r = real_##fn args;                                  \
 		int err = errno;                                           \
 		io_op_end(&o, result, err);                                \
 		return r;                                                  \
 	}
-#define IO_GETS_RESULT (r ? (int64_t)strlen(r) : (ferror_unlocked(fp) ? -1 : 0))
-#define IO_N1(n) ((n) > 0 ? (uint64_t)(n) - 1 : 0)
-IO_SXFER(size_t, fread, fread, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
-	 (void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
-IO_SXFER(size_t, fread_unlocked, fread_unlocked, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
-	 (void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
-IO_SXFER(size_t, __fread_chk, fread, IO_OP_READ, fp, (uint64_t)sz * n, (int64_t)(r * sz),
-	 (void *p, size_t plen, size_t sz, size_t n, FILE *fp), (p, plen, sz, n, fp))
-IO_SXFER(size_t, fwrite, fwrite, IO_OP_WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz),
-	 (const void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
-IO_SXFER(size_t, fwrite_unlocked, fwrite_unlocked, IO_OP_WRITE, fp, (uint64_t)sz * n, (int64_t)(r * sz),
-	 (const void *p, size_t sz, size_t n, FILE *fp), (p, sz, n, fp))
-IO_SXFER(char *, fgets, fgets, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT, (char *s, int n, FILE *fp), (s, n, fp))
-IO_SXFER(char *, fgets_unlocked, fgets_unlocked, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT,
-	 (char *s, int n, FILE *fp), (s, n, fp))
-IO_SXFER(char *, __fgets_chk, fgets, IO_OP_READ, fp, IO_N1(n), IO_GETS_RESULT,
-	 (char *s, size_t slen, int n, FILE *fp), (s, slen, n, fp))
-IO_SXFER(int, fputs, fputs, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1,
-	 (const char *s, FILE *fp), (s, fp))
-IO_SXFER(int, fputs_unlocked, fputs_unlocked, IO_OP_WRITE, fp, strlen(s), r >= 0 ? (int64_t)strlen(s) : -1,
-	 (const char *s, FILE *fp), (s, fp))
-IO_SXFER(ssize_t, getline, getline, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
-	 (char **l, size_t *n, FILE *fp), (l, n, fp))
-IO_SXFER(ssize_t, getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
-	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))
-IO_SXFER(ssize_t, __getdelim, getdelim, IO_OP_READ, fp, IO_UNDEF64, r >= 0 ? r : (ferror_unlocked(fp) ? -1 : 0),
-	 (char **l, size_t *n, int delim, FILE *fp), (l, n, delim, fp))   /* getline inlined by <stdio.h> */
-IO_SXFER(int, puts, puts, IO_OP_WRITE, stdout, strlen(s) + 1, r >= 0 ? (int64_t)strlen(s) + 1 : -1,
-	 (const char *s), (s))
+IO_STDIO_XFERS(IO_SXFER)
 
 /* The printf family (chk < 0: plain, else the _FORTIFY_SOURCE flag). */
 static int io_vfprintf(enum io_rgn rgn, FILE *fp, int chk, const char *fmt, va_list ap)
@@ -476,6 +489,74 @@ TR_EXPORT int dprintf(int fd, const char *fmt, ...)
 	va_end(ap);
 	return r;
 }
+
+/* ungetc: the region only (nothing is transferred). */
+TR_EXPORT int ungetc(int c, FILE *fp)
+{
+	IO_INIT(ungetc);
+	struct tr_thread *t = io_get();
+	if (!t)
+		return real_ungetc(c, fp);
+	uint64_t now = io_meta_begin(t, IO_R_ungetc);
+	int r = real_ungetc(c, fp);
+	io_meta_end(t, IO_R_ungetc, now, errno);
+	return r;
+}
+
+/* The scanf family: bytes requested undefined, bytes returned = the
+ * stream's position after minus before (ftello; undefined where the
+ * stream cannot tell, e.g. a pipe, or on a read error). iso: the C99
+ * entry points (__isoc99_*, what <stdio.h> makes of fscanf & co.). */
+static int io_vfscanf(enum io_rgn rgn, FILE *fp, int iso, const char *fmt, va_list ap)
+{
+	IO_INIT(vfscanf); IO_INIT(__isoc99_vfscanf);
+#define IO_SCANF_CALL (iso ? real___isoc99_vfscanf(fp, fmt, ap) : real_vfscanf(fp, fmt, ap))
+	struct io_op o;
+	if (!io_sop(&o, fp, rgn, IO_OP_READ, IO_UNDEF64))
+		return IO_SCANF_CALL;
+	off64_t before = ftello64(fp);
+	errno = o.t->saved_errno;
+	int r = IO_SCANF_CALL;
+	int err = errno;
+	off64_t after = ftello64(fp);
+	io_op_end(&o, (r == EOF && ferror_unlocked(fp)) || before < 0 || after < before ? -1 : after - before, err);
+	return r;
+#undef IO_SCANF_CALL
+}
+
+/* <stdio.h> may redirect fscanf & co. to their __isoc99_ names: the
+ * exported symbols are named explicitly (asm labels). */
+#define IO_SCANF_WRAPPERS(prefix, iso)                                                     \
+	TR_EXPORT int io_vfscanf_##iso(FILE *, const char *, va_list) __asm__(#prefix "vfscanf"); \
+	TR_EXPORT int io_vscanf_##iso(const char *, va_list) __asm__(#prefix "vscanf");            \
+	TR_EXPORT int io_fscanf_##iso(FILE *, const char *, ...) __asm__(#prefix "fscanf");        \
+	TR_EXPORT int io_scanf_##iso(const char *, ...) __asm__(#prefix "scanf");                  \
+	int io_vfscanf_##iso(FILE *fp, const char *fmt, va_list ap)                              \
+	{                                                                                        \
+		return io_vfscanf(IO_R_vfscanf, fp, iso, fmt, ap);                               \
+	}                                                                                        \
+	int io_vscanf_##iso(const char *fmt, va_list ap)                                         \
+	{                                                                                        \
+		return io_vfscanf(IO_R_vscanf, stdin, iso, fmt, ap);                             \
+	}                                                                                        \
+	int io_fscanf_##iso(FILE *fp, const char *fmt, ...)                                      \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		va_start(ap, fmt);                                                               \
+		int r = io_vfscanf(IO_R_fscanf, fp, iso, fmt, ap);                               \
+		va_end(ap);                                                                      \
+		return r;                                                                        \
+	}                                                                                        \
+	int io_scanf_##iso(const char *fmt, ...)                                                 \
+	{                                                                                        \
+		va_list ap;                                                                      \
+		va_start(ap, fmt);                                                               \
+		int r = io_vfscanf(IO_R_scanf, stdin, iso, fmt, ap);                             \
+		va_end(ap);                                                                      \
+		return r;                                                                        \
+	}
+IO_SCANF_WRAPPERS(, 0)
+IO_SCANF_WRAPPERS(__isoc99_, 1)
 
 static int io_fflush(FILE *fp)
 {

@@ -10,6 +10,10 @@
  *                   traced and untraced).
  *   io_prog threads DIR   4 threads, each writes DIR/t<i>.dat: 100 write()
  *                   of 512 bytes, then 50 fprintf lines to DIR/t<i>.txt.
+ *   io_prog inherit   run with descriptors its parent opened (sh -c 'exec
+ *                   5<in 6>>out 7<other; exec io_prog inherit'): reads 5 to
+ *                   its end, appends a line to 6 through fdopen, closes 7
+ *                   without ever using it, closes 5.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -67,11 +71,31 @@ static int threads(const char *dir)
 	return 0;
 }
 
+static int inherit(void)
+{
+	long n = 0;
+	ssize_t r;
+	while ((r = read(5, buf, sizeof(buf))) > 0)
+		n += r;
+	FILE *fp = fdopen(6, "a");
+	if (!fp)
+		die("fdopen 6");
+	int w = fprintf(fp, "appended after %ld bytes\n", n);
+	fclose(fp);
+	errno = 0;
+	int c7 = close(7);
+	int c5 = close(5);
+	printf("inherited read %ld, appended %d, close(7) = %d, close(5) = %d\n", n, w, c7, c5);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	char a[4096], b[4096], c[4096];
 	if (argc == 3 && !strcmp(argv[1], "threads"))
 		return threads(argv[2]);
+	if (argc == 2 && !strcmp(argv[1], "inherit"))
+		return inherit();
 	if (argc < 2)
 		return 2;
 	snprintf(a, sizeof(a), "%s/a.dat", argv[1]);

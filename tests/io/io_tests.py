@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, threads, filter, off, gzip, dd, cp, sort, mpi
+cases: prog, threads, filter, off, gzip, dd, cp, sort, more, inherit, mpi
 """
 import argparse
 import collections
@@ -104,15 +104,17 @@ def compare(name, argv, setup=None, env=None, inherit=None):
 class Io:
     """The Io events of an archive, checked for consistency on the way:
     every IoOperationBegin is completed (same location, handle and matching
-    id) before the Leave of its call (all calls are blocking; an in-kernel
-    copy has a read and a write open at once); matching ids are unique per
-    location; handles are created (or duplicated) before they are destroyed."""
+    id) before the Leave of its call (an in-kernel copy has a read and a
+    write open at once), a non-blocking one (aio) completed or cancelled
+    later, Issued/Test only between; matching ids are unique per location;
+    handles are created (or duplicated) before they are destroyed."""
 
     def __init__(self, tr):
         self.tr = tr
         self.kinds = collections.Counter()
         self.ops = []          # (loc, mode, handle, requested, result)
         self.events = []       # (kind, ev)
+        self.nonblocking = 0   # non-blocking operations begun
         for loc in tr.locations:
             pending = {}
             ids = set()
@@ -120,7 +122,8 @@ class Io:
             for e in tr.events(loc):
                 k = type(e.ev).__name__
                 if k == 'Leave':
-                    check(not pending, 'IoOperationBegin %r still open at Leave %s' % (sorted(pending), e.region))
+                    blocking = [i for i, p in pending.items() if not p[3]]
+                    check(not blocking, 'IoOperationBegin %r still open at Leave %s' % (sorted(blocking), e.region))
                 if not k.startswith('Io'):
                     continue
                 self.kinds[k] += 1
@@ -129,7 +132,16 @@ class Io:
                 if k == 'IoOperationBegin':
                     check(ev.matching_id not in ids, 'matching id %d used twice' % ev.matching_id)
                     ids.add(ev.matching_id)
-                    pending[ev.matching_id] = (ev.handle, enum_name(ev.mode), ev.bytes_request)
+                    nb = 'NON_BLOCKING' in str(ev.operation_flags)
+                    pending[ev.matching_id] = (ev.handle, enum_name(ev.mode), ev.bytes_request, nb)
+                    if nb:
+                        self.nonblocking += 1
+                elif k in ('IoOperationIssued', 'IoOperationTest', 'IoOperationCancelled'):
+                    b = pending.get(ev.matching_id)
+                    check(b is not None and b[3] and b[0] is ev.handle,
+                          '%s %d without a non-blocking Begin on its handle' % (k, ev.matching_id))
+                    if k == 'IoOperationCancelled':
+                        del pending[ev.matching_id]
                 elif k == 'IoOperationComplete':
                     b = pending.pop(ev.matching_id, None)
                     check(b is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
@@ -166,7 +178,7 @@ class Io:
 def printed(stdout, prefix):
     for l in stdout.splitlines():
         if l.startswith(prefix):
-            return int(l[len(prefix):].split()[0])
+            return int(l[len(prefix):].split()[0].rstrip(","))
     raise Fail('no line %r in the output' % prefix)
 
 
@@ -344,6 +356,148 @@ def case_sort():
     print('sort: %d bytes, %d operations' % (size, len(io.ops)))
 
 
+def case_more():
+    """io_more: per-character stdio, fscanf, putchar/printf to stdout,
+    mmap/msync/munmap as handles of their own, copy_file_range, sendfile,
+    splice through a pipe, POSIX aio (Issued/Test/Complete by aiocb)."""
+    t, td, tr = compare('more', [A.more_prog, '{dir}'])
+    io = Io(tr)
+    out = t.stdout
+    check(printed(out, 'chars put ') == 500, 'the program did not do what it should')
+    size = os.path.getsize(os.path.join(td, 'chars.txt'))
+    got = io.bytes('WRITE', '/chars.txt', 'ISOC')
+    check(got == size, 'ISO C bytes written to chars.txt: %d, want %d' % (got, size))
+    n = sum(1 for o in io.ops if o[1] == 'WRITE' and o[2].file.name.endswith('/chars.txt'))
+    check(n == 501, 'ISO C writes to chars.txt: %d, want 501 (300 fputc, 200 putc, 1 fprintf)' % n)
+    got = io.bytes('READ', '/chars.txt', 'ISOC')
+    check(got == size + 1, 'ISO C bytes read from chars.txt: %d, want %d (size + the character read '
+          'again after ungetc; fscanf by position)' % (got, size + 1))
+    check(io.bytes('READ', '/chars.txt', 'POSIX') == 0, 'the read() of stdio recorded')
+    got = io.bytes('WRITE', paradigm='ISOC', handle_name='stdout')
+    check(got == len(out), 'ISO C bytes to stdout: %d, want %d (putchar, printf)' % (got, len(out)))
+    # mappings: handles of their own over the descriptor's, created and destroyed
+    maps = [ev.handle for k, ev in io.events if k == 'IoCreateHandle' and ev.handle.parent is not None
+            and ev.handle.io_paradigm.identification == 'POSIX']
+    check(len(maps) == 2 and all(h.file.name.endswith('/map.dat') and h.parent.file is h.file for h in maps),
+          'mapping handles: %r' % [(h.name, h.file.name) for h in maps])
+    modes = [enum_name(ev.mode) for k, ev in io.events if k == 'IoCreateHandle' and ev.handle in maps]
+    check(modes == ['READ_WRITE', 'READ_ONLY'], 'mapping access modes %r' % modes)
+    destroyed = io.count('IoDestroyHandle', lambda ev: ev.handle in maps)
+    check(destroyed == 2, 'mapping handles destroyed: %d, want 2 (munmap)' % destroyed)
+    flushes = [o for o in io.ops if o[1] == 'FLUSH' and o[2] in maps]
+    check(len(flushes) == 1, 'msync: %d FLUSH operations on a mapping, want 1' % len(flushes))
+    # in-kernel copies: read of the source, write of the destination
+    c, s_, sp = [int(x.strip(',')) for x in out.split('copied ')[1].split()[0:5:2]]
+    check((c, s_, sp) == (16384, 16384, 8192), 'copies %r' % ((c, s_, sp),))
+    got = io.bytes('READ', '/map.dat', 'POSIX')
+    check(got == c + s_ + sp, 'bytes read from map.dat: %d, want %d' % (got, c + s_ + sp))
+    for f, want in (('copy1.dat', c), ('copy2.dat', s_), ('copy3.dat', sp)):
+        got = io.bytes('WRITE', '/' + f, 'POSIX')
+        check(got == want, 'bytes written to %s: %d, want %d' % (f, got, want))
+    def piped(mode):   # the program's pipe (stdout, a pipe as well, is not POSIX-written here)
+        return sum(o[4] for o in io.ops if o[1] == mode and o[2].file.name.startswith('pipe:')
+                   and o[2].io_paradigm.identification == 'POSIX' and o[2].name != 'stdout')
+    pipe_w, pipe_r = piped('WRITE'), piped('READ')
+    check(pipe_w == pipe_r == sp, 'splice through the pipe: %d in, %d out, want %d' % (pipe_w, pipe_r, sp))
+    # aio: two non-blocking operations, issued, completed with their bytes
+    check(io.nonblocking == 2, 'non-blocking operations: %d, want 2' % io.nonblocking)
+    check(io.count('IoOperationIssued') == 2, 'IoOperationIssued: %d, want 2' % io.count('IoOperationIssued'))
+    check(io.bytes('WRITE', '/aio.dat') == 8192 and io.bytes('READ', '/aio.dat') == 4096,
+          'aio bytes: wrote %d, read %d, want 8192, 4096' % (io.bytes('WRITE', '/aio.dat'), io.bytes('READ', '/aio.dat')))
+    check_report(tr, io)
+    print('more: %d Io operations, %d IoOperationTest' % (len(io.ops), io.count('IoOperationTest')))
+
+
+def check_report(tr, io):
+    """`tracer report`: its I/O figures per file and layer (JSON) are those
+    the reference reader gives; the text has the two I/O tables."""
+    import json
+    rep = subprocess.run([A.tracer, 'report', '--json', tr.anchor], stdout=subprocess.PIPE, check=True,
+                         universal_newlines=True, timeout=120)
+    got = {(f['file'], f['layer'], k): (f[k]['operations'], f[k]['bytes'])
+           for f in json.loads(rep.stdout)['io']['files'] for k in ('read', 'write', 'flush')}
+    want = collections.Counter()
+    for loc, m, h, req, res in io.ops:
+        key = (h.file.name, h.io_paradigm.identification, m.lower())
+        want[key + ('n',)] += 1
+        want[key + ('b',)] += 0 if res == 2 ** 64 - 1 else res
+    keys = {k[:3] for k in want}
+    check({k for k, v in got.items() if v[0]} == keys, 'report files/layers/kinds %r, want %r'
+          % (sorted(k for k, v in got.items() if v[0]), sorted(keys)))
+    for k in keys:
+        check(got[k] == (want[k + ('n',)], want[k + ('b',)]), 'report %r: %r, reference reader %r'
+              % (k, got[k], (want[k + ('n',)], want[k + ('b',)])))
+    text = subprocess.run([A.tracer, 'report', tr.anchor], stdout=subprocess.PIPE, check=True,
+                          universal_newlines=True, timeout=120).stdout
+    check('I/O per file' in text and 'I/O per operation kind' in text, 'no I/O section in the text report')
+    page = os.path.join(A.work, 'report.html')
+    subprocess.run([A.tracer, 'report', '--html', page, tr.anchor], stdout=subprocess.DEVNULL, check=True,
+                   timeout=120)
+    html = open(page).read()
+    check('<h2>I/O per file' in html and '<h2>I/O per operation kind</h2>' in html, 'no I/O tables in the HTML report')
+
+
+def case_inherit():
+    """Descriptors the parent opened (sh: exec 5<in.txt 6>>out.txt
+    7<other.txt, only the program traced): 5 read to its end and 6 written
+    through a stream are pre-created POSIX handles (IoPreCreatedHandleState:
+    READ_ONLY, WRITE_ONLY + APPEND), the stream's ISO C handle nested over
+    6's; 7, closed but never used, is unknown to the tracer: no handle, no
+    IoFile, no IoDestroyHandle."""
+    script = ('exec 5<in.txt 6>>out.txt 7<other.txt; '
+              '[ -n "$IO_LIB" ] && export LD_PRELOAD="$IO_LIB" TRACER_OUTPUT="$IO_OUT"; exec "$0" inherit')
+    out = os.path.join(A.work, 'inherit-archive')
+    shutil.rmtree(out, ignore_errors=True)
+    res = {}
+    for traced in (False, True):
+        d = fresh('inherit' + ('-traced' if traced else '-untraced'))
+        make_input(d)
+        with open(os.path.join(d, 'out.txt'), 'w') as f:
+            f.write('already there\n')
+        with open(os.path.join(d, 'other.txt'), 'w') as f:
+            f.write('never read\n')
+        env = {'IO_LIB': A.lib, 'IO_OUT': out} if traced else {}
+        res[traced] = (run(['sh', '-c', script, A.prog], False, out, d, env), d)
+    (u, ud), (t, td) = res[False], res[True]
+    sys.stdout.write(t.stdout)
+    sys.stderr.write(t.stderr[-2000:])
+    check(t.returncode == u.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs')
+    for f in ('out.txt', 'in.txt', 'other.txt'):
+        check(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
+    size = os.path.getsize(os.path.join(td, 'in.txt'))
+    check(printed(t.stdout, 'inherited read ') == size, 'the program did not read in.txt')
+    tr = tc.load(out)
+    tc.check_all(tr, exit_status=0)
+    tc.otf2_print(tr.anchor)
+    io = Io(tr)
+    got = io.bytes('READ', '/in.txt', 'POSIX')
+    check(got == size, 'bytes read from inherited descriptor 5: %d, want %d' % (got, size))
+    appended = int(t.stdout.split('appended ')[1].split(',')[0])
+    got = io.bytes('WRITE', '/out.txt', 'ISOC')
+    check(got == appended, 'ISO C bytes appended to out.txt: %d, want %d' % (got, appended))
+    import otf2
+    with otf2.reader.open(tr.anchor) as r:
+        d = r.definitions
+        files = [f.name for f in d.io_files]
+        check(not [f for f in files if f.endswith('/other.txt')], 'descriptor 7 (never used) got an IoFile: %r' % files)
+        states = {(s.io_handle.file.name.rsplit('/', 1)[-1], s.io_handle.io_paradigm.identification):
+                  (enum_name(s.io_access_mode), str(s.io_status_flags)) for s in d.io_pre_created_handle_states}
+        check(states.get(('in.txt', 'POSIX'), ('',))[0] == 'READ_ONLY', 'in.txt pre-created state %r' % states)
+        st = states.get(('out.txt', 'POSIX'), ('', ''))
+        check(st[0] == 'WRITE_ONLY' and 'APPEND' in st[1], 'out.txt pre-created state %r' % (st,))
+        isoc = [h for h in d.io_handles if h.io_paradigm.identification == 'ISOC' and h.file.name.endswith('/out.txt')]
+        check(len(isoc) == 1 and isoc[0].parent is not None and isoc[0].parent.io_paradigm.identification == 'POSIX'
+              and 'PRE_CREATED' in str(isoc[0].parent.io_handle_flags),
+              'the fdopen stream is not nested over the inherited POSIX handle: %r' % isoc)
+    destroyed = sorted((ev.handle.file.name.rsplit('/', 1)[-1], ev.handle.io_paradigm.identification)
+                       for k, ev in io.events if k == 'IoDestroyHandle')
+    check(destroyed == [('in.txt', 'POSIX'), ('out.txt', 'ISOC'), ('out.txt', 'POSIX')],
+          'handles destroyed: %r (close(7) of an unknown descriptor must destroy none)' % destroyed)
+    print('inherit: %d Io operations' % len(io.ops))
+
+
 def case_mpi():
     """2 ranks: the Io definitions of both go through the MPI unification
     (IoFile/IoHandle mapping tables); each rank's location has its own
@@ -393,6 +547,8 @@ def main():
     p.add_argument('--lib', required=True)
     p.add_argument('--prog', required=True)
     p.add_argument('--work', required=True)
+    p.add_argument('--more-prog')
+    p.add_argument('--tracer')
     p.add_argument('--mpi-prog')
     p.add_argument('--mpirun')
     A = p.parse_args()
