@@ -164,13 +164,18 @@ extern int tr_tool_mode __attribute__((weak));
 
 /* Open MPI's helper daemons (mpirun starts one per node, a singleton
  * MPI_Init starts one too) inherit LD_PRELOAD: they are never traced. */
-static int launcher_helper(void)
+int tr_launcher_helper_name(const char *name)
 {
 	static const char *const names[] = { "orted", "prted", "prte", "prterun", NULL };
 	for (int i = 0; names[i]; i++)
-		if (!strcmp(tr_proc.progname, names[i]))
+		if (!strcmp(name, names[i]))
 			return 1;
 	return 0;
+}
+
+static int launcher_helper(void)
+{
+	return tr_launcher_helper_name(tr_proc.progname);
 }
 
 void tr_init(void)

@@ -103,29 +103,35 @@ static unsigned long long num(const char **p)
 	return v;
 }
 
-/* Start time (clock ticks since boot) of pid, 0 if gone; its state and
- * parent. */
+/* Start time (clock ticks since boot) of pid, 0 if gone (or an MPI
+ * launcher's helper daemon: never a member); its state and parent. */
 static uint64_t proc_start(pid_t pid, char *state, pid_t *ppid)
 {
 	char path[64], b[1024];
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	if (read_into(path, b, sizeof(b)) <= 0)
 		return 0;
-	const char *p = strrchr(b, ')');   /* the command may hold blanks and ')' */
-	if (!p || p[1] != ' ')
+	char *p = strrchr(b, ')');   /* the command may hold blanks and ')' */
+	char *c = strchr(b, '(');
+	if (!p || p[1] != ' ' || !c || c > p)
 		return 0;
-	p += 2;
+	*p = 0;
+	if (tr_launcher_helper_name(c + 1))
+		return 0;
+	*p = ')';
+	const char *q = p;
+	q += 2;
 	if (state)
-		*state = *p;
-	p++;
+		*state = *q;
+	q++;
 	/* fields 4 (ppid) .. 22 (starttime) */
 	unsigned long long v = 0;
 	for (int f = 4; f <= 22; f++) {
-		while (*p == ' ')
-			p++;
-		if (*p == '-')
-			p++;
-		v = num(&p);
+		while (*q == ' ')
+			q++;
+		if (*q == '-')
+			q++;
+		v = num(&q);
 		if (f == 4 && ppid)
 			*ppid = (pid_t)v;
 	}
@@ -565,16 +571,28 @@ static void unlink_entry(const char *name, void *ud)
 	unlink(p);
 }
 
-/* A tree of one process (the root, no other part ever started): its part
+/* Counts the parts (proc<N>...) other than proc0 (a fork child that only
+ * exec'd left none). */
+static void other_part(const char *name, void *ud)
+{
+	if (!strncmp(name, "proc", 4) && name[4] >= '0' && name[4] <= '9' &&
+	    !(name[4] == '0' && (name[5] == 0 || name[5] == '.')))
+		++*(int *)ud;
+}
+
+/* A tree of one process (the root, no other part recorded): its part
  * becomes the archive as it is (renamed, anchor last: location ids are
  * 0, 1, ... already), DIR/procs goes. 1 done. Async-signal-safe. */
 static int promote_single(void)
 {
-	char p[4200], q[4200], b[32];
-	snprintf(p, sizeof(p), "%.4000s/procs/tree", tr_tree_dir);
-	const char *s = b;
+	char p[4200], q[4200];
 	struct stat st;
-	if (tr_tree.part != 0 || read_into(p, b, sizeof(b)) <= 0 || num(&s) != 1)
+	int others = 0;
+	if (tr_tree.part != 0)
+		return 0;
+	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
+	each_entry(p, other_part, &others);
+	if (others)
 		return 0;
 	snprintf(p, sizeof(p), "%.4000s/procs/proc0.otf2", tr_tree_dir);
 	if (stat(p, &st) || st.st_size == 0)

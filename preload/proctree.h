@@ -35,5 +35,7 @@ void tr_tree_discard(void);
 int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n);
 /* An exec failed after the part was written: the traced life has ended. */
 void tr_tree_exec_failed(void);
+/* An MPI launcher's helper daemon (never traced: init.c). */
+int tr_launcher_helper_name(const char *name);
 
 #endif
