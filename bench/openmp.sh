@@ -14,22 +14,22 @@
 # against other load): the records of one team member (fork, team begin/end,
 # regions, join), i.e. the tracing cost on the critical path of a region.
 # On a small shared machine 4 threads per region oversubscribe the cores and
-# region times are noisy: medians are shown, the overheads are computed from
-# the fastest run of each variant (least disturbed). The last line is the
-# larger of the two compilers' overheads per 4-thread region.
-#   OMP_BENCH_REGIONS (default 100000), OMP_BENCH_LOCKS (1000000), OMP_BENCH_REPS (5)
+# region times are noisy: runs are interleaved and the overheads are the
+# differences of the medians (traced - untraced; more runs, steadier
+# medians: OMP_BENCH_REPS). The last line is the larger of the two
+# compilers' overheads per 4-thread region.
+#   OMP_BENCH_REGIONS (default 100000), OMP_BENCH_LOCKS (1000000), OMP_BENCH_REPS (7)
 set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TRACER_BUILD_DIR:-$top/build-bench}
 nreg=${OMP_BENCH_REGIONS:-100000}
 nlock=${OMP_BENCH_LOCKS:-1000000}
-reps=${OMP_BENCH_REPS:-5}
+reps=${OMP_BENCH_REPS:-7}
 lib=$build/lib/libtracer.so
 [ -e "$lib" ] || { echo "bench/openmp: $lib missing (build first)" >&2; exit 1; }
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-openmp.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
-minimum() { sort -n | head -1; }
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 traced() {
 	rm -rf "$work/trace"
@@ -52,9 +52,9 @@ for cc in clang gcc; do
 		traced "$bin" lock "$nlock" >>"$work/lock_traced"
 		i=$((i + 1))
 	done
-	pp=$(minimum <"$work/par_plain"); pt=$(minimum <"$work/par_traced")
-	op=$(minimum <"$work/one_plain"); ot=$(minimum <"$work/one_traced")
-	lp=$(minimum <"$work/lock_plain"); lt=$(minimum <"$work/lock_traced")
+	pp=$(median <"$work/par_plain"); pt=$(median <"$work/par_traced")
+	op=$(median <"$work/one_plain"); ot=$(median <"$work/one_traced")
+	lp=$(median <"$work/lock_plain"); lt=$(median <"$work/lock_traced")
 	echo "bench/openmp $cc: $nreg empty parallel regions, $nlock omp lock pairs, $reps runs each"
 	echo "  4 threads, us per region untraced: median $(median <"$work/par_plain") (runs: $(tr '\n' ' ' <"$work/par_plain"))"
 	echo "  4 threads, us per region traced:   median $(median <"$work/par_traced") (runs: $(tr '\n' ' ' <"$work/par_traced"); archive ${size} MB)"
@@ -62,7 +62,7 @@ for cc in clang gcc; do
 	echo "  1 thread,  us per region traced:   median $(median <"$work/one_traced") (runs: $(tr '\n' ' ' <"$work/one_traced"))"
 	echo "  ns per lock pair untraced: median $(median <"$work/lock_plain")   traced: median $(median <"$work/lock_traced")"
 	o=$(awk -v p="$pp" -v t="$pt" 'BEGIN { printf "%.2f", t - p }')
-	echo "  $cc overhead (fastest runs): us per 4-thread region $o, per 1-thread region $(awk -v p="$op" -v t="$ot" 'BEGIN { printf "%.2f", t - p }'), ns per lock pair $(awk -v p="$lp" -v t="$lt" 'BEGIN { printf "%.1f", t - p }')"
+	echo "  $cc overhead (medians): us per 4-thread region $o, per 1-thread region $(awk -v p="$op" -v t="$ot" 'BEGIN { printf "%.2f", t - p }'), ns per lock pair $(awk -v p="$lp" -v t="$lt" 'BEGIN { printf "%.1f", t - p }')"
 	worst=$(awk -v w="$worst" -v o="$o" 'BEGIN { print (w == "" || o > w) ? o : w }')
 done
 [ -n "$worst" ] || { echo "bench/openmp: no compiler" >&2; exit 1; }
