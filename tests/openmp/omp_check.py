@@ -21,11 +21,16 @@ compares the two runs and checks the archive with the reference reader
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all;
          TRACER_OPENMP=maybe: one "tracer:" line, traced as with on.
+  cross  omp_cross.c built with clang (PROGRAM) and gcc (the last argument):
+         both archives have the same number of each OpenMP record kind where
+         both runtimes can see it (forks, joins, teams per location, every
+         omp region, OpenMP lock acquisitions, tasks less the taskloop tasks
+         only OMPT sees), and the known counts.
   mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
          5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
          entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
 
-usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN]]
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN | GCC_PROGRAM]]
 
 gcc (libgomp): exactly one "tracer:" line names what is not recorded.
 """
@@ -56,16 +61,16 @@ def expect(cond, msg):
         print("FAIL:", msg)
 
 
-def run(env_extra):
+def run(env_extra, prog=PROG):
     env = dict(os.environ)
     env.pop('LD_PRELOAD', None)
-    cmd = [PROG]
+    cmd = [prog]
     if MODE == 'mpi':
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
         cmd = [MPIRUN, '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none', '-np', str(NP)]
         for k, v in env_extra.items():
             cmd += ['-x', '%s=%s' % (k, v)]
-        cmd.append(PROG)
+        cmd.append(prog)
     else:
         env.update(env_extra)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
@@ -293,6 +298,67 @@ if MODE == 'tasks':
     expect(len(switched) == NTASKS, "tasks switched to %d" % len(switched))
     expect(sorted(done) == sorted(created) and set(done.values()) == {1}, "tasks completed %d" % len(done))
     expect(count('Enter', 'omp taskwait') == NTASKS // 2, "taskwaits %d" % count('Enter', 'omp taskwait'))
+
+if MODE == 'cross':
+    CPAR, CTHR, CTASK = 5, 4, 4                      # omp_cross.c
+    gprog = sys.argv[6]
+    gbase = run({}, gprog)
+    gtraced = run({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace_gcc')}, gprog)
+    expect(gtraced.returncode == gbase.returncode == 0, "gcc build: exit %d/%d" % (gtraced.returncode, gbase.returncode))
+    expect(gtraced.stdout == gbase.stdout == base.stdout, "gcc build: stdout differs")
+    gt = tc.load(os.path.join(WORK, 'trace_gcc'))
+    tc.otf2_print(gt.anchor, '-Werror')
+    tc.check_all(gt)
+
+    def kinds(t):
+        c = collections.Counter()
+        for l in t.locations:
+            for e in l.events:
+                if e.kind in ('Enter', 'Leave') and e.region.startswith('omp'):
+                    c[e.kind + ' ' + e.region] += 1
+                elif e.kind in ('ThreadAcquireLock', 'ThreadReleaseLock'):
+                    if e.ev.model == P:
+                        c[e.kind] += 1
+                elif e.kind.startswith('ThreadTeam') or e.kind in ('ThreadFork', 'ThreadJoin') or \
+                        e.kind.startswith('ThreadTask'):
+                    c[e.kind] += 1
+        return c
+    kc, kg = kinds(tr), kinds(gt)
+    ntl = CPAR * CTASK                                # taskloop tasks: OMPT only
+    for k in sorted(set(kc) | set(kg)):
+        if k.startswith('ThreadTask'):
+            continue
+        expect(kc[k] == kg[k], "%s: clang %d, gcc %d" % (k, kc[k], kg[k]))
+    ntask = CPAR * 2 * CTASK
+    for k in ('ThreadTaskCreate', 'ThreadTaskComplete'):
+        expect(kg[k] == ntask and kc[k] == ntask + ntl, "%s: clang %d, gcc %d" % (k, kc[k], kg[k]))
+    expect(kg['ThreadTaskSwitch'] == 2 * ntask, "gcc task switches %d" % kg['ThreadTaskSwitch'])
+    expect(kc['ThreadTaskSwitch'] >= 2 * (ntask + ntl), "clang task switches %d" % kc['ThreadTaskSwitch'])
+    # the known counts (each Enter has its Leave: tracecheck)
+    nteam = CPAR * CTHR
+    known = {'ThreadFork': CPAR, 'ThreadJoin': CPAR, 'ThreadTeamBegin': nteam, 'ThreadTeamEnd': nteam,
+             'Enter omp parallel': nteam, 'Enter omp for': nteam, 'Enter omp sections': nteam,
+             'Enter omp single': 2 * nteam, 'Enter omp barrier': nteam,
+             'Enter omp implicit barrier': 5 * nteam,    # loop, sections, 2 singles, parallel
+             'Enter omp critical': nteam, 'Enter omp_set_lock': nteam, 'ThreadAcquireLock': 2 * nteam,
+             'Enter omp taskwait': CPAR, 'Enter omp taskloop': CPAR,
+             'Enter omp taskgroup': 2 * CPAR}            # taskgroup + the taskloop's
+    for k, want in known.items():
+        expect(kg[k] == want, "gcc %s %d != %d" % (k, kg[k], want))
+    # per location: the same team and barrier counts (every member of every team)
+    def per_loc(t, kind, region=None):
+        return sorted(sum(1 for e in l.events if e.kind == kind and (region is None or e.region == region))
+                      for l in t.locations)
+    for kind, region in (('ThreadTeamBegin', None), ('Enter', 'omp implicit barrier'), ('Enter', 'omp barrier')):
+        expect(per_loc(tr, kind, region) == per_loc(gt, kind, region),
+               "%s %s per location: clang %s, gcc %s" % (kind, region or '', per_loc(tr, kind, region),
+                                                        per_loc(gt, kind, region)))
+    for t, name in ((tr, 'clang'), (gt, 'gcc')):
+        workers = sorted(l.name for l in t.locations if l.name.startswith('OpenMP thread '))
+        expect(len(workers) == CTHR - 1, "%s: workers %s" % (name, [l.name for l in t.locations]))
+        teams = {e.ev.thread_team.name for l in t.locations for e in l.events if e.kind == 'ThreadTeamBegin'}
+        expect(teams == {'OpenMP team'}, "%s: team comms %s" % (name, teams))
+        print("cross %s: %s" % (name, dict(sorted(kinds(t).items()))))
 
 if MODE == 'mpi':
     ranks = collections.defaultdict(list)
