@@ -6,6 +6,10 @@
  *                         run on other cores: CPU time of one thread says
  *                         little); T = 1: the thread's CPU time per region
  *                         (all the work is on it: robust against other load)
+ *   openmp_bench par N T cpu  the same, printing the CPU time of the whole
+ *                         process (all threads) per region: run with
+ *                         OMP_WAIT_POLICY=passive (no spinning) it is the
+ *                         work done per region, whatever the other load
  *   openmp_bench lock N   N omp_set_lock/omp_unset_lock pairs in one thread:
  *                         prints the ns per pair (thread CPU time)
  * Nothing else on stdout.
@@ -54,6 +58,8 @@ int main(int argc, char **argv)
 		counter++;
 	}
 	clockid_t clk = nt == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	if (argc > 4 && !strcmp(argv[4], "cpu"))
+		clk = CLOCK_PROCESS_CPUTIME_ID;
 	t0 = now_ns(clk);
 	for (long i = 0; i < n; i++) {
 #pragma omp parallel num_threads(nt)

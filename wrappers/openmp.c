@@ -116,7 +116,7 @@ void tr_omp_team_end(struct tr_thread *t, uint64_t now)
 
 #define OMP_JOIN_RING 16   /* a late end finds its region among the master's last 16 */
 
-static struct omp_joins {
+static struct TR_OMP_LINE omp_joins {
 	uint32_t next_seq;          /* regions started as master (owner thread only) */
 	struct {
 		_Atomic uint32_t seq;   /* region number (0: being written) */

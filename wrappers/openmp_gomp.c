@@ -107,7 +107,7 @@ static void gomp_ws_begin(struct tr_thread *t, int r, uint64_t now)
 
 /* ---- late team ends of workers (per location index: read at exit) ---- */
 
-static struct gomp_pend {
+static struct TR_OMP_LINE gomp_pend {
 	uint32_t on;
 	uint32_t master, seq;     /* the region: its master's location index and number */
 	uint32_t base;            /* shadow stack depth before the team began */

@@ -73,6 +73,8 @@ static inline uint64_t tr_omp_implicit_task(const struct tr_thread *t)
  * index, indexed by the master's region number) and the worker dates its
  * late records with it. Not hot beyond a few loads and stores. */
 #define TR_OMP_MAX_THREADS 1024
+/* per-thread entries of the tables indexed by location index: own cache lines */
+#define TR_OMP_LINE __attribute__((aligned(64)))
 /* Number of a new region that t starts as master (never 0; 0 when t's
  * index is beyond the table: its joins are not published). */
 uint32_t tr_omp_region_seq(const struct tr_thread *t);

@@ -106,7 +106,7 @@ struct ompt_team {
 	uint64_t bar_begin;       /* start of this thread's last implicit barrier in the team */
 };
 
-struct ompt_thr {
+struct TR_OMP_LINE ompt_thr {
 	uint32_t nteam;           /* open teams (those beyond OMPT_MAX_NEST untracked) */
 	struct ompt_team team[OMPT_MAX_NEST];
 };
