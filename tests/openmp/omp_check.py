@@ -356,8 +356,14 @@ if MODE == 'cross':
     for t, name in ((tr, 'clang'), (gt, 'gcc')):
         workers = sorted(l.name for l in t.locations if l.name.startswith('OpenMP thread '))
         expect(len(workers) == CTHR - 1, "%s: workers %s" % (name, [l.name for l in t.locations]))
-        teams = {e.ev.thread_team.name for l in t.locations for e in l.events if e.kind == 'ThreadTeamBegin'}
+        begins = [(l, e) for l in t.locations for e in l.events if e.kind == 'ThreadTeamBegin']
+        teams = {e.ev.thread_team.name for _, e in begins}
         expect(teams == {'OpenMP team'}, "%s: team comms %s" % (name, teams))
+        # the team is a Comm over an OPENMP group holding every member's location
+        comm = begins[0][1].ev.thread_team if begins else None
+        members = {m.name for m in comm.group.members} if comm else set()
+        expect(comm is not None and comm.group.paradigm == P and {l.name for l, _ in begins} <= members,
+               "%s: team members %s not all in the team's group %s" % (name, {l.name for l, _ in begins}, members))
         print("cross %s: %s" % (name, dict(sorted(kinds(t).items()))))
 
 if MODE == 'mpi':
