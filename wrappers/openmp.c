@@ -145,18 +145,19 @@ void tr_omp_region_joined(const struct tr_thread *t, uint32_t seq, uint64_t now)
 	atomic_store_explicit(&m->join[k].seq, seq, memory_order_release);
 }
 
-uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since,
-			  uint64_t now)
+uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since)
 {
 	if (!seq || master == t->index || master >= TR_OMP_MAX_THREADS)
-		return now;
+		return 0;
 	struct omp_joins *m = &omp_joins[master];
 	uint32_t k = seq % OMP_JOIN_RING;
 	uint32_t s1 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
 	uint64_t jt = atomic_load_explicit(&m->join[k].time, memory_order_acquire);
 	uint32_t s2 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
-	if (s1 != seq || s2 != s1 || jt < since || jt > now)
-		return now;
+	/* the slot holds this very region's join (published before the
+	 * worker's late records: no clock read needed), or not yet */
+	if (s1 != seq || s2 != s1 || jt < since)
+		return 0;
 	/* not before what the thread recorded since (pthread calls of the runtime) */
 	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
 	return jt > last ? jt : last;

@@ -118,7 +118,8 @@ static void gomp_pend_end(struct tr_thread *t, int own)
 {
 	struct gomp_pend *pe = &gomp_pend[t->index];
 	pe->on = 0;
-	tr_omp_team_close(t, pe->base, tr_omp_join_time(t, pe->master, pe->seq, pe->since, tr_time()), own);
+	uint64_t end = tr_omp_join_time(t, pe->master, pe->seq, pe->since);
+	tr_omp_team_close(t, pe->base, end ? end : tr_time(), own);
 }
 
 void tr_omp_gomp_thread_fini(struct tr_thread *t)
@@ -152,7 +153,7 @@ static void gomp_team_fn(void *arg)
 	struct tr_thread *t = tr_thread_get();
 	int traced = t != NULL;
 	if (t) {
-		if (tr_unlikely(t->index < TR_OMP_MAX_THREADS && gomp_pend[t->index].on))
+		if (t->index < TR_OMP_MAX_THREADS && gomp_pend[t->index].on)
 			gomp_pend_end(t, 1);     /* this worker's previous team */
 		if (tr_unlikely(!gomp_named)) {
 			gomp_named = 1;

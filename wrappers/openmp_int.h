@@ -81,10 +81,9 @@ uint32_t tr_omp_region_seq(const struct tr_thread *t);
 /* The master t passed the join of its region `seq` at `now`. */
 void tr_omp_region_joined(const struct tr_thread *t, uint32_t seq, uint64_t now);
 /* Time of t's late end of the team of region (master, seq), t's barrier
- * having begun at `since`: the master's join if published, else now; never
- * before what t recorded since. */
-uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since,
-			  uint64_t now);
+ * having begun at `since`: the master's join, not before what t recorded
+ * since; 0 when not published (read the clock then). */
+uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since);
 /* Close a team at `end` whose regions are those above depth `base`: on t's
  * own thread (own) the regions are left and ThreadTeamEnd written; at exit
  * from another thread (the core closed t's regions already) only the

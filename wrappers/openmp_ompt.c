@@ -125,9 +125,10 @@ static struct ompt_team *ompt_top(struct ompt_thr *me)
 }
 
 /* Time of a worker's late end of team `tm`: the master's join if known. */
-static uint64_t ompt_worker_end(const struct tr_thread *t, const struct ompt_team *tm, uint64_t now)
+static uint64_t ompt_worker_end(const struct tr_thread *t, const struct ompt_team *tm)
 {
-	return tm ? tr_omp_join_time(t, tm->master, tm->seq, tm->bar_begin, now) : now;
+	uint64_t jt = tm ? tr_omp_join_time(t, tm->master, tm->seq, tm->bar_begin) : 0;
+	return jt ? jt : tr_time();
 }
 
 /* ---- helpers ---- */
@@ -202,11 +203,14 @@ static void cb_implicit_task(int endpoint, tr_ompt_data *parallel, tr_ompt_data 
 			tr_omp_team_begin(t, tr_time());
 		}
 	} else if (endpoint == SCOPE_END && !(flags & TASK_INITIAL)) {
-		uint64_t now = tr_time();
+		uint64_t now;
 		struct ompt_team *tm = ompt_top(me);
-		if (tm && tm->master == t->index)   /* the master passed the join */
+		if (tm && tm->master == t->index) {   /* the master passed the join */
+			now = tr_time();
 			tr_omp_region_joined(t, tm->seq, now);
-		now = ompt_worker_end(t, tm, now);
+		} else {
+			now = ompt_worker_end(t, tm);
+		}
 		if (tm)
 			tr_stack_leave_to(t, tm->base + 1, now);
 		tr_omp_team_end(t, now);
@@ -248,8 +252,8 @@ static void cb_sync_region(int kind, int endpoint, tr_ompt_data *parallel, tr_om
 	OMPT_GET(t);
 	if (kind == SYNC_BARRIER_IMPLICIT_PARALLEL || kind == SYNC_BARRIER_IMPLICIT) {
 		struct ompt_team *tm = ompt_top(ompt_me(t));
-		uint64_t now = tr_time();
 		if (endpoint == SCOPE_BEGIN) {
+			uint64_t now = tr_time();
 			if (tm)
 				tm->bar_begin = now;
 			tr_enter(t, now, tr_omp_rgn[r]);
@@ -257,7 +261,7 @@ static void cb_sync_region(int kind, int endpoint, tr_ompt_data *parallel, tr_om
 			/* libomp 14 reports the parallel's end barrier as
 			 * "implicit" (2): the master's published join only
 			 * exists for it (a work-sharing barrier ends first) */
-			tr_leave(t, ompt_worker_end(t, tm, now), tr_omp_rgn[r]);
+			tr_leave(t, ompt_worker_end(t, tm), tr_omp_rgn[r]);
 		}
 	} else {
 		ompt_region(t, endpoint, tr_omp_rgn[r]);
@@ -401,11 +405,10 @@ void tr_omp_ompt_thread_fini(struct tr_thread *t)
 	struct ompt_thr *me = ompt_me(t);
 	if (!me || !me->nteam || !tr_omp_ready)
 		return;
-	uint64_t now = tr_time();
 	int own = tr_thread_peek() == t;
 	while (me->nteam) {
 		struct ompt_team *tm = ompt_top(me);
-		tr_omp_team_close(t, tm ? tm->base : tr_stack_depth(t), ompt_worker_end(t, tm, now), own);
+		tr_omp_team_close(t, tm ? tm->base : tr_stack_depth(t), ompt_worker_end(t, tm), own);
 		me->nteam--;
 	}
 }
