@@ -591,8 +591,8 @@ void tr_omp_gomp_fini(void)
 	uint64_t lost = tr_gomp_untraced_tasks();
 	char extra[96] = "";
 	if (lost)
-		snprintf(extra, sizeof(extra), "; %llu tasks with more than 64 KiB of data not followed",
+		snprintf(extra, sizeof(extra), "; %llu tasks not followed (more than 64 KiB of data, taskloops)",
 			 (unsigned long long)lost);
 	tr_log_info("OpenMP (libgomp, no OMPT): not recorded: schedule(static) loops (their barrier is "
-		    "an omp barrier), master, masked, taskloop tasks, doacross, cancellation%s", extra);
+		    "an omp barrier), master, masked, nogroup taskloop tasks, doacross, cancellation%s", extra);
 }

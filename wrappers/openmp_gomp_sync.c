@@ -17,7 +17,7 @@
  *                                        regions
  *   GOMP_taskloop[_ull]                  "omp taskloop" around the call (and
  *       "omp taskgroup" inside, as libomp reports it, unless nogroup); its
- *       tasks are made inside libgomp (not through GOMP_task): not followed
+ *       tasks (made inside libgomp) through a pool of trampolines (below)
  *
  * Nothing here allocates or locks; the real functions are resolved once.
  */
@@ -154,25 +154,31 @@ struct gomp_task_hdr {
 
 static TR_TLS uint64_t gomp_cur_task;    /* running task (0: the implicit one) */
 
-static void gomp_task_fn(void *arg)
+/* Run task `id`: fn(data) between the switch to it and its completion. */
+static void gomp_task_run(uint64_t id, gomp_fn fn, void *data)
 {
-	struct gomp_task_hdr *h = arg;
 	uint64_t prev = gomp_cur_task;
 	struct tr_thread *t = tr_thread_get();
 	if (t) {
-		tr_omp_task_switch(t, tr_time(), h->id);
+		tr_omp_task_switch(t, tr_time(), id);
 		tr_thread_put(t);
 	}
-	gomp_cur_task = h->id;
-	h->fn((char *)arg + h->off);
+	gomp_cur_task = id;
+	fn(data);
 	gomp_cur_task = prev;
 	t = tr_thread_get();
 	if (t) {
 		uint64_t now = tr_time();
-		tr_omp_task_complete(t, now, h->id);
+		tr_omp_task_complete(t, now, id);
 		tr_omp_task_switch(t, now, prev ? prev : tr_omp_implicit_task(t));
 		tr_thread_put(t);
 	}
+}
+
+static void gomp_task_fn(void *arg)
+{
+	struct gomp_task_hdr *h = arg;
+	gomp_task_run(h->id, h->fn, (char *)arg + h->off);
 }
 
 /* libgomp copies the block with cpyfn(dst, our block): the header, then
@@ -262,25 +268,114 @@ TR_EXPORT void GOMP_taskwait_depend(void **depend)
 	GOMP_REGION_CALL(TR_OMP_TASKWAIT, real_GOMP_taskwait_depend(depend));
 }
 
-/* taskloop: "omp taskloop" around the call, with "omp taskgroup" inside
- * unless nogroup (libgomp waits for the tasks in an implicit taskgroup). */
+/* ---- taskloop ----
+ * "omp taskloop" around the call, with "omp taskgroup" inside unless
+ * nogroup (libgomp waits for the tasks in an implicit taskgroup). libgomp
+ * makes the tasks itself, each argument block starting with the task's
+ * iteration range (no room for a header): a taskloop with a group gets one
+ * of GOMP_TL_SLOTS trampolines, bound to a slot holding the program's
+ * function and the tasks' ids, for the time of the call (its tasks are done
+ * when it returns). The tasks are created (ThreadTaskCreate) at the call:
+ * their number is libgomp's (iterations split by num_tasks, grainsize or the
+ * team size). Tasks beyond it, nogroup taskloops and taskloops finding no
+ * free slot run untraced (counted). */
+#define GOMP_TASK_FLAG_GRAINSIZE (1u << 9)
 #define GOMP_TASK_FLAG_NOGROUP (1u << 11)
+#define GOMP_TASK_FLAG_STRICT (1u << 14)
+#define GOMP_TL_SLOTS 16
+#define GOMP_TL_MAX_TASKS (1ul << 20)
 
-static int gomp_taskloop_begin(unsigned flags)
+static struct TR_OMP_LINE gomp_tl {
+	_Atomic int busy;
+	gomp_fn fn;
+	uint64_t first;              /* id of the first task */
+	unsigned long ntasks;
+	_Atomic unsigned long started;
+} gomp_tl[GOMP_TL_SLOTS];
+
+static void gomp_tl_run(struct gomp_tl *s, void *arg)
 {
+	unsigned long n = atomic_fetch_add_explicit(&s->started, 1, memory_order_relaxed);
+	if (n < s->ntasks)
+		gomp_task_run(s->first + n, s->fn, arg);
+	else
+		s->fn(arg);
+}
+
+#define GOMP_TL_FN(i) static void gomp_tl_fn##i(void *a) { gomp_tl_run(&gomp_tl[i], a); }
+GOMP_TL_FN(0) GOMP_TL_FN(1) GOMP_TL_FN(2) GOMP_TL_FN(3) GOMP_TL_FN(4) GOMP_TL_FN(5) GOMP_TL_FN(6)
+GOMP_TL_FN(7) GOMP_TL_FN(8) GOMP_TL_FN(9) GOMP_TL_FN(10) GOMP_TL_FN(11) GOMP_TL_FN(12)
+GOMP_TL_FN(13) GOMP_TL_FN(14) GOMP_TL_FN(15)
+static const gomp_fn gomp_tl_fns[GOMP_TL_SLOTS] = {
+	gomp_tl_fn0, gomp_tl_fn1, gomp_tl_fn2, gomp_tl_fn3, gomp_tl_fn4, gomp_tl_fn5,
+	gomp_tl_fn6, gomp_tl_fn7, gomp_tl_fn8, gomp_tl_fn9, gomp_tl_fn10, gomp_tl_fn11,
+	gomp_tl_fn12, gomp_tl_fn13, gomp_tl_fn14, gomp_tl_fn15,
+};
+
+/* The number of tasks libgomp makes for n iterations. */
+static unsigned long gomp_tl_ntasks(unsigned long long n, unsigned flags, unsigned long num_tasks)
+{
+	if (!n)
+		return 0;
+	if (flags & GOMP_TASK_FLAG_GRAINSIZE) {
+		unsigned long long nt = num_tasks ? n / num_tasks : 0;
+		if (!num_tasks)
+			return 0;
+		if (flags & GOMP_TASK_FLAG_STRICT)
+			return (unsigned long)(nt + (n % num_tasks != 0));
+		return nt <= 1 ? 1 : (unsigned long)nt;
+	}
+	if (!num_tasks) {
+		GOMP_REAL(int, omp_get_num_threads, void);
+		num_tasks = real_omp_get_num_threads ? (unsigned long)real_omp_get_num_threads() : 0;
+		if (!num_tasks)
+			return 0;
+	}
+	return num_tasks >= n ? (unsigned long)n : num_tasks;
+}
+
+/* Before the call: the regions, the tasks created, the trampoline to
+ * pass (fn itself when the tasks are not followed); *slot: the slot taken
+ * (-1: none), *traced: regions entered. */
+static gomp_fn gomp_taskloop_begin(gomp_fn fn, unsigned flags, unsigned long long n, unsigned long num_tasks,
+				   int *slot, int *traced)
+{
+	*slot = -1;
+	*traced = 0;
 	struct tr_thread *t = gomp_get();
 	if (!t)
-		return 0;
+		return fn;
+	*traced = 1;
 	uint64_t now = tr_time();
 	tr_enter(t, now, tr_omp_rgn[TR_OMP_TASKLOOP]);
 	if (!(flags & GOMP_TASK_FLAG_NOGROUP))
 		tr_enter(t, now, tr_omp_rgn[TR_OMP_TASKGROUP]);
+	unsigned long nt = gomp_tl_ntasks(n, flags, num_tasks);
+	for (int i = 0; i < GOMP_TL_SLOTS && nt && nt <= GOMP_TL_MAX_TASKS && !(flags & GOMP_TASK_FLAG_NOGROUP); i++) {
+		int expect = 0;
+		if (!atomic_compare_exchange_strong(&gomp_tl[i].busy, &expect, 1))
+			continue;
+		struct gomp_tl *s = &gomp_tl[i];
+		s->fn = fn;
+		s->ntasks = nt;
+		atomic_store_explicit(&s->started, 0, memory_order_relaxed);
+		s->first = tr_omp_task_create(t, now);
+		for (unsigned long k = 1; k < nt; k++)
+			tr_omp_task_create(t, now);
+		*slot = i;
+		fn = gomp_tl_fns[i];
+		break;
+	}
+	if (*slot < 0 && nt)
+		atomic_fetch_add_explicit(&gomp_untraced_tasks, nt, memory_order_relaxed);
 	tr_thread_put(t);
-	return 1;
+	return fn;
 }
 
-static void gomp_taskloop_end(unsigned flags)
+static void gomp_taskloop_end(unsigned flags, int slot)
 {
+	if (slot >= 0)    /* the group's tasks are done */
+		atomic_store_explicit(&gomp_tl[slot].busy, 0, memory_order_release);
 	struct tr_thread *t = tr_thread_get();
 	if (!t)
 		return;
@@ -291,17 +386,35 @@ static void gomp_taskloop_end(unsigned flags)
 	tr_thread_put(t);
 }
 
-#define GOMP_TASKLOOP(fn, T)                                                                       \
+/* Iterations of the loop: n (as libgomp counts them; 0: none). */
+static unsigned long long gomp_tl_iters(long long start, long long end, long long step)
+{
+	if (step > 0)
+		return start < end ? (unsigned long long)(end - start + step - 1) / (unsigned long long)step : 0;
+	if (step < 0)
+		return start > end ? (unsigned long long)(start - end - step - 1) / (unsigned long long)-step : 0;
+	return 0;
+}
+
+static unsigned long long gomp_tl_iters_ull(unsigned flags, ull start, ull end, ull step)
+{
+	if (flags & (1u << 8))    /* GOMP_TASK_FLAG_UP */
+		return start < end && step ? (end - start + step - 1) / step : 0;
+	return start > end && step ? (start - end - step - 1) / -step : 0;
+}
+
+#define GOMP_TASKLOOP(fn, T, iters)                                                                \
 	TR_EXPORT void fn(gomp_fn f, void *data, void (*cpyfn)(void *, void *), long arg_size,     \
 			  long arg_align, unsigned flags, unsigned long num_tasks, int priority, T start, \
 			  T end, T step)                                                           \
 	{                                                                                          \
 		GOMP_REAL(void, fn, gomp_fn, void *, void (*)(void *, void *), long, long, unsigned, \
 			  unsigned long, int, T, T, T);                                            \
-		int traced = gomp_taskloop_begin(flags);                                           \
-		real_##fn(f, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
+		int slot, traced;                                                                  \
+		gomp_fn tf = gomp_taskloop_begin(f, flags, iters, num_tasks, &slot, &traced);     \
+		real_##fn(tf, data, cpyfn, arg_size, arg_align, flags, num_tasks, priority, start, end, step); \
 		if (traced)                                                                        \
-			gomp_taskloop_end(flags);                                                  \
+			gomp_taskloop_end(flags, slot);                                            \
 	}
-GOMP_TASKLOOP(GOMP_taskloop, long)
-GOMP_TASKLOOP(GOMP_taskloop_ull, ull)
+GOMP_TASKLOOP(GOMP_taskloop, long, gomp_tl_iters(start, end, step))
+GOMP_TASKLOOP(GOMP_taskloop_ull, ull, gomp_tl_iters_ull(flags, start, end, step))

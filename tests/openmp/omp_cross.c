@@ -7,7 +7,8 @@
  *   a dynamic loop, sections, a single (each with its implicit barrier),
  *   an explicit barrier, a critical section, an omp lock,
  *   in a single: NTASK tasks (one untied) and a taskwait, a taskgroup of
- *   NTASK tasks, a taskloop (num_tasks(NTASK), its tasks seen by OMPT only).
+ *   NTASK tasks, a taskloop with num_tasks(NTASK), one with grainsize(GRAIN)
+ *   (NITER / GRAIN tasks).
  * No schedule(static) loop, master or masked (gcc inlines them).
  */
 #include <omp.h>
@@ -17,6 +18,7 @@
 #define NTHR 4
 #define NITER 32
 #define NTASK 4
+#define GRAIN 5
 
 int main(void)
 {
@@ -68,6 +70,11 @@ int main(void)
 					}
 				}
 #pragma omp taskloop num_tasks(NTASK)
+				for (int i = 0; i < NITER; i++) {
+#pragma omp atomic
+					tl++;
+				}
+#pragma omp taskloop grainsize(GRAIN)
 				for (int i = 0; i < NITER; i++) {
 #pragma omp atomic
 					tl++;
