@@ -6,11 +6,20 @@
  *                         run on other cores: CPU time of one thread says
  *                         little); T = 1: the thread's CPU time per region
  *                         (all the work is on it: robust against other load)
+ *   openmp_bench par N T cpu  the same on one CPU (the process pins itself
+ *                         to the one it runs on: no cross-CPU wake-ups,
+ *                         whose cost depends on where the other load is),
+ *                         printing the CPU time of the whole process (all
+ *                         threads) per region: run with
+ *                         OMP_WAIT_POLICY=passive (no spinning) it is the
+ *                         work done per region, whatever the other load
  *   openmp_bench lock N   N omp_set_lock/omp_unset_lock pairs in one thread:
  *                         prints the ns per pair (thread CPU time)
  * Nothing else on stdout.
  */
+#define _GNU_SOURCE
 #include <omp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,11 +58,19 @@ int main(int argc, char **argv)
 		return counter == n + 10000 ? 0 : 1;
 	}
 	int nt = argc > 3 ? atoi(argv[3]) : 4;
+	if (argc > 4 && !strcmp(argv[4], "cpu")) {
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(sched_getcpu() < 0 ? 0 : sched_getcpu(), &one);
+		sched_setaffinity(0, sizeof(one), &one);
+	}
 	for (long i = 0; i < 1000; i++) {            /* warm-up: the thread pool */
 #pragma omp parallel num_threads(nt)
 		counter++;
 	}
 	clockid_t clk = nt == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
+	if (argc > 4 && !strcmp(argv[4], "cpu"))
+		clk = CLOCK_PROCESS_CPUTIME_ID;
 	t0 = now_ns(clk);
 	for (long i = 0; i < n; i++) {
 #pragma omp parallel num_threads(nt)

@@ -112,6 +112,71 @@ void tr_omp_team_end(struct tr_thread *t, uint64_t now)
 	tr_rec_end(t);
 }
 
+/* ---- late team ends: the masters' join times ------------------------------------ */
+
+#define OMP_JOIN_RING 16   /* a late end finds its region among the master's last 16 */
+
+static struct TR_OMP_LINE omp_joins {
+	uint32_t next_seq;          /* regions started as master (owner thread only) */
+	struct {
+		_Atomic uint32_t seq;   /* region number (0: being written) */
+		_Atomic uint64_t time;
+	} join[OMP_JOIN_RING];
+} omp_joins[TR_OMP_MAX_THREADS];
+
+uint32_t tr_omp_region_seq(const struct tr_thread *t)
+{
+	if (t->index >= TR_OMP_MAX_THREADS)
+		return 0;
+	struct omp_joins *m = &omp_joins[t->index];
+	if (!++m->next_seq)
+		++m->next_seq;     /* 0 means "being written" */
+	return m->next_seq;
+}
+
+void tr_omp_region_joined(const struct tr_thread *t, uint32_t seq, uint64_t now)
+{
+	if (!seq || t->index >= TR_OMP_MAX_THREADS)
+		return;
+	struct omp_joins *m = &omp_joins[t->index];
+	uint32_t k = seq % OMP_JOIN_RING;
+	atomic_store_explicit(&m->join[k].seq, 0, memory_order_release);
+	atomic_store_explicit(&m->join[k].time, now, memory_order_release);
+	atomic_store_explicit(&m->join[k].seq, seq, memory_order_release);
+}
+
+uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since)
+{
+	if (!seq || master == t->index || master >= TR_OMP_MAX_THREADS)
+		return 0;
+	struct omp_joins *m = &omp_joins[master];
+	uint32_t k = seq % OMP_JOIN_RING;
+	uint32_t s1 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
+	uint64_t jt = atomic_load_explicit(&m->join[k].time, memory_order_acquire);
+	uint32_t s2 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
+	/* the slot holds this very region's join (published before the
+	 * worker's late records: no clock read needed), or not yet */
+	if (s1 != seq || s2 != s1 || jt < since)
+		return 0;
+	/* not before what the thread recorded since (pthread calls of the runtime) */
+	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
+	return jt > last ? jt : last;
+}
+
+void tr_omp_team_close(struct tr_thread *t, uint32_t base, uint64_t end, int own)
+{
+	if (own) {
+		tr_stack_leave_to(t, base, end);
+		if (tr_rec_begin(t)) {
+			tr_evt_status(t, otf2w_evt_thread_team_end(t->w, NULL, end, tr_omp_team));
+			tr_rec_end(t);
+		}
+	} else if (t->w && t->state != TR_T_DEAD) {
+		uint64_t last = otf2w_evt_writer_last_time(t->w);
+		tr_evt_status(t, otf2w_evt_thread_team_end(t->w, NULL, end > last ? end : last, tr_omp_team));
+	}
+}
+
 /* ---- lock table ---------------------------------------------------------------- */
 
 #define OMP_LOCK_BITS  14
@@ -241,12 +306,24 @@ static void omp_fork_child(void)
 	memset(omp_locks, 0, sizeof(omp_locks));
 	memset(&omp_lock_overflow, 0, sizeof(omp_lock_overflow));
 	atomic_store(&omp_next_lock, 0);
+	memset(omp_joins, 0, sizeof(omp_joins));   /* only the forking thread is left */
 	tr_omp_ompt_fork_child();
+	tr_omp_gomp_fork_child();
+}
+
+/* Teams t is still in when it ends (own thread) or at exit (another
+ * thread, t stopped). */
+static void omp_thread_fini(struct tr_thread *t)
+{
+	if (!tr_omp_ready)
+		return;
+	tr_omp_ompt_thread_fini(t);
+	tr_omp_gomp_thread_fini(t);
 }
 
 static const struct tr_module omp_module = {
 	.name = "openmp",
-	.thread_fini = tr_omp_ompt_thread_fini,
+	.thread_fini = omp_thread_fini,
 	.fini = omp_fini,
 	.fork_child = omp_fork_child,
 };

@@ -3,4 +3,5 @@
 target_sources(tr_wrappers PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/openmp.c
   ${CMAKE_CURRENT_LIST_DIR}/openmp_ompt.c
-  ${CMAKE_CURRENT_LIST_DIR}/openmp_gomp.c)
+  ${CMAKE_CURRENT_LIST_DIR}/openmp_gomp.c
+  ${CMAKE_CURRENT_LIST_DIR}/openmp_gomp_sync.c)

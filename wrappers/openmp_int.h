@@ -65,10 +65,38 @@ static inline uint64_t tr_omp_implicit_task(const struct tr_thread *t)
 	return (uint64_t)t->index << 32;
 }
 
+/* Late ends of teams. libomp reports the end of a worker's implicit
+ * barrier and implicit task only when the worker is released for the next
+ * region; libgomp's workers wait at the end of a region inside the runtime.
+ * The worker is really done when the team's master passed the join: the
+ * master publishes that time per region (seqlock-style ring per location
+ * index, indexed by the master's region number) and the worker dates its
+ * late records with it. Not hot beyond a few loads and stores. */
+#define TR_OMP_MAX_THREADS 1024
+/* per-thread entries of the tables indexed by location index: own cache lines */
+#define TR_OMP_LINE __attribute__((aligned(64)))
+/* Number of a new region that t starts as master (never 0; 0 when t's
+ * index is beyond the table: its joins are not published). */
+uint32_t tr_omp_region_seq(const struct tr_thread *t);
+/* The master t passed the join of its region `seq` at `now`. */
+void tr_omp_region_joined(const struct tr_thread *t, uint32_t seq, uint64_t now);
+/* Time of t's late end of the team of region (master, seq), t's barrier
+ * having begun at `since`: the master's join, not before what t recorded
+ * since; 0 when not published (read the clock then). */
+uint64_t tr_omp_join_time(const struct tr_thread *t, uint32_t master, uint32_t seq, uint64_t since);
+/* Close a team at `end` whose regions are those above depth `base`: on t's
+ * own thread (own) the regions are left and ThreadTeamEnd written; at exit
+ * from another thread (the core closed t's regions already) only the
+ * ThreadTeamEnd, not before t's last record. */
+void tr_omp_team_close(struct tr_thread *t, uint32_t base, uint64_t end, int own);
+
 /* openmp_ompt.c: close the OMPT teams t is still in (thread_fini hook). */
 void tr_omp_ompt_thread_fini(struct tr_thread *t);
 void tr_omp_ompt_fork_child(void);
-/* openmp_gomp.c: at shut-down, one "tracer:" line on what libgomp tracing misses. */
+/* openmp_gomp.c: the team a libgomp worker waits to end (thread_fini hook),
+ * and at shut-down one "tracer:" line on what libgomp tracing misses. */
+void tr_omp_gomp_thread_fini(struct tr_thread *t);
+void tr_omp_gomp_fork_child(void);
 void tr_omp_gomp_fini(void);
 
 /* Number of distinct OpenMP locks seen (for the debug summary). */

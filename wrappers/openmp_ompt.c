@@ -91,16 +91,13 @@ enum {  /* ompt_task_status_t */
  *
  * libomp reports the end of a worker's implicit barrier at the end of a
  * parallel region, and the end of its implicit task, only when the worker
- * is released for the next region (or never, for the last one). The worker
- * is really done when the team's master passed the join: the master
- * publishes that time (with the region's sequence number, seqlock-style)
- * and the worker's late records take it. The teams a thread is still in at
- * its end (or at exit) are closed then. State indexed by location index:
- * the exiting thread reads it for threads still running.
+ * is released for the next region (or never, for the last one): those late
+ * records take the time the team's master passed the join
+ * (tr_omp_join_time). The teams a thread is still in at its end (or at
+ * exit) are closed then. State indexed by location index: the exiting
+ * thread reads it for threads still running.
  */
-#define OMPT_MAX_THREADS 1024
 #define OMPT_MAX_NEST 8
-#define OMPT_JOIN_RING 16         /* a late end finds its region among the master's last 16 */
 
 struct ompt_team {
 	uint32_t master;          /* location index of the team's master (UINT32_MAX: unknown) */
@@ -109,21 +106,16 @@ struct ompt_team {
 	uint64_t bar_begin;       /* start of this thread's last implicit barrier in the team */
 };
 
-struct ompt_thr {
+struct TR_OMP_LINE ompt_thr {
 	uint32_t nteam;           /* open teams (those beyond OMPT_MAX_NEST untracked) */
-	uint32_t next_seq;        /* regions this thread started as master */
 	struct ompt_team team[OMPT_MAX_NEST];
-	struct {                      /* join times of its last regions as master */
-		_Atomic uint32_t seq; /* region number (0: being written) */
-		_Atomic uint64_t time;
-	} join[OMPT_JOIN_RING];
 };
 
-static struct ompt_thr ompt_thr[OMPT_MAX_THREADS];
+static struct ompt_thr ompt_thr[TR_OMP_MAX_THREADS];
 
 static struct ompt_thr *ompt_me(const struct tr_thread *t)
 {
-	return t->index < OMPT_MAX_THREADS ? &ompt_thr[t->index] : NULL;
+	return t->index < TR_OMP_MAX_THREADS ? &ompt_thr[t->index] : NULL;
 }
 
 /* Innermost open team of t, or NULL. */
@@ -133,20 +125,10 @@ static struct ompt_team *ompt_top(struct ompt_thr *me)
 }
 
 /* Time of a worker's late end of team `tm`: the master's join if known. */
-static uint64_t ompt_worker_end(const struct tr_thread *t, const struct ompt_team *tm, uint64_t now)
+static uint64_t ompt_worker_end(const struct tr_thread *t, const struct ompt_team *tm)
 {
-	if (!tm || tm->master == t->index || tm->master >= OMPT_MAX_THREADS)
-		return now;
-	struct ompt_thr *m = &ompt_thr[tm->master];
-	uint32_t k = tm->seq % OMPT_JOIN_RING;
-	uint32_t s1 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
-	uint64_t jt = atomic_load_explicit(&m->join[k].time, memory_order_acquire);
-	uint32_t s2 = atomic_load_explicit(&m->join[k].seq, memory_order_acquire);
-	if (s1 != tm->seq || s2 != s1 || jt < tm->bar_begin || jt > now)
-		return now;
-	/* not before what the thread recorded since (pthread calls of the runtime) */
-	uint64_t last = t->w ? otf2w_evt_writer_last_time(t->w) : 0;
-	return jt > last ? jt : last;
+	uint64_t jt = tm ? tr_omp_join_time(t, tm->master, tm->seq, tm->bar_begin) : 0;
+	return jt ? jt : tr_time();
 }
 
 /* ---- helpers ---- */
@@ -185,10 +167,7 @@ static void cb_parallel_begin(tr_ompt_data *task, const void *frame, tr_ompt_dat
 {
 	(void)task, (void)frame, (void)parallel, (void)flags, (void)ra;
 	OMPT_GET(t);
-	struct ompt_thr *me = ompt_me(t);
-	uint32_t seq = me ? ++me->next_seq : 0;
-	if (!seq && me)
-		seq = ++me->next_seq;     /* 0 means "being written" */
+	uint32_t seq = tr_omp_region_seq(t);
 	parallel->value = OMPT_TASK_MARK | (uint64_t)t->index << 32 | seq;
 	tr_omp_fork(t, tr_time(), requested);
 	tr_thread_put(t);
@@ -224,16 +203,14 @@ static void cb_implicit_task(int endpoint, tr_ompt_data *parallel, tr_ompt_data 
 			tr_omp_team_begin(t, tr_time());
 		}
 	} else if (endpoint == SCOPE_END && !(flags & TASK_INITIAL)) {
-		uint64_t now = tr_time();
+		uint64_t now;
 		struct ompt_team *tm = ompt_top(me);
-		if (tm && tm->master == t->index) {
-			/* the master passed the join: publish it for the workers */
-			uint32_t k = tm->seq % OMPT_JOIN_RING;
-			atomic_store_explicit(&me->join[k].seq, 0, memory_order_release);
-			atomic_store_explicit(&me->join[k].time, now, memory_order_release);
-			atomic_store_explicit(&me->join[k].seq, tm->seq, memory_order_release);
+		if (tm && tm->master == t->index) {   /* the master passed the join */
+			now = tr_time();
+			tr_omp_region_joined(t, tm->seq, now);
+		} else {
+			now = ompt_worker_end(t, tm);
 		}
-		now = ompt_worker_end(t, tm, now);
 		if (tm)
 			tr_stack_leave_to(t, tm->base + 1, now);
 		tr_omp_team_end(t, now);
@@ -275,8 +252,8 @@ static void cb_sync_region(int kind, int endpoint, tr_ompt_data *parallel, tr_om
 	OMPT_GET(t);
 	if (kind == SYNC_BARRIER_IMPLICIT_PARALLEL || kind == SYNC_BARRIER_IMPLICIT) {
 		struct ompt_team *tm = ompt_top(ompt_me(t));
-		uint64_t now = tr_time();
 		if (endpoint == SCOPE_BEGIN) {
+			uint64_t now = tr_time();
 			if (tm)
 				tm->bar_begin = now;
 			tr_enter(t, now, tr_omp_rgn[r]);
@@ -284,7 +261,7 @@ static void cb_sync_region(int kind, int endpoint, tr_ompt_data *parallel, tr_om
 			/* libomp 14 reports the parallel's end barrier as
 			 * "implicit" (2): the master's published join only
 			 * exists for it (a work-sharing barrier ends first) */
-			tr_leave(t, ompt_worker_end(t, tm, now), tr_omp_rgn[r]);
+			tr_leave(t, ompt_worker_end(t, tm), tr_omp_rgn[r]);
 		}
 	} else {
 		ompt_region(t, endpoint, tr_omp_rgn[r]);
@@ -428,23 +405,10 @@ void tr_omp_ompt_thread_fini(struct tr_thread *t)
 	struct ompt_thr *me = ompt_me(t);
 	if (!me || !me->nteam || !tr_omp_ready)
 		return;
-	uint64_t now = tr_time();
 	int own = tr_thread_peek() == t;
 	while (me->nteam) {
 		struct ompt_team *tm = ompt_top(me);
-		uint64_t end = ompt_worker_end(t, tm, now);
-		if (own) {
-			if (tm)
-				tr_stack_leave_to(t, tm->base, end);
-			if (tr_rec_begin(t)) {
-				tr_evt_status(t, otf2w_evt_thread_team_end(t->w, NULL, end, tr_omp_team));
-				tr_rec_end(t);
-			}
-		} else if (t->w && t->state != TR_T_DEAD) {
-			uint64_t last = otf2w_evt_writer_last_time(t->w);
-			tr_evt_status(t, otf2w_evt_thread_team_end(t->w, NULL, end > last ? end : last,
-								   tr_omp_team));
-		}
+		tr_omp_team_close(t, tm ? tm->base : tr_stack_depth(t), ompt_worker_end(t, tm), own);
 		me->nteam--;
 	}
 }

@@ -21,11 +21,16 @@ compares the two runs and checks the archive with the reference reader
          switched to, completed once after its creation, on the OPENMP team.
   off    TRACER_OPENMP=off: the same output, no OpenMP record at all;
          TRACER_OPENMP=maybe: one "tracer:" line, traced as with on.
+  cross  omp_cross.c built with clang (PROGRAM) and gcc (the last argument):
+         both archives have the same number of each OpenMP record kind where
+         both runtimes can see it (forks, joins, teams per location, every
+         omp region, OpenMP lock acquisitions, tasks (taskloop tasks too), each
+         created once, run and completed), and the known counts.
   mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
          5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
          entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
 
-usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN]]
+usage: omp_check.py MODE PROGRAM LIBTRACER WORKDIR [clang|gcc [MPIRUN | GCC_PROGRAM]]
 
 gcc (libgomp): exactly one "tracer:" line names what is not recorded.
 """
@@ -56,16 +61,16 @@ def expect(cond, msg):
         print("FAIL:", msg)
 
 
-def run(env_extra):
+def run(env_extra, prog=PROG):
     env = dict(os.environ)
     env.pop('LD_PRELOAD', None)
-    cmd = [PROG]
+    cmd = [prog]
     if MODE == 'mpi':
         env.update(OMPI_ALLOW_RUN_AS_ROOT='1', OMPI_ALLOW_RUN_AS_ROOT_CONFIRM='1')
         cmd = [MPIRUN, '--allow-run-as-root', '--oversubscribe', '--bind-to', 'none', '-np', str(NP)]
         for k, v in env_extra.items():
             cmd += ['-x', '%s=%s' % (k, v)]
-        cmd.append(PROG)
+        cmd.append(prog)
     else:
         env.update(env_extra)
     return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
@@ -164,7 +169,12 @@ if MODE == 'basic':
         idx = [i for i, e in enumerate(l.events) if e.kind in ('ThreadTeamBegin', 'ThreadTeamEnd')]
         for i in idx:
             e = l.events[i]
-            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[i - 1]
+            # a team still open when its thread ends (a worker idle in the
+            # runtime) ends after the thread's ThreadEnd
+            j = i - 1
+            while e.kind == 'ThreadTeamEnd' and j > 0 and l.events[j].kind == 'ThreadEnd':
+                j -= 1
+            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[j]
             want = 'Enter' if e.kind == 'ThreadTeamBegin' else 'Leave'
             expect(nb.kind == want and nb.region == 'omp parallel',
                    "%s: %s not next to %s omp parallel" % (l.name, e.kind, want))
@@ -182,20 +192,28 @@ if MODE == 'basic':
                 st.append(e.time)
             elif e.kind == 'ThreadJoin' and st:
                 spans.append((st.pop(), e.time))
+    # (libgomp's workers wait in the runtime after their share: the ones idle
+    # there when their thread ends (the pool shrinks for the nested region,
+    # exit) end their team with the thread, after its ThreadEnd; left out too)
     last_join = max(s[1] for s in spans)
-    at_exit = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadTeamEnd' and e.time > last_join)
-    expect(at_exit <= 3, "%d teams ended at exit" % at_exit)
+    at_exit = 0
     for l in tr.locations:
-        st = []
+        st, ended = [], False
         for e in l.events:
-            if e.kind == 'ThreadTeamBegin':
+            if e.kind == 'ThreadEnd':
+                ended = True
+            elif e.kind == 'ThreadTeamBegin':
                 st.append(e.time)
             elif e.kind == 'ThreadTeamEnd' and st:
                 b = st.pop()
-                if e.time > last_join:
+                if e.time > last_join or ended:
+                    at_exit += 1
                     continue
                 expect(any(s[0] <= b and e.time <= s[1] for s in spans),
                        "%s: team %d..%d not inside a region's fork..join" % (l.name, b, e.time))
+    # libomp: up to the 3 nested teams of workers idle at exit; libgomp: every
+    # worker's last team (4 threads, then 2 x 2)
+    expect(at_exit <= (3 if COMPILER == 'clang' else NTHR - 1 + 3), "%d teams ended at exit" % at_exit)
     # the team threads are the pthreads' locations (no duplicates)
     if NOPTH:
         expect(count('ThreadBegin') == 0, "ThreadBegin with TRACER_PTHREAD=off")
@@ -256,30 +274,103 @@ if MODE == 'fortran':
     acq = collections.Counter(e.ev.lock_id for e in omp_events('ThreadAcquireLock') if e.ev.model == P)
     expect(sorted(acq.values()) == [20, 200], "acquisitions per lock %s" % dict(acq))
 
-if MODE == 'tasks':
+def check_tasks(t, ntasks, name=''):
+    """every task created once, switched to after its creation, completed once"""
     created = {}
-    for l in tr.locations:
+    for l in t.locations:
         for e in l.events:
             if e.kind == 'ThreadTaskCreate':
                 key = (e.ev.creating_thread, e.ev.generation_number)
-                expect(key not in created, "task %s created twice" % (key,))
-                expect(e.ev.thread_team.name == 'OpenMP team', "task team %s" % e.ev.thread_team.name)
+                expect(key not in created, "%stask %s created twice" % (name, key))
+                expect(e.ev.thread_team.name == 'OpenMP team', "%stask team %s" % (name, e.ev.thread_team.name))
                 created[key] = e.time
-    expect(len(created) == NTASKS, "tasks created %d != %d" % (len(created), NTASKS))
+    expect(len(created) == ntasks, "%stasks created %d != %d" % (name, len(created), ntasks))
     done = collections.Counter()
     switched = set()
-    for l in tr.locations:
+    for l in t.locations:
         for e in l.events:
             key = (getattr(e.ev, 'creating_thread', None), getattr(e.ev, 'generation_number', None))
             if e.kind == 'ThreadTaskSwitch' and key[1]:
-                expect(key in created and created[key] <= e.time, "switch to unknown/uncreated task %s" % (key,))
+                expect(key in created and created[key] <= e.time, "%sswitch to unknown/uncreated task %s" % (name, key))
                 switched.add(key)
             elif e.kind == 'ThreadTaskComplete':
-                expect(key in switched, "task %s completed before it ran" % (key,))
+                expect(key in switched, "%stask %s completed before it ran" % (name, key))
                 done[key] += 1
-    expect(len(switched) == NTASKS, "tasks switched to %d" % len(switched))
-    expect(sorted(done) == sorted(created) and set(done.values()) == {1}, "tasks completed %d" % len(done))
+    expect(len(switched) == ntasks, "%stasks switched to %d" % (name, len(switched)))
+    expect(sorted(done) == sorted(created) and set(done.values()) <= {1},
+           "%stasks completed %d" % (name, len(done)))
+
+
+if MODE == 'tasks':
+    check_tasks(tr, NTASKS)
     expect(count('Enter', 'omp taskwait') == NTASKS // 2, "taskwaits %d" % count('Enter', 'omp taskwait'))
+
+if MODE == 'cross':
+    CPAR, CTHR, CTASK, CITER, CGRAIN = 5, 4, 4, 32, 5  # omp_cross.c
+    gprog = sys.argv[6]
+    gbase = run({}, gprog)
+    gtraced = run({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace_gcc')}, gprog)
+    expect(gtraced.returncode == gbase.returncode == 0, "gcc build: exit %d/%d" % (gtraced.returncode, gbase.returncode))
+    expect(gtraced.stdout == gbase.stdout == base.stdout, "gcc build: stdout differs")
+    gt = tc.load(os.path.join(WORK, 'trace_gcc'))
+    tc.otf2_print(gt.anchor, '-Werror')
+    tc.check_all(gt)
+
+    def kinds(t):
+        c = collections.Counter()
+        for l in t.locations:
+            for e in l.events:
+                if e.kind in ('Enter', 'Leave') and e.region.startswith('omp'):
+                    c[e.kind + ' ' + e.region] += 1
+                elif e.kind in ('ThreadAcquireLock', 'ThreadReleaseLock'):
+                    if e.ev.model == P:
+                        c[e.kind] += 1
+                elif e.kind.startswith('ThreadTeam') or e.kind in ('ThreadFork', 'ThreadJoin') or \
+                        e.kind.startswith('ThreadTask'):
+                    c[e.kind] += 1
+        return c
+    kc, kg = kinds(tr), kinds(gt)
+    for k in sorted(set(kc) | set(kg)):
+        if k == 'ThreadTaskSwitch':      # libomp switches more (back to the implicit task on its own)
+            continue
+        expect(kc[k] == kg[k], "%s: clang %d, gcc %d" % (k, kc[k], kg[k]))
+    # 4 tasks, a taskgroup of 4, a taskloop of 4, a taskloop of 32 / 5 = 6
+    ntask = CPAR * (3 * CTASK + CITER // CGRAIN)
+    check_tasks(tr, ntask, 'clang: ')
+    check_tasks(gt, ntask, 'gcc: ')
+    expect(kg['ThreadTaskSwitch'] == 2 * ntask, "gcc task switches %d" % kg['ThreadTaskSwitch'])
+    expect(kc['ThreadTaskSwitch'] >= 2 * ntask, "clang task switches %d" % kc['ThreadTaskSwitch'])
+    # the known counts (each Enter has its Leave: tracecheck)
+    nteam = CPAR * CTHR
+    known = {'ThreadFork': CPAR, 'ThreadJoin': CPAR, 'ThreadTeamBegin': nteam, 'ThreadTeamEnd': nteam,
+             'Enter omp parallel': nteam, 'Enter omp for': nteam, 'Enter omp sections': nteam,
+             'Enter omp single': 2 * nteam, 'Enter omp barrier': nteam,
+             'Enter omp implicit barrier': 5 * nteam,    # loop, sections, 2 singles, parallel
+             'Enter omp critical': nteam, 'Enter omp_set_lock': nteam, 'ThreadAcquireLock': 2 * nteam,
+             'Enter omp taskwait': CPAR, 'Enter omp taskloop': 2 * CPAR,
+             'Enter omp taskgroup': 3 * CPAR}            # taskgroup + the taskloops'
+    for k, want in known.items():
+        expect(kg[k] == want, "gcc %s %d != %d" % (k, kg[k], want))
+    # per location: the same team and barrier counts (every member of every team)
+    def per_loc(t, kind, region=None):
+        return sorted(sum(1 for e in l.events if e.kind == kind and (region is None or e.region == region))
+                      for l in t.locations)
+    for kind, region in (('ThreadTeamBegin', None), ('Enter', 'omp implicit barrier'), ('Enter', 'omp barrier')):
+        expect(per_loc(tr, kind, region) == per_loc(gt, kind, region),
+               "%s %s per location: clang %s, gcc %s" % (kind, region or '', per_loc(tr, kind, region),
+                                                        per_loc(gt, kind, region)))
+    for t, name in ((tr, 'clang'), (gt, 'gcc')):
+        workers = sorted(l.name for l in t.locations if l.name.startswith('OpenMP thread '))
+        expect(len(workers) == CTHR - 1, "%s: workers %s" % (name, [l.name for l in t.locations]))
+        begins = [(l, e) for l in t.locations for e in l.events if e.kind == 'ThreadTeamBegin']
+        teams = {e.ev.thread_team.name for _, e in begins}
+        expect(teams == {'OpenMP team'}, "%s: team comms %s" % (name, teams))
+        # the team is a Comm over an OPENMP group holding every member's location
+        comm = begins[0][1].ev.thread_team if begins else None
+        members = {m.name for m in comm.group.members} if comm else set()
+        expect(comm is not None and comm.group.paradigm == P and {l.name for l, _ in begins} <= members,
+               "%s: team members %s not all in the team's group %s" % (name, {l.name for l, _ in begins}, members))
+        print("cross %s: %s" % (name, dict(sorted(kinds(t).items()))))
 
 if MODE == 'mpi':
     ranks = collections.defaultdict(list)
