@@ -15,7 +15,7 @@
  * the on-disk fields (OTF2 names in snake_case); arrays point into reader
  * memory valid until the next call on the same reader.
  *
- * Layout facts: /work/shared/otf2-format.md. Nothing here prints or exits:
+ * Layout facts: docs/otf2-format.md. Nothing here prints or exits:
  * functions return 0 / -1 and otf2r_error() has the text.
  */
 #ifndef OTF2R_H

@@ -4,7 +4,7 @@
  *
  * The only public header of format/. It knows nothing of threads, MPI,
  * signals or the tracer: it turns calls into the byte layout that the
- * reference reader (libotf2 3.0.2) reads (see ../shared/otf2-format.md).
+ * reference reader (libotf2 3.0.2) reads (see docs/otf2-format.md).
  *
  * Object model (as in OTF2's own API):
  *   otf2w_archive      one archive directory: anchor, global defs, per-location

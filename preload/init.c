@@ -21,7 +21,6 @@
 extern char **environ;
 
 void tr_threads_init(void);
-void tr_modules_start(void);
 void tr_archive_discard(void);
 
 /* argv from /proc/self/cmdline (works before main and for every program). */

@@ -102,12 +102,8 @@ struct tr_global {
 };
 extern struct tr_global tr_g;
 
-/* Internal per-thread extension (struct tr_thread is public, this is appended
- * via the tail fields there). */
-
 /* ---- files ------------------------------------------------------------------------ */
 
-/* log.c */
 /* mem.c: the tracer's own heap (mmap only); malloc & co. of our objects
  * are routed here by -Wl,--wrap (CMakeLists.txt) */
 void tr_mem_init(void);
@@ -118,6 +114,8 @@ uint64_t tr_mem_mapped(void);
 void tr_mem_fork_prepare(void);
 void tr_mem_fork_parent(void);
 void tr_mem_fork_child(void);
+
+/* log.c */
 void tr_log_init(void);       /* after tr_cfg_load: where notices go */
 void tr_log_write(const char *buf, size_t n);
 /* notices (exit summary, info): stderr in the run's first process only,
@@ -126,11 +124,10 @@ void tr_log_notice_write(const char *buf, size_t n);   /* async-signal-safe */
 void tr_log_notice_sigsafe(const char *fmt, ...);
 void tr_log_notices_to_file(void);                     /* this image is about to exec */
 int tr_log_notices_on_stderr(void);
-ssize_t tr_read_file(const char *path, char *buf, size_t size);
-int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 
 /* config.c */
 void tr_cfg_load(void);
+ssize_t tr_read_file(const char *path, char *buf, size_t size);
 int tr_env_rank(void);       /* rank from OMPI_COMM_WORLD_RANK/PMIX_RANK or -1 */
 const char *tr_getenv(const char *name);
 
@@ -140,8 +137,10 @@ void tr_clock_final(void);   /* refine the resolution at the end */
 uint64_t tr_clock_realtime_of(uint64_t ticks);  /* ns since epoch of a timestamp */
 uint64_t tr_clock_freq(void);
 
-/* real.c */
+/* real.c (also the futex lock above and allocation helpers) */
 void tr_real_init(void);
+void *tr_xcalloc(size_t n, size_t sz);
+char *tr_xstrdup(const char *s);
 TR_REAL_DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
 TR_REAL_DECL(void, _exit, int);
 TR_REAL_DECL(void, _Exit, int);
@@ -173,6 +172,8 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
 /* Mapping tables + clock offsets into a local def file of this process. */
 void tr_defs_write_local_to(otf2w_def_writer *dw);
 int tr_defs_unified_write_global(void);
+/* rank 0's exit line: ranks, locations, events of the unified run (0: none) */
+int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 void tr_defs_local_range(uint64_t *first, uint64_t *last);
 uint64_t tr_defs_unified_gid(uint64_t loc);
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
@@ -207,20 +208,18 @@ void tr_archive_unified_installed(void);   /* write this rank's mapping tables *
 
 /* init.c */
 void tr_init(void);
+
+/* events.c: the modules (struct tr_module, tracer.h) */
+void tr_modules_start(void);    /* after every constructor registered its module */
 void tr_modules_thread_init(struct tr_thread *t);
 void tr_modules_thread_fini(struct tr_thread *t);
-void tr_modules_fini(void);
 void tr_modules_fork_child(void);
-void tr_modules_sigaction(int sig, const void *act);   /* events.c */
+void tr_modules_sigaction(int sig, const void *act);   /* the program installs a handler */
 
 /* signals.c */
 void tr_signals_init(void);
 void tr_signals_fork_child(void);
 void tr_signals_block(sigset_t *old);
 void tr_signals_restore(const sigset_t *old);
-
-/* mem helpers */
-void *tr_xcalloc(size_t n, size_t sz);
-char *tr_xstrdup(const char *s);
 
 #endif /* TR_INT_H */

@@ -204,6 +204,55 @@ static inline int tr_thread_closed(const struct tr_thread *t)
 	return t->closed;
 }
 
+/* Thread life cycle (for wrappers/pthread).
+ *
+ * Creator (in the pthread_create wrapper, before calling the real one):
+ *	uint64_t seq = tr_thread_reserve_seq();      // unique, > 0
+ *	ThreadCreate(comm = tr_def_thread_comm(OTF2W_PARADIGM_PTHREAD, ...), seq)
+ *	pass seq to the new thread (trampoline argument)
+ * New thread (trampoline, before the user start routine):
+ *	struct tr_thread *t = tr_thread_begin(&index);   // guard held, like tr_thread_get
+ *	if (t) { tr_thread_set_seq(t, seq); ThreadBegin(comm, seq) ...; tr_thread_put(t); }
+ *	ret = start(arg);
+ *	t = tr_thread_get(); if (t) { ThreadEnd(comm, seq) ...; tr_thread_put(t); }
+ *	tr_thread_end(t_from_begin);                      // closes the location
+ * tr_thread_end is also run automatically (TSD destructor) for threads that
+ * leave by pthread_exit/cancel or were never seen by a trampoline, so calling
+ * it is optional but makes the close deterministic. Threads still running at
+ * exit are stopped (DYING) by the exiting thread and their buffers written.
+ */
+/* Create (or return) the calling thread's location: index = next in creation
+ * order; runs the modules' thread_init hooks. Returns the state with the
+ * guard held and errno saved (release with tr_thread_put), or NULL when not
+ * tracing. *index_out (may be NULL) receives the location index. */
+struct tr_thread *tr_thread_begin(uint32_t *index_out);
+/* Same, with an index reserved by the creator with tr_thread_reserve_index()
+ * (so "Thread N" follows pthread_create order, not start order). */
+uint32_t tr_thread_reserve_index(void);
+struct tr_thread *tr_thread_begin_index(uint32_t index);
+/* End of the calling thread (t may be NULL = the calling thread's): runs
+ * thread_fini hooks, closes open regions, writes and closes the location's
+ * event stream; later calls in this thread are untraced. */
+void tr_thread_end(struct tr_thread *t);
+/* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
+uint64_t tr_thread_reserve_seq(void);
+/* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
+ * live thread whose pthread_t is th is named name (the last name set before
+ * the archive is written wins; "" keeps the current name). Not for signal
+ * handlers (defines a string: locks, may allocate). */
+void tr_thread_set_name(uint64_t th, const char *name);
+/* TRACER_ON_FULL=stop: call right before writing a location's last records
+ * (ThreadEnd): if the location was stopped (buffer full), its buffer is
+ * written out and recording resumes (MeasurementOnOff ON), so the final
+ * records are never dropped. No-op otherwise. Owner thread, guard held.
+ * tr_thread_end and the ProgramEnd path call it themselves. */
+void tr_thread_ending(struct tr_thread *t);
+
+/* Rename the location of t (e.g. "OpenMP thread 3" for a runtime's worker);
+ * the name is written with the definitions at shut-down. Not hot (defines a
+ * String): call once per thread, guard held. */
+void tr_thread_set_location_name(struct tr_thread *t, const char *name);
+
 /* ---- events (hot path) -------------------------------------------------------------- */
 
 /* Enter/Leave a region. Applies the filter (region filtered: nothing
@@ -246,6 +295,71 @@ static inline void tr_evt_status(struct tr_thread *t, otf2w_status s)
 	if (tr_unlikely(s != OTF2W_OK))
 		tr_evt_status_slow(t, s);
 }
+
+/* Stop/restart recording on the calling thread (VT_traceoff/on) with a
+ * MeasurementOnOff record. */
+void tr_measurement(struct tr_thread *t, int on);
+
+/* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated
+ * once per region at definition time. */
+int tr_region_filtered(uint32_t region);
+
+/* VT_wakeup: call every module's wakeup hook now on t (the calling thread's
+ * state, guard held as from tr_thread_get). No-op when t does not record. */
+void tr_wakeup(struct tr_thread *t);
+
+/* The calling thread's shadow stack of open regions (what tr_enter pushed
+ * and tr_leave popped; the core closes what is left at thread end and
+ * shut-down). For user-level tasks (wrappers/argobots) that move between
+ * threads with regions open. Owner thread only, never on a hot path.
+ * Regions beyond the core's capacity (128) count in the depth but are not
+ * stored (tr_stack_detach skips them). */
+uint32_t tr_stack_depth(const struct tr_thread *t);
+/* Take the regions above depth `base` (outermost first) off t's stack into
+ * regions[0..max) and return how many were stored; t's depth becomes base. */
+size_t tr_stack_detach(struct tr_thread *t, uint32_t base, uint32_t *regions, size_t max);
+/* Push regions[0..n) (outermost first) back onto t's stack (no records). */
+void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n);
+/* tr_leave(t, time, r) for every open region above depth `base`,
+ * innermost first; afterwards t's depth is base. */
+void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time);
+
+/* ---- user-level tasks (preload/task.c) -------------------------------------------
+ * A task (an Argobots work unit) runs on one thread at a time and may move
+ * to another with regions open. It owns the regions opened while it runs:
+ * its user region stack (VT_begin/VT_end: wrappers/vt uses the running
+ * task's stack instead of the thread's) and the core's shadow-stack entries
+ * above the depth it started at, which tr_task_detach/tr_task_attach move
+ * out of and back onto the thread. Owner thread only, never on a hot path.
+ */
+#define TR_TASK_REGIONS 64
+struct tr_region_frame {
+	uint32_t region;       /* region id */
+	uint8_t recorded;      /* an Enter was written (recording was on) */
+};
+struct tr_region_stack {
+	uint32_t depth;
+	struct tr_region_frame f[TR_TASK_REGIONS];
+};
+struct tr_task {
+	struct tr_region_stack user;    /* regions of VT_begin/VT_end */
+	uint32_t base;                  /* thread's shadow depth when it started running */
+	uint32_t nshadow;               /* shadow regions saved while it does not run */
+	uint32_t shadow[TR_TASK_REGIONS];
+};
+/* A new (or revived) task: nothing open. */
+void tr_task_reset(struct tr_task *task);
+/* The task running on t, NULL when the thread runs its own code. */
+struct tr_task *tr_task_current(const struct tr_thread *t);
+void tr_task_set_current(struct tr_thread *t, struct tr_task *task);
+/* task starts running on t: its saved shadow regions go back on t's stack. */
+void tr_task_attach(struct tr_thread *t, struct tr_task *task);
+/* task stops running on t: its shadow regions are taken off t's stack. */
+void tr_task_detach(struct tr_thread *t, struct tr_task *task);
+/* task ends on t: Leave what it left open at `time`, user regions first. */
+void tr_task_close(struct tr_thread *t, struct tr_task *task, uint64_t time);
+/* Leave every region still open on s at `time` on t, innermost first. */
+void tr_region_stack_unwind(struct tr_thread *t, struct tr_region_stack *s, uint64_t time);
 
 /* ---- module hooks (sampling, metrics, argobots, MPI) ---------------------------------- */
 
@@ -293,6 +407,12 @@ void tr_module_register(const struct tr_module *m);
 /* Definitions of class cls (enum tr_def_class) in the registry so far: the
  * next free id (crash path, fini_crash). */
 uint32_t tr_defs_count(int cls);
+
+/* Run every module's fini hook once (idempotent; later calls return at
+ * once). tr_defs_pack calls it, so the definitions modules add at the end
+ * (VT class groups, sampled calling contexts) reach the MPI-unified archive;
+ * the normal shut-down calls it too. */
+void tr_modules_fini(void);
 
 /* ---- definitions registry -------------------------------------------------------------
  * Thread-safe (registry lock), never on the hot path: wrappers define their
@@ -364,6 +484,23 @@ int tr_defs_pack(void **buf, size_t *len);
  * unified for all its locations. */
 int tr_defs_install_unified(const void *buf, size_t len, int write_global);
 
+/* ClockOffset (MPI clock synchronisation) for every location of this
+ * process; the offsets recorded before tr_defs_install_unified() go into the
+ * unified archive's local definitions (times must increase; at least two
+ * are needed for the reader to apply them). */
+void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
+/* A CallingContext without content deduplication: always a new id (the
+ * next one), for samplers whose node index must equal the id. */
+uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
+/* A sampler that numbers its calling contexts itself (events carry its
+ * node numbers) and defines them with tr_def_calling_context (content
+ * deduplicated: one definition per distinct region, source location and
+ * parent): map[i] is the definition id of its number i. Written as a
+ * CALLING_CONTEXT mapping table into every location's local definitions at
+ * shut-down. Only without MPI unification (there the unifier deduplicates
+ * and ids must be tr_def_calling_context_new's). The map is copied. */
+void tr_def_calling_context_map(const uint32_t *map, uint32_t n);
+
 /* ---- process identity, locations, archive life cycle -------------------------------- */
 
 struct tr_process {
@@ -412,79 +549,6 @@ int tr_helper_spawn(const struct tr_helper *h);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 
-/* Stop/restart recording on the calling thread (VT_traceoff/on) with a
- * MeasurementOnOff record. */
-void tr_measurement(struct tr_thread *t, int on);
-
-/* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated
- * once per region at definition time. */
-int tr_region_filtered(uint32_t region);
-
-/* ---- real symbols (dlsym(RTLD_NEXT)) ------------------------------------------------- */
-
-/* Resolve a symbol of the next object after libtracer.so; safe while dlsym
- * itself allocates (preload/ provides a static calloc pool for that). */
-void *tr_dlsym_next(const char *name);
-/* The one table-driven resolver of real functions, used by every module:
- * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
- * a version is given, else tr_dlsym_next) and stored atomically. Returns
- * how many entries stay unresolved (the caller decides what that means).
- * Not async-signal-safe (dlsym): constructor, or the first call. */
-struct tr_real_sym {
-	void **slot;
-	const char *name;
-	const char *version;   /* NULL: the default version */
-};
-#define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
-#define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
-size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
-#define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
-#define TR_REAL_INIT(fn)                                                        \
-	do {                                                                    \
-		if (tr_unlikely(!real_##fn))                                    \
-			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn); \
-	} while (0)
-
-/* ==== additions by preload/ (core) ============================================== */
-
-/* ---- thread life cycle (for wrappers/pthread) ------------------------------------
- *
- * Creator (in the pthread_create wrapper, before calling the real one):
- *	uint64_t seq = tr_thread_reserve_seq();      // unique, > 0
- *	ThreadCreate(comm = tr_def_thread_comm(OTF2W_PARADIGM_PTHREAD, ...), seq)
- *	pass seq to the new thread (trampoline argument)
- * New thread (trampoline, before the user start routine):
- *	struct tr_thread *t = tr_thread_begin(&index);   // guard held, like tr_thread_get
- *	if (t) { tr_thread_set_seq(t, seq); ThreadBegin(comm, seq) ...; tr_thread_put(t); }
- *	ret = start(arg);
- *	t = tr_thread_get(); if (t) { ThreadEnd(comm, seq) ...; tr_thread_put(t); }
- *	tr_thread_end(t_from_begin);                      // closes the location
- * tr_thread_end is also run automatically (TSD destructor) for threads that
- * leave by pthread_exit/cancel or were never seen by a trampoline, so calling
- * it is optional but makes the close deterministic. Threads still running at
- * exit are stopped (DYING) by the exiting thread and their buffers written.
- */
-/* Create (or return) the calling thread's location: index = next in creation
- * order; runs the modules' thread_init hooks. Returns the state with the
- * guard held and errno saved (release with tr_thread_put), or NULL when not
- * tracing. *index_out (may be NULL) receives the location index. */
-struct tr_thread *tr_thread_begin(uint32_t *index_out);
-/* Same, with an index reserved by the creator with tr_thread_reserve_index()
- * (so "Thread N" follows pthread_create order, not start order). */
-uint32_t tr_thread_reserve_index(void);
-struct tr_thread *tr_thread_begin_index(uint32_t index);
-/* End of the calling thread (t may be NULL = the calling thread's): runs
- * thread_fini hooks, closes open regions, writes and closes the location's
- * event stream; later calls in this thread are untraced. */
-void tr_thread_end(struct tr_thread *t);
-/* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
-uint64_t tr_thread_reserve_seq(void);
-/* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
- * live thread whose pthread_t is th is named name (the last name set before
- * the archive is written wins; "" keeps the current name). Not for signal
- * handlers (defines a string: locks, may allocate). */
-void tr_thread_set_name(uint64_t th, const char *name);
-
 /* ---- MPI support (wrappers/mpi) ------------------------------------------------
  * - Ranks started by mpirun know their rank from the environment
  *   (OMPI_COMM_WORLD_RANK / PMIX_RANK): location ids are final from the start.
@@ -512,101 +576,32 @@ void tr_thread_set_name(uint64_t th, const char *name);
  *   D/traces/<loc>.evt -> ../rank<r>/<loc>.evt links. No rank ever writes
  *   another rank's files.
  */
-/* ClockOffset (MPI clock synchronisation) for every location of this
- * process; the offsets recorded before tr_defs_install_unified() go into the
- * unified archive's local definitions (times must increase; at least two
- * are needed for the reader to apply them). */
-void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev);
-/* A CallingContext without content deduplication: always a new id (the
- * next one), for samplers whose node index must equal the id. */
-uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent);
-/* A sampler that numbers its calling contexts itself (events carry its
- * node numbers) and defines them with tr_def_calling_context (content
- * deduplicated: one definition per distinct region, source location and
- * parent): map[i] is the definition id of its number i. Written as a
- * CALLING_CONTEXT mapping table into every location's local definitions at
- * shut-down. Only without MPI unification (there the unifier deduplicates
- * and ids must be tr_def_calling_context_new's). The map is copied. */
-void tr_def_calling_context_map(const uint32_t *map, uint32_t n);
-/* 1 once the archive directory can no longer change. */
-int tr_archive_dir_fixed(void);
 
-/* ==== additions by preload/ (core2) ============================================= */
+/* ---- real symbols (dlsym(RTLD_NEXT)) ------------------------------------------------- */
 
-/* Run every module's fini hook once (idempotent; later calls return at
- * once). tr_defs_pack calls it, so the definitions modules add at the end
- * (VT class groups, sampled calling contexts) reach the MPI-unified archive;
- * the normal shut-down calls it too. */
-void tr_modules_fini(void);
-
-/* The calling thread's shadow stack of open regions (what tr_enter pushed
- * and tr_leave popped; the core closes what is left at thread end and
- * shut-down). For user-level tasks (wrappers/argobots) that move between
- * threads with regions open. Owner thread only, never on a hot path.
- * Regions beyond the core's capacity (128) count in the depth but are not
- * stored (tr_stack_detach skips them). */
-uint32_t tr_stack_depth(const struct tr_thread *t);
-/* Take the regions above depth `base` (outermost first) off t's stack into
- * regions[0..max) and return how many were stored; t's depth becomes base. */
-size_t tr_stack_detach(struct tr_thread *t, uint32_t base, uint32_t *regions, size_t max);
-/* Push regions[0..n) (outermost first) back onto t's stack (no records). */
-void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n);
-/* tr_leave(t, time, r) for every open region above depth `base`,
- * innermost first; afterwards t's depth is base. */
-void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time);
-
-/* ---- user-level tasks (preload/task.c) -------------------------------------------
- * A task (an Argobots work unit) runs on one thread at a time and may move
- * to another with regions open. It owns the regions opened while it runs:
- * its user region stack (VT_begin/VT_end: wrappers/vt uses the running
- * task's stack instead of the thread's) and the core's shadow-stack entries
- * above the depth it started at, which tr_task_detach/tr_task_attach move
- * out of and back onto the thread. Owner thread only, never on a hot path.
- */
-#define TR_TASK_REGIONS 64
-struct tr_region_frame {
-	uint32_t region;       /* region id */
-	uint8_t recorded;      /* an Enter was written (recording was on) */
+/* Resolve a symbol of the next object after libtracer.so (RTLD_NEXT, then
+ * RTLD_DEFAULT). dlsym's own allocations cannot recurse into the tracer: it
+ * interposes no allocator, and its objects live on its own heap (mem.c). */
+void *tr_dlsym_next(const char *name);
+/* The one table-driven resolver of real functions, used by every module:
+ * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
+ * a version is given, else tr_dlsym_next) and stored atomically. Returns
+ * how many entries stay unresolved (the caller decides what that means).
+ * Not async-signal-safe (dlsym): constructor, or the first call. */
+struct tr_real_sym {
+	void **slot;
+	const char *name;
+	const char *version;   /* NULL: the default version */
 };
-struct tr_region_stack {
-	uint32_t depth;
-	struct tr_region_frame f[TR_TASK_REGIONS];
-};
-struct tr_task {
-	struct tr_region_stack user;    /* regions of VT_begin/VT_end */
-	uint32_t base;                  /* thread's shadow depth when it started running */
-	uint32_t nshadow;               /* shadow regions saved while it does not run */
-	uint32_t shadow[TR_TASK_REGIONS];
-};
-/* A new (or revived) task: nothing open. */
-void tr_task_reset(struct tr_task *task);
-/* The task running on t, NULL when the thread runs its own code. */
-struct tr_task *tr_task_current(const struct tr_thread *t);
-void tr_task_set_current(struct tr_thread *t, struct tr_task *task);
-/* task starts running on t: its saved shadow regions go back on t's stack. */
-void tr_task_attach(struct tr_thread *t, struct tr_task *task);
-/* task stops running on t: its shadow regions are taken off t's stack. */
-void tr_task_detach(struct tr_thread *t, struct tr_task *task);
-/* task ends on t: Leave what it left open at `time`, user regions first. */
-void tr_task_close(struct tr_thread *t, struct tr_task *task, uint64_t time);
-/* Leave every region still open on s at `time` on t, innermost first. */
-void tr_region_stack_unwind(struct tr_thread *t, struct tr_region_stack *s, uint64_t time);
-
-/* VT_wakeup: call every module's wakeup hook now on t (the calling thread's
- * state, guard held as from tr_thread_get). No-op when t does not record. */
-void tr_wakeup(struct tr_thread *t);
-
-/* TRACER_ON_FULL=stop: call right before writing a location's last records
- * (ThreadEnd): if the location was stopped (buffer full), its buffer is
- * written out and recording resumes (MeasurementOnOff ON), so the final
- * records are never dropped. No-op otherwise. Owner thread, guard held.
- * tr_thread_end and the ProgramEnd path call it themselves. */
-void tr_thread_ending(struct tr_thread *t);
-
-/* Rename the location of t (e.g. "OpenMP thread 3" for a runtime's worker);
- * the name is written with the definitions at shut-down. Not hot (defines a
- * String): call once per thread, guard held. */
-void tr_thread_set_location_name(struct tr_thread *t, const char *name);
+#define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
+#define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
+size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
+#define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
+#define TR_REAL_INIT(fn)                                                        \
+	do {                                                                    \
+		if (tr_unlikely(!real_##fn))                                    \
+			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn); \
+	} while (0)
 
 #ifdef __cplusplus
 }

@@ -13,50 +13,33 @@ archive with the reference reader.
 
 usage: check_abt.py MODE PROGRAM LIBTRACER WORKDIR
 """
-import glob
 import os
-import shutil
-import subprocess
 import sys
 
 import otf2
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402
+
 MODE, PROG, LIB, WORK = sys.argv[1:5]
-errors = []
+ck = rc.Checker()
+fail = ck.fail
 
-
-def fail(msg):
-    errors.append(msg)
-    print("FAIL:", msg)
-
-
-shutil.rmtree(WORK, ignore_errors=True)
-os.makedirs(WORK)
-env = dict(os.environ)
-env.update(LD_PRELOAD=LIB, TRACER_OUTPUT=WORK)
-if MODE == "no_tool":
-    env["ABTD_NO_TOOL"] = "1"
-p = subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=60)
-print(p.stdout, end="")
-print(p.stderr, end="", file=sys.stderr)
-if p.returncode != 0:
-    fail("program exit %d" % p.returncode)
-for want in ["script rc=0 counter=1", "finalize rc=0"]:
-    if want not in p.stdout.splitlines():
-        fail("stdout lacks %r" % want)
-abt_lines = [l for l in p.stderr.splitlines() if l.startswith("tracer:") and "Argobots" in l]
+# (linked against libtracer.so and the stand-in libabt.so: no untraced run to compare with)
+p, anchor = rc.run_traced([PROG], LIB, WORK, {"ABTD_NO_TOOL": "1"} if MODE == "no_tool" else None)
+ck.expect(p.returncode == 0, "program exit %d" % p.returncode)
+rc.expect_lines(ck, p.stdout, ["script rc=0 counter=1", "finalize rc=0"])
+abt_lines = [l for l in rc.tracer_lines(p.stderr) if "Argobots" in l]
 if MODE == "no_tool" and len(abt_lines) != 1:
     fail("expected one tracer: line about Argobots, got %s" % abt_lines)
 if MODE == "tasks" and abt_lines:
     fail("unexpected Argobots messages: %s" % abt_lines)
-
-anchors = glob.glob(os.path.join(WORK, "**", "*.otf2"), recursive=True)
-if len(anchors) != 1:
-    fail("expected one archive, found %s" % anchors)
+if not anchor:
+    fail("expected one archive under %s" % WORK)
     sys.exit(1)
 
 T = otf2.events
-with otf2.reader.open(anchors[0]) as trace:
+with rc.open_trace(anchor) as trace:
     defs = trace.definitions
     teams = [c for c in defs.comms if c.name == "Argobots"]
     events = list(trace.events)
@@ -178,7 +161,4 @@ else:
     except ValueError:
         fail("no Leave of the region left open by unit 6")
 
-if errors:
-    print("%d check(s) failed" % len(errors))
-    sys.exit(1)
-print("argobots %s: all checks passed" % MODE)
+sys.exit(ck.done("argobots %s: all checks passed" % MODE))

@@ -9,14 +9,14 @@ MeasurementOnOff, and the return codes the program printed.
 
 usage: check_vt.py PROGRAM LIBTRACER WORKDIR
 """
-import glob
 import os
-import shutil
-import subprocess
 import sys
 
 import otf2
 from otf2.enums import Paradigm, GroupType, MeasurementMode
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402
 
 PROG, LIB, WORK = sys.argv[1], sys.argv[2], sys.argv[3]
 
@@ -46,44 +46,31 @@ STDOUT = {
     2: ["six r1=0 r2=0 r4=0 wait_trunc=0 copy_trunc=0", "ex1 r=0 trunc=0", "ex2 r=0 trunc=0"],
 }
 
-errors = []
-
-
-def fail(msg):
-    errors.append(msg)
-    print("FAIL:", msg)
+ck = rc.Checker()
+fail = ck.fail
 
 
 def run(level):
     out = os.path.join(WORK, "level%d" % level)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    env = dict(os.environ)
-    env.update(LD_PRELOAD=LIB, TRACER_OUTPUT=out, TRACER_DETAILED_STATES=str(level))
-    p = subprocess.run([PROG], env=env, capture_output=True, text=True, timeout=60)
+    # (linked against libtracer.so for the VT API: no untraced run to compare with)
+    p, anchor = rc.run_traced([PROG], LIB, out, {"TRACER_DETAILED_STATES": str(level)}, echo=False)
     print("--- level %d: exit %d" % (level, p.returncode))
     print(p.stdout, end="")
     print(p.stderr, end="", file=sys.stderr)
-    if p.returncode != 0:
-        fail("level %d: program exit %d" % (level, p.returncode))
-    lines = [l.strip() for l in p.stdout.splitlines()]
-    for want in STDOUT[level]:
-        if want not in lines:
-            fail("level %d: stdout lacks %r" % (level, want))
-    if "done failures=0" not in lines:
-        fail("level %d: the program's own return-code checks failed" % level)
-    anchors = glob.glob(os.path.join(out, "**", "*.otf2"), recursive=True)
-    if len(anchors) != 1:
-        fail("level %d: expected one archive under %s, found %s" % (level, out, anchors))
+    ck.expect(p.returncode == 0, "level %d: program exit %d" % (level, p.returncode))
+    rc.expect_lines(ck, p.stdout, STDOUT[level], "level %d: stdout" % level)
+    ck.expect("done failures=0" in [l.strip() for l in p.stdout.splitlines()],
+              "level %d: the program's own return-code checks failed" % level)
+    if not ck.expect(anchor, "level %d: expected one archive under %s" % (level, out)):
         return
-    check_archive(level, anchors[0])
+    check_archive(level, anchor)
 
 
 def check_archive(level, anchor):
     seq = []
     metrics = []
     onoff = []
-    with otf2.reader.open(anchor) as trace:
+    with rc.open_trace(anchor) as trace:
         defs = trace.definitions
         regions = {r.canonical_name: r for r in defs.regions}
         for canon, name in [("MPI:TRANSFER:SEND", "SEND"), ("Application:compute", "compute"),
@@ -163,7 +150,4 @@ def check_archive(level, anchor):
 os.makedirs(WORK, exist_ok=True)
 for lvl in (0, 1, 2):
     run(lvl)
-if errors:
-    print("%d check(s) failed" % len(errors))
-    sys.exit(1)
-print("all VT checks passed")
+sys.exit(ck.done("all VT checks passed"))
