@@ -105,7 +105,13 @@ def marked_names(build, src):
                 rest = rest[i:]
             head = rest.split("(", 1)[0]
             ids = re.findall(r"[A-Za-z_]\w*", head)
-            if ids:
+            # a declaration with an asm label exports the label (its
+            # adjacent string literals joined), not the C name
+            decl = re.split(r"[;{]", rest, maxsplit=1)[0]
+            label = re.search(r'__asm__\s*\(((?:\s*"[^"]*")+)\s*\)', decl)
+            if label:
+                names.setdefault("".join(re.findall(r'"([^"]*)"', label.group(1))), os.path.basename(c["file"]))
+            elif ids:
                 names.setdefault(ids[-1], os.path.basename(c["file"]))
     if nfiles < 10:
         fail("only %d sources of libtracer.so in compile_commands.json" % nfiles)
