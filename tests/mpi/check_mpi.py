@@ -3,7 +3,7 @@
 """Run an MPI program under libtracer.so and check its archive with the
 reference reader (otf2-print and the otf2 Python bindings).
 
-usage: check_mpi.py --lib LIB --prog PROG --np N --mode MODE --out DIR [--mpirun MPIRUN]
+usage: check_mpi.py --lib LIB --prog PROG --np N --mode MODE --out DIR [--mpirun MPIRUN --mpi ompi|mpich]
 
 Checks (all modes): otf2-print -Werror clean, no [OTF2] complaints, one
 location group "MPI Rank r" per rank, unified definitions without
@@ -39,6 +39,20 @@ def fail(msg):
     print("FAIL:", msg)
 
 
+def launch(args, np, env_vars):
+    """The mpirun command line of args.mpi (ompi: Open MPI's mpirun, mpich:
+    MPICH's Hydra mpiexec) for np ranks with env_vars (VAR=value each)
+    exported to the ranks only."""
+    if args.mpi == "mpich":
+        cmd = [args.mpirun, "-n", str(np)]
+        for e in env_vars:
+            k, v = e.split("=", 1)
+            cmd += ["-genv", k, v]
+        return cmd
+    return [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np)] + sum(
+        (["-x", e] for e in env_vars), [])
+
+
 def run(args, traced=True, extra=()):
     out = args.out
     shutil.rmtree(out, ignore_errors=True)
@@ -48,11 +62,10 @@ def run(args, traced=True, extra=()):
     # ranks killed after an MPI_Abort get SIGTERM, then SIGKILL after this
     # many seconds (default 1): leave them time to write their trace
     env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
-    cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(args.np),
-           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1"] + list(extra) + sum(
-               (["-x", e] for e in args.args_env), [])
+    env_vars = ["TRACER_OUTPUT=" + out, "TRACER_VERBOSE=1"] + list(extra) + list(args.args_env)
     if traced:
-        cmd += ["-x", "LD_PRELOAD=" + args.lib]
+        env_vars.append("LD_PRELOAD=" + args.lib)
+    cmd = launch(args, args.np, env_vars)
     cmd += [args.prog] + args.args
     print("+", " ".join(cmd))
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -407,7 +420,7 @@ def compare_untraced(args, p):
     """The traced run's stdout and exit status equal the untraced run's;
     with TRACER_MPI=0 too (no MPI code path of the tracer runs)."""
     out = args.out
-    for label, traced, extra in (("untraced", False, ()), ("TRACER_MPI=0", True, ("-x", "TRACER_MPI=0"))):
+    for label, traced, extra in (("untraced", False, ()), ("TRACER_MPI=0", True, ("TRACER_MPI=0",))):
         args.out = out + "." + label.split("=")[0].lower()
         q = run(args, traced, extra)
         expect(q.returncode == p.returncode, "%s exit %d, traced %d" % (label, q.returncode, p.returncode))
@@ -607,6 +620,8 @@ def main():
     ap.add_argument("--mode", required=True, choices=sorted(MODES))
     ap.add_argument("--out", required=True)
     ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--mpi", default="ompi", choices=("ompi", "mpich"),
+                    help="the MPI of the program and of --mpirun (its command line)")
     ap.add_argument("--merge", default="")
     ap.add_argument("--workdir", default="", help="the program's working directory")
     ap.add_argument("--env", dest="args_env", action="append", default=[],
