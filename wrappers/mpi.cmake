@@ -94,6 +94,9 @@ foreach(abi ${TR_MPI_ABIS})
   if(abi STREQUAL ompi)
     list(APPEND _outs ${_d}/mpi_fgen.c)
     list(APPEND _srcs ${_d}/mpi_fgen.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_fortran.c)
+  else()
+    # but its mpi_f08 bindings call PMPI_*: Init/Finalize brackets
+    list(APPEND _srcs ${CMAKE_CURRENT_SOURCE_DIR}/mpi_f08_mpich.c)
   endif()
   add_custom_command(
     OUTPUT ${_outs}

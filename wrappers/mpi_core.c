@@ -766,62 +766,44 @@ void tr_mpi_before_finalize(void)
 	PMPI_Comm_free(&tr_mpi_pcomm);
 }
 
+void tr_mpi_env_enter(int fn, struct tr_thread **t, uint32_t *rgn)
+{
+	*t = tr_thread_get();
+	if (*t) {
+		*rgn = tr_mpi_region(fn);
+		tr_mpi_enter(*t, tr_time(), *rgn);
+	}
+}
+
+/* rgn UINT32_MAX: no Leave (MPI_Abort), the thread only put back. */
+void tr_mpi_env_leave(struct tr_thread *t, uint32_t rgn)
+{
+	if (!t)
+		return;
+	if (rgn != UINT32_MAX)
+		tr_leave(t, tr_time(), rgn);
+	tr_thread_put(t);
+}
+
 TR_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Init(argc, argv);
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	int ret = PMPI_Init(argc, argv);
-	if (ret == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Init, TR_MPI_INIT, ret = PMPI_Init(argc, argv), ret == MPI_SUCCESS, 0);
 	return ret;
 }
 
 TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Init_thread(argc, argv, required, provided);
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	int ret = PMPI_Init_thread(argc, argv, required, provided);
-	if (ret == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Init_thread, TR_MPI_INIT, ret = PMPI_Init_thread(argc, argv, required, provided),
+		       ret == MPI_SUCCESS, 0);
 	return ret;
 }
 
 TR_EXPORT int MPI_Finalize(void)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Finalize();
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	tr_mpi_before_finalize();
-	int ret = PMPI_Finalize();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Finalize, TR_MPI_FINALIZE, ret = PMPI_Finalize(), 1, 0);
 	return ret;
 }
 
@@ -868,7 +850,10 @@ static void prepare_merge(void)
 	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
 	argv[0] = merge;
 	argv[1] = "--wait";
-	argv[2] = "30";
+	/* Open MPI, Slurm: SIGTERM first, the other ranks write their archives;
+	 * MPICH's Hydra (MPI_LOCALRANKID in the ranks' environment) kills them
+	 * with SIGKILL at once: nothing more will come */
+	argv[2] = getenv("MPI_LOCALRANKID") ? "3" : "30";
 	argv[3] = "--ranks";
 	argv[4] = ranks;
 	argv[5] = dir;
@@ -887,18 +872,11 @@ void tr_mpi_abort_prepare(int errorcode)
 	tr_finish_status(errorcode, 1);
 }
 
+/* MPI_Abort does not return and the other ranks are killed: this rank
+ * writes what it has now (partial archive, see docs/mpi.md). */
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Abort(comm, errorcode);
-	struct tr_thread *t = tr_thread_get();
-	if (t) {
-		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);
-		tr_mpi_enter(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
-	/* MPI_Abort does not return and the other ranks are killed: write what
-	 * this rank has now (partial archive, see docs/mpi.md). */
-	tr_mpi_abort_prepare(errorcode);
-	return PMPI_Abort(comm, errorcode);
+	int ret;
+	TR_MPI_BRACKET(MPI_Abort, TR_MPI_ABORT, ret = PMPI_Abort(comm, errorcode), 1, errorcode);
+	return ret;
 }

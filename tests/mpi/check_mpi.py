@@ -402,8 +402,10 @@ def mode_fortran(t, n):
         if n >= 3:
             expect([s for s in t.sends if s[0].startswith("MPI_Comm_split [") and s[3] == 15],
                    "no traffic on the Fortran split communicator")
-    else:
+    elif ARGS.mpi == "ompi":
         # use mpi_f08: Allreduce on every rank, through ompi_allreduce_f
+        # (MPICH's mpi_f08 calls PMPI_* directly: only its Init/Finalize
+        # are wrapped, the unified archive above is what it checks)
         ops = collections.Counter(op for (c, r), v in t.colls.items() for op in v)
         expect(ops["ALLREDUCE"] == n, "f08 Allreduce: %d records" % ops["ALLREDUCE"])
 
@@ -638,6 +640,9 @@ def main():
     t = None
     if args.mode == "partial":
         mode_partial(args, p)
+        if failures:
+            print("%d check(s) failed" % len(failures))
+            sys.exit(1)
         return
     if args.mode in ("abort", "crash"):
         if p.returncode == 0:
@@ -657,6 +662,13 @@ def main():
                 print("tracer-merge.log:", open(log).read().strip())
             if not os.path.exists(anchor):
                 fail("the merge started by the ranks did not write %s" % anchor)
+        if args.mpi == "mpich":
+            # Hydra kills the other ranks with SIGKILL at once: the ranks
+            # that could write nothing are left out of the merge
+            for r in range(args.np - 1):
+                if not os.path.exists(os.path.join(args.out, "ranks", "rank%d.tdefs" % r)):
+                    PARTIAL.add(r)
+            print("ranks killed before writing (Hydra's SIGKILL):", sorted(PARTIAL))
     elif p.returncode != 0 and args.mode != "crash":
         fail("mpirun exit %d" % p.returncode)
     if not os.path.exists(anchor):
@@ -673,7 +685,10 @@ def main():
         expect(len(t.world) == args.np, "COMM_LOCATIONS has %d members, want %d" % (len(t.world), args.np))
         if args.mode in ("abort", "crash"):
             for r in range(args.np):
-                expect(any(s[1] == r for s in t.sends), "no events of rank %d in the merged archive" % r)
+                if r not in PARTIAL:
+                    expect(any(s[1] == r for s in t.sends), "no events of rank %d in the merged archive" % r)
+            t.sends = [s for s in t.sends if s[1] not in PARTIAL and s[2] not in PARTIAL]
+            t.recvs = [s for s in t.recvs if s[1] not in PARTIAL and s[2] not in PARTIAL]
             check_matching(t)
             if args.mode == "abort":
                 # the aborting rank (the last) closed MPI_Abort and wrote ProgramEnd
