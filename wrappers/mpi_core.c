@@ -704,6 +704,16 @@ void tr_mpi_after_init(void)
 	 * process's own archive (named "traces", not "rank<r>") is the archive:
 	 * no common directory, no unification. */
 	tr_mpi_local_only = tr_proc.rank < 0;
+	/* Announced, but not what MPI says: the program was started by the
+	 * launcher of another MPI (Open MPI's mpirun for an MPICH program, or
+	 * the reverse), whose ranks each became a singleton. MPI is left
+	 * untraced in this process (its archive keeps the launcher's rank). */
+	if (!tr_mpi_local_only && (rank != tr_proc.rank || (tr_proc.size > 0 && size != tr_proc.size))) {
+		tr_log_warn("MPI says rank %d of %d but the launcher announced rank %d of %d (the launcher of "
+			    "another MPI?): MPI calls of this process not traced", rank, size, tr_proc.rank,
+			    tr_proc.size);
+		return;
+	}
 	if (tr_mpi_local_only && size > 1 && rank == 0)
 		tr_log_warn("MPI rank not announced by the launcher at start: every rank writes its own archive "
 			    "(no unification)");

@@ -543,7 +543,7 @@ def mode_hpcc(t, n):
         print("hpcc: %s" % (m.group(0) if m else k + " missing"))
 
 
-MODES = {"hpcc": mode_hpcc, "poll": mode_poll, "vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None}
+MODES = {"hpcc": mode_hpcc, "poll": mode_poll, "vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None, "foreign": None}
 
 
 def mode_partial(args, p):
@@ -587,6 +587,29 @@ def mode_partial(args, p):
             have = any(s[1] == r for s in t.sends)
             expect(have == (r != 1), "%s: rank %d events %s" % (variant, r, "present" if have else "missing"))
         print(variant, "events:", dict(t.events))
+    if failures:
+        print("%d check(s) failed" % len(failures))
+        sys.exit(1)
+    print("ok")
+
+
+def mode_foreign(args, p):
+    """A program of one MPI started by the other MPI's launcher: whatever
+    the MPI makes of it (Open MPI and MPICH each run every process as a
+    singleton), the traced run prints and exits as the untraced one, and
+    each process says in one line that it left MPI untraced."""
+    said = [l for l in p.stderr.splitlines() if "the launcher of another MPI?" in l]
+    expect(len(said) == args.np, "want one line per process about the other MPI's launcher, got %r" % said)
+    out = args.out
+    args.out = out + ".untraced"
+    q = run(args, False)
+    args.out = out
+    expect(q.returncode == p.returncode, "untraced exit %d, traced %d" % (q.returncode, p.returncode))
+    expect(sorted(q.stdout.splitlines()) == sorted(p.stdout.splitlines()),
+           "untraced stdout %r, traced %r" % (q.stdout, p.stdout))
+    err = [l for l in p.stderr.splitlines() if not l.startswith("tracer:")]
+    expect(err == [l for l in q.stderr.splitlines()], "stderr: traced %r, untraced %r" % (err, q.stderr))
+    expect(p.returncode >= 0, "killed by signal %d" % -p.returncode)
     if failures:
         print("%d check(s) failed" % len(failures))
         sys.exit(1)
@@ -638,6 +661,9 @@ def main():
     if args.mode == "mpi4py":
         compare_untraced(args, p)
     t = None
+    if args.mode == "foreign":
+        mode_foreign(args, p)
+        return
     if args.mode == "partial":
         mode_partial(args, p)
         if failures:
