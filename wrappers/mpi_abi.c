@@ -231,9 +231,9 @@ __attribute__((used)) void *tr_mpi_resolve(unsigned idx)
 	}
 	void *p = abi_active ? abi_active->fn[idx] : NULL;
 	if (!p)
-		p = tr_mpi_lookup(tr_mpi_xname[idx]);
+		p = tr_mpi_lookup(tr_mpi_xname(idx));
 	if (!p) {
-		tr_log_debug("MPI function %s not found", tr_mpi_xname[idx]);
+		tr_log_debug("MPI function %s not found", tr_mpi_xname(idx));
 		p = (void *)missing;
 	}
 	__atomic_store_n(&tr_mpi_disp[idx], p, __ATOMIC_RELEASE);

@@ -32,7 +32,10 @@ struct tr_mpi_abi {
 	void *const *fn;         /* [entry point index]: that ABI's wrapper or NULL */
 };
 extern const struct tr_mpi_abi tr_mpi_abis[];
-extern const char *const tr_mpi_xname[];
+/* Entry point names: one string and offsets (no relocations at load). */
+extern const char tr_mpi_xstr[];
+extern const unsigned tr_mpi_xoff[];
+#define tr_mpi_xname(i) (tr_mpi_xstr + tr_mpi_xoff[i])
 extern void *tr_mpi_disp[];
 
 /* The MPI library's own definition of name (never libtracer's): global

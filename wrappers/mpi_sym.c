@@ -41,7 +41,7 @@ static char no_object[64];
 
 void *tr_mpi_sym_slow(int idx, int func)
 {
-	const char *name = tr_mpi_symname[idx];
+	const char *name = tr_mpi_symname(idx);
 	void *p = tr_mpi_lookup(name);
 	if (p) {
 		__atomic_store_n(&tr_mpi_symtab[idx], p, __ATOMIC_RELEASE);
