@@ -1,8 +1,15 @@
-# bench/mpi: MPI ping-pong latency and MPI_Finalize time (run by bench/mpi.sh).
-if(MPI_C_FOUND)
-  foreach(b mpi_pingpong mpi_finalize)
+# bench/mpi: MPI ping-pong latency and MPI_Finalize time (run by bench/mpi.sh),
+# built for Open MPI (bench_mpi_*) and for MPICH (bench_mpich_*) when present.
+foreach(b mpi_pingpong mpi_finalize)
+  if(MPI_C_FOUND)
     add_executable(bench_${b} ${CMAKE_CURRENT_LIST_DIR}/${b}.c)
     target_link_libraries(bench_${b} PRIVATE MPI::MPI_C)
     set_target_properties(bench_${b} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
-  endforeach()
-endif()
+  endif()
+  if(TARGET tr_mpi_prog_mpich)
+    string(REPLACE "mpi_" "mpich_" _m ${b})
+    add_executable(bench_${_m} ${CMAKE_CURRENT_LIST_DIR}/${b}.c)
+    target_link_libraries(bench_${_m} PRIVATE tr_mpi_prog_mpich)
+    set_target_properties(bench_${_m} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
+  endif()
+endforeach()

@@ -1,5 +1,7 @@
 #!/bin/sh
-# bench/mpi.sh - MPI tracing cost (run: scripts/bench mpi).
+# bench/mpi.sh - MPI tracing cost (run: scripts/bench mpi), for each MPI built:
+# Open MPI (bench_mpi_*, its mpirun) and MPICH (bench_mpich_*, Hydra's
+# mpirun.mpich), one libtracer.so for both.
 #
 # 1. 8-byte ping-pong (MPI_Send/MPI_Recv) between two ranks bound to the two
 #    cores, untraced and traced alternately, MPI_BENCH_REPS invocations each
@@ -7,75 +9,111 @@
 #    one-way latency of each variant is used. A one-way trip crosses two
 #    wrapped calls (the sender's MPI_Send, the receiver's MPI_Recv), so
 #        overhead per call = (traced - untraced one-way latency) / 2.
-#    Cross-check: one rank Send+Recv to itself (MPI_COMM_SELF), same formula
-#    per pair; less sensitive to a loaded machine.
+#    Self check: one rank Irecv+Send+Wait to itself (MPI_COMM_SELF), the
+#    difference per triple / 3; insensitive to a partner being descheduled,
+#    so the "overhead us per call" line (the ping-pong figure follows it).
 # 2. MPI_Finalize time (clock offsets + unification of the definitions) for
-#    2, 4 and 8 ranks (oversubscribed on small machines), untraced and traced.
+#    2, 4 and 8 ranks (Open MPI, oversubscribed on small machines; MPICH: 2
+#    and 4, its ranks busy-poll), untraced and traced.
+# Ends with one line per MPI: "<mpi> overhead us per call: X (2-rank
+# ping-pong: Y)" (mpi = Open MPI, mpich = MPICH).
 set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${TRACER_BUILD_DIR:-$top/build-bench}
 n=${MPI_BENCH_N:-100000}
 reps=${MPI_BENCH_REPS:-9}
-pp=$build/bench/bench_mpi_pingpong
-fin=$build/bench/bench_mpi_finalize
 lib=$build/lib/libtracer.so
-for f in "$pp" "$fin" "$lib"; do
-	[ -e "$f" ] || { echo "bench/mpi: $f missing (build first)" >&2; exit 1; }
-done
+[ -e "$lib" ] || { echo "bench/mpi: $lib missing (build first)" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-mpi.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
 ncpu=$(nproc)
-if [ "$ncpu" -ge 2 ]; then
-	bind="--bind-to core --map-by core"
-else
-	bind="--oversubscribe --bind-to none"
-fi
-run2() { mpirun -np 2 $bind "$@"; }
 
-: >"$work/plain"; : >"$work/traced"
-i=0
-while [ "$i" -lt "$reps" ]; do
-	run2 "$pp" "$n" >>"$work/plain"
-	rm -rf "$work/trace"
-	run2 -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$work/trace" -x TRACER_VERBOSE=0 "$pp" "$n" >>"$work/traced"
-	size=$(du -sm "$work/trace" | cut -f1)
-	i=$((i + 1))
-done
-plain=$(median <"$work/plain")
-traced=$(median <"$work/traced")
-echo "bench/mpi: 8-byte ping-pong, 2 ranks ($bind), $n round trips, $reps runs each"
-echo "  untraced one-way latency us: $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
-echo "  traced one-way latency us:   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
+# launch NP BIND|FREE TRACED|PLAIN TRACE_DIR VERBOSE PROG [ARGS]: the MPI's launcher ($mpi)
+launch() {
+	l_np=$1 l_how=$2 l_traced=$3 l_dir=$4 l_verbose=$5
+	shift 5
+	if [ "$mpi" = mpich ]; then
+		set -- -n "$l_np" "$@"
+		[ "$l_how" = bind ] && [ "$ncpu" -ge 2 ] && set -- -bind-to core "$@"
+		[ "$l_traced" = traced ] && set -- -genv LD_PRELOAD "$lib" -genv TRACER_OUTPUT "$l_dir" -genv TRACER_VERBOSE "$l_verbose" "$@"
+		mpirun.mpich "$@"
+	else
+		set -- -np "$l_np" "$@"
+		if [ "$l_how" = bind ] && [ "$ncpu" -ge 2 ]; then
+			set -- --bind-to core --map-by core "$@"
+		else
+			set -- --oversubscribe --bind-to none "$@"
+		fi
+		[ "$l_traced" = traced ] && set -- -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$l_dir" -x TRACER_VERBOSE="$l_verbose" "$@"
+		mpirun "$@"
+	fi
+}
 
-: >"$work/splain"; : >"$work/straced"
-i=0
-while [ "$i" -lt "$reps" ]; do
-	mpirun -np 1 $bind "$pp" "$n" >>"$work/splain"
-	rm -rf "$work/trace"
-	mpirun -np 1 $bind -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$work/trace" -x TRACER_VERBOSE=0 "$pp" "$n" >>"$work/straced"
-	i=$((i + 1))
-done
-splain=$(median <"$work/splain")
-straced=$(median <"$work/straced")
-echo "  cross-check, one rank sending to itself (no partner to be descheduled), us per Send+Recv pair:"
-echo "    untraced $splain, traced $straced -> $(awk -v p="$splain" -v t="$straced" 'BEGIN { printf "%.3f", (t - p) / 2 }') us per call"
-
-for np in 2 4 8; do
-	: >"$work/fp"; : >"$work/ft"; : >"$work/fu"
-	for k in 1 2 3; do
-		mpirun -np $np --oversubscribe --bind-to none "$fin" | awk '{ if ($3 > m) m = $3 } END { print m }' >>"$work/fp"
-		rm -rf "$work/ftrace"
-		mpirun -np $np --oversubscribe --bind-to none -x LD_PRELOAD="$lib" -x TRACER_OUTPUT="$work/ftrace" \
-			-x TRACER_VERBOSE=2 "$fin" >"$work/out" 2>"$work/err" || true
-		awk '/^finalize/ { if ($3 > m) m = $3 } END { print m }' "$work/out" >>"$work/ft"
-		# rank 0's debug line: "MPI unification of N ranks: B bytes, U us"
-		sed -n 's/.*MPI unification of [0-9]* ranks: \([0-9]*\) bytes, \([0-9]*\) us.*/\2 \1/p' "$work/err" >>"$work/fu"
+# alternate NP PLAIN_FILE TRACED_FILE: $reps untraced and traced ping-pong
+# runs of $pp, alternating, one result line each; size: the last archive's MB
+alternate() {
+	: >"$work/$2"; : >"$work/$3"
+	i=0
+	while [ "$i" -lt "$reps" ]; do
+		launch "$1" bind plain - 0 "$pp" "$n" >>"$work/$2"
+		rm -rf "$work/trace"
+		launch "$1" bind traced "$work/trace" 0 "$pp" "$n" >>"$work/$3"
+		size=$(du -sm "$work/trace" | cut -f1)
+		i=$((i + 1))
 	done
-	u=$(cut -d' ' -f1 <"$work/fu" | median)
-	b=$(cut -d' ' -f2 <"$work/fu" | median)
-	echo "  MPI_Finalize ms, $np ranks: untraced $(median <"$work/fp"), traced $(median <"$work/ft") (max over ranks, median of 3); unification $u us ($b bytes of definitions)"
-done
-awk -v p="$plain" -v t="$traced" 'BEGIN { printf "mpi overhead us per call: %.3f\n", (t - p) / 2 }'
+}
+
+bench_one() {
+	mpi=$1 what=$2 fin_ranks=$3
+	pp=$build/bench/bench_${mpi}_pingpong
+	fin=$build/bench/bench_${mpi}_finalize
+	if [ ! -e "$pp" ] || [ ! -e "$fin" ]; then
+		echo "bench/mpi: $what: $pp missing (not built for this MPI), skipped"
+		return
+	fi
+	alternate 2 plain traced
+	plain=$(median <"$work/plain")
+	traced=$(median <"$work/traced")
+	echo "bench/mpi: $what: 8-byte ping-pong, 2 ranks, $n round trips, $reps runs each"
+	echo "  untraced one-way latency us: $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
+	echo "  traced one-way latency us:   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
+
+	self_check
+	finalize_times
+	awk -v p="$plain" -v t="$traced" -v m="$mpi" -v s="$self" 'BEGIN {
+		printf "%s overhead us per call: %.3f   (2-rank ping-pong: %.3f)\n", m, s, (t - p) / 2 }' >>"$work/summary"
+}
+
+self_check() {
+	alternate 1 splain straced
+	splain=$(median <"$work/splain")
+	straced=$(median <"$work/straced")
+	self=$(awk -v p="$splain" -v t="$straced" 'BEGIN { printf "%.3f", (t - p) / 3 }')
+	echo "  one rank sending to itself (no partner to be descheduled), us per Irecv+Send+Wait:"
+	echo "    untraced $splain, traced $straced -> $self us per call"
+}
+
+finalize_times() {
+
+	for np in $fin_ranks; do
+		: >"$work/fp"; : >"$work/ft"; : >"$work/fu"
+		for k in 1 2 3; do
+			launch "$np" free plain - 0 "$fin" | awk '{ if ($3 > m) m = $3 } END { print m }' >>"$work/fp"
+			rm -rf "$work/ftrace"
+			launch "$np" free traced "$work/ftrace" 2 "$fin" >"$work/out" 2>"$work/err" || true
+			awk '/^finalize/ { if ($3 > m) m = $3 } END { print m }' "$work/out" >>"$work/ft"
+			# rank 0's debug line: "MPI unification of N ranks: B bytes, U us"
+			sed -n 's/.*MPI unification of [0-9]* ranks: \([0-9]*\) bytes, \([0-9]*\) us.*/\2 \1/p' "$work/err" >>"$work/fu"
+		done
+		u=$(cut -d' ' -f1 <"$work/fu" | median)
+		b=$(cut -d' ' -f2 <"$work/fu" | median)
+		echo "  MPI_Finalize ms, $np ranks: untraced $(median <"$work/fp"), traced $(median <"$work/ft") (max over ranks, median of 3); unification $u us ($b bytes of definitions)"
+	done
+}
+
+: >"$work/summary"
+bench_one mpi "Open MPI" "2 4 8"
+bench_one mpich "MPICH" "2 4"
+cat "$work/summary"

@@ -161,11 +161,11 @@ static void get_hostname(void)
  * library (tools/tracer-merge): then nothing starts by itself. */
 extern int tr_tool_mode __attribute__((weak));
 
-/* Open MPI's helper daemons (mpirun starts one per node, a singleton
- * MPI_Init starts one too) inherit LD_PRELOAD: they are never traced. */
+/* MPI helper daemons (Open MPI: mpirun starts one per node, a singleton
+ * MPI_Init starts one too; MPICH: Hydra's proxy) inherit LD_PRELOAD: never traced. */
 int tr_launcher_helper_name(const char *name)
 {
-	static const char *const names[] = { "orted", "prted", "prte", "prterun", NULL };
+	static const char *const names[] = { "orted", "prted", "prte", "prterun", "hydra_pmi_proxy", NULL };
 	for (int i = 0; names[i]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;

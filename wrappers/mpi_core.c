@@ -704,6 +704,16 @@ void tr_mpi_after_init(void)
 	 * process's own archive (named "traces", not "rank<r>") is the archive:
 	 * no common directory, no unification. */
 	tr_mpi_local_only = tr_proc.rank < 0;
+	/* Announced, but not what MPI says: the program was started by the
+	 * launcher of another MPI (Open MPI's mpirun for an MPICH program, or
+	 * the reverse), whose ranks each became a singleton. MPI is left
+	 * untraced in this process (its archive keeps the launcher's rank). */
+	if (!tr_mpi_local_only && (rank != tr_proc.rank || (tr_proc.size > 0 && size != tr_proc.size))) {
+		tr_log_warn("MPI says rank %d of %d but the launcher announced rank %d of %d (the launcher of "
+			    "another MPI?): MPI calls of this process not traced", rank, size, tr_proc.rank,
+			    tr_proc.size);
+		return;
+	}
 	if (tr_mpi_local_only && size > 1 && rank == 0)
 		tr_log_warn("MPI rank not announced by the launcher at start: every rank writes its own archive "
 			    "(no unification)");
@@ -766,62 +776,44 @@ void tr_mpi_before_finalize(void)
 	PMPI_Comm_free(&tr_mpi_pcomm);
 }
 
+void tr_mpi_env_enter(int fn, struct tr_thread **t, uint32_t *rgn)
+{
+	*t = tr_thread_get();
+	if (*t) {
+		*rgn = tr_mpi_region(fn);
+		tr_mpi_enter(*t, tr_time(), *rgn);
+	}
+}
+
+/* rgn UINT32_MAX: no Leave (MPI_Abort), the thread only put back. */
+void tr_mpi_env_leave(struct tr_thread *t, uint32_t rgn)
+{
+	if (!t)
+		return;
+	if (rgn != UINT32_MAX)
+		tr_leave(t, tr_time(), rgn);
+	tr_thread_put(t);
+}
+
 TR_EXPORT int MPI_Init(int *argc, char ***argv)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Init(argc, argv);
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	int ret = PMPI_Init(argc, argv);
-	if (ret == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Init, TR_MPI_INIT, ret = PMPI_Init(argc, argv), ret == MPI_SUCCESS, 0);
 	return ret;
 }
 
 TR_EXPORT int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Init_thread(argc, argv, required, provided);
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	int ret = PMPI_Init_thread(argc, argv, required, provided);
-	if (ret == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Init_thread, TR_MPI_INIT, ret = PMPI_Init_thread(argc, argv, required, provided),
+		       ret == MPI_SUCCESS, 0);
 	return ret;
 }
 
 TR_EXPORT int MPI_Finalize(void)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Finalize();
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	tr_mpi_before_finalize();
-	int ret = PMPI_Finalize();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	int ret;
+	TR_MPI_BRACKET(MPI_Finalize, TR_MPI_FINALIZE, ret = PMPI_Finalize(), 1, 0);
 	return ret;
 }
 
@@ -842,7 +834,10 @@ static void prepare_merge(void)
 	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
 	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
 	args[0] = "--wait";
-	args[1] = "30";
+	/* Open MPI, Slurm: SIGTERM first, the other ranks write their archives;
+	 * MPICH's Hydra (MPI_LOCALRANKID in the ranks' environment) kills them
+	 * with SIGKILL at once: nothing more will come */
+	args[1] = getenv("MPI_LOCALRANKID") ? "3" : "30";
 	args[2] = "--ranks";
 	args[3] = ranks;
 	args[4] = dir;
@@ -862,18 +857,11 @@ void tr_mpi_abort_prepare(int errorcode)
 	tr_finish_status(errorcode, 1);
 }
 
+/* MPI_Abort does not return and the other ranks are killed: this rank
+ * writes what it has now (partial archive, see docs/mpi.md). */
 TR_EXPORT int MPI_Abort(MPI_Comm comm, int errorcode)
 {
-	if (!tr_cfg.mpi)   /* TRACER_MPI=0: no MPI code path at all */
-		return PMPI_Abort(comm, errorcode);
-	struct tr_thread *t = tr_thread_get();
-	if (t) {
-		uint32_t rgn = tr_mpi_region(TR_MPI_FN_MPI_Abort);
-		tr_mpi_enter(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
-	/* MPI_Abort does not return and the other ranks are killed: write what
-	 * this rank has now (partial archive, see docs/mpi.md). */
-	tr_mpi_abort_prepare(errorcode);
-	return PMPI_Abort(comm, errorcode);
+	int ret;
+	TR_MPI_BRACKET(MPI_Abort, TR_MPI_ABORT, ret = PMPI_Abort(comm, errorcode), 1, errorcode);
+	return ret;
 }

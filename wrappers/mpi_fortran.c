@@ -31,79 +31,23 @@ TR_FSLOT(pmpi_abort_)
 
 static void f_init(MPI_Fint *ierr)
 {
-	if (!tr_cfg.mpi) {
-		pmpi_init_(ierr);
-		return;
-	}
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	pmpi_init_(ierr);
-	if (*ierr == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	TR_MPI_BRACKET(MPI_Init, TR_MPI_INIT, pmpi_init_(ierr), *ierr == MPI_SUCCESS, 0);
 }
 
 static void f_init_thread(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
-	if (!tr_cfg.mpi) {
-		pmpi_init_thread_(required, provided, ierr);
-		return;
-	}
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Init_thread);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	pmpi_init_thread_(required, provided, ierr);
-	if (*ierr == MPI_SUCCESS)
-		tr_mpi_after_init();
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	TR_MPI_BRACKET(MPI_Init_thread, TR_MPI_INIT, pmpi_init_thread_(required, provided, ierr),
+		       *ierr == MPI_SUCCESS, 0);
 }
 
 static void f_finalize(MPI_Fint *ierr)
 {
-	if (!tr_cfg.mpi) {
-		pmpi_finalize_(ierr);
-		return;
-	}
-	struct tr_thread *t = tr_thread_get();
-	uint32_t rgn = 0;
-	if (t) {
-		rgn = tr_mpi_region(TR_MPI_FN_MPI_Finalize);
-		tr_mpi_enter(t, tr_time(), rgn);
-	}
-	tr_mpi_before_finalize();
-	pmpi_finalize_(ierr);
-	if (t) {
-		tr_leave(t, tr_time(), rgn);
-		tr_thread_put(t);
-	}
+	TR_MPI_BRACKET(MPI_Finalize, TR_MPI_FINALIZE, pmpi_finalize_(ierr), 1, 0);
 }
 
 static void f_abort(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 {
-	if (!tr_cfg.mpi) {
-		pmpi_abort_(comm, errorcode, ierr);
-		return;
-	}
-	struct tr_thread *t = tr_thread_get();
-	if (t) {
-		tr_mpi_enter(t, tr_time(), tr_mpi_region(TR_MPI_FN_MPI_Abort));
-		tr_thread_put(t);
-	}
-	tr_mpi_abort_prepare((int)*errorcode);
-	pmpi_abort_(comm, errorcode, ierr);
+	TR_MPI_BRACKET(MPI_Abort, TR_MPI_ABORT, pmpi_abort_(comm, errorcode, ierr), 1, (int)*errorcode);
 }
 
 #define TR_F_NAMES(lower, upper, impl, params, args)      \

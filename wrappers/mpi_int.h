@@ -266,11 +266,41 @@ void tr_mpi_rma_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_win *
 /* ---- process-wide ---------------------------------------------------------------------- */
 
 extern int tr_mpi_world_rank, tr_mpi_world_size;
-/* The work of MPI_Init(_thread), MPI_Finalize, MPI_Abort around the PMPI call (shared
- * by the C and the Fortran entry points). */
+/* The work of MPI_Init(_thread), MPI_Finalize, MPI_Abort around the PMPI call. */
 void tr_mpi_after_init(void);
 void tr_mpi_before_finalize(void);
 void tr_mpi_abort_prepare(int errorcode);
+/* Enter of the region of fn (*t NULL if the thread is not recorded) / its Leave. */
+void tr_mpi_env_enter(int fn, struct tr_thread **t, uint32_t *rgn);
+void tr_mpi_env_leave(struct tr_thread *t, uint32_t rgn);
+
+/* The one bracket of MPI_Init, MPI_Init_thread, MPI_Finalize and MPI_Abort
+ * for every binding (C, Fortran mpif.h/use mpi, use mpi_f08): the region
+ * fn around call (the PMPI call, or the MPI library's own Fortran
+ * function); kind TR_MPI_INIT: rank agreement & co. (tr_mpi_after_init)
+ * after a call for which ok holds; TR_MPI_FINALIZE: clock offsets and
+ * unification before it; TR_MPI_ABORT: this rank's archive written before
+ * it (errorcode: its exit status). TRACER_MPI=0: the call alone. */
+enum { TR_MPI_INIT, TR_MPI_FINALIZE, TR_MPI_ABORT };
+#define TR_MPI_BRACKET(fn, kind, call, ok, errorcode)                       \
+	do {                                                                \
+		struct tr_thread *t_ = NULL;                                \
+		uint32_t rgn_ = 0;                                          \
+		const int on_ = tr_cfg.mpi;                                 \
+		if (on_)                                                    \
+			tr_mpi_env_enter(TR_MPI_FN_##fn, &t_, &rgn_);       \
+		if (on_ && (kind) == TR_MPI_FINALIZE)                       \
+			tr_mpi_before_finalize();                           \
+		if (on_ && (kind) == TR_MPI_ABORT) {                        \
+			tr_mpi_env_leave(t_, UINT32_MAX);                   \
+			t_ = NULL;                                          \
+			tr_mpi_abort_prepare(errorcode);                    \
+		}                                                           \
+		call;                                                       \
+		if (on_ && (kind) == TR_MPI_INIT && (ok))                   \
+			tr_mpi_after_init();                                \
+		tr_mpi_env_leave(t_, rgn_);                                 \
+	} while (0)
 /* Spin lock for the (rare) table updates: MPI calls never take a pthread lock. */
 void tr_mpi_lock(void);
 void tr_mpi_unlock(void);

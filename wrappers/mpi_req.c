@@ -698,8 +698,10 @@ TR_EXPORT int MPI_Start(MPI_Request *request)
 	BEGIN(MPI_Start, PMPI_Start(request));
 	int ret = PMPI_Start(request);
 	uint64_t t1 = tr_time();
+	/* at the start of the call: an eager send may be received (MpiRecv
+	 * on the receiver) before PMPI_Start returns here */
 	if (ret == MPI_SUCCESS)
-		req_start(t, t1, req_find((uintptr_t)*request));
+		req_start(t, t0, req_find((uintptr_t)*request));
 	END();
 }
 
@@ -710,7 +712,7 @@ TR_EXPORT int MPI_Startall(int count, MPI_Request reqs[])
 	uint64_t t1 = tr_time();
 	if (ret == MPI_SUCCESS)
 		for (int i = 0; i < count; i++)
-			req_start(t, t1, req_find((uintptr_t)reqs[i]));
+			req_start(t, t0, req_find((uintptr_t)reqs[i]));
 	END();
 }
 

@@ -11,7 +11,7 @@ rank 1's receives would come up to the skew before their sends. Checks:
     receive completes before its send, within the synchronisation uncertainty
     the tracer records with each offset (StdDev = half the best round trip);
   - the archive reads cleanly (otf2-print -Werror).
-usage: check_skew.py --lib LIB --prog PROG --mpirun MPIRUN --out DIR [--skew NS] [--tol NS]
+usage: check_skew.py --lib LIB --prog PROG --mpirun MPIRUN [--mpi ompi|mpich] --out DIR [--skew NS] [--tol NS]
 """
 import argparse
 import os
@@ -29,16 +29,23 @@ def main():
     ap.add_argument("--lib", required=True)
     ap.add_argument("--prog", required=True)
     ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--mpi", default="ompi", choices=("ompi", "mpich"))
     ap.add_argument("--out", required=True)
     ap.add_argument("--skew", type=int, default=-50000000)
     ap.add_argument("--tol", type=int, default=2000000)
     a = ap.parse_args()
     shutil.rmtree(a.out, ignore_errors=True)
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    common = ["-x", "LD_PRELOAD=" + a.lib, "-x", "TRACER_OUTPUT=" + a.out, "-x", "TRACER_CLOCK=monotonic"]
-    cmd = ([a.mpirun, "--oversubscribe", "--bind-to", "none"]
-           + ["-np", "1", "-x", "TRACER_TEST_CLOCK_SKEW=0"] + common + [a.prog, ":"]
-           + ["-np", "1", "-x", "TRACER_TEST_CLOCK_SKEW=%d" % a.skew] + common + [a.prog])
+    common = ["LD_PRELOAD=" + a.lib, "TRACER_OUTPUT=" + a.out, "TRACER_CLOCK=monotonic"]
+
+    def ranks(skew):
+        """One rank (MPMD part) with its own TRACER_TEST_CLOCK_SKEW."""
+        env_vars = ["TRACER_TEST_CLOCK_SKEW=%d" % skew] + common
+        if a.mpi == "mpich":   # Hydra: -env (this part only)
+            return ["-n", "1"] + sum((["-env"] + e.split("=", 1) for e in env_vars), []) + [a.prog]
+        return ["-np", "1"] + sum((["-x", e] for e in env_vars), []) + [a.prog]
+    opts = [] if a.mpi == "mpich" else ["--oversubscribe", "--bind-to", "none"]
+    cmd = [a.mpirun] + opts + ranks(0) + [":"] + ranks(a.skew)
     print("+", " ".join(cmd))
     p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        universal_newlines=True, timeout=120)
