@@ -6,7 +6,8 @@ The program shares our symbol namespace, so every symbol libtracer.so
 exports is either a function it interposes or its public API. The expected
 list is generated, never written by hand:
 
- marked    every name the library's sources define with TR_EXPORT, read from
+ marked    every name the library's sources define with TR_EXPORT (or .globl in
+           top-level asm), read from
            the preprocessed sources (compile_commands.json: macro-generated
            wrapper lists, the generated MPI wrappers of mpi.spec included)
  exported  nm -D --defined-only libtracer.so
@@ -113,6 +114,12 @@ def marked_names(build, src):
                 names.setdefault("".join(re.findall(r'"([^"]*)"', label.group(1))), os.path.basename(c["file"]))
             elif ids:
                 names.setdefault(ids[-1], os.path.basename(c["file"]))
+        # entry points defined in top-level asm (the MPI trampolines of the
+        # generated mpi_disp.c): global symbols of default visibility
+        hidden = set(re.findall(r"\.hidden (\w+)", text))
+        for m in re.finditer(r"\.globl (\w+)", text):
+            if m.group(1) not in hidden:
+                names.setdefault(m.group(1), os.path.basename(c["file"]))
     if nfiles < 10:
         fail("only %d sources of libtracer.so in compile_commands.json" % nfiles)
     return names
