@@ -741,14 +741,11 @@ static int run_end_last(uint64_t first, uint64_t last, uint64_t events, struct r
  * rank, vfork + execve start the tool detached (setsid), its output goes to
  * ranks/tracer-merge.log. Async-signal-safe. */
 
-static char *const *tr_merge_argv, *const *tr_merge_envp;
-static const char *tr_merge_log;
+static const struct tr_helper *tr_merge;
 
-void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log)
+void tr_archive_set_merge(const struct tr_helper *merge)
 {
-	tr_merge_argv = argv;
-	tr_merge_envp = envp;
-	tr_merge_log = log;
+	tr_merge = merge;
 }
 
 static void start_merge(void)
@@ -761,27 +758,14 @@ static void start_merge(void)
 	if (fd < 0)
 		return;   /* another rank started it */
 	close(fd);
-	if (!tr_merge_argv) {
+	if (!tr_merge) {
 		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
 			       "archive of every rank", tr_proc.rank, tr_g.shown);
 		return;
 	}
-	pid_t pid = vfork();
-	if (pid == 0) {
-		setsid();
-		int in = open("/dev/null", O_RDONLY), out = open(tr_merge_log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0) {
-			dup2(out, 1);
-			dup2(out, 2);
-		}
-		execve(tr_merge_argv[0], tr_merge_argv, tr_merge_envp);
-		_exit(127);
-	}
-	if (pid > 0)
+	if (tr_helper_spawn(tr_merge) > 0)
 		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: %s/traces.otf2 is being merged from every "
-			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge_log);
+			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge->log);
 }
 
 /* ---- shut-down ---- */

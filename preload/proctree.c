@@ -48,10 +48,9 @@ static char tr_reg[64];            /* /tmp/.tracer-<uid> ("" unusable) */
 static char tr_tree_dir[4096];     /* DIR (absolute) */
 static uint64_t tr_self_start;     /* this process's start time */
 static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps */
-static char tr_merge_bin[4096];    /* bin/tracer-merge ("" not found) */
+static struct tr_helper tr_merge;  /* bin/tracer-merge --final DIR (spawn.c) */
+static int tr_merge_ok;            /* prepared: the tool is installed */
 static char tr_merge_log[4200];
-static char *tr_merge_argv[4];
-static char *tr_merge_envp[] = { "LC_ALL=C", "PATH=/usr/bin:/bin", NULL };
 
 /* ---- small async-signal-safe helpers ---- */
 
@@ -308,27 +307,13 @@ static int take_part(const char *dir)
 
 /* ---- start ---- */
 
-static void find_merge(void)
+static void find_lib_name(void)
 {
 	Dl_info di;
-	tr_merge_bin[0] = 0;
-	if (!dladdr((void *)find_merge, &di) || !di.dli_fname)
+	if (!dladdr((void *)find_lib_name, &di) || !di.dli_fname)
 		return;
 	const char *base = strrchr(di.dli_fname, '/');
 	snprintf(tr_lib_name, sizeof(tr_lib_name), "/%.280s\n", base ? base + 1 : di.dli_fname);
-	snprintf(tr_merge_bin, sizeof(tr_merge_bin), "%.4000s", di.dli_fname);
-	for (int up = 0; up < 2; up++) {
-		char *sl = strrchr(tr_merge_bin, '/');
-		if (!sl) {
-			tr_merge_bin[0] = 0;
-			return;
-		}
-		*sl = 0;
-	}
-	size_t ml = strlen(tr_merge_bin);
-	snprintf(tr_merge_bin + ml, sizeof(tr_merge_bin) - ml, "/bin/tracer-merge");
-	if (access(tr_merge_bin, X_OK))
-		tr_merge_bin[0] = 0;
 }
 
 /* A registry link of a process that is gone (killed by SIGKILL): removed
@@ -349,7 +334,7 @@ int tr_tree_prepare(char *dir, size_t n)
 	tr_tree.on = 0;
 	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !reg_usable())
 		return -1;
-	find_merge();
+	find_lib_name();
 	tr_tree.on = 1;
 	tr_self_start = proc_start(getpid(), NULL, NULL);
 	pid_t pp = getppid();
@@ -382,10 +367,9 @@ void tr_tree_started(const char *dir)
 	tr_defs_process_renamed();
 	live_write(dir, getpid(), tr_self_start, tr_tree.part, 1);
 	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", dir);
-	tr_merge_argv[0] = tr_merge_bin;
-	tr_merge_argv[1] = "--final";
-	tr_merge_argv[2] = tr_tree_dir;
-	tr_merge_argv[3] = NULL;
+	static const char *const args[] = { "--final", tr_tree_dir, NULL };
+	tr_merge_ok = tr_helper_prepare(&tr_merge, "tracer-merge", args, tr_merge_log) == 0;
+	tr_merge.append = 1;
 }
 
 int tr_tree_fork_child(const char *dir)
@@ -520,48 +504,11 @@ static void leave(void)
  * in seconds, or -1 when it could not run. */
 static double unify(int crash)
 {
-	if (!tr_merge_bin[0])
+	if (!tr_merge_ok)
 		return -1;
-	sigset_t chld, old, pend;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &chld, &old);
-	sigpending(&pend);
-	int was_pending = sigismember(&pend, SIGCHLD);
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid_t pid = vfork();
-	if (pid == 0) {
-		setsid();
-		int in = open("/dev/null", O_RDONLY), out = open(tr_merge_log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0) {
-			dup2(out, 1);
-			dup2(out, 2);
-		}
-		syscall(SYS_close_range, 3u, ~0u, 0u);   /* no descriptor of the program kept open */
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		execve(tr_merge_argv[0], tr_merge_argv, tr_merge_envp);
-		_exit(127);
-	}
-	double secs = -1;
-	if (pid > 0 && !crash) {
-		int st = 0;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-			;
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-			secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		if (!was_pending) {   /* the program never sees our child's end */
-			struct timespec zero = { 0, 0 };
-			sigtimedwait(&chld, NULL, &zero);
-		}
-	} else if (pid > 0) {
-		secs = 0;
-	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return secs;
+	if (!crash)
+		return tr_helper_run(&tr_merge);
+	return tr_helper_spawn(&tr_merge) > 0 ? 0 : -1;
 }
 
 static void unlink_entry(const char *name, void *ud)
@@ -648,7 +595,7 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 	if (promote_single())
 		return 0;   /* the usual summary of one process */
 	double secs = unify(crash);
-	if (secs < 0 && !tr_merge_bin[0])
+	if (secs < 0 && !tr_merge_ok)
 		return snprintf(line, n, "tracer: warning: bin/tracer-merge not found next to libtracer.so: run "
 				"tracer-merge %s to get one archive of the process tree\n", tr_g.shown);
 	if (secs < 0)

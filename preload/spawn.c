@@ -7,10 +7,16 @@
  * async-signal-safe (the crash path starts tracer-merge with it).
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
 
@@ -55,23 +61,77 @@ int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *
 		h->argv[1 + i] = (char *)args[i];
 	h->argv[1 + nargs] = NULL;
 	h->log = log;
+	h->append = 0;
 	return 0;
 }
 
-int tr_helper_spawn(const struct tr_helper *h)
+/* vfork + execve: the child shares our memory until it execs, so it runs
+ * with every signal blocked and, before unblocking, the default action for
+ * every caught signal (no handler of the program ever runs in it); it keeps
+ * no descriptor of the program (a pipe's reader would never see EOF while a
+ * tracer-merge held its write end). */
+pid_t tr_helper_spawn(const struct tr_helper *h)
 {
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid_t pid = vfork();
 	if (pid == 0) {
+		struct sigaction dfl;
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		for (int s = 1; s < NSIG; s++) {
+			struct sigaction cur;
+			if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+				sigaction(s, &dfl, NULL);
+		}
 		setsid();
-		int in = open("/dev/null", O_RDONLY), out = open(h->log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		int in = open("/dev/null", O_RDONLY);
+		int out = open(h->log, O_WRONLY | O_CREAT | (h->append ? O_APPEND : O_TRUNC), 0644);
 		if (in >= 0)
 			dup2(in, 0);
 		if (out >= 0) {
 			dup2(out, 1);
 			dup2(out, 2);
 		}
+		syscall(SYS_close_range, 3u, ~0u, 0u);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
 		execve(h->argv[0], h->argv, h->envp);
 		_exit(127);
 	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return pid;
+}
+
+/* Runs the helper and waits for it; the program never sees its SIGCHLD
+ * (unless one of its own was already pending). Returns the helper's wall
+ * time in seconds, -1 when it could not run or failed. Thread context. */
+double tr_helper_run(const struct tr_helper *h)
+{
+	sigset_t chld, old, pend;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	sigpending(&pend);
+	int was_pending = sigismember(&pend, SIGCHLD);
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = tr_helper_spawn(h);
+	double secs = -1;
+	if (pid > 0) {
+		int st = 0;
+		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+			;
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		if (!was_pending) {
+			struct timespec zero = { 0, 0 };
+			sigtimedwait(&chld, NULL, &zero);
+		}
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return secs;
 }

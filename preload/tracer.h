@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdarg.h>
+#include <sys/types.h>
 #include "otf2w.h"
 #include "tr_defs.h"
 
@@ -527,10 +528,6 @@ void tr_set_rank(int rank, int size);
 void tr_finish(void);
 /* The same with an exit status for ProgramEnd (MPI_Abort: its error code). */
 void tr_finish_status(int status, int have_status);
-/* MPI: the command that merges the per-rank archives when the run ends
- * without MPI_Finalize (argv[0] the tool; kept by the caller for the
- * process's life). One rank starts it, from the crash path too. */
-void tr_archive_set_merge(char *const *argv, char *const *envp, const char *log);
 /* Helper processes (preload/spawn.c): a tool of this installation
  * (PREFIX/bin/<tool> next to the lib/ libtracer.so was loaded from) run
  * detached and untraced (the environment without LD_PRELOAD). Prepare in
@@ -543,9 +540,15 @@ struct tr_helper {
 	char *argv[16];
 	char **envp;
 	const char *log;
+	int append;   /* 1: the log is appended to (default: truncated) */
 };
 int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *args, const char *log);
-int tr_helper_spawn(const struct tr_helper *h);
+pid_t tr_helper_spawn(const struct tr_helper *h);   /* detached; async-signal-safe */
+double tr_helper_run(const struct tr_helper *h);    /* and waits: its seconds, -1 failed */
+/* MPI: the command that merges the per-rank archives when the run ends
+ * without MPI_Finalize (kept by the caller for the process's life). One
+ * rank starts it, from the crash path too. */
+void tr_archive_set_merge(const struct tr_helper *merge);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 

@@ -843,7 +843,7 @@ static void prepare_merge(void)
 	args[4] = dir;
 	args[5] = NULL;
 	if (tr_helper_prepare(&merge, "tracer-merge", args, log) == 0)   /* else the crash path says to run it */
-		tr_archive_set_merge(merge.argv, merge.envp, merge.log);
+		tr_archive_set_merge(&merge);
 }
 
 /* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its
