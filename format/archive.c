@@ -149,6 +149,18 @@ otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callba
 	return OTF2W_OK;
 }
 
+otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *cb, void *user_data)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (cb)
+		ar->io_cb = *cb;
+	else
+		memset(&ar->io_cb, 0, sizeof(ar->io_cb));
+	ar->io_ud = user_data;
+	return OTF2W_OK;
+}
+
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data)
 {
 	if (!ar)

@@ -58,6 +58,9 @@ struct otf2w_buf {
 	 * no malloc (emergency writers in a signal handler that interrupted
 	 * malloc) */
 	uint8_t *chunk_inline[4];
+	/* durable event files: chunks[0] is the mapped window of file chunk
+	 * disk_chunks; dseq is odd while the owner switches windows */
+	uint32_t dseq;
 };
 
 struct otf2w_evt_writer {
@@ -133,6 +136,10 @@ struct otf2w_archive {
 	void *flush_ud;
 	otf2w_memory_callbacks mem_cb;
 	void *mem_ud;
+	otf2w_io_callbacks io_cb;
+	void *io_ud;
+	int emergency;                 /* begin_emergency: no io callback any more */
+	int durable;                   /* event files through shared mappings */
 
 	int files_created;             /* path fixed from now on */
 	int chunks_allocated;          /* memory callbacks fixed from now on */

@@ -210,6 +210,8 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	tr_unlock(&tr_g.lock);
 
 	tr_tls_self = t;
+	if (!master)
+		tr_io_start();   /* a second thread: files via tracer-io from now on */
 	if (t->state == TR_T_ACTIVE)
 		altstack_setup();   /* (fix) crash handlers after a stack overflow */
 	if (!master && tr_key_ok)

@@ -40,6 +40,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "recover.h"
 
 static void usage(FILE *f)
 {
@@ -538,8 +539,10 @@ int main(int argc, char **argv)
 			child_pid = 0;
 		}
 	}
+	/* TRACER_DURABLE: a process killed without writing its archive (SIGKILL) */
+	int recovered = tracer_recover_dir(dir, stderr) == 0;
 	const char *verb = getenv("TRACER_VERBOSE");
-	if (!verb || strcmp(verb, "0"))
+	if ((!verb || strcmp(verb, "0")) && !recovered)
 		print_summary(log, dir);
 	fflush(stderr);
 	if (!have)
