@@ -158,7 +158,7 @@ static void tick(void)
 	/* 2. definitions (only when something was added) */
 	uint64_t sig = defs_signature();
 	if (!dur_snap_ok || sig != dur_sig) {
-		if (write_snapshot() == 0) {
+		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
 			dur_sig = sig;
 			dur_snap_ok = 1;
 		}

@@ -26,6 +26,7 @@
  * - fork: the child has no such thread; tr_io_fork_child forgets it and
  *   the child creates its own when it gets a second thread.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -57,6 +58,9 @@ static TR_TLS int io_self;           /* this is the service thread */
 static void (*io_tick)(void);        /* durable.c: every io_tick_ns */
 static uint64_t io_tick_ns;
 static int io_tick_first;            /* first tick after one interval */
+/* ThreadSanitizer: our futex hand-over is invisible to it; these tell it
+ * that a request happens before its execution and that before its end */
+static void (*io_tsan_acquire)(void *), (*io_tsan_release)(void *);
 static int (*io_real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static long fx(int *addr, int op, int val, const struct timespec *ts)
@@ -138,7 +142,11 @@ static void *io_main(void *unused)
 		while (r) {
 			struct io_req *n = r->next;
 			__atomic_store_n(&io_busy, 1, __ATOMIC_SEQ_CST);
+			if (io_tsan_acquire)
+				io_tsan_acquire(r);
 			r->fn(r->arg);
+			if (io_tsan_release)
+				io_tsan_release(r);
 			__atomic_store_n(&io_busy, 0, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 			fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
@@ -155,6 +163,8 @@ void tr_io_start(void)
 	int s = IO_NONE;
 	if (!__atomic_compare_exchange_n(&io_state, &s, IO_STARTING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
+	io_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
+	io_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
 	if (!io_real_create)
 		io_real_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 			tr_dlsym_next("pthread_create");
@@ -194,6 +204,8 @@ int tr_io_run(void (*fn)(void *), void *arg)
 	if (s != IO_RUNNING)
 		return -1;
 	struct io_req r = { fn, arg, NULL, 0 };
+	if (io_tsan_release)
+		io_tsan_release(&r);
 	struct io_req *h = __atomic_load_n(&io_head, __ATOMIC_RELAXED);
 	do
 		r.next = h;
@@ -202,6 +214,8 @@ int tr_io_run(void (*fn)(void *), void *arg)
 	fx(&io_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
 	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
 		fx(&r.done, FUTEX_WAIT_PRIVATE, 0, NULL);
+	if (io_tsan_acquire)
+		io_tsan_acquire(&r);
 	return 0;
 }
 

@@ -237,6 +237,7 @@ int tr_durable_on(void);
 
 /* archive.c */
 void tr_archive_own_path(char *out, size_t n, const char *suffix);
+int tr_archive_save_tdefs(void);   /* MPI rank: rank<r>.tdefs now (durable tick) */
 
 /* init.c */
 void tr_init(void);

@@ -209,6 +209,129 @@ def timeout_kill():
     print('ok timeout_kill: %d pairs recovered >= %d complete 1s before the kill' % (got, want))
 
 
+# ---- step 3: tracer-run recovers; full disk ----
+
+@case
+def tracer_run_kill():
+    base = fresh('tracer_run_kill')
+    archive = os.path.join(base, 'archive')
+    env = clean_env(DURABLE_ENV)
+    p = subprocess.Popen([A.tracer_run, '--lib', A.lib, '-o', archive, '--', bin_('durable_lock_prog'), '30', '4',
+                          SPIN], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    lines = [p.stdout.readline()]
+    time.sleep(1.6)
+    kids = subprocess.run(['pgrep', '-P', str(p.pid)], stdout=subprocess.PIPE, universal_newlines=True).stdout.split()
+    if len(kids) != 1:
+        p.kill()
+        raise Fail('tracer-run has %d children, expected the program' % len(kids))
+    kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+    os.kill(int(kids[0]), signal.SIGKILL)
+    out, err = p.communicate(timeout=120)
+    lines += out.splitlines()
+    if p.returncode != -signal.SIGKILL:
+        raise Fail('tracer-run ended with %r, not like its program (SIGKILL)' % p.returncode)
+    tl = tracer_lines(err)
+    if len(tl) != 1 or not tl[0].startswith('tracer: recovered '):
+        raise Fail('tracer-run: expected one "tracer: recovered" line, got %r' % tl)
+    tr = tc.load(archive)
+    tc.check_all(tr, exit_status=137)
+    got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
+    want = pairs_before(lines, kill_time - 1.0)
+    if got < want or want == 0:
+        raise Fail('tracer-run: %d pairs recovered, %d complete one second before the kill' % (got, want))
+    print('ok tracer_run_kill: %s; %d pairs >= %d' % (tl[0], got, want))
+
+
+def mount_tmpfs(d, size):
+    """A tmpfs of size at d (root); None, or why it cannot be."""
+    if os.geteuid() != 0:
+        return 'not root'
+    r = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'size=%s' % size, 'tmpfs', d], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, universal_newlines=True)
+    return None if r.returncode == 0 else 'mount -t tmpfs: ' + r.stdout.strip()
+
+
+@case
+def fulldisk():
+    base = fresh('fulldisk')
+    mnt = os.path.join(base, 'mnt')
+    os.makedirs(mnt)
+    why = mount_tmpfs(mnt, '1m')
+    if why:
+        print('SKIP: no 1 MiB tmpfs (%s)' % why)
+        sys.exit(SKIP)
+    try:
+        argv = [bin_('durable_lock_prog'), 'n100000', '4', '0']
+        ru = run(argv, base, clean_env())
+        env = clean_env(dict(DURABLE_ENV, LD_PRELOAD=A.lib, TRACER_OUTPUT=os.path.join(mnt, 'archive'),
+                             TRACER_CHUNK='256K', TRACER_BUFFER='256K'))
+        rt = run(argv, base, env)
+        # what fitted is a readable archive
+        tr = tc.load(os.path.join(mnt, 'archive'))
+        tc.check_all(tr, exit_status=0)
+    finally:
+        subprocess.run(['umount', '-l', mnt])
+    if rt.returncode != ru.returncode or rt.stdout != ru.stdout:
+        raise Fail('fulldisk: traced run differs: rc %d (untraced %d), stdout %r (untraced %r), stderr %r' %
+                   (rt.returncode, ru.returncode, rt.stdout, ru.stdout, rt.stderr[-500:]))
+    if without_tracer_lines(rt.stderr) != without_tracer_lines(ru.stderr):
+        raise Fail('fulldisk: stderr differs: %r' % rt.stderr[-500:])
+    tl = tracer_lines(rt.stderr)
+    full = [l for l in tl if 'No space left' in l or 'ENOSPC' in l or 'full' in l]
+    if len(tl) != 1 or len(full) != 1:
+        raise Fail('fulldisk: expected one tracer: line about the full disk, got %r' % tl)
+    print('ok fulldisk: no SIGBUS, output unchanged, one line: %s' % tl[0])
+
+
+# ---- step 5: a killed 3-rank MPI job ----
+
+@case
+def mpi_kill():
+    base = fresh('mpi_kill')
+    archive = os.path.join(base, 'archive')
+    env = clean_env({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
+    prog = bin_('durable_lock_prog')
+    cmd = ['mpirun', '--oversubscribe', '--bind-to', 'none', '-np', '3', '-x', 'TRACER_OUTPUT=' + archive,
+           '-x', 'TRACER_DURABLE=250ms', '-x', 'LD_PRELOAD=' + A.lib, prog, '30', '2', SPIN]
+    p = subprocess.Popen(cmd, cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, start_new_session=True)
+    p.stdout.readline()
+    time.sleep(2.0)
+    ranks = subprocess.run(['pgrep', '-f', '^' + prog], stdout=subprocess.PIPE,
+                           universal_newlines=True).stdout.split()
+    if len(ranks) != 3:
+        os.killpg(p.pid, signal.SIGKILL)
+        raise Fail('mpi_kill: %d rank processes found, expected 3' % len(ranks))
+    for r in ranks:   # the whole job at once: nothing survives to write anything
+        os.kill(int(r), signal.SIGKILL)
+    try:
+        p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+    r = run([A.tracer, 'recover', archive], None, clean_env(), timeout=120)
+    rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+    if r.returncode != 0 or len(rec) != 3:
+        raise Fail('mpi_kill: tracer recover: rc %d, %r' % (r.returncode, r.stderr))
+    for k in range(3):
+        tr = tc.load(os.path.join(archive, 'ranks', 'rank%d.otf2' % k))
+        tc.check_all(tr, exit_status=137)
+    m = run([A.tracer, 'merge', archive], None, clean_env(), timeout=300)
+    if m.returncode != 0:
+        raise Fail('mpi_kill: tracer merge: rc %d, %r' % (m.returncode, m.stderr[-800:]))
+    tr = tc.load(archive)
+    tc.otf2_print(tr.anchor)
+    tc.check_timestamps(tr)
+    tc.check_nesting(tr)
+    masters = [l for l in tr.locations if l.events and l.events[0].kind == 'ProgramBegin']
+    ends = [l for l in masters if l.events[-1].kind == 'ProgramEnd' and l.events[-1].ev.exit_status == 137]
+    if len(masters) != 3 or len(ends) != 3:
+        raise Fail('mpi_kill: merged archive: %d ranks with ProgramBegin, %d ending with ProgramEnd 137'
+                   % (len(masters), len(ends)))
+    print('ok mpi_kill: 3 ranks recovered and merged, %d locations' % len(tr.locations))
+
+
 def main():
     global A
     ap = argparse.ArgumentParser()

@@ -9,6 +9,8 @@
  * the kill.
  *
  * usage: lock_prog SECONDS [NTHREADS] [SPIN]
+ *        lock_prog nCOUNT [NTHREADS] [SPIN]   every thread takes the lock COUNT
+ *        times; only "done pairs N" is printed (deterministic output)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -22,12 +24,13 @@ static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int stop;
 static long counts[MAXT * 8];   /* one cache line each */
 static long spin = 200;
+static long fixed;   /* nCOUNT: pairs per thread */
 static volatile long sink;
 
 static void *locker(void *arg)
 {
 	long *c = arg;
-	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
+	while (fixed ? *c < fixed : !__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
 		pthread_mutex_lock(&mu);
 		sink++;
 		pthread_mutex_unlock(&mu);
@@ -56,6 +59,8 @@ static long total(int nt)
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
+	if (argc > 1 && argv[1][0] == 'n')
+		fixed = atol(argv[1] + 1);
 	int nt = argc > 2 ? atoi(argv[2]) : 4;
 	if (argc > 3)
 		spin = atol(argv[3]);
@@ -65,7 +70,7 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nt; i++)
 		pthread_create(&th[i], NULL, locker, &counts[i * 8]);
 	double end = now() + secs;
-	for (;;) {
+	for (; !fixed;) {
 		double t = now();
 		long n = total(nt);   /* read after t: every pair counted ended before it was printed */
 		printf("t %.6f pairs %ld\n", t, n);
