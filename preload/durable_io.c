@@ -28,11 +28,14 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -61,6 +64,10 @@ static int io_tick_first;            /* first tick after one interval */
 /* ThreadSanitizer: our futex hand-over is invisible to it; these tell it
  * that a request happens before its execution and that before its end */
 static void (*io_tsan_acquire)(void *), (*io_tsan_release)(void *);
+static int (*io_real_join)(pthread_t, void **);
+static pthread_t io_th;
+static int io_quit;                  /* the service thread ends after this request */
+static int io_master_gone;           /* the main thread called pthread_exit */
 static int (*io_real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
 static long fx(int *addr, int op, int val, const struct timespec *ts)
@@ -86,6 +93,7 @@ static void *io_main(void *unused)
 {
 	(void)unused;
 	io_self = 1;
+	tr_tls_creating = 1;   /* never a location of its own, whatever it calls */
 	/* the raw system call: the interposed prctl would name (and create) a location */
 	syscall(SYS_prctl, PR_SET_NAME, "tracer-io", 0, 0, 0);
 	int ok = unshare(CLONE_FILES) == 0;
@@ -148,9 +156,12 @@ static void *io_main(void *unused)
 			if (io_tsan_release)
 				io_tsan_release(r);
 			__atomic_store_n(&io_busy, 0, __ATOMIC_SEQ_CST);
+			int quit = __atomic_load_n(&io_quit, __ATOMIC_SEQ_CST);
 			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 			fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
 			r = n;
+			if (quit)
+				return NULL;   /* the requester joins us */
 		}
 	}
 	return NULL;
@@ -163,26 +174,34 @@ void tr_io_start(void)
 	int s = IO_NONE;
 	if (!__atomic_compare_exchange_n(&io_state, &s, IO_STARTING, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
 		return;
+	pthread_t th;
+	sigset_t all, old;
+	int ret = -1;
+	/* nothing here is recorded (the calling thread's location may exist
+	 * already) and no interposed function is called: default attributes
+	 * (never joined, never exits), the signal mask by the system call */
+	struct tr_thread *self = tr_tls_self;
+	tr_tls_creating++;
+	if (self)
+		self->guard++;
 	io_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
 	io_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
 	if (!io_real_create)
 		io_real_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 			tr_dlsym_next("pthread_create");
-	pthread_attr_t a;
-	pthread_t th;
-	sigset_t all, old;
-	int ret = -1;
-	if (io_real_create && pthread_attr_init(&a) == 0) {
-		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		pthread_attr_setstacksize(&a, 256 * 1024);
+	if (!io_real_join)
+		io_real_join = (int (*)(pthread_t, void **))tr_dlsym_next("pthread_join");
+	io_quit = 0;
+	if (io_real_create && io_real_join) {
 		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);   /* inherited: every signal blocked */
-		tr_tls_internal++;
-		ret = io_real_create(&th, &a, io_main, NULL);
-		tr_tls_internal--;
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&a);
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);   /* inherited: every signal blocked */
+		ret = io_real_create(&th, NULL, io_main, NULL);
+		io_th = th;
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	}
+	if (self)
+		self->guard--;
+	tr_tls_creating--;
 	if (ret != 0) {
 		__atomic_store_n(&io_state, IO_FAILED, __ATOMIC_SEQ_CST);
 		tr_log_debug("no tracer-io thread (%s): files are opened at high descriptor numbers",
@@ -249,6 +268,84 @@ int tr_io_is_self(void)
 	return io_self;
 }
 
+/* ---- the program's last thread must end the process ----
+ * A process whose last thread returns or calls pthread_exit ends (exit(0),
+ * atexit handlers) only when no other thread is left: tracer-io would keep
+ * it alive (and, having its own descriptor table, must never be the thread
+ * that runs the program's exit). So when a thread of the program ends and
+ * no other thread of the program is alive, tracer-io ends first (joined:
+ * glibc has counted it out before this thread goes on); the files go the
+ * direct way from then on (a later thread starts a new one). */
+
+/* On tracer-io: live tasks of the process other than itself (state not Z/X),
+ * read from /proc/self/task with system calls only (no malloc: never the
+ * program's allocator here). */
+static void count_tasks(void *p)
+{
+	int *n = p;
+	char buf[4096], path[64], st[512];
+	*n = 0;
+	int d = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (d < 0) {
+		*n = 2;   /* unknown: keep the thread */
+		return;
+	}
+	long me = syscall(SYS_gettid);
+	for (;;) {
+		long got = syscall(SYS_getdents64, d, buf, sizeof(buf));
+		if (got <= 0)
+			break;
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *name = buf + off + 19;
+			off += reclen;
+			if (name[0] < '0' || name[0] > '9' || atol(name) == me)
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/stat", name);
+			int f = open(path, O_RDONLY | O_CLOEXEC);
+			if (f < 0)
+				continue;
+			ssize_t k = read(f, st, sizeof(st) - 1);
+			close(f);
+			if (k <= 0)
+				continue;
+			st[k] = 0;
+			const char *rp = strrchr(st, ')');
+			if (rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X'))
+				continue;
+			(*n)++;
+		}
+	}
+	close(d);
+}
+
+static void quit_io(void *unused)
+{
+	(void)unused;
+	__atomic_store_n(&io_state, IO_NONE, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&io_quit, 1, __ATOMIC_SEQ_CST);
+}
+
+void tr_io_thread_exiting(void)
+{
+	if (io_self || __atomic_load_n(&io_state, __ATOMIC_SEQ_CST) != IO_RUNNING)
+		return;
+	struct tr_thread *self = tr_tls_self;
+	if (self && self == tr_g.master)
+		io_master_gone = 1;
+	/* cheap test first: a traced thread still running */
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
+		if (t != self && t->state == TR_T_ACTIVE && !(t == tr_g.master && io_master_gone))
+			return;
+	int n = 2;
+	if (tr_io_run(count_tasks, &n) != 0 || n > 1)
+		return;   /* an untraced thread of the program still runs */
+	if (tr_io_run(quit_io, NULL) != 0)
+		return;
+	io_real_join(io_th, NULL);
+}
+
 /* fork child: the service thread is not copied. */
 void tr_io_fork_child(void)
 {
@@ -256,4 +353,6 @@ void tr_io_fork_child(void)
 	io_head = NULL;
 	io_seq = 0;
 	io_busy = 0;
+	io_quit = 0;
+	io_master_gone = 0;
 }
