@@ -522,6 +522,8 @@ otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t)
 		t = w->b.f.last_time;
 	if (w->b.max)
 		w->b.max++;   /* the next record takes a new chunk */
+	if (otf2w__is_durable(&w->b) && w->b.dur_full)
+		otf2w__dur_open_reserve(&w->b);   /* full disk: the window's reserve */
 	w->b.stopped = 0;
 	w->b.resume_pending = 0;
 	return otf2w_evt_measurement_on_off(w, NULL, t, OTF2W_MEASUREMENT_ON);

@@ -345,7 +345,7 @@ static int is_last_chunk(const struct otf2w_buf *b, int32_t idx)
 static size_t chunk_reserve(const struct otf2w_buf *b, int32_t idx)
 {
 	if (otf2w__is_durable(b))
-		return OTF2W_STOP_RESERVE;   /* OFF at a full disk, in any chunk */
+		return OTF2W_DUR_RESERVE;   /* OFF and the last records at a full disk */
 	if (!is_last_chunk(b, idx) || !b->ar->flush_cb.pre_flush)
 		return 0;
 	return OTF2W_STOP_RESERVE;
@@ -692,6 +692,11 @@ otf2w_status otf2w__buf_flush(struct otf2w_buf *b)
 	if (b->cur < 0)
 		return OTF2W_OK;
 	if (otf2w__is_durable(b)) {
+		if (b->dur_full) {
+			/* full disk: the window stays, its reserve opens */
+			otf2w__dur_open_reserve(b);
+			return OTF2W_OK;
+		}
 		otf2w__dur_flush(b);
 		st = OTF2W_OK;
 		goto flushed;
@@ -729,7 +734,7 @@ otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t)
 		return OTF2W_OK;
 	if (t < b->f.last_time)
 		return OTF2W_E_TIME_BACKWARDS;
-	if (b->cur < 0) {
+	if (b->cur < 0 || (otf2w__is_durable(b) && b->dur_full)) {
 		/* chunks were flushed: recording can go on right away */
 		b->stopped = 0;
 		b->resume_pending = 0;

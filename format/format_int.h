@@ -32,6 +32,7 @@ void otf2w__stop_buffer(struct otf2w_buf *b, uint64_t time);
 int otf2w__is_durable(const struct otf2w_buf *b);
 otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t need);
 void otf2w__dur_flush(struct otf2w_buf *b);
+void otf2w__dur_open_reserve(struct otf2w_buf *b);
 otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg);
 void otf2w__dur_release(struct otf2w_buf *b);
 

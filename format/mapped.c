@@ -154,10 +154,12 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	otf2w_status st = otf2w__io(ar, map_window, &c);
 	if (st) {
 		/* full disk: OFF into the reserved space, later events dropped */
-		if (b->cur >= 0)
+		if (b->cur >= 0) {
 			otf2w__stop_buffer(b, time);
-		else
+			b->dur_full = 1;
+		} else {
 			b->stopped = 1;
+		}
 		return st;
 	}
 	seq_begin(b);
@@ -173,6 +175,14 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	if ((size_t)(b->f.end - b->f.pos) < need)
 		return otf2w__seterr(ar, OTF2W_E_RECORD_TOO_LARGE, "record of %zu bytes does not fit a chunk", need);
 	return OTF2W_OK;
+}
+
+/* A location stopped by a full disk resumes (at close): its last records
+ * go into the current window's reserve. */
+void otf2w__dur_open_reserve(struct otf2w_buf *b)
+{
+	if (b->cur >= 0 && b->chunks && b->chunks[0])
+		b->f.end = b->chunks[0] + b->chunk_size - 1 - OTF2W_STOP_RESERVE;
 }
 
 /* otf2w_evt_writer_flush: the current window ends as a full chunk. */

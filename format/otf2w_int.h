@@ -16,6 +16,10 @@
 /* Space kept free in the last chunk a location may use, so that
  * MeasurementOnOff(OFF) always fits: timestamp (9) + 0b 01 02 (3). */
 #define OTF2W_STOP_RESERVE 12
+/* Durable chunks keep more: after a full disk stopped the location, its
+ * last records (MeasurementOnOff ON, Leaves, ThreadEnd, ProgramEnd) go
+ * there at close. */
+#define OTF2W_DUR_RESERVE 512
 #define OTF2W_ATTR_MAX 128
 
 enum otf2w_buf_kind {
@@ -61,6 +65,7 @@ struct otf2w_buf {
 	/* durable event files: chunks[0] is the mapped window of file chunk
 	 * disk_chunks; dseq is odd while the owner switches windows */
 	uint32_t dseq;
+	int dur_full;                  /* stopped: no space for the next window */
 };
 
 struct otf2w_evt_writer {
