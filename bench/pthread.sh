@@ -8,6 +8,12 @@
 # time around the loop (in-loop buffer flushes included), robust against
 # other load on the machine. A traced pair records
 # Enter/ThreadAcquireLock/Leave (one timestamp) + ThreadReleaseLock.
+# The traced thread's user and system time are shown apart (getrusage
+# RUSAGE_THREAD), for the default writer (chunks written by pwrite, on the
+# traced thread or on tracer-io when the program has several threads) and
+# for TRACER_DURABLE=on (records go straight into shared file mappings:
+# full chunks are left to the kernel's writeback). Last line: the traced
+# thread's user + system ns per call with TRACER_DURABLE=on.
 #   PTH_BENCH_N (default 10000000), PTH_BENCH_REPS (default 5)
 set -e
 top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -22,9 +28,11 @@ done
 work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-pthread.XXXXXX")
 trap 'rm -rf "$work"' EXIT INT TERM
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median of column ${1:-1}
+median() { awk -v c="${1:-1}" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$1" '{ printf "%s ", $c }' "$2"; }
 
-: >"$work/plain"; : >"$work/traced"; : >"$work/off"
+: >"$work/plain"; : >"$work/traced"; : >"$work/off"; : >"$work/durable"
 i=0
 while [ "$i" -lt "$reps" ]; do
 	"$bin" "$n" >>"$work/plain"
@@ -33,14 +41,26 @@ while [ "$i" -lt "$reps" ]; do
 	size=$(du -sm "$work/trace" | cut -f1)
 	rm -rf "$work/trace"
 	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 TRACER_PTHREAD=off LD_PRELOAD="$lib" "$bin" "$n" >>"$work/off"
+	rm -rf "$work/trace"
+	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 TRACER_DURABLE=on LD_PRELOAD="$lib" "$bin" "$n" >>"$work/durable"
+	rm -rf "$work/trace"
 	i=$((i + 1))
 done
 plain=$(median <"$work/plain")
 traced=$(median <"$work/traced")
 off=$(median <"$work/off")
-echo "bench/pthread: $n lock/unlock pairs, $reps runs each, median ns per pair"
-echo "  untraced:                 $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
-echo "  traced:                   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
-echo "  TRACER_PTHREAD=off:       $off   (runs: $(tr '\n' ' ' <"$work/off"))"
+durable=$(median <"$work/durable")
+echo "bench/pthread: $n lock/unlock pairs, $reps runs each, median ns per pair (thread CPU time)"
+echo "  untraced:                 $plain   (runs: $(col 1 "$work/plain"))"
+echo "  traced:                   $traced   (runs: $(col 1 "$work/traced"); archive ${size} MB)"
+echo "  TRACER_PTHREAD=off:       $off   (runs: $(col 1 "$work/off"))"
+echo "  TRACER_DURABLE=on:        $durable   (runs: $(col 1 "$work/durable"))"
+for v in traced durable; do
+	echo "  $v: traced thread user $(median 2 <"$work/$v") system $(median 3 <"$work/$v") ns per pair (user runs: $(col 2 "$work/$v"); system runs: $(col 3 "$work/$v"))"
+done
 awk -v p="$plain" -v o="$off" 'BEGIN { printf "  pass-through ns per call: %.1f\n", (o - p) / 2 }'
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "pthread overhead ns per call: %.1f\n", (t - p) / 2 }'
+awk -v u="$(median 2 <"$work/traced")" -v s="$(median 3 <"$work/traced")" \
+	'BEGIN { printf "  traced thread user+system ns per call, default writer: %.1f\n", (u + s) / 2 }'
+awk -v u="$(median 2 <"$work/durable")" -v s="$(median 3 <"$work/durable")" \
+	'BEGIN { printf "pthread traced-thread ns per call: %.1f\n", (u + s) / 2 }'

@@ -149,6 +149,18 @@ otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callba
 	return OTF2W_OK;
 }
 
+otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *cb, void *user_data)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (cb)
+		ar->io_cb = *cb;
+	else
+		memset(&ar->io_cb, 0, sizeof(ar->io_cb));
+	ar->io_ud = user_data;
+	return OTF2W_OK;
+}
+
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data)
 {
 	if (!ar)
@@ -510,6 +522,8 @@ otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t)
 		t = w->b.f.last_time;
 	if (w->b.max)
 		w->b.max++;   /* the next record takes a new chunk */
+	if (otf2w__is_durable(&w->b) && w->b.dur_full)
+		otf2w__dur_open_reserve(&w->b);   /* full disk: the window's reserve */
 	w->b.stopped = 0;
 	w->b.resume_pending = 0;
 	return otf2w_evt_measurement_on_off(w, NULL, t, OTF2W_MEASUREMENT_ON);

@@ -56,6 +56,10 @@ void otf2w__buf_release(struct otf2w_buf *b)
 
 	if (!b->chunks)
 		return;
+	if (otf2w__is_durable(b)) {
+		otf2w__dur_release(b);
+		return;
+	}
 	if (otf2w__lock(ar) == OTF2W_OK) {
 		for (uint32_t i = 0; i < b->nchunks; i++) {
 			uint8_t *c = b->chunks[i];
@@ -132,6 +136,19 @@ static void finish_chunk(struct otf2w_buf *b)
 
 	put_header(b, c, b->chunk_first + 1, b->f.nevents);
 	memset(b->f.pos, 0, (size_t)(ce - b->f.pos));
+}
+
+/* The last chunk c: counters, file end (02 01, or 02 alone when only one
+ * byte is left) at p; its length up to the end. */
+size_t otf2w__end_chunk(struct otf2w_buf *b, uint8_t *c, uint8_t *p)
+{
+	put_header(b, c, b->chunk_first + 1, b->f.nevents);
+	p[0] = 0x02;
+	if (c + b->chunk_size - p >= 2) {
+		p[1] = 0x01;
+		return (size_t)(p + 2 - c);
+	}
+	return (size_t)(p + 1 - c);
 }
 
 /* ---- files ----------------------------------------------------------------- */
@@ -327,6 +344,8 @@ static int is_last_chunk(const struct otf2w_buf *b, int32_t idx)
  * layout equals the reference writer's). */
 static size_t chunk_reserve(const struct otf2w_buf *b, int32_t idx)
 {
+	if (otf2w__is_durable(b))
+		return OTF2W_DUR_RESERVE;   /* OFF and the last records at a full disk */
 	if (!is_last_chunk(b, idx) || !b->ar->flush_cb.pre_flush)
 		return 0;
 	return OTF2W_STOP_RESERVE;
@@ -357,15 +376,29 @@ static void start_chunk(struct otf2w_buf *b, int32_t idx)
  * write_full_chunks(b, n, written) and closes the file if the buffer keeps
  * no fd (buf_maybe_close) on success.
  */
+struct chunks_call {
+	struct otf2w_buf *b;
+	uint32_t n;
+	uint32_t *written;
+};
+
+static otf2w_status write_chunks_io(void *p)
+{
+	struct chunks_call *c = p;
+	otf2w_status st = write_full_chunks(c->b, c->n, c->written);
+	if (st == OTF2W_OK)
+		buf_maybe_close(c->b);
+	return st;
+}
+
 static otf2w_status write_chunks_nocancel(struct otf2w_buf *b, uint32_t n, uint32_t *written)
 {
 	int old;
 	otf2w_status st;
+	struct chunks_call c = { b, n, written };
 
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
-	st = write_full_chunks(b, n, written);
-	if (st == OTF2W_OK)
-		buf_maybe_close(b);
+	st = otf2w__io(b->ar, write_chunks_io, &c);
 	pthread_setcancelstate(old, NULL);
 	return st;
 }
@@ -458,6 +491,8 @@ static otf2w_status next_chunk_errno(struct otf2w_buf *b, uint64_t time, size_t 
 	int32_t next = b->cur + 1;
 	otf2w_status st;
 
+	if (otf2w__is_durable(b))
+		return otf2w__dur_next_chunk(b, time, need);
 	if (b->cur >= 0 && is_last_chunk(b, b->cur)) {
 		otf2w_flush_type ft = OTF2W_FLUSH;
 		if (ar->flush_cb.pre_flush)
@@ -656,6 +691,16 @@ otf2w_status otf2w__buf_flush(struct otf2w_buf *b)
 		return OTF2W_E_INVALID_CALL;
 	if (b->cur < 0)
 		return OTF2W_OK;
+	if (otf2w__is_durable(b)) {
+		if (b->dur_full) {
+			/* full disk: the window stays, its reserve opens */
+			otf2w__dur_open_reserve(b);
+			return OTF2W_OK;
+		}
+		otf2w__dur_flush(b);
+		st = OTF2W_OK;
+		goto flushed;
+	}
 	finish_chunk(b);
 	st = write_chunks_nocancel(b, (uint32_t)b->cur + 1, &written);
 	if (st) {
@@ -667,6 +712,7 @@ otf2w_status otf2w__buf_flush(struct otf2w_buf *b)
 	}
 	b->cur = -1;
 	b->f.pos = b->f.end = NULL;
+flushed:
 	if (b->stopped && b->resume_pending) {
 		b->stopped = 0;
 		b->resume_pending = 0;
@@ -688,7 +734,7 @@ otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t)
 		return OTF2W_OK;
 	if (t < b->f.last_time)
 		return OTF2W_E_TIME_BACKWARDS;
-	if (b->cur < 0) {
+	if (b->cur < 0 || (otf2w__is_durable(b) && b->dur_full)) {
 		/* chunks were flushed: recording can go on right away */
 		b->stopped = 0;
 		b->resume_pending = 0;
@@ -755,15 +801,37 @@ static int terminate_cut_file(struct otf2w_buf *b)
 	}
 }
 
+static otf2w_status buf_write_final(struct otf2w_buf *b, int emerg);
+
+static otf2w_status write_final_io(void *p)
+{
+	return buf_write_final(p, 0);
+}
+
 /* Write what is buffered plus the file end (02 01) and close the file.
  * emerg: async-signal-safe variant (no lock, no malloc, no error text). */
 otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
+{
+	if (emerg || b->closed)
+		return buf_write_final(b, emerg);
+	return otf2w__io(b->ar, write_final_io, b);
+}
+
+static otf2w_status buf_write_final(struct otf2w_buf *b, int emerg)
 {
 	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
 	otf2w_status st;
 
 	if (b->closed)
 		return OTF2W_OK;
+	if (otf2w__is_durable(b) && b->cur >= 0) {
+		st = otf2w__dur_final(b, emerg);
+		if (st == OTF2W_OK) {
+			b->closed = 1;
+			b->f.end = b->f.pos;
+		}
+		return st;
+	}
 	st = emerg ? emerg_open(b) : buf_open(b);
 	if (st)
 		return st;
@@ -778,14 +846,7 @@ otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
 		uint8_t *p = b->f.pos;
 		size_t len;
 
-		put_header(b, c, b->chunk_first + 1, b->f.nevents);
-		p[0] = 0x02;
-		if (c + b->chunk_size - p >= 2) {
-			p[1] = 0x01;
-			len = (size_t)(p + 2 - c);
-		} else {
-			len = (size_t)(p + 1 - c);
-		}
+		len = otf2w__end_chunk(b, c, p);
 		st = OTF2W_OK;
 		for (int32_t i = 0; i <= b->cur && st == OTF2W_OK; i++) {
 			size_t l = i == b->cur ? len : b->chunk_size;
@@ -822,7 +883,7 @@ int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
 	size_t len;
 
 	if (b->closed || b->deferred || b->fd >= 0 || b->file_used || b->disk_chunks || b->cur > 0 ||
-	    ar->abandoned)
+	    ar->abandoned || otf2w__is_durable(b))
 		return 0;
 	if (b->cur < 0) {
 		put_header(b, tmp, b->f.nevents + 1, b->f.nevents);
@@ -834,14 +895,7 @@ int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
 		uint8_t *c = b->chunks[0];
 		uint8_t *p = b->f.pos;
 
-		put_header(b, c, b->chunk_first + 1, b->f.nevents);
-		p[0] = 0x02;
-		if (c + b->chunk_size - p >= 2) {
-			p[1] = 0x01;
-			len = (size_t)(p + 2 - c);
-		} else {
-			len = (size_t)(p + 1 - c);
-		}
+		len = otf2w__end_chunk(b, c, p);
 		src = c;
 	}
 	if (len > max_each)
@@ -871,7 +925,21 @@ int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
 	return 1;
 }
 
+static otf2w_status buf_write_deferred(struct otf2w_buf *b, int emerg);
+
+static otf2w_status write_deferred_io(void *p)
+{
+	return buf_write_deferred(p, 0);
+}
+
 otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg)
+{
+	if (emerg)
+		return buf_write_deferred(b, 1);
+	return otf2w__io(b->ar, write_deferred_io, b);
+}
+
+static otf2w_status buf_write_deferred(struct otf2w_buf *b, int emerg)
 {
 	uint8_t *d = __atomic_load_n(&b->deferred, __ATOMIC_ACQUIRE);
 	size_t len = b->deferred_len;
@@ -898,4 +966,26 @@ otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg)
 		}
 	}
 	return st;
+}
+
+/* ---- for mapped.c ------------------------------------------------------------- */
+
+void otf2w__put_header(struct otf2w_buf *b, uint8_t *c, uint64_t first, uint64_t last)
+{
+	put_header(b, c, first, last);
+}
+
+void otf2w__finish_chunk(struct otf2w_buf *b)
+{
+	finish_chunk(b);
+}
+
+void otf2w__start_chunk(struct otf2w_buf *b, int32_t idx)
+{
+	start_chunk(b, idx);
+}
+
+void otf2w__stop_buffer(struct otf2w_buf *b, uint64_t time)
+{
+	stop_buffer(b, time);
 }

@@ -258,14 +258,24 @@ void otf2w__archive_free(otf2w_archive *ar)
 	free(ar);
 }
 
+static otf2w_status archive_close(void *p);
+
+/* Every file of the close is written through the io callback (one call:
+ * the service thread opens, writes and closes them all). */
 otf2w_status otf2w_archive_close(otf2w_archive *ar)
 {
-	otf2w_status first = OTF2W_OK;
-
 	if (!ar)
 		return OTF2W_E_INVALID_ARGUMENT;
 	if (ar->abandoned)
 		return OTF2W_E_INVALID_CALL;
+	return otf2w__io(ar, archive_close, ar);
+}
+
+static otf2w_status archive_close(void *p)
+{
+	otf2w_archive *ar = p;
+	otf2w_status first = OTF2W_OK;
+
 	keep_first(&first, close_kind(ar, &ar->evt, OTF2W_BUF_EVT, 0));
 	keep_first(&first, close_kind(ar, &ar->def, OTF2W_BUF_LDEF, 0));
 	if (ar->nsnapshots > 0 || ar->snap.n > 0)
@@ -301,8 +311,10 @@ void otf2w_archive_discard(otf2w_archive *ar)
  * landed during a chunk switch). Async-signal-safe. */
 void otf2w_archive_begin_emergency(otf2w_archive *ar)
 {
-	if (ar)
+	if (ar) {
 		ar->have_lock = 0;
+		ar->emergency = 1;
+	}
 }
 
 otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar)
@@ -312,6 +324,7 @@ otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar)
 	if (!ar || ar->abandoned)
 		return OTF2W_E_INVALID_ARGUMENT;
 	ar->have_lock = 0;	/* never lock from a crash path */
+	ar->emergency = 1;
 	keep_first(&first, close_kind(ar, &ar->evt, OTF2W_BUF_EVT, 1));
 	keep_first(&first, close_kind(ar, &ar->def, OTF2W_BUF_LDEF, 1));
 	if (ar->nsnapshots > 0 || ar->snap.n > 0)
@@ -335,6 +348,8 @@ static void abandon_vec(struct otf2w_vec *v)
 	for (uint32_t i = 0; i < v->n; i++) {
 		struct otf2w_buf *b = v->v[i];
 		otf2w__buf_close_own(b);
+		if (otf2w__is_durable(b))
+			otf2w__dur_release(b);   /* the parent's windows: dropped, nothing written */
 		b->fd = -1;
 		b->closed = 1;
 		b->deferred = NULL;	/* the parent writes it (the copy leaks here) */
@@ -348,6 +363,7 @@ void otf2w_archive_abandon(otf2w_archive *ar)
 		return;
 	ar->abandoned = 1;
 	ar->have_lock = 0;
+	ar->emergency = 1;
 	abandon_vec(&ar->evt);
 	abandon_vec(&ar->def);
 	abandon_vec(&ar->snap);

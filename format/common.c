@@ -92,6 +92,43 @@ void otf2w__unlock(otf2w_archive *ar)
 		ar->lock_cb.unlock(ar->lock_ud, ar->lock);
 }
 
+/* ---- file operations off the calling thread ----------------------------------------- */
+
+struct io_call {
+	otf2w_status (*fn)(void *);
+	void *arg;
+	otf2w_status st;
+	char err[sizeof(tl_err)];
+};
+
+static void io_tramp(void *p)
+{
+	struct io_call *c = p;
+	tl_err[0] = 0;
+	c->st = c->fn(c->arg);
+	if (c->st != OTF2W_OK)
+		memcpy(c->err, tl_err, sizeof(c->err));
+}
+
+otf2w_status otf2w__io(otf2w_archive *ar, otf2w_status (*fn)(void *), void *arg)
+{
+	struct io_call c;
+
+	if (!ar->io_cb.run || ar->emergency || ar->abandoned)
+		return fn(arg);
+	c.fn = fn;
+	c.arg = arg;
+	c.st = OTF2W_OK;
+	c.err[0] = 0;
+	if (ar->io_cb.run(ar->io_ud, io_tramp, &c) != 0)
+		return fn(arg);
+	if (c.st != OTF2W_OK && c.err[0]) {
+		memcpy(tl_err, c.err, sizeof(tl_err));
+		tl_err_ar = ar;
+	}
+	return c.st;
+}
+
 /* The archive is being freed: its error text must not be returned by
  * otf2w_archive_error for a later archive at the same address. */
 void otf2w__forget_error(const otf2w_archive *ar)

@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,19 +64,55 @@ int otf2w__open(const char *path, int flags, mode_t mode)
 	return fd;
 }
 
+/* SIGXFSZ blocked around a write that may pass RLIMIT_FSIZE; the signal
+ * it raised is taken back unless one was pending before. */
+struct xfsz_guard {
+	sigset_t xfsz, old;
+	int was_pending;
+};
+
+static void xfsz_block(struct xfsz_guard *g)
+{
+	sigset_t pend;
+	sigemptyset(&g->xfsz);
+	sigaddset(&g->xfsz, SIGXFSZ);
+	sigprocmask(SIG_BLOCK, &g->xfsz, &g->old);
+	sigemptyset(&pend);
+	sigpending(&pend);
+	g->was_pending = sigismember(&pend, SIGXFSZ);
+}
+
+static void xfsz_restore(struct xfsz_guard *g, int err)
+{
+	if (err == EFBIG && !g->was_pending) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&g->xfsz, NULL, &zero);
+	}
+	if (!sigismember(&g->old, SIGXFSZ))
+		sigprocmask(SIG_SETMASK, &g->old, NULL);
+}
+
+int otf2w__reserve(int fd, int64_t off, int64_t len)
+{
+	struct xfsz_guard g;
+	int err;
+
+	xfsz_block(&g);
+	do
+		err = posix_fallocate(fd, (off_t)off, (off_t)len);
+	while (err == EINTR);
+	xfsz_restore(&g, err);
+	return err;
+}
+
 int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off)
 {
-	sigset_t xfsz, old, pend;
-	int was_pending, err = 0;
+	struct xfsz_guard g;
+	int err = 0;
 	const uint8_t *p = data;
 	int64_t start = off;
 
-	sigemptyset(&xfsz);
-	sigaddset(&xfsz, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &xfsz, &old);
-	sigemptyset(&pend);
-	sigpending(&pend);
-	was_pending = sigismember(&pend, SIGXFSZ);
+	xfsz_block(&g);
 	while (len > 0) {
 		ssize_t r = off >= 0 ? pwrite(fd, p, len, (off_t)off) : write(fd, p, len);
 		if (r < 0 && errno == EINTR)
@@ -89,16 +126,9 @@ int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off)
 		if (off >= 0)
 			off += r;
 	}
-	if (err == EFBIG) {
-		if (!was_pending) {
-			struct timespec zero = { 0, 0 };
-			sigtimedwait(&xfsz, NULL, &zero);
-		}
-		if (start >= 0)
-			(void)ftruncate(fd, (off_t)start);   /* no half chunk */
-	}
-	if (!sigismember(&old, SIGXFSZ))
-		sigprocmask(SIG_SETMASK, &old, NULL);
+	if (err == EFBIG && start >= 0)
+		(void)ftruncate(fd, (off_t)start);   /* no half chunk */
+	xfsz_restore(&g, err);
 	return err;
 }
 

@@ -11,10 +11,30 @@ void otf2w__unlock(otf2w_archive *ar);
 otf2w_status otf2w__seterr(otf2w_archive *ar, otf2w_status st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 void otf2w__forget_error(const otf2w_archive *ar);
+/* Run fn(arg) through the archive's io callback (the service thread with
+ * its own descriptor table), or here when there is none, it cannot, or the
+ * archive is in emergency mode. The error text of a failure is carried
+ * back to the calling thread. */
+otf2w_status otf2w__io(otf2w_archive *ar, otf2w_status (*fn)(void *), void *arg);
 
 /* archive.c */
 struct otf2w_buf *otf2w__vec_find(const struct otf2w_vec *v, uint64_t loc);
 otf2w_status otf2w__close_buf(otf2w_archive *ar, struct otf2w_buf *b);
+
+/* buffer.c, for mapped.c */
+void otf2w__put_header(struct otf2w_buf *b, uint8_t *c, uint64_t first, uint64_t last);
+size_t otf2w__end_chunk(struct otf2w_buf *b, uint8_t *c, uint8_t *p);
+void otf2w__finish_chunk(struct otf2w_buf *b);
+void otf2w__start_chunk(struct otf2w_buf *b, int32_t idx);
+void otf2w__stop_buffer(struct otf2w_buf *b, uint64_t time);
+
+/* mapped.c: durable event files */
+int otf2w__is_durable(const struct otf2w_buf *b);
+otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t need);
+void otf2w__dur_flush(struct otf2w_buf *b);
+void otf2w__dur_open_reserve(struct otf2w_buf *b);
+otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg);
+void otf2w__dur_release(struct otf2w_buf *b);
 
 /* close.c */
 void otf2w__archive_free(otf2w_archive *ar);
@@ -39,6 +59,9 @@ int otf2w__open(const char *path, int flags, mode_t mode);
  * SIGXFSZ blocked around it; EFBIG truncates a positioned write's partial
  * data away. */
 int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off);
+/* Reserve [off, off + len) of fd (posix_fallocate); 0 or the errno
+ * (ENOSPC, EFBIG: SIGXFSZ blocked and taken back as for writes). */
+int otf2w__reserve(int fd, int64_t off, int64_t len);
 
 /* buffer.c */
 void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc);

@@ -254,6 +254,16 @@ typedef struct otf2w_memory_callbacks {
 	void (*free_all)(void *user_data, void *chunk, size_t size);
 } otf2w_memory_callbacks;
 
+/* Where file operations run (default: the calling thread). run executes
+ * fn(arg) to completion - e.g. on a service thread with a descriptor table
+ * of its own, so that no descriptor of the writer ever appears in the
+ * program's table - and returns 0, or -1 when it cannot (the writer then
+ * calls fn itself, with its high-numbered descriptors). Chunk flushes,
+ * closing writers and the anchor go through it; emergency paths never. */
+typedef struct otf2w_io_callbacks {
+	int (*run)(void *user_data, void (*fn)(void *), void *arg);
+} otf2w_io_callbacks;
+
 /* ---- archive ---------------------------------------------------------------- */
 
 typedef struct otf2w_archive_params {
@@ -272,6 +282,7 @@ otf2w_status otf2w_archive_open(const otf2w_archive_params *p, otf2w_archive **o
 otf2w_status otf2w_archive_set_locking(otf2w_archive *ar, const otf2w_locking_callbacks *cb, void *user_data);
 otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callbacks *cb, void *user_data);
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data);
+otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *cb, void *user_data);
 /* Anchor property "NS::NAME[::...]" (chars [A-Za-z0-9_]); validated, an invalid name is rejected. */
 otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, const char *value);
 otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);
@@ -350,6 +361,21 @@ otf2w_status otf2w_evt_writer_resume(otf2w_evt_writer *w, uint64_t t);
 otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t);
 /* Force the buffered chunks of this writer to disk now (owner thread). */
 otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w);
+
+/* Durable event files (before the first event writer record): each event
+ * writer records straight into a shared mapping of its .evt file, one
+ * chunk-size window at a time, the window's space reserved first
+ * (posix_fallocate: a full disk stops the location with OTF2W_E_IO instead
+ * of a SIGBUS). A full chunk is left to the kernel's writeback (munmap);
+ * pages written survive the process's death (SIGKILL) in the page cache.
+ * No BufferFlush records; max_chunks then bounds the chunks of a location
+ * on disk when pre_flush answers NO_FLUSH. */
+otf2w_status otf2w_archive_set_durable(otf2w_archive *ar, int on);
+/* Durable writer, read from another thread: the file chunk index of the
+ * current window and the bytes of it holding whole records (header
+ * included). 0 when read, -1 when the owner is switching windows (retry)
+ * or w has no window. */
+int otf2w_evt_writer_durable_pos(const otf2w_evt_writer *w, uint64_t *chunk, uint64_t *bytes);
 
 /* ---- attribute lists (caller owned, reusable; no allocation after create) ---- */
 

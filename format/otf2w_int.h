@@ -16,6 +16,10 @@
 /* Space kept free in the last chunk a location may use, so that
  * MeasurementOnOff(OFF) always fits: timestamp (9) + 0b 01 02 (3). */
 #define OTF2W_STOP_RESERVE 12
+/* Durable chunks keep more: after a full disk stopped the location, its
+ * last records (MeasurementOnOff ON, Leaves, ThreadEnd, ProgramEnd) go
+ * there at close. */
+#define OTF2W_DUR_RESERVE 512
 #define OTF2W_ATTR_MAX 128
 
 enum otf2w_buf_kind {
@@ -58,6 +62,10 @@ struct otf2w_buf {
 	 * no malloc (emergency writers in a signal handler that interrupted
 	 * malloc) */
 	uint8_t *chunk_inline[4];
+	/* durable event files: chunks[0] is the mapped window of file chunk
+	 * disk_chunks; dseq is odd while the owner switches windows */
+	uint32_t dseq;
+	int dur_full;                  /* stopped: no space for the next window */
 };
 
 struct otf2w_evt_writer {
@@ -133,6 +141,10 @@ struct otf2w_archive {
 	void *flush_ud;
 	otf2w_memory_callbacks mem_cb;
 	void *mem_ud;
+	otf2w_io_callbacks io_cb;
+	void *io_ud;
+	int emergency;                 /* begin_emergency: no io callback any more */
+	int durable;                   /* event files through shared mappings */
 
 	int files_created;             /* path fixed from now on */
 	int chunks_allocated;          /* memory callbacks fixed from now on */

@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
@@ -132,6 +133,22 @@ static void cb_free(void *ud, void *chunk, size_t size)
 }
 
 static const otf2w_memory_callbacks tr_memory = { cb_alloc, cb_free };
+
+/* Files on the tracer-io thread (durable_io.c), never in the program's
+ * descriptor table. */
+static int cb_io_run(void *ud, void (*fn)(void *), void *arg)
+{
+	return tr_io_run(fn, arg);
+}
+
+static const otf2w_io_callbacks tr_io = { cb_io_run };
+
+/* Run fn(arg) on the tracer-io thread when there is one, else here. */
+static void io_call(void (*fn)(void *), void *arg)
+{
+	if (tr_io_run(fn, arg) != 0)
+		fn(arg);
+}
 
 /* ---- directory choice ---- */
 
@@ -260,6 +277,17 @@ static int claim(const char *dir, const char *name)
 	return 1;
 }
 
+struct claim_call {
+	const char *dir, *name;
+	int ret;
+};
+
+static void claim_io(void *p)
+{
+	struct claim_call *c = p;
+	c->ret = claim(c->dir, c->name);
+}
+
 static void unclaim(const char *dir, const char *name)
 {
 	char p[PATH_MAX + 64], od[4200];
@@ -279,6 +307,29 @@ static void drop_claim(void)
 	own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_arname);
 	unlink(cl);
+}
+
+/* MPI rank, TRACER_DURABLE tick (tracer-io): rank<r>.tdefs as now, for
+ * tracer-merge after the whole job was killed (written, then renamed). */
+int tr_archive_save_tdefs(void)
+{
+	char tmp[4300];
+	if (!tr_g.mpi_expected || !tr_tdefs_path[0])
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.part", tr_tdefs_path);
+	if (tr_defs_save(tmp, 0) != 0 || rename(tmp, tr_tdefs_path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* <own dir>/<archive name><suffix> (durable.c's recovery files). */
+void tr_archive_own_path(char *out, size_t n, const char *suffix)
+{
+	char od[4200];
+	own_dir(tr_g.dir, od, sizeof(od));
+	snprintf(out, n, "%s/%s%s", od, tr_arname, suffix);
 }
 
 static void set_arname(void)
@@ -375,6 +426,8 @@ int tr_archive_open(void)
 	otf2w_archive_set_locking(tr_g.ar, &tr_locking, NULL);
 	otf2w_archive_set_flush(tr_g.ar, &tr_flush, NULL);
 	otf2w_archive_set_memory(tr_g.ar, &tr_memory, NULL);
+	otf2w_archive_set_io(tr_g.ar, &tr_io, NULL);
+	tr_durable_open();   /* TRACER_DURABLE: mapped event files, recovery index */
 	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
 		tr_g.gdw = NULL;
 	set_anchor();
@@ -418,7 +471,9 @@ int tr_archive_set_dir(const char *dir)
 	if (strcmp(dir, tr_g.dir)) {
 		char od[4200];
 		own_dir(dir, od, sizeof(od));
-		if (claim(dir, tr_arname) >= 0 && otf2w_archive_set_path(tr_g.ar, od) == OTF2W_OK) {
+		struct claim_call cc = { dir, tr_arname, 0 };
+		io_call(claim_io, &cc);
+		if (cc.ret >= 0 && otf2w_archive_set_path(tr_g.ar, od) == OTF2W_OK) {
 			unclaim(tr_g.dir, tr_arname);
 			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);
 			snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", dir);
@@ -781,22 +836,69 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 		if (stat(p, &st) == 0)
 			sum += (uint64_t)st.st_size;
 	}
+	/* getdents64, not opendir: this runs on tracer-io, which must never
+	 * call the program's malloc (its locks may be held by the thread that
+	 * waits for us: a termination signal that interrupted the allocator) */
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	DIR *d = opendir(p);
-	if (d) {
-		struct dirent *e;
-		while ((e = readdir(d))) {
+	int d = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[4096];
+	long got;
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (e[0] == '.')
+				continue;
 			char f[8800];
-			snprintf(f, sizeof(f), "%s/%s", p, e->d_name);
-			if (e->d_name[0] != '.' && stat(f, &st) == 0 && S_ISREG(st.st_mode))
+			snprintf(f, sizeof(f), "%s/%s", p, e);
+			if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
 				sum += (uint64_t)st.st_size;
 		}
-		closedir(d);
 	}
+	if (d >= 0)
+		close(d);
 	return sum;
 }
 
 static void emergency(int status, int sig);
+
+/* ---- the shut-down's file work on the tracer-io thread ---- */
+
+struct save_call {
+	int ret, err;
+};
+
+static void tdefs_save_io(void *p)
+{
+	struct save_call *c = p;
+	c->ret = tr_defs_save(tr_tdefs_path, 0);
+	c->err = errno;
+}
+
+struct end_call {
+	uint64_t first, last, events;
+	struct run_end run;
+	int last_rank;
+};
+
+static void run_end_io(void *p)
+{
+	struct end_call *c = p;
+	c->last_rank = run_end_last(c->first, c->last, c->events, &c->run);
+}
+
+struct bytes_call {
+	const char *dir, *name;
+	uint64_t bytes;
+};
+
+static void dir_bytes_io(void *p)
+{
+	struct bytes_call *c = p;
+	c->bytes = dir_bytes(c->dir, c->name);
+}
 
 /* The text of the first recording error (for the summary). */
 static char tr_first_error[512];
@@ -911,8 +1013,15 @@ void tr_finish_status(int status, int have_status)
 
 	/* (merge) while the event writers still exist: the locations' event
 	 * counts and the last timestamp go into rank<r>.tdefs */
-	if (tr_tdefs_path[0] && tr_defs_save(tr_tdefs_path, 0))
-		tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
+	if (tr_tdefs_path[0]) {
+		struct save_call sc = { 0, 0 };
+		io_call(tdefs_save_io, &sc);
+		if (sc.ret) {
+			errno = sc.err;
+			tr_log_error("cannot write %s: %s", tr_tdefs_path, strerror(errno));
+		}
+	}
+	tr_durable_stop();   /* no tick reads the writers any more */
 	tr_lock(&tr_g.lock);
 	tr_defs_write_global(tr_g.gdw, 0);
 	tr_defs_write_cc_maps(tr_g.ar);
@@ -923,23 +1032,29 @@ void tr_finish_status(int status, int have_status)
 		snprintf(err, sizeof(err), "%s (%s)", otf2w_status_str(st), otf2w_last_error());
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
+	tr_durable_cleanup(0);
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		t->w = NULL;
 		t->state = TR_T_DEAD;
 	}
 	tr_unlock(&tr_g.lock);
 
-	struct run_end run;
-	int unified_global = tr_g.unified && run_end_last(range_first, range_last, events, &run);
+	struct end_call ec = { range_first, range_last, events, { 0, 0, 0, 0 }, 0 };
+	if (tr_g.unified)
+		io_call(run_end_io, &ec);
+	struct run_end run = ec.run;
+	int unified_global = ec.last_rank;
 	if (unified_global)
-		write_unified_global();
+		write_unified_global();   /* opendir (malloc): not on tracer-io */
 	start_merge();
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
 	char od[4200];
 	own_dir(tr_g.dir, od, sizeof(od));
-	uint64_t bytes = dir_bytes(od, tr_arname);
+	struct bytes_call bc = { od, tr_arname, 0 };
+	io_call(dir_bytes_io, &bc);
+	uint64_t bytes = bc.bytes;
 	drop_claim();   /* the archive exists now: the claim has served */
 	/* a process tree's member: the last one unifies (tline: its summary) */
 	char tline[1200];
@@ -1058,6 +1173,7 @@ static void emergency(int status, int sig)
 	struct tr_thread *self = tr_tls_self;
 	tr_tls_creating++;
 	tr_threads_stop_all(self, 0);
+	tr_io_quiesce();   /* a flush running on tracer-io ends first; then no more */
 	/* (fix) before anything is written: no archive locking any more. This
 	 * thread may have been interrupted while holding the archive lock (chunk
 	 * switch): the Leaves, ProgramEnd and global definitions below allocate
@@ -1092,8 +1208,10 @@ static void emergency(int status, int sig)
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
 	if (tr_tdefs_path[0])
 		tr_defs_save(tr_tdefs_path, 1);
-	if (st == OTF2W_OK)
+	if (st == OTF2W_OK) {
 		drop_claim();
+		tr_durable_cleanup(1);
+	}
 	char tline[1200];
 	int tn = tr_tree_end(1, events, tr_g.nthreads, tline, sizeof(tline));
 	if (tn > 0)
@@ -1164,6 +1282,8 @@ void tr_archive_discard(void)
 		otf2w_archive_abandon(tr_g.ar);
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
+	tr_durable_stop();
+	tr_durable_cleanup(0);
 	unclaim(tr_g.dir, tr_arname);
 	tr_tree_discard();
 }

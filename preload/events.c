@@ -8,7 +8,10 @@
 
 void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
 {
-	if (s == OTF2W_E_STOPPED) {
+	/* a write error that stopped the location (durable: full disk) is a
+	 * stop too: the archive's open regions are the shadow stack's now */
+	int stopped = s == OTF2W_E_STOPPED || (t && t->w && otf2w_evt_writer_stopped(t->w));
+	if (stopped) {
 		/* counted by the writer as dropped; the first one: the archive's
 		 * open regions are those of the shadow stack now */
 		if (t && !t->stop_seen) {
@@ -18,7 +21,8 @@ void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
 			t->stop_min = t->depth;
 			t->stop_seen = 1;
 		}
-		return;
+		if (s == OTF2W_E_STOPPED)
+			return;
 	}
 	if (t)
 		t->errors++;

@@ -117,6 +117,7 @@ static void tr_atfork_child(void)
 		return;
 	/* the locks were held by this thread at fork: reset them */
 	tr_mem_fork_child();
+	tr_io_fork_child();   /* the tracer-io thread is not copied */
 	tr_g.lock.v = 0;
 	tr_defs_lock()->v = 0;
 	tr_tls_internal -= 2;

@@ -211,6 +211,8 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	t->state = (t->w && !tr_g.finishing) ? TR_T_ACTIVE : TR_T_DEAD;
 	tr_unlock(&tr_g.lock);
 
+	if (!master)
+		tr_io_start();   /* a second thread: files via tracer-io from now on */
 	tr_tls_self = t;
 	if (t->state == TR_T_ACTIVE)
 		altstack_setup();   /* (fix) crash handlers after a stack overflow */
@@ -371,6 +373,7 @@ void tr_thread_end(struct tr_thread *t)
 	}
 	t->in_record = 1;   /* the exiting thread waits for us */
 	tr_unlock(&tr_g.lock);
+	tr_io_thread_exiting();   /* the last thread: tracer-io ends first */
 
 	t->guard++;
 	int saved = errno;

@@ -206,6 +206,25 @@ void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
 int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
 void tr_archive_unified_installed(void);   /* write this rank's mapping tables */
 
+/* durable_io.c: the tracer-io service thread (own descriptor table) */
+void tr_io_start(void);                          /* normal context only */
+int tr_io_run(void (*fn)(void *), void *arg);    /* 0 done there, -1 none */
+void tr_io_quiesce(void);                        /* crash paths */
+int tr_io_is_self(void);
+void tr_io_fork_child(void);
+void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
+
+/* durable.c: TRACER_DURABLE (index of committed positions, definitions
+ * snapshot for `tracer recover`) */
+void tr_durable_open(void);          /* after the archive object exists */
+void tr_durable_stop(void);          /* before the archive is closed */
+void tr_durable_cleanup(int crash);  /* the archive is written: drop the recovery files */
+int tr_durable_on(void);
+
+/* archive.c */
+void tr_archive_own_path(char *out, size_t n, const char *suffix);
+int tr_archive_save_tdefs(void);   /* MPI rank: rank<r>.tdefs now (durable tick) */
+
 /* init.c */
 void tr_init(void);
 

@@ -235,6 +235,10 @@ struct tr_thread *tr_thread_begin_index(uint32_t index);
  * thread_fini hooks, closes open regions, writes and closes the location's
  * event stream; later calls in this thread are untraced. */
 void tr_thread_end(struct tr_thread *t);
+/* A thread of the program is about to end (pthread_exit, end of its start
+ * routine): when it is the last one, the tracer's own thread ends first so
+ * that the process ends as without the tracer. */
+void tr_io_thread_exiting(void);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
 /* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the

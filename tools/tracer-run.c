@@ -45,6 +45,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "recover.h"
 
 static void usage(FILE *f)
 {
@@ -617,9 +618,11 @@ int main(int argc, char **argv)
 			child_pid = 0;
 		}
 	}
+	/* TRACER_DURABLE: a process killed without writing its archive (SIGKILL) */
+	int recovered = tracer_recover_dir(dir, stderr) == 0;
 	const char *verb = getenv("TRACER_VERBOSE");
 	int quiet = verb && !strcmp(verb, "0");
-	if (!unify_tree(dir, quiet) && !quiet)
+	if (!unify_tree(dir, quiet) && !quiet && !recovered)
 		print_summary(log, dir);
 	fflush(stderr);
 	if (!have)

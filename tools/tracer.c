@@ -4,7 +4,7 @@
  *   tracer report   where did the time go (text, --json, --html)
  *   tracer convert  Chrome Trace Event JSON for Perfetto / chrome://tracing
  *   tracer merge    one archive from the per-rank archives (execs tracer-merge)
- *   tracer recover  (comes with the crash-proof archive issue)
+ *   tracer recover  rebuild the archive of a killed TRACER_DURABLE run (recover.c)
  * `tracer run` and `tracer merge` look for their program next to this
  * binary first, then in the source tree it was built from. */
 #include <errno.h>
@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "recover.h"
 #include "report.h"
 
 #ifndef TRACER_SOURCE_DIR
@@ -28,15 +29,9 @@ static const char usage_text[] =
 	"           text, --json or --html FILE (one self-contained page)\n"
 	"  convert  Chrome Trace Event JSON for Perfetto's UI and chrome://tracing\n"
 	"  merge    one archive from the per-rank archives of an MPI run (tracer-merge)\n"
-	"  recover  not yet: comes with the crash-proof archive issue\n"
+	"  recover  rebuild the archive of a run killed by SIGKILL (TRACER_DURABLE)\n"
 	"  help     this text; `tracer COMMAND --help` for a command's options\n";
 
-static const char recover_text[] =
-	"usage: tracer recover ARCHIVE\n"
-	"\n"
-	"Not available yet: recovering the events of a process that died without\n"
-	"writing its archive comes with the crash-proof archive issue. Until then\n"
-	"this command prints this notice and exits with status 2.\n";
 
 static const char merge_text[] =
 	"usage: tracer merge [tracer-merge options] DIR\n"
@@ -110,11 +105,8 @@ int main(int argc, char **argv)
 		static const char *const c[] = { "@tracer-merge", NULL };
 		return exec_tool("tracer-merge", c, argc - 1, argv + 1);
 	}
-	if (!strcmp(cmd, "recover")) {
-		int help = argc > 2 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"));
-		fputs(recover_text, help ? stdout : stderr);
-		return help ? 0 : 2;
-	}
+	if (!strcmp(cmd, "recover"))
+		return tracer_recover_main(argc - 1, argv + 1);
 	fprintf(stderr, "tracer: unknown command '%s'\n%s", cmd, usage_text);
 	return 2;
 }

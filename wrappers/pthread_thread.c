@@ -439,6 +439,7 @@ TR_EXPORT void pthread_exit(void *rv)
 		tr_leave(t, now, tr_pth_rgn[R_EXIT]);
 		tr_thread_put(t);
 	}
+	tr_io_thread_exiting();   /* (durable) the main thread's exit: tracer-io must not outlive it */
 	real_pthread_exit(rv);
 	__builtin_unreachable();
 }

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * mapped.c - durable event files (otf2w_archive_set_durable): a location
+ * records straight into a MAP_SHARED window of its .evt file, one chunk at
+ * a time, so that every record written is in the page cache and survives
+ * the death of the process (SIGKILL, OOM killer); a full chunk is left to
+ * the kernel's writeback. The window's space is reserved first
+ * (posix_fallocate): a full disk gives ENOSPC there - the location stops
+ * with MeasurementOnOff(OFF) in the space every durable chunk keeps for it -
+ * never a SIGBUS on a later store. Opening, reserving and mapping run
+ * through the io callback (the tracer-io thread: its pages are touched
+ * there, so the recording thread takes no page fault on them); unmapping a
+ * full window happens on the owner thread (no I/O). The last chunk is cut
+ * after its end (02 01) with ftruncate at close.
+ *
+ * dseq (odd while the owner switches windows) lets another thread read a
+ * consistent (window, committed bytes) pair: otf2w_evt_writer_durable_pos.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "otf2w_int.h"
+#include "format_int.h"
+
+otf2w_status otf2w_archive_set_durable(otf2w_archive *ar, int on)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (ar->evt.n)
+		return otf2w__seterr(ar, OTF2W_E_INVALID_CALL, "durable mode must be set before the first event writer");
+	ar->durable = on != 0;
+	return OTF2W_OK;
+}
+
+int otf2w__is_durable(const struct otf2w_buf *b)
+{
+	return b->kind == OTF2W_BUF_EVT && b->ar->durable;
+}
+
+static void seq_begin(struct otf2w_buf *b)
+{
+	__atomic_store_n(&b->dseq, b->dseq + 1, __ATOMIC_SEQ_CST);
+}
+
+static void seq_end(struct otf2w_buf *b)
+{
+	__atomic_store_n(&b->dseq, b->dseq + 1, __ATOMIC_RELEASE);
+}
+
+int otf2w_evt_writer_durable_pos(const otf2w_evt_writer *w, uint64_t *chunk, uint64_t *bytes)
+{
+	const struct otf2w_buf *b = &w->b;
+	uint32_t s1 = __atomic_load_n(&b->dseq, __ATOMIC_ACQUIRE);
+	if (s1 & 1)
+		return -1;
+	int32_t cur = __atomic_load_n(&b->cur, __ATOMIC_ACQUIRE);
+	uint8_t **chunks = __atomic_load_n(&b->chunks, __ATOMIC_ACQUIRE);
+	uint8_t *base = cur == 0 && chunks ? __atomic_load_n(&chunks[0], __ATOMIC_ACQUIRE) : NULL;
+	uint8_t *pos = __atomic_load_n(&b->f.pos, __ATOMIC_ACQUIRE);
+	uint64_t idx = __atomic_load_n(&b->disk_chunks, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&b->dseq, __ATOMIC_ACQUIRE) != s1 || !base || !pos || pos < base ||
+	    pos > base + b->chunk_size)
+		return -1;
+	*chunk = idx;
+	*bytes = (uint64_t)(pos - base);
+	return 0;
+}
+
+/* ---- windows ---------------------------------------------------------------- */
+
+struct map_call {
+	struct otf2w_buf *b;
+	uint64_t index;
+	uint8_t *p;
+};
+
+/* Open (create) the file, reserve chunk `index`, map it, close. Runs on
+ * the io thread (or here on the emergency path). */
+static otf2w_status map_window(void *arg)
+{
+	struct map_call *c = arg;
+	struct otf2w_buf *b = c->b;
+	otf2w_archive *ar = b->ar;
+	char path[4096];
+	otf2w_status st;
+
+	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
+		return otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
+	if (ar->emergency) {
+		otf2w__make_dirs_nolock(ar, 1);
+	} else {
+		st = otf2w__lock(ar);
+		if (st)
+			return st;
+		st = otf2w__make_dirs(ar, 1);
+		otf2w__unlock(ar);
+		if (st)
+			return st;
+	}
+	int fd = otf2w__open(path, O_RDWR | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
+	if (fd < 0)
+		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
+	b->file_used = 1;
+	uint64_t cs = b->chunk_size;
+	int e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)cs);
+	void *m = MAP_FAILED;
+	if (!e) {
+		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(c->index * cs));
+		if (m == MAP_FAILED)
+			e = errno;
+	}
+	close(fd);
+	if (e)
+		return otf2w__seterr(ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
+				     (unsigned long long)cs, path, strerror(e));
+	/* write-fault every page here, not on the recording thread */
+	for (uint64_t i = 0; i < cs; i += 4096)
+		((volatile uint8_t *)m)[i] = 0;
+	c->p = m;
+	return OTF2W_OK;
+}
+
+/* Unmap the current window after finishing it as a full chunk. */
+static void drop_window(struct otf2w_buf *b, int finish)
+{
+	if (b->cur < 0 || !b->chunks)
+		return;
+	if (finish)
+		otf2w__finish_chunk(b);
+	munmap(b->chunks[0], b->chunk_size);
+	b->chunks[0] = NULL;
+	b->nchunks = 0;
+	b->cur = -1;
+	b->disk_chunks++;
+	b->f.pos = b->f.end = NULL;
+}
+
+/* The record of need bytes does not fit: next window (see next_chunk). */
+otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t need)
+{
+	otf2w_archive *ar = b->ar;
+
+	if (b->cur >= 0 && b->max && b->disk_chunks + 1 >= b->max && ar->flush_cb.pre_flush &&
+	    ar->flush_cb.pre_flush(ar->flush_ud, b->location, 0) == OTF2W_NO_FLUSH) {
+		otf2w__stop_buffer(b, time);
+		return OTF2W_E_STOPPED;
+	}
+	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL };
+	otf2w_status st = otf2w__io(ar, map_window, &c);
+	if (st) {
+		/* full disk: OFF into the reserved space, later events dropped */
+		if (b->cur >= 0) {
+			otf2w__stop_buffer(b, time);
+			b->dur_full = 1;
+		} else {
+			b->stopped = 1;
+		}
+		return st;
+	}
+	seq_begin(b);
+	drop_window(b, 1);
+	if (!b->chunks) {
+		b->chunks = b->chunk_inline;
+		b->cap = sizeof(b->chunk_inline) / sizeof(b->chunk_inline[0]);
+	}
+	b->chunks[0] = c.p;
+	b->nchunks = 1;
+	otf2w__start_chunk(b, 0);
+	seq_end(b);
+	if ((size_t)(b->f.end - b->f.pos) < need)
+		return otf2w__seterr(ar, OTF2W_E_RECORD_TOO_LARGE, "record of %zu bytes does not fit a chunk", need);
+	return OTF2W_OK;
+}
+
+/* A location stopped by a full disk resumes (at close): its last records
+ * go into the current window's reserve. */
+void otf2w__dur_open_reserve(struct otf2w_buf *b)
+{
+	if (b->cur >= 0 && b->chunks && b->chunks[0])
+		b->f.end = b->chunks[0] + b->chunk_size - 1 - OTF2W_STOP_RESERVE;
+}
+
+/* otf2w_evt_writer_flush: the current window ends as a full chunk. */
+void otf2w__dur_flush(struct otf2w_buf *b)
+{
+	seq_begin(b);
+	drop_window(b, 1);
+	seq_end(b);
+}
+
+/* The file's end: 02 01 after the last record of the window, the window
+ * unmapped, the file cut there. emerg: async-signal-safe (own descriptor). */
+otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg)
+{
+	otf2w_archive *ar = b->ar;
+	uint8_t *c = b->chunks[0];
+	uint8_t *p = b->f.pos;
+	size_t len;
+	char path[4096];
+
+	len = otf2w__end_chunk(b, c, p);
+	uint64_t size = b->disk_chunks * b->chunk_size + len;
+	seq_begin(b);
+	drop_window(b, 0);
+	seq_end(b);
+	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
+		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
+	int fd = otf2w__open(path, O_WRONLY, 0644);
+	int e = fd < 0 ? errno : ftruncate(fd, (off_t)size) != 0 ? errno : 0;
+	if (fd >= 0 && close(fd) != 0 && !e)
+		e = errno;
+	if (e)
+		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
+	return OTF2W_OK;
+}
+
+/* Writer freed or abandoned (fork child: the parent's windows are dropped
+ * without writing anything). */
+void otf2w__dur_release(struct otf2w_buf *b)
+{
+	if (b->cur >= 0 && b->chunks && b->chunks[0])
+		munmap(b->chunks[0], b->chunk_size);
+	if (b->chunks && b->chunks != b->chunk_inline)
+		free(b->chunks);
+	b->chunks = NULL;
+	b->nchunks = b->cap = 0;
+	b->cur = -1;
+	b->f.pos = b->f.end = NULL;
+}

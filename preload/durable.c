@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * durable.c - TRACER_DURABLE=<interval>: a readable archive after SIGKILL.
+ *
+ * What survives the process (all written by the tracer-io thread, never by
+ * a traced thread):
+ * - the event files themselves: every location records into shared
+ *   mappings of its .evt file (format/mapped.c), so every record is in the
+ *   page cache as soon as it is stored;
+ * - NAME.durable, a small mapped index: for every location, the chunk of
+ *   its file and the bytes of it that held whole records at the last tick
+ *   (records stored after the tick may be cut by the kill: recovery ends
+ *   the location there);
+ * - NAME.recovery.otf2 + NAME.recovery.def (+ NAME.recovery/ with empty
+ *   local files): a complete archive of the definitions, rewritten at a
+ *   tick when definitions or locations were added since the last one.
+ * Every interval the tick first reads the positions, then writes the
+ * definitions, then publishes the positions: every event before a
+ * published position refers only to definitions in the snapshot.
+ * `tracer recover DIR` (tools/recover.c) turns these into the archive.
+ * A normal end (and the crash paths that write the archive) removes them.
+ *
+ * The tracer-io thread is started with the archive in this mode (also for
+ * a single-threaded program: it runs the tick) and in a fork child.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "tr_int.h"
+#include "durable_index.h"
+
+static uint64_t dur_interval_ns;      /* 0 = off */
+static int dur_parsed;
+static struct tr_durable_index *dur_idx;   /* mapped NAME.durable */
+static int dur_stopped;
+static uint64_t dur_sig;              /* definitions + locations at the last snapshot */
+static int dur_snap_ok;
+
+static void parse(void)
+{
+	if (dur_parsed)
+		return;
+	dur_parsed = 1;
+	const char *v = tr_getenv("TRACER_DURABLE");
+	int b;
+	uint64_t ns;
+	if (!v || !*v)
+		return;
+	if (tr_cfg_parse_bool(v, &b) == 0) {
+		dur_interval_ns = b ? TR_DURABLE_DEFAULT_NS : 0;
+	} else if (tr_cfg_parse_duration(v, &ns) == 0 && ns >= 10000000ull && ns <= 60000000000ull) {
+		dur_interval_ns = ns;
+	} else {
+		tr_log_error("TRACER_DURABLE=%s: expected off, on or an interval 10ms..60s (250ms, 1s); using off", v);
+	}
+}
+
+int tr_durable_on(void)
+{
+	parse();
+	return dur_interval_ns != 0;
+}
+
+/* ---- the tick (tracer-io thread) ---- */
+
+static uint64_t defs_signature(void)
+{
+	uint64_t s = tr_g.nthreads;
+	for (int c = 0; c < TR_DEF_NCLASSES; c++)
+		s = s * 1000003u + tr_defs_count(c);
+	return s;
+}
+
+static int open_index(void)
+{
+	char p[4400];
+	tr_archive_own_path(p, sizeof(p), ".durable");
+	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t sz = sizeof(struct tr_durable_index);
+	int e = posix_fallocate(fd, 0, (off_t)sz);
+	void *m = e ? MAP_FAILED : mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED) {
+		unlink(p);
+		return -1;
+	}
+	dur_idx = m;
+	dur_idx->chunk_size = tr_cfg.chunk_bytes;
+	dur_idx->pid = (uint64_t)getpid();
+	dur_idx->interval_ns = dur_interval_ns;
+	memcpy(dur_idx->magic, TR_DURABLE_MAGIC, sizeof(dur_idx->magic));
+	return 0;
+}
+
+/* The definitions as a complete archive NAME.recovery (its event files are
+ * empty; recovery takes its anchor and NAME.def). */
+static int write_snapshot(void)
+{
+	char od[4400], name[128];
+	tr_archive_own_path(od, sizeof(od), "");
+	char *slash = strrchr(od, '/');
+	if (!slash)
+		return -1;
+	snprintf(name, sizeof(name), "%s.recovery", slash + 1);
+	*slash = 0;
+	otf2w_archive_params p;
+	memset(&p, 0, sizeof(p));
+	p.path = od;
+	p.name = name;
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.machine_name = tr_proc.hostname;
+	p.creator = "libtracer";
+	p.description = "libtracer trace recovered after the process was killed (tracer recover)";
+	otf2w_archive *a;
+	otf2w_gdef_writer *g;
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
+		return -1;
+	otf2w_archive_set_property(a, "TRACER::RUN_END", "killed (SIGKILL or another uncatchable end); "
+				   "recovered by tracer recover");
+	if (otf2w_archive_get_gdef_writer(a, &g) != OTF2W_OK) {
+		otf2w_archive_discard(a);
+		return -1;
+	}
+	tr_defs_write_global(g, 0);
+	return otf2w_archive_close(a) == OTF2W_OK ? 0 : -1;
+}
+
+static void tick(void)
+{
+	if (dur_stopped || !tr_g.ar || tr_g.finishing)
+		return;
+	if (!dur_idx && open_index() != 0)
+		return;
+	/* 1. committed positions now */
+	struct tr_durable_slot now[TR_DURABLE_SLOTS];
+	uint32_t n = 0;
+	for (struct tr_thread *t = __atomic_load_n(&tr_g.threads, __ATOMIC_ACQUIRE); t && n < TR_DURABLE_SLOTS;
+	     t = t->next) {
+		uint64_t chunk, bytes;
+		otf2w_evt_writer *w = __atomic_load_n(&t->w, __ATOMIC_ACQUIRE);
+		if (!w || __atomic_load_n(&t->closed, __ATOMIC_ACQUIRE))
+			continue;
+		if (otf2w_evt_writer_durable_pos(w, &chunk, &bytes) != 0)
+			continue;   /* switching windows or nothing recorded yet: next tick */
+		now[n].location = t->location;
+		now[n].chunk = chunk;
+		now[n].bytes = bytes;
+		now[n].state = TR_DURABLE_VALID;
+		n++;
+	}
+	/* 2. definitions (only when something was added) */
+	uint64_t sig = defs_signature();
+	if (!dur_snap_ok || sig != dur_sig) {
+		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
+			dur_sig = sig;
+			dur_snap_ok = 1;
+		}
+	}
+	if (!dur_snap_ok)
+		return;
+	/* 3. publish: a slot per location (found by id, else appended) */
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
+		while (k < used && dur_idx->slot[k].location != now[i].location)
+			k++;
+		if (k == used) {
+			if (used >= TR_DURABLE_SLOTS)
+				continue;
+			dur_idx->slot[k].location = now[i].location;
+			__atomic_store_n(&dur_idx->nslots, used + 1, __ATOMIC_RELEASE);
+		}
+		dur_idx->slot[k].state = 0;
+		dur_idx->slot[k].chunk = now[i].chunk;
+		dur_idx->slot[k].bytes = now[i].bytes;
+		__atomic_store_n(&dur_idx->slot[k].state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
+	}
+	dur_idx->ticks++;
+}
+
+/* ---- life cycle ---- */
+
+void tr_durable_open(void)
+{
+	if (!tr_durable_on() || !tr_g.ar)
+		return;
+	if (!tr_g.dir_final) {
+		/* MPI without a job id: the directory may still move at MPI_Init,
+		 * and mapped files would pin it */
+		tr_log_debug("TRACER_DURABLE: the archive directory is not final yet; durable mode off");
+		return;
+	}
+	if (otf2w_archive_set_durable(tr_g.ar, 1) != OTF2W_OK)
+		return;
+	dur_stopped = 0;
+	if (dur_idx)   /* fork child: the parent's index, inherited: dropped here only */
+		munmap(dur_idx, sizeof(*dur_idx));
+	dur_idx = NULL;
+	dur_snap_ok = 0;
+	tr_io_set_tick(tick, dur_interval_ns, tr_g.fork_child);
+	tr_io_start();
+}
+
+static void stop_io(void *unused)
+{
+	(void)unused;
+	dur_stopped = 1;
+}
+
+void tr_durable_stop(void)
+{
+	if (!dur_interval_ns)
+		return;
+	if (tr_io_run(stop_io, NULL) != 0)
+		dur_stopped = 1;
+}
+
+static void unlink_own(const char *suffix)
+{
+	char p[4400];
+	tr_archive_own_path(p, sizeof(p), suffix);
+	unlink(p);
+}
+
+/* The archive was written: the recovery files go. crash: async-signal-safe
+ * (no tick runs any more: tr_io_quiesce). */
+void tr_durable_cleanup(int crash)
+{
+	if (!dur_interval_ns)
+		return;
+	dur_stopped = 1;
+	char dir[4400], p[4500];
+	tr_archive_own_path(dir, sizeof(dir), ".recovery");
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		unsigned long long num = (unsigned long long)t->location;
+		snprintf(p, sizeof(p), "%s/%llu.evt", dir, num);
+		unlink(p);
+		snprintf(p, sizeof(p), "%s/%llu.def", dir, num);
+		unlink(p);
+	}
+	rmdir(dir);
+	unlink_own(".recovery.otf2");
+	unlink_own(".recovery.def");
+	unlink_own(".durable");
+	(void)crash;
+}
