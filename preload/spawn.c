@@ -10,7 +10,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,43 +67,67 @@ int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *
 	return 0;
 }
 
-/* vfork + execve: the child shares our memory until it execs, so it runs
- * with every signal blocked and, before unblocking, the default action for
- * every caught signal (no handler of the program ever runs in it); it keeps
- * no descriptor of the program (a pipe's reader would never see EOF while a
- * tracer-merge held its write end). */
+/* clone(CLONE_VM | CLONE_VFORK) + execve on a stack of our own (what
+ * posix_spawn does): the child shares our memory until it execs, never
+ * touches the caller's stack (the caller may be a signal handler on an
+ * alternate stack) and goes through no interceptor (ASan's vfork one
+ * clears the stack below it: a crash inside the crash path). The child
+ * runs with every signal blocked and, before unblocking, the default
+ * action for every caught signal (no handler of the program ever runs in
+ * it); it keeps no descriptor of the program (a pipe's reader would never
+ * see EOF while a tracer-merge held its write end). */
+static char spawn_stack[32768] __attribute__((aligned(64)));
+static int spawn_busy;
+
+/* The kernel's struct sigaction (rt_sigaction): only SIG_DFL is set. */
+struct spawn_ksa {
+	void *handler;
+	unsigned long flags;
+	void *restorer;
+	uint64_t mask;
+};
+
+/* Runs in the child on spawn_stack: system calls only (no libc function a
+ * sanitizer or the program may interpose: they would run in our memory). */
+static int spawn_child(void *arg)
+{
+	const struct tr_helper *h = arg;
+	struct spawn_ksa dfl = { 0, 0, 0, 0 }, cur;
+	for (long s = 1; s < 65; s++)
+		if (syscall(SYS_rt_sigaction, s, NULL, &cur, 8L) == 0 && cur.handler != (void *)SIG_DFL &&
+		    cur.handler != (void *)SIG_IGN)
+			syscall(SYS_rt_sigaction, s, &dfl, NULL, 8L);
+	syscall(SYS_setsid);
+	long in = syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
+	long out = syscall(SYS_openat, (long)AT_FDCWD, h->log,
+			   (long)(O_WRONLY | O_CREAT | (h->append ? O_APPEND : O_TRUNC)), 0644L);
+	if (in >= 0)
+		syscall(SYS_dup2, in, 0L);
+	if (out >= 0) {
+		syscall(SYS_dup2, out, 1L);
+		syscall(SYS_dup2, out, 2L);
+	}
+	syscall(SYS_close_range, 3u, ~0u, 0u);
+	uint64_t none = 0;
+	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, 8L);
+	syscall(SYS_execve, h->argv[0], h->argv, h->envp);
+	syscall(SYS_exit, 127L);
+	return 127;
+}
+
 pid_t tr_helper_spawn(const struct tr_helper *h)
 {
+	if (__atomic_exchange_n(&spawn_busy, 1, __ATOMIC_ACQUIRE))
+		return -1;   /* another thread is starting one this very moment */
+	int saved = errno;
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = vfork();
-	if (pid == 0) {
-		struct sigaction dfl;
-		memset(&dfl, 0, sizeof(dfl));
-		dfl.sa_handler = SIG_DFL;
-		for (int s = 1; s < NSIG; s++) {
-			struct sigaction cur;
-			if (sigaction(s, NULL, &cur) == 0 && cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
-				sigaction(s, &dfl, NULL);
-		}
-		setsid();
-		int in = open("/dev/null", O_RDONLY);
-		int out = open(h->log, O_WRONLY | O_CREAT | (h->append ? O_APPEND : O_TRUNC), 0644);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0) {
-			dup2(out, 1);
-			dup2(out, 2);
-		}
-		syscall(SYS_close_range, 3u, ~0u, 0u);
-		sigset_t none;
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		execve(h->argv[0], h->argv, h->envp);
-		_exit(127);
-	}
+	pid_t pid = clone(spawn_child, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+			  (void *)h);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	__atomic_store_n(&spawn_busy, 0, __ATOMIC_RELEASE);
+	errno = saved;
 	return pid;
 }
 

@@ -385,8 +385,8 @@ def case_cli():
         rc, out, err = tracer(cmd, '--help', ok=False)
         if rc != 0 or 'usage' not in out:
             die('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
-    rc, out, err = tracer('recover', 'x', ok=False)
-    if rc != 2 or 'crash-proof' not in err:
+    rc, out, err = tracer('recover', 'x', ok=False)   # nothing to recover: one line, status 1
+    if rc != 1 or not err.startswith('tracer: recover: nothing to recover') or len(err.splitlines()) != 1:
         die('tracer recover: rc %d %r' % (rc, err))
     rc, out, err = tracer('report', '/nonexistent', ok=False)
     if rc != 1 or not err.startswith('tracer: ') or len(err.splitlines()) != 1:
