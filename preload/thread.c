@@ -211,8 +211,9 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	t->state = (t->w && !tr_g.finishing) ? TR_T_ACTIVE : TR_T_DEAD;
 	tr_unlock(&tr_g.lock);
 
-	if (!master)
-		tr_io_start();   /* a second thread: files via tracer-io from now on */
+	/* (durable) tracer-io only with TRACER_DURABLE for now (durable.c starts
+	 * it): two last threads ending at once can leave it running after a
+	 * pthread_exit of main (pthread.mainexit hung 40%) */
 	tr_tls_self = t;
 	if (t->state == TR_T_ACTIVE)
 		altstack_setup();   /* (fix) crash handlers after a stack overflow */
