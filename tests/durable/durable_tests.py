@@ -27,28 +27,20 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+sys.path.insert(0, os.path.join(HERE, '..', 'real'))
+import real_tests as rt  # noqa: E402  (clean_env, Fail: shared with tests/real and tests/tree)
 import tracecheck as tc  # noqa: E402
 
 SKIP = 77
 A = None
 CASES = {}
-
-
-class Fail(Exception):
-    pass
+Fail = rt.Fail
+clean_env = rt.clean_env
 
 
 def case(fn):
     CASES[fn.__name__] = fn
     return fn
-
-
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
-    env['LC_ALL'] = 'C'
-    if extra:
-        env.update(extra)
-    return env
 
 
 def fresh(name):
