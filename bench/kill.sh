@@ -12,20 +12,14 @@
 # beyond that line. Median of REPS runs.
 #   KILL_REPS (default 5), KILL_AFTER (default 3), KILL_SPIN (default 5000)
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 reps=${KILL_REPS:-5}
 after=${KILL_AFTER:-3}
 spin=${KILL_SPIN:-5000}
 bin=$build/tests/durable/durable_lock_prog
 lib=$build/lib/libtracer.so
 tracer=$build/bin/tracer
-for f in "$bin" "$lib" "$tracer"; do
-	[ -e "$f" ] || { echo "bench/kill: $f missing (build first)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-kill.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bench_setup kill tests/durable/durable_lock_prog lib/libtracer.so bin/tracer
 
 : >"$work/lost"; : >"$work/extra"; : >"$work/total"
 i=0
