@@ -24,6 +24,15 @@
 
 /* ---- shut-down ---- */
 
+static void add_size(const char *path, const char *name, int type, void *ud)
+{
+	struct stat st;
+	(void)name;
+	(void)type;
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		*(uint64_t *)ud += (uint64_t)st.st_size;
+}
+
 static uint64_t dir_bytes(const char *dir, const char *name)
 {
 	char p[8400];
@@ -35,29 +44,11 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 		if (stat(p, &st) == 0)
 			sum += (uint64_t)st.st_size;
 	}
-	/* getdents64, not opendir: this runs on tracer-io, which must never
+	/* tr_dir_each, not opendir: this runs on tracer-io, which must never
 	 * call the program's malloc (its locks may be held by the thread that
 	 * waits for us: a termination signal that interrupted the allocator) */
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
-	int d = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	char buf[4096];
-	long got;
-	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			unsigned short reclen;
-			memcpy(&reclen, buf + off + 16, 2);
-			const char *e = buf + off + 19;
-			off += reclen;
-			if (e[0] == '.')
-				continue;
-			char f[8800];
-			snprintf(f, sizeof(f), "%s/%s", p, e);
-			if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
-				sum += (uint64_t)st.st_size;
-		}
-	}
-	if (d >= 0)
-		close(d);
+	tr_dir_each(p, add_size, &sum);
 	return sum;
 }
 

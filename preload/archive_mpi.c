@@ -87,37 +87,12 @@ static void write_unified_local(void)
 	otf2w_archive_abandon(a);
 }
 
-/* fn(path of the entry, its d_type, ud) for every entry of dir but . and
- * ..: getdents64, not opendir (this runs on tracer-io, which never calls
- * the program's malloc). */
-static void each_entry(const char *dir, void (*fn)(const char *, const char *, int, void *), void *ud)
-{
-	char buf[4096], p[8800];
-	long got;
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			unsigned short reclen;
-			memcpy(&reclen, buf + off + 16, 2);
-			int type = (unsigned char)buf[off + 18];
-			const char *e = buf + off + 19;
-			off += reclen;
-			if (!strcmp(e, ".") || !strcmp(e, ".."))
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e);
-			fn(p, e, type, ud);
-		}
-	}
-	if (d >= 0)
-		close(d);
-}
-
 static void rm_entry(const char *path, const char *name, int type, void *ud);
 
 /* rm -r of the temporary archive (a few levels deep). */
 static void rm_tree(const char *path)
 {
-	each_entry(path, rm_entry, NULL);
+	tr_dir_each(path, rm_entry, NULL);
 	if (rmdir(path) != 0)
 		unlink(path);
 }
@@ -187,7 +162,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	 * unify): the empty ones of the temporary archive */
 	snprintf(from, sizeof(from), "%s/traces", tmp);
 	struct move_ctx mc = { from, dir };
-	each_entry(from, move_missing, &mc);
+	tr_dir_each(from, move_missing, &mc);
 	snprintf(from, sizeof(from), "%s/traces.def", tmp);
 	snprintf(to, sizeof(to), "%s/traces.def", dir);
 	rename(from, to);

@@ -229,6 +229,14 @@ static void unlink_own(const char *suffix)
 	unlink(p);
 }
 
+static void unlink_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)name;
+	(void)type;
+	(void)ud;
+	unlink(path);
+}
+
 /* The archive was written: the recovery files go. crash: async-signal-safe
  * (no tick runs any more: tr_io_quiesce). */
 void tr_durable_cleanup(int crash)
@@ -236,26 +244,11 @@ void tr_durable_cleanup(int crash)
 	if (!dur_interval_ns)
 		return;
 	dur_stopped = 1;
-	char dir[4400], p[4700], buf[2048];
+	char dir[4400];
 	tr_archive_own_path(dir, sizeof(dir), ".recovery");
 	/* every file in it (an MPI rank's snapshot also has empty files of
-	 * other ranks' locations): getdents64, async-signal-safe */
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	long got;
-	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
-		for (long off = 0; off < got;) {
-			unsigned short reclen;
-			memcpy(&reclen, buf + off + 16, 2);
-			const char *e = buf + off + 19;
-			off += reclen;
-			if (e[0] == '.')
-				continue;
-			snprintf(p, sizeof(p), "%s/%s", dir, e);
-			unlink(p);
-		}
-	}
-	if (d >= 0)
-		close(d);
+	 * other ranks' locations) */
+	tr_dir_each(dir, unlink_entry, NULL);
 	rmdir(dir);
 	unlink_own(".recovery.otf2");
 	unlink_own(".recovery.def");

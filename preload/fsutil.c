@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "fsutil.h"
 
@@ -71,4 +72,26 @@ int tr_link_or_copy(const char *from, const char *to)
 	if (ret)
 		unlink(to);
 	return ret;
+}
+
+void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name, int type, void *ud), void *ud)
+{
+	char buf[4096], p[8800];
+	long got;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			int type = (unsigned char)buf[off + 18];
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (e[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e);
+			fn(p, e, type, ud);
+		}
+	}
+	if (d >= 0)
+		close(d);
 }

@@ -11,4 +11,9 @@ int tr_rm_rf(const char *path);
 /* to becomes a plain file with the content of from (hard link, else copy). */
 int tr_link_or_copy(const char *from, const char *to);
 
+/* fn(path, name, d_type, ud) for every entry of dir but those starting
+ * with '.': getdents64, no allocation (async-signal-safe; usable on the
+ * tracer-io thread, which never calls the program's malloc). */
+void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name, int type, void *ud), void *ud);
+
 #endif /* TR_FSUTIL_H */
