@@ -9,9 +9,15 @@
  * with MeasurementOnOff(OFF) in the space every durable chunk keeps for it -
  * never a SIGBUS on a later store. Opening, reserving and mapping run
  * through the io callback (the tracer-io thread: its pages are touched
- * there, so the recording thread takes no page fault on them); unmapping a
- * full window happens on the owner thread (no I/O). The last chunk is cut
- * after its end (02 01) with ftruncate at close.
+ * there, so the recording thread takes no page fault on them). Windows are
+ * mapped AHEAD: when a location starts a window, the io thread is asked
+ * (io post, no waiting) to unmap the full one and to map the next, so the
+ * recording thread, when its window fills, only swaps pointers - no mmap,
+ * munmap, fallocate or write, no waiting - unless the io thread is behind
+ * (it then waits for it) or has no room (full disk: the map is retried
+ * synchronously for its error). The first window of a location is mapped
+ * synchronously. The last chunk is cut after its end (02 01) with
+ * ftruncate at close (which also gives back the window mapped ahead).
  *
  * dseq (odd while the owner switches windows) lets another thread read a
  * consistent (window, committed bytes) pair: otf2w_evt_writer_durable_pos.
@@ -125,19 +131,100 @@ static otf2w_status map_window(void *arg)
 	return OTF2W_OK;
 }
 
-/* Unmap the current window after finishing it as a full chunk. */
-static void drop_window(struct otf2w_buf *b, int finish)
+/* Detach the current window (after finishing it as a full chunk); the
+ * caller unmaps it (or has the io thread do it). */
+static uint8_t *drop_window(struct otf2w_buf *b, int finish)
 {
 	if (b->cur < 0 || !b->chunks)
-		return;
+		return NULL;
 	if (finish)
 		otf2w__finish_chunk(b);
-	munmap(b->chunks[0], b->chunk_size);
+	uint8_t *old = b->chunks[0];
 	b->chunks[0] = NULL;
 	b->nchunks = 0;
 	b->cur = -1;
 	b->disk_chunks++;
 	b->f.pos = b->f.end = NULL;
+	return old;
+}
+
+/* ---- mapping ahead ---------------------------------------------------------- */
+
+static otf2w_status io_noop(void *unused)
+{
+	(void)unused;
+	return OTF2W_OK;
+}
+
+/* On the io thread: unmap the full window, map the next one. */
+static void prep_window(void *arg)
+{
+	struct otf2w_buf *b = arg;
+	if (b->dold) {
+		munmap(b->dold, b->chunk_size);
+		b->dold = NULL;
+	}
+	struct map_call c = { b, b->dnext_index, NULL };
+	otf2w_status st = map_window(&c);
+	b->dnext = st ? NULL : c.p;
+	__atomic_store_n(&b->dstate, st ? OTF2W_DNEXT_FAILED : OTF2W_DNEXT_READY, __ATOMIC_RELEASE);
+}
+
+/* The posted preparation has run (a request of run is served after it),
+ * unless this is an emergency path (nothing is waited for: the window
+ * mapped ahead is then left alone). 1 when dstate is final. */
+static int ahead_settled(struct otf2w_buf *b)
+{
+	if (__atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY)
+		return 1;
+	if (b->ar->emergency || b->ar->abandoned)
+		return 0;
+	(void)otf2w__io(b->ar, io_noop, NULL);
+	return __atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY;
+}
+
+/* The window of file chunk index from the one mapped ahead, or NULL. */
+static uint8_t *take_ahead(struct otf2w_buf *b, uint64_t index)
+{
+	if (!ahead_settled(b) || b->dstate != OTF2W_DNEXT_READY)
+		return NULL;
+	uint8_t *p = b->dnext;
+	b->dnext = NULL;
+	b->dstate = OTF2W_DNEXT_NONE;
+	if (b->dnext_index == index)
+		return p;
+	munmap(p, b->chunk_size);   /* not the one needed (not expected) */
+	return NULL;
+}
+
+static void unmap_old(void *arg)
+{
+	struct otf2w_buf *b = arg;
+	munmap(b->dold, b->chunk_size);
+	b->dold = NULL;
+	__atomic_store_n(&b->dstate, OTF2W_DNEXT_NONE, __ATOMIC_RELEASE);
+}
+
+/* After a window switch: the io thread unmaps old (may be NULL) and maps
+ * the next window, unless the location stops before it (TRACER_ON_FULL=stop
+ * at its budget). Without a post callback old is unmapped here. */
+static void post_ahead(struct otf2w_buf *b, uint8_t *old)
+{
+	otf2w_archive *ar = b->ar;
+	int want = !(b->max && b->disk_chunks + 1 >= b->max && ar->flush_cb.pre_flush &&
+		     ar->flush_cb.pre_flush(ar->flush_ud, b->location, 0) == OTF2W_NO_FLUSH);
+	if (ar->io_cb.post && !ar->emergency && !ar->abandoned && (want || old) &&
+	    b->dstate == OTF2W_DNEXT_NONE) {
+		b->dold = old;
+		b->dnext_index = b->disk_chunks + 1;
+		b->dstate = OTF2W_DNEXT_BUSY;
+		if (ar->io_cb.post(ar->io_ud, want ? prep_window : unmap_old, b, b->dnode) == 0)
+			return;
+		b->dstate = OTF2W_DNEXT_NONE;
+		b->dold = NULL;
+	}
+	if (old)
+		munmap(old, b->chunk_size);
 }
 
 /* The record of need bytes does not fit: next window (see next_chunk). */
@@ -151,7 +238,10 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		return OTF2W_E_STOPPED;
 	}
 	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL };
-	otf2w_status st = otf2w__io(ar, map_window, &c);
+	otf2w_status st = OTF2W_OK;
+	c.p = take_ahead(b, c.index);
+	if (!c.p)
+		st = otf2w__io(ar, map_window, &c);   /* first window, io thread behind, or its error */
 	if (st) {
 		/* full disk: OFF into the reserved space, later events dropped */
 		if (b->cur >= 0) {
@@ -163,7 +253,7 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		return st;
 	}
 	seq_begin(b);
-	drop_window(b, 1);
+	uint8_t *old = drop_window(b, 1);
 	if (!b->chunks) {
 		b->chunks = b->chunk_inline;
 		b->cap = sizeof(b->chunk_inline) / sizeof(b->chunk_inline[0]);
@@ -172,6 +262,7 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	b->nchunks = 1;
 	otf2w__start_chunk(b, 0);
 	seq_end(b);
+	post_ahead(b, old);
 	if ((size_t)(b->f.end - b->f.pos) < need)
 		return otf2w__seterr(ar, OTF2W_E_RECORD_TOO_LARGE, "record of %zu bytes does not fit a chunk", need);
 	return OTF2W_OK;
@@ -189,8 +280,25 @@ void otf2w__dur_open_reserve(struct otf2w_buf *b)
 void otf2w__dur_flush(struct otf2w_buf *b)
 {
 	seq_begin(b);
-	drop_window(b, 1);
+	uint8_t *old = drop_window(b, 1);
 	seq_end(b);
+	if (old)
+		munmap(old, b->chunk_size);
+}
+
+/* Give back what the io thread holds for b: the window mapped ahead (its
+ * reserved chunk is cut off by the final ftruncate) and a full window not
+ * yet unmapped. Not on an emergency path while a preparation may still run. */
+static void drop_ahead(struct otf2w_buf *b)
+{
+	if (!ahead_settled(b))
+		return;
+	if (b->dstate == OTF2W_DNEXT_READY && b->dnext)
+		munmap(b->dnext, b->chunk_size);
+	if (b->dold)
+		munmap(b->dold, b->chunk_size);
+	b->dnext = b->dold = NULL;
+	b->dstate = OTF2W_DNEXT_NONE;
 }
 
 /* The file's end: 02 01 after the last record of the window, the window
@@ -206,8 +314,11 @@ otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg)
 	len = otf2w__end_chunk(b, c, p);
 	uint64_t size = b->disk_chunks * b->chunk_size + len;
 	seq_begin(b);
-	drop_window(b, 0);
+	uint8_t *old = drop_window(b, 0);
 	seq_end(b);
+	if (old)
+		munmap(old, b->chunk_size);
+	drop_ahead(b);
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
 		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
 	int fd = otf2w__open(path, O_WRONLY, 0644);
@@ -219,12 +330,30 @@ otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg)
 	return OTF2W_OK;
 }
 
+static void wait_nothing(void *unused)
+{
+	(void)unused;
+}
+
 /* Writer freed or abandoned (fork child: the parent's windows are dropped
  * without writing anything). */
 void otf2w__dur_release(struct otf2w_buf *b)
 {
 	if (b->cur >= 0 && b->chunks && b->chunks[0])
 		munmap(b->chunks[0], b->chunk_size);
+	/* a preparation still queued ends first (b is freed after this); one
+	 * of the parent, in a fork child, never ends: left alone */
+	otf2w_archive *ar = b->ar;
+	if (__atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) == OTF2W_DNEXT_BUSY && ar->io_cb.run && !ar->emergency)
+		(void)ar->io_cb.run(ar->io_ud, wait_nothing, NULL);
+	if (__atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY) {
+		if (b->dstate == OTF2W_DNEXT_READY && b->dnext)
+			munmap(b->dnext, b->chunk_size);
+		if (b->dold)
+			munmap(b->dold, b->chunk_size);
+		b->dnext = b->dold = NULL;
+		b->dstate = OTF2W_DNEXT_NONE;
+	}
 	if (b->chunks && b->chunks != b->chunk_inline)
 		free(b->chunks);
 	b->chunks = NULL;

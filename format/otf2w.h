@@ -262,7 +262,15 @@ typedef struct otf2w_memory_callbacks {
  * closing writers and the anchor go through it; emergency paths never. */
 typedef struct otf2w_io_callbacks {
 	int (*run)(void *user_data, void (*fn)(void *), void *arg);
+	/* Optional: queue fn(arg) to run there later, in order with run's
+	 * requests (a later run returns after it), and return 0 at once; -1
+	 * when it cannot (nothing runs). node: OTF2W_IO_NODE_WORDS pointers of
+	 * the writer's memory for the queue, untouched by the writer until fn
+	 * has run; fn's end may reuse it. Durable event files map their next
+	 * window ahead this way. */
+	int (*post)(void *user_data, void (*fn)(void *), void *arg, void *node);
 } otf2w_io_callbacks;
+#define OTF2W_IO_NODE_WORDS 6
 
 /* ---- archive ---------------------------------------------------------------- */
 

@@ -66,7 +66,15 @@ struct otf2w_buf {
 	 * disk_chunks; dseq is odd while the owner switches windows */
 	uint32_t dseq;
 	int dur_full;                  /* stopped: no space for the next window */
+	/* the next window, mapped ahead by the io thread (mapped.c): dnext of
+	 * file chunk dnext_index when dstate is READY; dold, the last full
+	 * window, is unmapped there too */
+	uint8_t *dnext, *dold;
+	uint64_t dnext_index;
+	int dstate;                    /* OTF2W_DNEXT_* */
+	void *dnode[OTF2W_IO_NODE_WORDS];
 };
+enum { OTF2W_DNEXT_NONE, OTF2W_DNEXT_BUSY, OTF2W_DNEXT_READY, OTF2W_DNEXT_FAILED };
 
 struct otf2w_evt_writer {
 	struct otf2w_buf b;

@@ -147,7 +147,13 @@ static int cb_io_run(void *ud, void (*fn)(void *), void *arg)
 	return tr_io_run(fn, arg);
 }
 
-static const otf2w_io_callbacks tr_io = { cb_io_run };
+/* The next window of a durable event file, mapped ahead (format/mapped.c). */
+static int cb_io_post(void *ud, void (*fn)(void *), void *arg, void *node)
+{
+	return tr_io_post(fn, arg, node);
+}
+
+static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_post };
 
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg)

@@ -48,7 +48,9 @@ struct io_req {
 	void *arg;
 	struct io_req *next;
 	int done;
+	int posted;   /* tr_io_post: nobody waits, the node is not touched after fn */
 };
+_Static_assert(sizeof(struct io_req) <= OTF2W_IO_NODE_WORDS * sizeof(void *), "io node too small");
 
 enum { IO_NONE, IO_STARTING, IO_RUNNING, IO_FAILED, IO_OFF };
 
@@ -149,16 +151,19 @@ static void *io_main(void *unused)
 		}
 		while (r) {
 			struct io_req *n = r->next;
+			int posted = r->posted;
 			__atomic_store_n(&io_busy, 1, __ATOMIC_SEQ_CST);
 			if (io_tsan_acquire)
 				io_tsan_acquire(r);
 			r->fn(r->arg);
-			if (io_tsan_release)
+			if (!posted && io_tsan_release)
 				io_tsan_release(r);
 			__atomic_store_n(&io_busy, 0, __ATOMIC_SEQ_CST);
 			int quit = __atomic_load_n(&io_quit, __ATOMIC_SEQ_CST);
-			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-			fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
+			if (!posted) {
+				__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+				fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
+			}
 			r = n;
 			if (quit) {
 				if (__atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST))
@@ -234,6 +239,16 @@ void tr_io_start(void)
 	}
 }
 
+static void push(struct io_req *r)
+{
+	struct io_req *h = __atomic_load_n(&io_head, __ATOMIC_RELAXED);
+	do
+		r->next = h;
+	while (!__atomic_compare_exchange_n(&io_head, &h, r, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+	__atomic_add_fetch(&io_seq, 1, __ATOMIC_SEQ_CST);
+	fx(&io_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+}
+
 /* Run fn(arg) on the service thread and wait for it; 0 done, -1 when there
  * is no service thread (the caller runs fn itself). */
 int tr_io_run(void (*fn)(void *), void *arg)
@@ -247,19 +262,33 @@ int tr_io_run(void (*fn)(void *), void *arg)
 		fx(&io_state, FUTEX_WAIT_PRIVATE, IO_STARTING, NULL);
 	if (s != IO_RUNNING)
 		return -1;
-	struct io_req r = { fn, arg, NULL, 0 };
+	struct io_req r = { fn, arg, NULL, 0, 0 };
 	if (io_tsan_release)
 		io_tsan_release(&r);
-	struct io_req *h = __atomic_load_n(&io_head, __ATOMIC_RELAXED);
-	do
-		r.next = h;
-	while (!__atomic_compare_exchange_n(&io_head, &h, &r, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
-	__atomic_add_fetch(&io_seq, 1, __ATOMIC_SEQ_CST);
-	fx(&io_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+	push(&r);
 	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
 		fx(&r.done, FUTEX_WAIT_PRIVATE, 0, NULL);
 	if (io_tsan_acquire)
 		io_tsan_acquire(&r);
+	return 0;
+}
+
+/* Queue fn(arg) on the service thread without waiting (the caller's node,
+ * OTF2W_IO_NODE_WORDS pointers, stays untouched until fn runs); 0 queued,
+ * -1 when there is no service thread (nothing runs). Requests run in the
+ * order they were queued: a later tr_io_run returns after fn. */
+int tr_io_post(void (*fn)(void *), void *arg, void *node)
+{
+	if (io_self || __atomic_load_n(&io_state, __ATOMIC_SEQ_CST) != IO_RUNNING)
+		return -1;
+	struct io_req *r = node;
+	r->fn = fn;
+	r->arg = arg;
+	r->done = 0;
+	r->posted = 1;
+	if (io_tsan_release)
+		io_tsan_release(r);
+	push(r);
 	return 0;
 }
 
