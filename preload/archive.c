@@ -309,12 +309,13 @@ static void drop_claim(void)
 	unlink(cl);
 }
 
-/* MPI rank, TRACER_DURABLE tick (tracer-io): rank<r>.tdefs as now, for
- * tracer-merge after the whole job was killed (written, then renamed). */
+/* MPI rank or process tree part, TRACER_DURABLE tick (tracer-io):
+ * <part>.tdefs as now, for tracer-merge after the run was killed (written,
+ * then renamed). */
 int tr_archive_save_tdefs(void)
 {
 	char tmp[4300];
-	if (!tr_g.mpi_expected || !tr_tdefs_path[0])
+	if (!parts_dir() || !tr_tdefs_path[0])
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.part", tr_tdefs_path);
 	if (tr_defs_save(tmp, 0) != 0 || rename(tmp, tr_tdefs_path) != 0) {
