@@ -41,6 +41,7 @@
 	X(mmap) X(mmap64) X(munmap) X(msync) X(aio_read) X(aio_write) X(aio_error) X(aio_return) \
 	X(aio_suspend) X(aio_cancel) X(aio_fsync)
 IO_ASYNC_LIST(IO_REAL_DEF)
+static const struct tr_real_sym io_async_syms[] = { IO_ASYNC_LIST(IO_REAL_SYM) };
 
 /* ---- pointer-keyed table (mappings by address, operations by aiocb) ---- */
 
@@ -411,5 +412,5 @@ TR_HIDDEN int __wrap_munmap(void *a, size_t l)
 
 void io_async_init(void)
 {
-	IO_ASYNC_LIST(IO_REAL_RESOLVE)
+	IO_REAL_RESOLVE(io_async_syms);
 }

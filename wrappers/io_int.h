@@ -206,13 +206,21 @@ void io_canon(int dirfd, const char *path, char *out, size_t size);
 /* OTF2 status flags of open(2) flags. */
 uint32_t io_status_flags(int oflags);
 
-/* Real functions: `static __typeof__(fn) *real_fn` per name of a list,
- * resolved by IO_INIT (dlsym RTLD_NEXT once). */
+/* Real functions: `static __typeof__(fn) *real_fn` per name of a file's
+ * list (IO_REAL_DEF), and a table of them (IO_REAL_SYM) that the file's
+ * init function hands to the core's resolver tr_real_resolve. io_real_init
+ * (constructor) resolves the tables of io.c, io_stdio.c and io_async.c; a
+ * call that arrives before it (IO_INIT: the slot is still NULL) resolves
+ * them all first. */
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
-#define IO_INIT(fn) TR_REAL_INIT(fn)
-#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
+#define IO_REAL_SYM(fn) TR_REAL_SYM(fn),
+#define IO_REAL_RESOLVE(tab) ((void)tr_real_resolve(tab, sizeof(tab) / sizeof((tab)[0])))
+#define IO_INIT(fn)                              \
+	do {                                     \
+		if (tr_unlikely(!real_##fn))     \
+			io_real_init();          \
+	} while (0)
 
-/* Resolved real functions (io.c); io_real_init resolves all of them. */
 void io_real_init(void);
 void io_stdio_init(void);
 void io_async_init(void);
