@@ -244,7 +244,7 @@ void tr_finish_status(int status, int have_status)
 	struct run_end run = ec.run;
 	int unified_global = ec.last_rank;
 	if (unified_global)
-		tr_ar_write_unified_global();   /* opendir (malloc): not on tracer-io */
+		tr_ar_write_unified_global();   /* on tracer-io */
 	tr_ar_start_merge();
 	tr_g.finished = 1;
 	tr_g.active = 0;
@@ -296,13 +296,16 @@ void tr_finish_status(int status, int have_status)
 				 (unsigned long long)dropped);
 		uint32_t uranks, ulocs;
 		uint64_t uevents;
+		struct bytes_call ub = { tr_g.dir, "traces", 0 };
+		if (unified_global)
+			tr_ar_io_call(dir_bytes_io, &ub);
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
 			/* the whole run (this rank ended last): every rank's
 			 * locations and events, bytes of the unified archive */
 			n = snprintf(line, sizeof(line),
 				     "tracer: archive %s/traces.otf2: %u MPI ranks, %u locations, %llu events, "
 				     "%llu bytes%s\n", tr_g.shown, uranks, ulocs, (unsigned long long)run.events,
-				     (unsigned long long)dir_bytes(tr_g.dir, "traces"), extra);
+				     (unsigned long long)ub.bytes, extra);
 		else
 			n = snprintf(line, sizeof(line), "tracer: archive %s: %u locations, %llu events, %llu bytes%s\n",
 				     tr_g.anchor, nloc, (unsigned long long)events, (unsigned long long)bytes, extra);

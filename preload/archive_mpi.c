@@ -88,6 +88,68 @@ static void write_unified_local(void)
 	otf2w_archive_abandon(a);
 }
 
+/* fn(path of the entry, its d_type, ud) for every entry of dir but . and
+ * ..: getdents64, not opendir (this runs on tracer-io, which never calls
+ * the program's malloc). */
+static void each_entry(const char *dir, void (*fn)(const char *, const char *, int, void *), void *ud)
+{
+	char buf[4096], p[8800];
+	long got;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			int type = (unsigned char)buf[off + 18];
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (!strcmp(e, ".") || !strcmp(e, ".."))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e);
+			fn(p, e, type, ud);
+		}
+	}
+	if (d >= 0)
+		close(d);
+}
+
+static void rm_entry(const char *path, const char *name, int type, void *ud);
+
+/* rm -r of the temporary archive (a few levels deep). */
+static void rm_tree(const char *path)
+{
+	each_entry(path, rm_entry, NULL);
+	if (rmdir(path) != 0)
+		unlink(path);
+}
+
+static void rm_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)name;
+	(void)ud;
+	if (type == DT_DIR)
+		rm_tree(path);
+	else
+		unlink(path);
+}
+
+struct move_ctx {
+	const char *from, *dir;
+};
+
+static void move_missing(const char *path, const char *name, int type, void *ud)
+{
+	struct move_ctx *c = ud;
+	char to[8800];
+	struct stat st;
+	(void)type;
+	if (name[0] == '.')
+		return;
+	snprintf(to, sizeof(to), "%s/traces/%s", c->dir, name);
+	if (lstat(to, &st) != 0)
+		rename(path, to);
+}
+
 /* traces.def + traces.otf2 (+ evt links) of the unified archive in dir:
  * the definitions are written by write_defs into a temporary archive whose
  * global files are then moved into place (the anchor last). */
@@ -119,27 +181,14 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	otf2w_status st = otf2w_archive_close(a);
 	if (st != OTF2W_OK) {
 		tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
-		tr_rm_rf(tmp);
+		rm_tree(tmp);
 		return -1;
 	}
 	/* per-location files of locations no rank wrote (ranks that did not
 	 * unify): the empty ones of the temporary archive */
 	snprintf(from, sizeof(from), "%s/traces", tmp);
-	DIR *dd = opendir(from);
-	if (dd) {
-		struct dirent *e;
-		while ((e = readdir(dd))) {
-			char f[8800], t[8800];
-			struct stat st2;
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(f, sizeof(f), "%s/%s", from, e->d_name);
-			snprintf(t, sizeof(t), "%s/traces/%s", dir, e->d_name);
-			if (lstat(t, &st2) != 0)
-				rename(f, t);
-		}
-		closedir(dd);
-	}
+	struct move_ctx mc = { from, dir };
+	each_entry(from, move_missing, &mc);
 	snprintf(from, sizeof(from), "%s/traces.def", tmp);
 	snprintf(to, sizeof(to), "%s/traces.def", dir);
 	rename(from, to);
@@ -150,7 +199,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
 		ret = -1;
 	}
-	tr_rm_rf(tmp);
+	rm_tree(tmp);
 	return ret;
 }
 
@@ -159,10 +208,23 @@ static void online_defs(otf2w_gdef_writer *g, void *ud)
 	tr_defs_write_unified(g, link_loc, NULL);
 }
 
-/* Rank 0 after unification. */
+static void unified_global_io(void *unused)
+{
+	(void)unused;
+	write_unified_files(tr_g.dir, online_defs, NULL);
+}
+
+/* The rank that ends last, after unification (on tracer-io: no descriptor
+ * in the program's table). */
 void tr_ar_write_unified_global(void)
 {
-	write_unified_files(tr_g.dir, online_defs, NULL);
+	tr_ar_io_call(unified_global_io, NULL);
+}
+
+static void unified_local_io(void *unused)
+{
+	(void)unused;
+	write_unified_local();
 }
 
 /* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
@@ -171,7 +233,7 @@ void tr_archive_unified_installed(void)
 	if (!tr_g.active || tr_g.finished)
 		return;
 	tr_lock(&tr_g.lock);
-	write_unified_local();
+	tr_ar_io_call(unified_local_io, NULL);
 	tr_unlock(&tr_g.lock);
 }
 
@@ -302,16 +364,30 @@ void tr_archive_set_merge(const struct tr_helper *merge)
 	tr_merge = merge;
 }
 
+struct excl_call {
+	const char *path;
+	int ok;
+};
+
+static void create_excl_io(void *p)
+{
+	struct excl_call *c = p;
+	int fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	c->ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+}
+
 void tr_ar_start_merge(void)
 {
 	char p[4400];
 	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1)
 		return;
 	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
-	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
+	struct excl_call c = { p, 0 };
+	tr_ar_io_call(create_excl_io, &c);   /* a crash path: here (tracer-io is off) */
+	if (!c.ok)
 		return;   /* another rank started it */
-	close(fd);
 	if (!tr_merge) {
 		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
 			       "archive of every rank", tr_proc.rank, tr_g.shown);
