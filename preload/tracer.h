@@ -405,6 +405,12 @@ struct tr_module {
 	 * before it is installed. Only for handlers, not SIG_IGN/SIG_DFL; at
 	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
 	void (*on_sigaction)(int sig, const void *act);
+	/* TRACER_DURABLE, every tick on the tracer-io thread, before the
+	 * definitions are saved: define what the events recorded so far refer
+	 * to and fini would define only at the end (sampled calling contexts).
+	 * A normal thread (may lock, allocate); the program runs on. May be NULL.
+	 * (appended last) */
+	void (*durable_tick)(void);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

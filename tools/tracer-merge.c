@@ -258,6 +258,81 @@ static int load_ranks(void)
 	return good;
 }
 
+/* ---- a process part's sampled calling contexts ---- */
+
+/* Compressed unsigned at *p (otf2-format.md: count byte, little-endian
+ * bytes; 0xff: all ones); 0 past lim. */
+static uint64_t get_cu(const unsigned char **p, const unsigned char *lim)
+{
+	if (*p >= lim)
+		return 0;
+	unsigned n = *(*p)++;
+	if (n == 0xff)
+		return ~0ull;
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n && i < 8 && *p < lim; i++)
+		v |= (uint64_t)*(*p)++ << (8 * i);
+	return v;
+}
+
+/* A sampler without MPI numbers its calling contexts itself and maps them
+ * to deduplicated definitions with a CALLING_CONTEXT mapping table in
+ * every location's local definitions (preload tr_def_calling_context_map).
+ * The part's events carry those numbers: its unified map becomes
+ * unified[table[number]]. Read from its first location's <loc>.def. */
+static void compose_cc_map(struct rank *rk)
+{
+	char p[4300];
+	size_t len = 0;
+	if (!rk->m.nlocs)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/%s%d/%llu.def", rdir, pfx, rk->r, (unsigned long long)rk->m.locs[0]);
+	unsigned char *b = read_all(p, &len);
+	if (!b)
+		return;
+	const unsigned char *q = b + 18, *lim = b + len;   /* after the chunk header */
+	while (len > 18 && q + 2 < lim && (*q == 5 || *q == 6)) {   /* MappingTable, ClockOffset */
+		int table = *q == 5;
+		const unsigned char *rec = q + 1, *end;
+		uint64_t rl = *rec++;
+		if (rl == 0xff) {
+			if (rec + 8 > lim)
+				break;
+			memcpy(&rl, rec, 8);
+			rec += 8;
+		}
+		if (rl > (uint64_t)(lim - rec))
+			break;
+		end = rec + rl;
+		q = end;
+		if (!table || *rec++ != 10)   /* MappingType CALLING_CONTEXT */
+			continue;
+		uint64_t count = get_cu(&rec, end), dense = rec < end && *rec++ == 0;
+		uint32_t *old = rk->m.map[TR_DEF_CALLING_CONTEXT], nold = rk->m.n[TR_DEF_CALLING_CONTEXT];
+		uint64_t *loc = xrealloc(NULL, (count ? count : 1) * 2 * sizeof(*loc));
+		uint64_t nn = nold;
+		for (uint64_t i = 0; i < count && rec < end; i++) {
+			loc[2 * i] = dense ? i : get_cu(&rec, end);
+			loc[2 * i + 1] = get_cu(&rec, end);
+			if (loc[2 * i] < (1u << 26) && loc[2 * i] + 1 > nn)
+				nn = loc[2 * i] + 1;
+		}
+		uint32_t *map = xrealloc(NULL, (nn ? nn : 1) * sizeof(*map));
+		for (uint64_t i = 0; i < nn; i++)   /* numbers not in the table pass through */
+			map[i] = i < nold && old ? old[i] : (uint32_t)i;
+		for (uint64_t i = 0; i < count; i++)
+			if (loc[2 * i] < nn)
+				map[loc[2 * i]] = loc[2 * i + 1] < nold && old ? old[loc[2 * i + 1]]
+									     : (uint32_t)loc[2 * i + 1];
+		free(loc);
+		free(old);
+		rk->m.map[TR_DEF_CALLING_CONTEXT] = map;
+		rk->m.n[TR_DEF_CALLING_CONTEXT] = (uint32_t)nn;
+		break;
+	}
+	free(b);
+}
+
 /* A part's NAME.end ("events locations [killed]", tools/recover.c writes
  * killed): its events; *killed set when it was recovered. */
 static unsigned long long part_end(int r, int *killed)
@@ -601,6 +676,8 @@ int main(int argc, char **argv)
 		if (missing > 0)
 			fprintf(stderr, "tracer-merge: warning: %s %d: %d definitions missing in the unified set\n",
 				what, rk->r, missing);
+		if (tree)
+			compose_cc_map(rk);
 		if (rk->evt_chunk && rk->evt_chunk != evt_chunk) {
 			fprintf(stderr, "tracer-merge: %s %d: event chunk size %llu differs from %llu: its events "
 				"are left out\n", what, rk->r, (unsigned long long)rk->evt_chunk,

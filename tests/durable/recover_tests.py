@@ -22,6 +22,12 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
   tracer_run_tree  under tracer-run, every process of the tree killed:
                    tracer-run recovers and unifies by itself, one line
                    "tracer: recovered", ends like its program (SIGKILL).
+  sampling_kill    TRACER_SAMPLING as well: the calling contexts the
+                   samples refer to are defined (and resolved) in the
+                   recovered archive, tree part and separate archive.
+  sampling_tree    sampling in a tree that ends normally: the unified
+                   archive puts every lock thread's samples below its
+                   thread function (the parts' contexts unified by content).
 """
 import os
 import signal
@@ -227,6 +233,83 @@ def tracer_run_tree():
     killed = {pid_of(base, n): (os.path.join(base, 'o%d' % n), kill_time) for n in (1, 2)}
     gs, tr = check_archive(prefix, 137, killed)
     print('ok tracer_run_tree: %d groups; %s' % (len(gs), tl[0]))
+
+
+def sample_roots(anchor):
+    """{(master location?, 'locker' on the path): samples} (reference reader: every context defined)."""
+    import otf2
+    out = {}
+    with otf2.reader.open(anchor) as r:
+        for loc, ev in r.events:
+            if type(ev).__name__ != 'CallingContextSample':
+                continue
+            c, names = ev.calling_context, []
+            while c is not None:
+                names.append(c.region.name)
+                c = c.parent
+            k = (loc.name == 'Master thread', 'locker' in names)
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+@case
+def sampling_kill():
+    """TRACER_SAMPLING + TRACER_DURABLE, SIGKILL: the calling contexts the samples refer to (defined only at
+    the end before) are in the recovered archive, resolved; as a tree part (unified by tracer-merge) and as a
+    separate archive (the definitions snapshot)."""
+    base = fresh('sampling_kill')
+    for tree in ('one', 'separate'):
+        archive = os.path.join(base, 'archive_' + tree)
+        out = os.path.join(base, 'out_' + tree)
+        env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': archive, 'TRACER_DURABLE': '250ms',
+                       'TRACER_SAMPLING': '1ms', 'TRACER_TREE': tree})
+        with open(out, 'w') as f:
+            p = subprocess.Popen([env['P'], '30', '4', SPIN], cwd=base, env=env, stdout=f, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+        try:
+            wait_lines([out])
+            time.sleep(3.0)
+        finally:
+            kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+            p.kill()
+        p.communicate(timeout=60)
+        r = subprocess.run([dt.A.tracer, 'recover', archive], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=rt.clean_env(), timeout=300)
+        rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+        if r.returncode != 0 or len(rec) != 1:
+            raise Fail('sampling_kill (%s): tracer recover: rc %d, %r' % (tree, r.returncode, r.stderr))
+        tr = tc.load(archive)
+        tc.check_all(tr, exit_status=137)
+        tc.check_clock_range(tr)
+        got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
+        want = pairs_before(out, kill_time - 1.0)
+        if want == 0 or got < want:
+            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1 s before the kill' % (tree, got, want))
+        roots = sample_roots(tr.anchor)
+        threads = sum(v for (m, _), v in roots.items() if not m)
+        # the lock threads' samples all lie below their thread function
+        if threads < 50 or roots.get((False, False), 0) > threads // 20:
+            raise Fail('sampling_kill (%s): samples of the lock threads: %s' % (tree, roots))
+        print('ok sampling_kill (%s): %d pairs >= %d, samples %s' % (tree, got, want, roots))
+
+
+@case
+def sampling_tree():
+    """TRACER_SAMPLING in a process tree that ends normally (not durable): the parts' calling contexts are
+    unified by content (ids = node numbers), every lock thread's samples below its thread function."""
+    base = fresh('sampling_tree')
+    prefix = os.path.join(base, 'archive')
+    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_SAMPLING': '1ms'})
+    r = subprocess.run(['sh', '-c', '"$P" 1 2 %s; "$P" 1 2 %s' % (SPIN, SPIN)], cwd=base, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    if r.returncode != 0:
+        raise Fail('sampling_tree: rc %d %r' % (r.returncode, r.stderr))
+    gs, tr = tt.check_tree(prefix, {PROG: 2}, exit_status=0)
+    roots = sample_roots(tr.anchor)
+    threads = sum(v for (m, _), v in roots.items() if not m)
+    if threads < 50 or roots.get((False, False), 0) > threads // 20:
+        raise Fail('sampling_tree: samples of the lock threads: %s' % roots)
+    print('ok sampling_tree: %d groups, samples %s' % (len(gs), roots))
 
 
 if __name__ == '__main__':
