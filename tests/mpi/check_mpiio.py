@@ -3,6 +3,7 @@
 """check_mpiio.py - MPI-IO as OTF2 Io records (ctest mpi_io, mpich_io).
 
 usage: check_mpiio.py --lib LIB --prog PROG --mpirun MPIRUN --mpi ompi|mpich --out DIR [--fortran]
+                      [--tracer TRACER]
 
 Runs tests/mpi/mpi_io.c at 2 ranks untraced, traced and traced with
 TRACER_IO=off (each in its own work directory under DIR), then asserts:
@@ -15,7 +16,8 @@ matched by (handle, matching id), non-blocking ones completed inside
 MPI_Wait/Waitall/Test; one MPI-IO handle per rank and MPI_File with the
 file's communicator, created and destroyed once, the MPI library's POSIX
 handle under it (parent); the file names; IoSeek offsets; IoDeleteFile of the
-deleted file; no MPI-IO record with TRACER_IO=off. --fortran: the same checks
+deleted file; no MPI-IO record with TRACER_IO=off; with --tracer, `tracer
+report --json`'s MPI-IO figures per file equal the reference reader's. --fortran: the same checks
 on tests/mpi/mpi_io.f90 (open/close/delete, set_view with its string, a
 collective, a non-blocking and an explicit-offset transfer, a seek).
 """
@@ -165,7 +167,7 @@ def read_archive(anchor):
     return tr
 
 
-def check_trace(ck, case, anchor, wd):
+def check_trace(ck, case, anchor, wd, tracer=None):
     ck.expect(anchor and os.path.exists(anchor), 'no archive %s' % anchor)
     if not anchor or not os.path.exists(anchor):
         return
@@ -239,6 +241,29 @@ def check_trace(ck, case, anchor, wd):
                   'handle %s: POSIX handles under it %r' % (h.name, [(x.name, x.io_paradigm.identification) for x in kids]))
     ck.expect(tr.get('create_mode') is not None, 'no IoCreateHandle')
     ck.expect(tr['deletes'] == [(0, os.path.join(base, 'scratch.bin'))], 'MPI-IO IoDeleteFile %r' % tr['deletes'])
+    if tracer:
+        check_report(ck, tracer, anchor, tr, base)
+
+
+def check_report(ck, tracer, anchor, tr, base):
+    """tracer report --json: operations and bytes per MPI-IO file and kind as read here."""
+    import json
+    p = subprocess.run([tracer, 'report', '--json', anchor], capture_output=True, text=True)
+    ck.expect(p.returncode == 0, 'tracer report --json: exit %d %s' % (p.returncode, p.stderr[-300:]))
+    try:
+        files = json.loads(p.stdout)['io']['files']
+    except (ValueError, KeyError) as e:
+        ck.fail('tracer report --json: no io.files (%s)' % e)
+        return
+    got = {(f['file'], k): (f[k]['operations'], f[k]['bytes']) for f in files if f['layer'] == 'MPI-IO'
+           for k in ('read', 'write', 'flush')}
+    want = collections.defaultdict(lambda: (0, 0))
+    for (r, fname), ops in tr['ops'].items():
+        for o in ops:
+            k = (os.path.join(base, fname), o['mode'].lower())
+            want[k] = (want[k][0] + 1, want[k][1] + (o['res'] or 0))
+    got = {k: v for k, v in got.items() if v != (0, 0)}
+    ck.expect(got == dict(want), 'tracer report MPI-IO (operations, bytes) per file and kind %r, reference reader %r' % (got, dict(want)))
 
 
 def main():
@@ -249,6 +274,7 @@ def main():
     ap.add_argument('--mpi', default='ompi', choices=('ompi', 'mpich'))
     ap.add_argument('--out', required=True)
     ap.add_argument('--fortran', action='store_true', help='tests/mpi/mpi_io.f90')
+    ap.add_argument('--tracer', default='', help='the tracer command (tracer report --json checked)')
     a = ap.parse_args()
     case = CASES['fortran' if a.fortran else 'c']
     os.makedirs(a.out, exist_ok=True)
@@ -259,7 +285,7 @@ def main():
     p, wd, anchor = run(a, 'traced', {'TRACER_VERBOSE': '1'})
     rc.compare(ck, base, p)
     same_files(ck, case, wd0, wd, 'traced run')
-    check_trace(ck, case, anchor, wd)
+    check_trace(ck, case, anchor, wd, a.tracer)
     # TRACER_IO=off: the MPI_File_ regions only
     q, wd2, anchor2 = run(a, 'io_off', {'TRACER_IO': 'off'})
     rc.compare(ck, base, q)
