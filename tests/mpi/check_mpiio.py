@@ -50,8 +50,9 @@ E_OFF = C_OFF + NP * (C_SZ + D_SZ)
 # requested, offset result or None), where the non-blocking ones complete
 CASES = {
     'c': {'stdout': 'mpi_io: %d ranks, data.bin 3808 bytes, 0 errors' % NP,
-          'files': ['data.bin'] + ['self%d.bin' % r for r in range(NP)],
-          'ops': lambda r: {'data.bin': EXPECT_DATA, 'self%d.bin' % r: EXPECT_SELF},
+          'files': ['data.bin', 'dup.bin'] + ['self%d.bin' % r for r in range(NP)],
+          'ops': lambda r: {'data.bin': EXPECT_DATA, 'self%d.bin' % r: EXPECT_SELF,
+                            'dup.bin': [('WRITE', COLL, E_SZ)]},
           'seeks': lambda r: [(C_OFF, None), (E_OFF + r * E_SZ, E_OFF + r * E_SZ)] * 2,
           'nb_done': NB_DONE, 'region': 'MPI_File_write_at_all'},
     'fortran': {'stdout': 'mpi_io_f: %d ranks, 0 errors' % NP,
@@ -225,10 +226,13 @@ def check_trace(ck, case, anchor, wd, tracer=None):
     for f in case['files']:
         if f.startswith('self'):
             want_files[os.path.join(base, f)] = ('MPI_COMM_SELF', 1)
+        elif f == 'dup.bin':   # the Comm the tracer defined for MPI_Comm_dup: one for both ranks
+            want_files[os.path.join(base, f)] = ('MPI_Comm_dup', NP)
     ck.expect(sorted(by_file) == sorted(want_files), 'MPI-IO files %r, want %r' % (sorted(by_file), sorted(want_files)))
     for f, (comm, n) in want_files.items():
         hs = by_file.get(f, [])
-        ck.expect(len(hs) == n and all(h.comm is not None and h.comm.name == comm for h in hs),
+        ck.expect(len(hs) == n and all(h.comm is not None and h.comm.name.split()[0] == comm for h in hs) and
+                  len(set(h.comm._ref for h in hs)) == 1,
                   '%s: MPI-IO handles %r, want %d on %s' % (f, [(h.name, h.comm.name if h.comm else None) for h in hs],
                                                            n, comm))
     for h in mh:
