@@ -196,7 +196,13 @@ uint64_t tr_mpi_file_opened(struct tr_thread *t, uint64_t time, int ret, MPI_Com
 	uint32_t hname = tr_def_string(name);
 	uint32_t cref = tr_mpi_comm_get(comm)->ref;
 	tr_mpi_lock();
-	struct tr_mpi_file *e = tr_mpi_file_get(fh) ? NULL : ft_claim((uintptr_t)fh);
+	/* an entry for this handle value is stale (its close was not recorded:
+	 * a thread without a location, TRACER_MPI off then): reused */
+	struct tr_mpi_file *e = tr_mpi_file_get(fh);
+	if (e)
+		atomic_store_explicit(&e->key, FT_TOMB, memory_order_relaxed);
+	else
+		e = ft_claim((uintptr_t)fh);
 	if (!e) {
 		file_lost++;
 		tr_mpi_unlock();

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """check_mpiio.py - MPI-IO as OTF2 Io records (ctest mpi_io, mpich_io).
 
-usage: check_mpiio.py --lib LIB --prog PROG --mpirun MPIRUN --mpi ompi|mpich --out DIR
+usage: check_mpiio.py --lib LIB --prog PROG --mpirun MPIRUN --mpi ompi|mpich --out DIR [--fortran]
+                      [--tracer TRACER]
 
 Runs tests/mpi/mpi_io.c at 2 ranks untraced, traced and traced with
 TRACER_IO=off (each in its own work directory under DIR), then asserts:
@@ -15,7 +16,10 @@ matched by (handle, matching id), non-blocking ones completed inside
 MPI_Wait/Waitall/Test; one MPI-IO handle per rank and MPI_File with the
 file's communicator, created and destroyed once, the MPI library's POSIX
 handle under it (parent); the file names; IoSeek offsets; IoDeleteFile of the
-deleted file; no MPI-IO record with TRACER_IO=off.
+deleted file; no MPI-IO record with TRACER_IO=off; with --tracer, `tracer
+report --json`'s MPI-IO figures per file equal the reference reader's. --fortran: the same checks
+on tests/mpi/mpi_io.f90 (open/close/delete, set_view with its string, a
+collective, a non-blocking and an explicit-offset transfer, a seek).
 """
 import argparse
 import collections
@@ -40,6 +44,23 @@ EXPECT_DATA = [
 EXPECT_SELF = [('WRITE', NONE, F_SZ)]
 # completing calls of the non-blocking operations, in the same order
 NB_DONE = ['MPI_File_write_all_end', 'MPI_Wait', 'MPI_Waitall', 'MPI_Waitall', 'MPI_Waitall', 'MPI_Test']
+C_OFF = NP * (A_SZ + B_SZ)
+E_OFF = C_OFF + NP * (C_SZ + D_SZ)
+# what each program does: stdout, files left, per-rank (file -> operations), seeks (offset
+# requested, offset result or None), where the non-blocking ones complete
+CASES = {
+    'c': {'stdout': 'mpi_io: %d ranks, data.bin 3808 bytes, 0 errors' % NP,
+          'files': ['data.bin', 'dup.bin'] + ['self%d.bin' % r for r in range(NP)],
+          'ops': lambda r: {'data.bin': EXPECT_DATA, 'self%d.bin' % r: EXPECT_SELF,
+                            'dup.bin': [('WRITE', COLL, E_SZ)]},
+          'seeks': lambda r: [(C_OFF, None), (E_OFF + r * E_SZ, E_OFF + r * E_SZ)] * 2,
+          'nb_done': NB_DONE, 'region': 'MPI_File_write_at_all'},
+    'fortran': {'stdout': 'mpi_io_f: %d ranks, 0 errors' % NP,
+                'files': ['data.bin'],
+                'ops': lambda r: {'data.bin': [('WRITE', COLL, 400), ('READ', NB, 400), ('READ', NONE, 40)]},
+                'seeks': lambda r: [(r * 400, r * 400)],
+                'nb_done': ['MPI_Wait'], 'region': 'MPI_File_set_view'},
+}
 
 
 def launch(a, env):
@@ -69,9 +90,9 @@ def run(a, label, env):
     return p, wd, os.path.join(arch, 'traces.otf2')
 
 
-def same_files(ck, wd0, wd1, what):
+def same_files(ck, case, wd0, wd1, what):
     names = sorted(os.listdir(wd0))
-    ck.expect(names == ['data.bin', 'self0.bin', 'self1.bin'], 'untraced run wrote %r' % names)
+    ck.expect(names == sorted(case['files']), 'untraced run wrote %r' % names)
     ck.expect(sorted(os.listdir(wd1)) == names, '%s wrote %r, untraced %r' % (what, sorted(os.listdir(wd1)), names))
     for n in names:
         p0, p1 = os.path.join(wd0, n), os.path.join(wd1, n)
@@ -147,7 +168,7 @@ def read_archive(anchor):
     return tr
 
 
-def check_trace(ck, a, anchor, wd):
+def check_trace(ck, case, anchor, wd, tracer=None):
     ck.expect(anchor and os.path.exists(anchor), 'no archive %s' % anchor)
     if not anchor or not os.path.exists(anchor):
         return
@@ -165,7 +186,7 @@ def check_trace(ck, a, anchor, wd):
     ck.expect(mp == [('MPI-IO', 'MPI I/O', 'PARALLEL', 'NONE')], 'MPI-IO paradigm %r' % mp)
 
     for r in range(NP):
-        for fname, want in (('data.bin', EXPECT_DATA), ('self%d.bin' % r, EXPECT_SELF)):
+        for fname, want in case['ops'](r).items():
             ops = tr['ops'][r, fname]
             got = [(o['mode'], o['flags'], o['req']) for o in ops]
             ck.expect(got == want, 'rank %d %s operations (mode, flags, bytes requested):\n  %r\n  want %r'
@@ -181,20 +202,18 @@ def check_trace(ck, a, anchor, wd):
                               % (r, o['in'], o['done_in']))
             done = [o['done_in'] for o in ops if o['flags'] & NB]
             if fname == 'data.bin':
-                ck.expect(done == NB_DONE, 'rank %d: non-blocking operations completed in %r, want %r'
-                          % (r, done, NB_DONE))
+                ck.expect(done == case['nb_done'], 'rank %d: non-blocking operations completed in %r, want %r'
+                          % (r, done, case['nb_done']))
             # bytes per rank and operation kind
             for mode in ('READ', 'WRITE'):
                 have = sum(o['res'] or 0 for o in ops if o['mode'] == mode)
                 need = sum(b for m, f, b in want if m == mode)
                 ck.expect(have == need, 'rank %d %s: %d bytes %s, want %d' % (r, fname, have, mode.lower(), need))
-        C = NP * (A_SZ + B_SZ)
-        E = C + NP * (C_SZ + D_SZ)
+        # a shared pointer's result depends on the other ranks' timing: not compared
         seeks = tr['seeks'][r, 'data.bin']
-        ck.expect([s[0] for s in seeks] == [C, E + r * E_SZ, C, E + r * E_SZ],
-                  'rank %d IoSeek requests %r' % (r, seeks))
-        ck.expect(len(seeks) == 4 and seeks[1][1] == E + r * E_SZ and seeks[3][1] == E + r * E_SZ,
-                  'rank %d IoSeek results %r' % (r, seeks))
+        want = case['seeks'](r)
+        ck.expect(len(seeks) == len(want) and all(g[0] == w[0] and w[1] in (None, g[1]) for g, w in zip(seeks, want)),
+                  'rank %d IoSeek (offset request, result) %r, want %r' % (r, seeks, want))
 
     # handles: one per rank and MPI_File, the file's communicator, POSIX handle under it
     mh = [h for h in tr['handles'] if h.io_paradigm.identification == 'MPI-IO']
@@ -204,12 +223,16 @@ def check_trace(ck, a, anchor, wd):
     base = os.path.normpath(os.path.abspath(wd))
     want_files = {os.path.join(base, 'data.bin'): ('MPI_COMM_WORLD', NP),
                   os.path.join(base, 'scratch.bin'): ('MPI_COMM_SELF', 1)}
-    for r in range(NP):
-        want_files[os.path.join(base, 'self%d.bin' % r)] = ('MPI_COMM_SELF', 1)
+    for f in case['files']:
+        if f.startswith('self'):
+            want_files[os.path.join(base, f)] = ('MPI_COMM_SELF', 1)
+        elif f == 'dup.bin':   # the Comm the tracer defined for MPI_Comm_dup: one for both ranks
+            want_files[os.path.join(base, f)] = ('MPI_Comm_dup', NP)
     ck.expect(sorted(by_file) == sorted(want_files), 'MPI-IO files %r, want %r' % (sorted(by_file), sorted(want_files)))
     for f, (comm, n) in want_files.items():
         hs = by_file.get(f, [])
-        ck.expect(len(hs) == n and all(h.comm is not None and h.comm.name == comm for h in hs),
+        ck.expect(len(hs) == n and all(h.comm is not None and h.comm.name.split()[0] == comm for h in hs) and
+                  len(set(h.comm._ref for h in hs)) == 1,
                   '%s: MPI-IO handles %r, want %d on %s' % (f, [(h.name, h.comm.name if h.comm else None) for h in hs],
                                                            n, comm))
     for h in mh:
@@ -222,6 +245,29 @@ def check_trace(ck, a, anchor, wd):
                   'handle %s: POSIX handles under it %r' % (h.name, [(x.name, x.io_paradigm.identification) for x in kids]))
     ck.expect(tr.get('create_mode') is not None, 'no IoCreateHandle')
     ck.expect(tr['deletes'] == [(0, os.path.join(base, 'scratch.bin'))], 'MPI-IO IoDeleteFile %r' % tr['deletes'])
+    if tracer:
+        check_report(ck, tracer, anchor, tr, base)
+
+
+def check_report(ck, tracer, anchor, tr, base):
+    """tracer report --json: operations and bytes per MPI-IO file and kind as read here."""
+    import json
+    p = subprocess.run([tracer, 'report', '--json', anchor], capture_output=True, text=True)
+    ck.expect(p.returncode == 0, 'tracer report --json: exit %d %s' % (p.returncode, p.stderr[-300:]))
+    try:
+        files = json.loads(p.stdout)['io']['files']
+    except (ValueError, KeyError) as e:
+        ck.fail('tracer report --json: no io.files (%s)' % e)
+        return
+    got = {(f['file'], k): (f[k]['operations'], f[k]['bytes']) for f in files if f['layer'] == 'MPI-IO'
+           for k in ('read', 'write', 'flush')}
+    want = collections.defaultdict(lambda: (0, 0))
+    for (r, fname), ops in tr['ops'].items():
+        for o in ops:
+            k = (os.path.join(base, fname), o['mode'].lower())
+            want[k] = (want[k][0] + 1, want[k][1] + (o['res'] or 0))
+    got = {k: v for k, v in got.items() if v != (0, 0)}
+    ck.expect(got == dict(want), 'tracer report MPI-IO (operations, bytes) per file and kind %r, reference reader %r' % (got, dict(want)))
 
 
 def main():
@@ -231,27 +277,30 @@ def main():
     ap.add_argument('--mpirun', required=True)
     ap.add_argument('--mpi', default='ompi', choices=('ompi', 'mpich'))
     ap.add_argument('--out', required=True)
+    ap.add_argument('--fortran', action='store_true', help='tests/mpi/mpi_io.f90')
+    ap.add_argument('--tracer', default='', help='the tracer command (tracer report --json checked)')
     a = ap.parse_args()
+    case = CASES['fortran' if a.fortran else 'c']
     os.makedirs(a.out, exist_ok=True)
     ck = rc.Checker()
     base, wd0, _ = run(a, 'untraced', None)
     ck.expect(base.returncode == 0, 'untraced run exit %d' % base.returncode)
-    rc.expect_lines(ck, base.stdout, ['mpi_io: %d ranks, data.bin 3808 bytes, 0 errors' % NP])
+    rc.expect_lines(ck, base.stdout, [case['stdout']])
     p, wd, anchor = run(a, 'traced', {'TRACER_VERBOSE': '1'})
     rc.compare(ck, base, p)
-    same_files(ck, wd0, wd, 'traced run')
-    check_trace(ck, a, anchor, wd)
+    same_files(ck, case, wd0, wd, 'traced run')
+    check_trace(ck, case, anchor, wd, a.tracer)
     # TRACER_IO=off: the MPI_File_ regions only
     q, wd2, anchor2 = run(a, 'io_off', {'TRACER_IO': 'off'})
     rc.compare(ck, base, q)
-    same_files(ck, wd0, wd2, 'TRACER_IO=off run')
+    same_files(ck, case, wd0, wd2, 'TRACER_IO=off run')
     if ck.expect(os.path.exists(anchor2), 'TRACER_IO=off: no archive'):
         tr = read_archive(anchor2)
         ck.expect(tr['nio'] == 0 and not tr['deletes'] and
                   not [x for x in tr['paradigms'] if x[0] == 'MPI-IO'],
                   'TRACER_IO=off: %d MPI-IO records, paradigms %r' % (tr['nio'], tr['paradigms']))
         out = subprocess.run(['otf2-print', anchor2], capture_output=True, text=True).stdout
-        ck.expect('MPI_File_write_at_all' in out, 'TRACER_IO=off: no MPI_File_write_at_all region')
+        ck.expect(case['region'] in out, 'TRACER_IO=off: no %s region' % case['region'])
     sys.exit(ck.done())
 
 

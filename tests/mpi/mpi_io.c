@@ -9,8 +9,10 @@
  *   reads   iread_at 1024 B, iread_at_all 400 B (coll), iread_shared 64 B
  *           (Waitall), read_all 128 B (coll), iread_at 256 B (Test loop);
  *   seeks   seek_shared twice, seek twice;
- * then writes 256 B to DIR/self<r>.bin (MPI_COMM_SELF). Rank 0 creates and
- * MPI_File_deletes DIR/scratch.bin. Every read is checked against what was
+ * then writes 256 B to DIR/self<r>.bin (MPI_COMM_SELF) and 128 B collectively
+ * to DIR/dup.bin (a duplicate of MPI_COMM_WORLD). Rank 0 creates and
+ * MPI_File_deletes DIR/scratch.bin; every rank fails to open and to delete a
+ * missing file. Every read is checked against what was
  * written; rank 0 prints the file size and the error count. The file
  * contents do not depend on timing (shared-pointer writes carry the same
  * bytes on every rank), so traced and untraced runs write identical files.
@@ -124,6 +126,19 @@ int main(int argc, char **argv)
 	MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
 	MPI_File_write(fh, f, F_SZ, MPI_BYTE, &st);
 	MPI_File_close(&fh);
+	/* a created communicator */
+	MPI_Comm dup;
+	MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+	snprintf(path, sizeof(path), "%s/dup.bin", dir);
+	MPI_File_open(dup, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
+	MPI_File_write_at_all(fh, (MPI_Offset)r * E_SZ, e, E_SZ, MPI_BYTE, &st);
+	MPI_File_close(&fh);
+	MPI_Comm_free(&dup);
+	/* failing calls: no handle, no IoDeleteFile */
+	snprintf(path, sizeof(path), "%s/missing/none.bin", dir);
+	check(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh) != MPI_SUCCESS,
+	      "open of a missing file succeeded", r);
+	check(MPI_File_delete(path, MPI_INFO_NULL) != MPI_SUCCESS, "delete of a missing file succeeded", r);
 	if (r == 0) {
 		snprintf(path, sizeof(path), "%s/scratch.bin", dir);
 		MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
