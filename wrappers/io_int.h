@@ -21,7 +21,7 @@
 #include "tracer.h"
 
 /* IoParadigm ids (fixed: the same in every process, not mapped). */
-enum { IO_PARADIGM_POSIX = 0, IO_PARADIGM_ISOC = 1 };
+enum { IO_PARADIGM_POSIX = 0, IO_PARADIGM_ISOC = 1, IO_PARADIGM_MPIIO = 2 /* wrappers/mpi_io.c */ };
 
 /* OTF2 enumeration values (OTF2 3.0 facts). */
 enum { IO_ACC_READ_ONLY = 0, IO_ACC_WRITE_ONLY = 1, IO_ACC_READ_WRITE = 2 };
@@ -30,11 +30,14 @@ enum {
 	IO_CRE_CREATE = 1 << 0, IO_CRE_TRUNCATE = 1 << 1, IO_CRE_DIRECTORY = 1 << 2,
 	IO_CRE_EXCLUSIVE = 1 << 3, IO_CRE_NOCTTY = 1 << 4, IO_CRE_NOFOLLOW = 1 << 5,
 	IO_CRE_PATH = 1 << 6, IO_CRE_TMPFILE = 1 << 7, IO_CRE_LARGEFILE = 1 << 8,
+	IO_CRE_NO_SEEK = 1 << 9, IO_CRE_UNIQUE = 1 << 10,
 };
 enum {
 	IO_ST_CLOEXEC = 1 << 0, IO_ST_APPEND = 1 << 1, IO_ST_NONBLOCK = 1 << 2, IO_ST_ASYNC = 1 << 3,
 	IO_ST_SYNC = 1 << 4, IO_ST_DSYNC = 1 << 5, IO_ST_DIRECT = 1 << 6, IO_ST_NOATIME = 1 << 7,
+	IO_ST_DELETE_ON_CLOSE = 1 << 8,
 };
+enum { IO_OPFL_NON_BLOCKING = 1 << 0, IO_OPFL_COLLECTIVE = 1 << 1 };
 enum { IO_HANDLE_FLAG_PRE_CREATED = 1 };
 enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_SEEK_HOLE = 4 };
 #define IO_UNDEF32 OTF2W_UNDEFINED_UINT32
