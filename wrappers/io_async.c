@@ -209,8 +209,6 @@ TR_EXPORT int msync(void *addr, size_t len, int flags)
 
 /* ---- asynchronous I/O ---------------------------------------------------------- */
 
-enum { IO_OPF_NON_BLOCKING = 1 };
-
 static void io_aio_rec(struct tr_thread *t, uint64_t now, int kind, uint32_t h, uint64_t id, uint64_t bytes)
 {
 	if (!tr_rec_begin(t))
@@ -240,7 +238,7 @@ static int io_aio_issue(enum io_rgn rgn, uint8_t mode, struct aiocb *cb, int op)
 	uint64_t id = 0;
 	if (h != IO_UNDEF32 && !io_rgn_filtered[rgn] && tr_rec_begin(t)) {
 		id = ++io_tls_opid;
-		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, IO_OPF_NON_BLOCKING,
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, IO_OPFL_NON_BLOCKING,
 							      mode == IO_OP_FLUSH ? 0 : cb->aio_nbytes, id));
 		tr_rec_end(t);
 	}
@@ -314,7 +312,7 @@ TR_EXPORT int lio_listio(int mode, struct aiocb *const list[], int n, struct sig
 		if (!tr_rec_begin(t))
 			break;
 		uint8_t op = list[i]->aio_lio_opcode == LIO_READ ? IO_OP_READ : IO_OP_WRITE;
-		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, op, IO_OPF_NON_BLOCKING,
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, op, IO_OPFL_NON_BLOCKING,
 							      list[i]->aio_nbytes, ++io_tls_opid));
 		tr_rec_end(t);
 		begun++;
