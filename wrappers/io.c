@@ -74,6 +74,7 @@ void io_real_init(void)
 	IO_REAL_RESOLVE(io_syms);
 	io_stdio_init();
 	io_async_init();   /* mmap & co.: resolved before any signal handler may call them */
+	io_meta_init();
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */

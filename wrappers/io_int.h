@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * io_int.h - internals shared by the I/O wrappers (wrappers/io.c POSIX,
- * wrappers/io_stdio.c ISO C, wrappers/io_async.c mappings and POSIX aio).
+ * wrappers/io_stdio.c ISO C, wrappers/io_async.c mappings and POSIX aio,
+ * wrappers/io_meta.c truncate, allocation, advice and stat as regions).
  * Not a public header.
  *
  * Descriptor table: one entry per descriptor number (mmap'ed once at init,
@@ -61,7 +62,11 @@ enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_S
 	X(fputc_unlocked, D) X(putc_unlocked, D) X(putchar, D) X(ungetc, M) X(fscanf, D) X(scanf, D) \
 	X(vfscanf, D) X(vscanf, D) \
 	X(mmap, M) X(mmap64, M) X(munmap, M) X(msync, D) X(aio_read, D) X(aio_write, D) X(aio_fsync, D) \
-	X(aio_error, M) X(aio_return, M) X(aio_suspend, D) X(aio_cancel, M)
+	X(aio_error, M) X(aio_return, M) X(aio_suspend, D) X(aio_cancel, M) X(lio_listio, D) \
+	X(truncate, M) X(truncate64, M) X(ftruncate, M) X(ftruncate64, M) X(fallocate, M) X(fallocate64, M) \
+	X(posix_fallocate, M) X(posix_fallocate64, M) X(posix_fadvise, M) X(posix_fadvise64, M) \
+	X(stat, M) X(stat64, M) X(lstat, M) X(lstat64, M) X(fstat, M) X(fstat64, M) X(fstatat, M) \
+	X(fstatat64, M) X(statx, M)
 #define IO_ENUM(n, r) IO_R_##n,
 enum io_rgn { IO_REGIONS(IO_ENUM) IO_R_N };
 #undef IO_ENUM
@@ -212,7 +217,8 @@ uint32_t io_status_flags(int oflags);
 /* Real functions: `static __typeof__(fn) *real_fn` per name of a file's
  * list (IO_REAL_DEF), and a table of them (IO_REAL_SYM) that the file's
  * init function hands to the core's resolver tr_real_resolve. io_real_init
- * (constructor) resolves the tables of io.c, io_stdio.c and io_async.c; a
+ * (constructor) resolves the tables of io.c, io_stdio.c, io_async.c and
+ * io_meta.c; a
  * call that arrives before it (IO_INIT: the slot is still NULL) resolves
  * them all first. */
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
@@ -227,6 +233,7 @@ uint32_t io_status_flags(int oflags);
 void io_real_init(void);
 void io_stdio_init(void);
 void io_async_init(void);
+void io_meta_init(void);
 /* Pre-created ISO C handles of stdin/stdout/stderr (after their POSIX ones). */
 void io_stdio_std_handles(void);
 #endif /* TR_IO_INT_H */
