@@ -22,12 +22,13 @@
 #include "proctree.h"
 #include "archive_int.h"
 
-/* MPI rank, TRACER_DURABLE tick (tracer-io): rank<r>.tdefs as now, for
- * tracer-merge after the whole job was killed (written, then renamed). */
+/* MPI rank or process tree part, TRACER_DURABLE tick (tracer-io):
+ * <part>.tdefs as now, for tracer-merge after the run was killed (written,
+ * then renamed). */
 int tr_archive_save_tdefs(void)
 {
 	char tmp[4300];
-	if (!tr_g.mpi_expected || !tr_ar_tdefs_path[0])
+	if (!tr_ar_parts_dir() || !tr_ar_tdefs_path[0])
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.part", tr_ar_tdefs_path);
 	if (tr_defs_save(tmp, 0) != 0 || rename(tmp, tr_ar_tdefs_path) != 0) {

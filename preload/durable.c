@@ -73,7 +73,7 @@ static uint64_t defs_signature(void)
 	uint64_t s = tr_g.nthreads;
 	for (int c = 0; c < TR_DEF_NCLASSES; c++)
 		s = s * 1000003u + tr_defs_count(c);
-	return s;
+	return s * 1000003u + tr_defs_cc_mapped();
 }
 
 static int open_index(void)
@@ -130,7 +130,17 @@ static int write_snapshot(void)
 		return -1;
 	}
 	tr_defs_write_global(g, 0);
+	tr_defs_write_cc_maps(a);   /* sampled calling contexts: node -> definition */
 	return otf2w_archive_close(a) == OTF2W_OK ? 0 : -1;
+}
+
+/* The modules' definitions of what was recorded so far (sampled calling
+ * contexts: struct tr_module.durable_tick). */
+static void modules_tick(void)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->durable_tick)
+			tr_g.modules[i]->durable_tick();
 }
 
 static void tick(void)
@@ -139,6 +149,7 @@ static void tick(void)
 		return;
 	if (!dur_idx && open_index() != 0)
 		return;
+	modules_tick();   /* (may be slow: sampled symbols) */
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
 	uint32_t n = 0;
@@ -156,7 +167,9 @@ static void tick(void)
 		now[n].state = TR_DURABLE_VALID;
 		n++;
 	}
-	/* 2. definitions (only when something was added) */
+	/* 2. definitions (only when something was added; modules add theirs:
+	 * again, for what came since the slow first call above) */
+	modules_tick();
 	uint64_t sig = defs_signature();
 	if (!dur_snap_ok || sig != dur_sig) {
 		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
