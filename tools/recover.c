@@ -651,6 +651,44 @@ int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
 	return 0;
 }
 
+/* A member of the tree in procs still runs (live.<pid>: "<start time>
+ * ...", the start time against pid reuse, preload/proctree.c): its pid,
+ * else 0. */
+static long running_member(const char *procs)
+{
+	long found = 0;
+	DIR *dd = opendir(procs);
+	struct dirent *e;
+	while (dd && !found && (e = readdir(dd))) {
+		char p[4400], b[1024];
+		long pid;
+		unsigned long long start = 0, st = 0;
+		if (sscanf(e->d_name, "live.%ld", &pid) != 1 || pid <= 0 || !pid_alive((uint64_t)pid))
+			continue;
+		snprintf(p, sizeof(p), "%.4000s/%.255s", procs, e->d_name);
+		FILE *f = fopen(p, "r");
+		int ok = f && fscanf(f, "%llu", &start) == 1;
+		if (f)
+			fclose(f);
+		snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+		f = fopen(p, "r");
+		size_t n = f ? fread(b, 1, sizeof(b) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		b[n] = 0;
+		const char *q = strrchr(b, ')');   /* fields 3.. after the command */
+		if (q && (q[1] != ' ' || q[2] == 'Z' || q[2] == 'X'))
+			continue;   /* ended, not reaped yet */
+		for (int k = 2; q && *q && k < 22; k++)
+			q = strchr(q + 1, ' ');
+		if (ok && q && sscanf(q, " %llu", &st) == 1 && st == start)
+			found = pid;
+	}
+	if (dd)
+		closedir(dd);
+	return found;
+}
+
 /* A process tree's parts in DIR/procs: tracer-merge --final recovers the
  * killed ones and unifies. 0 done, 1 nothing to do, 2 error. */
 static int recover_tree(const char *dir)
@@ -673,6 +711,12 @@ static int recover_tree(const char *dir)
 	snprintf(p, sizeof(p), "%s/traces.otf2", dir);
 	if (!pending && access(p, F_OK) == 0)
 		return 1;   /* unified already, nothing killed since */
+	long pid = running_member(procs);
+	if (pid) {
+		fprintf(stderr, "tracer: recover: process %ld of the tree in %s still runs: nothing done (its archive "
+			"is written when the last process ends)\n", pid, dir);
+		return 2;
+	}
 	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
 	double secs = 0;
 	int rc = tracer_run_merge(dir, 1, log, &secs);

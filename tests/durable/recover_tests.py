@@ -13,7 +13,8 @@ ends with ProgramEnd 137 and that the anchor says TRACER::RUN_END killed.
 Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --work DIR):
   tree_kill        sh with two 2-thread lock programs, the whole process
                    group killed at once: nothing survives; `tracer recover
-                   DIR` recovers the 3 parts and unifies them (one line).
+                   DIR` recovers the 3 parts and unifies them (one line);
+                   run before the kill, it does nothing (exit 2, one line).
   tree_kill_child  one of the two programs killed, the other and sh end
                    normally: the last process unifies by itself, the
                    killed part recovered (its summary line says so);
@@ -135,9 +136,14 @@ def tree_kill():
     try:
         wait_lines([os.path.join(base, f) for f in ('o1', 'o2', 'p1', 'p2')])
         time.sleep(2.0)
+        # while the tree runs, tracer recover touches nothing
+        early = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True, env=rt.clean_env(), timeout=60)
     finally:
         kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
         os.killpg(p.pid, signal.SIGKILL)   # every process of the tree at once
+    if early.returncode != 2 or 'still runs' not in early.stderr:
+        raise Fail('tree_kill: tracer recover while the tree runs: rc %d, %r' % (early.returncode, early.stderr))
     p.communicate(timeout=60)
     if os.path.exists(os.path.join(prefix, 'traces.otf2')):
         raise Fail('tree_kill: an archive was written although every process was killed')
