@@ -6,18 +6,12 @@
 # in-memory chunk; flushed to disk at 16M), and N tr_time() calls, for the
 # TSC clock and for CLOCK_MONOTONIC. Median of REPS (5) runs, ns.
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 n=${CORE_BENCH_N:-10000000}
 reps=${CORE_BENCH_REPS:-5}
 bin=$build/bench/bench_core
 lib=$build/tests/core/libtracer_coretest.so
-for f in "$bin" "$lib"; do
-	[ -e "$f" ] || { echo "bench/core: $f missing (build first)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-core.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bench_setup core bench/bench_core tests/core/libtracer_coretest.so
 for clock in tsc monotonic; do
 	: >"$work/pair"; : >"$work/time"
 	i=0

@@ -9,19 +9,13 @@
 # unification time (rank 0's debug line, ms), the archive's events and the
 # wall time of the whole mpirun. Ends with "unification ms at <max> ranks: X".
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 fin=$build/bench/bench_mpi_finalize
 lib=$build/lib/libtracer.so
-for f in "$fin" "$lib"; do
-	[ -e "$f" ] || { echo "bench/mpi-scale: $f missing (build first)" >&2; exit 1; }
-done
+bench_setup mpi-scale bench/bench_mpi_finalize lib/libtracer.so
 ranks=${MPI_SCALE_RANKS:-2 4 8 16 32 64}
 reps=${MPI_SCALE_REPS:-1}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-mpiscale.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 wall() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 now() { date +%s.%N; }
 

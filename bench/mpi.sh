@@ -18,16 +18,12 @@
 # Ends with one line per MPI: "<mpi> overhead us per call: X (2-rank
 # ping-pong: Y)" (mpi = Open MPI, mpich = MPICH).
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 n=${MPI_BENCH_N:-100000}
 reps=${MPI_BENCH_REPS:-9}
 lib=$build/lib/libtracer.so
-[ -e "$lib" ] || { echo "bench/mpi: $lib missing (build first)" >&2; exit 1; }
+bench_setup mpi lib/libtracer.so
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-mpi.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 ncpu=$(nproc)
 
 # launch NP BIND|FREE TRACED|PLAIN TRACE_DIR VERBOSE PROG [ARGS]: the MPI's launcher ($mpi)
@@ -77,8 +73,8 @@ bench_one() {
 	plain=$(median <"$work/plain")
 	traced=$(median <"$work/traced")
 	echo "bench/mpi: $what: 8-byte ping-pong, 2 ranks, $n round trips, $reps runs each"
-	echo "  untraced one-way latency us: $plain   (runs: $(tr '\n' ' ' <"$work/plain"))"
-	echo "  traced one-way latency us:   $traced   (runs: $(tr '\n' ' ' <"$work/traced"); archive ${size} MB)"
+	echo "  untraced one-way latency us: $plain   (runs: $(bench_runs "$work/plain"))"
+	echo "  traced one-way latency us:   $traced   (runs: $(bench_runs "$work/traced"); archive ${size} MB)"
 
 	self_check
 	finalize_times

@@ -31,18 +31,14 @@
 # the larger of the two compilers' overheads per 4-thread region.
 #   OMP_BENCH_REGIONS (default 100000), OMP_BENCH_LOCKS (1000000), OMP_BENCH_REPS (7)
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 nreg=${OMP_BENCH_REGIONS:-100000}
 nlock=${OMP_BENCH_LOCKS:-1000000}
 reps=${OMP_BENCH_REPS:-7}
 ncpu=$((nreg / 10))
 lib=$build/lib/libtracer.so
-[ -e "$lib" ] || { echo "bench/openmp: $lib missing (build first)" >&2; exit 1; }
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-openmp.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+bench_setup openmp lib/libtracer.so
 
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 traced() {
 	rm -rf "$work/trace"
 	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 LD_PRELOAD="$lib" "$@"
@@ -73,12 +69,12 @@ for cc in clang gcc; do
 	lp=$(median <"$work/lock_plain"); lt=$(median <"$work/lock_traced")
 	cp=$(median <"$work/cpu_plain"); ct=$(median <"$work/cpu_traced")
 	echo "bench/openmp $cc: $nreg empty parallel regions, $nlock omp lock pairs, $reps runs each"
-	echo "  4 threads, us per region untraced: median $(median <"$work/par_plain") (runs: $(tr '\n' ' ' <"$work/par_plain"))"
-	echo "  4 threads, us per region traced:   median $(median <"$work/par_traced") (runs: $(tr '\n' ' ' <"$work/par_traced"); archive ${size} MB)"
-	echo "  1 thread,  us per region untraced: median $(median <"$work/one_plain") (runs: $(tr '\n' ' ' <"$work/one_plain"))"
-	echo "  1 thread,  us per region traced:   median $(median <"$work/one_traced") (runs: $(tr '\n' ' ' <"$work/one_traced"))"
-	echo "  4 threads passive, CPU us per region (all threads) untraced: median $cp (runs: $(tr '\n' ' ' <"$work/cpu_plain"))"
-	echo "  4 threads passive, CPU us per region (all threads) traced:   median $ct (runs: $(tr '\n' ' ' <"$work/cpu_traced"))"
+	echo "  4 threads, us per region untraced: median $(median <"$work/par_plain") (runs: $(bench_runs "$work/par_plain"))"
+	echo "  4 threads, us per region traced:   median $(median <"$work/par_traced") (runs: $(bench_runs "$work/par_traced"); archive ${size} MB)"
+	echo "  1 thread,  us per region untraced: median $(median <"$work/one_plain") (runs: $(bench_runs "$work/one_plain"))"
+	echo "  1 thread,  us per region traced:   median $(median <"$work/one_traced") (runs: $(bench_runs "$work/one_traced"))"
+	echo "  4 threads passive, CPU us per region (all threads) untraced: median $cp (runs: $(bench_runs "$work/cpu_plain"))"
+	echo "  4 threads passive, CPU us per region (all threads) traced:   median $ct (runs: $(bench_runs "$work/cpu_traced"))"
 	echo "  ns per lock pair untraced: median $(median <"$work/lock_plain")   traced: median $(median <"$work/lock_traced")"
 	w=$(awk -v p="$pp" -v t="$pt" 'BEGIN { printf "%.2f", t - p }')
 	o=$(awk -v p="$cp" -v t="$ct" 'BEGIN { printf "%.2f", t - p }')

@@ -14,8 +14,7 @@
 # REPORT_BIG_EVENTS=N (e.g. 100000000): also `tracer report` on an N-event
 # archive (wall time, peak RSS: memory must not grow with N).
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 events=${REPORT_EVENTS:-10000000}
 pyevents=${REPORT_PY_EVENTS:-1000000}
 reps=${REPORT_REPS:-3}
@@ -23,12 +22,7 @@ ours=$build/bench/report_bench_ours
 ref=$build/bench/report_bench_ref
 writer=$build/bench/writer_ours
 tracer=$build/bin/tracer
-for x in "$ours" "$writer" "$tracer"; do
-	[ -x "$x" ] || { echo "bench/report: $x missing (build first)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-report.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
-median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+bench_setup report bench/report_bench_ours bench/writer_ours bin/tracer
 # "events/s (wall) events/s (CPU: user+sys)"
 rate() { awk '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
 	printf "%.0f %.0f\n", v["events"] / v["seconds"], v["events"] / (v["cpu"] > 0 ? v["cpu"] : 1e-9) }'; }

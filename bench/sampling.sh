@@ -21,14 +21,13 @@
 #    the same regions without metrics, and PAPI_read of the same two events
 #    alone.
 set -e
-B=${TRACER_BUILD_DIR:?run through scripts/bench sampling}
-LIB=$B/lib/libtracer.so
-CPU=$B/bench/sampling_cpu
-MET=$B/bench/sampling_metric
+. "$(dirname "$0")/common.sh"
+LIB=$build/lib/libtracer.so
+CPU=$build/bench/sampling_cpu
+MET=$build/bench/sampling_metric
 CHUNKS=${SMP_BENCH_CHUNKS:-30000}
 REPS=${SMP_BENCH_REPS:-3}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
+bench_setup sampling lib/libtracer.so bench/sampling_cpu bench/sampling_metric
 
 # run_case NAME DEPTH [floor NS | traced HZ] -> "cpu signals samples handler_us"
 run_case() {
@@ -39,16 +38,16 @@ run_case() {
 	while [ $i -lt "$REPS" ]; do
 		i=$((i + 1))
 		case $mode in
-		floor) out=$("$CPU" "$depth" "$CHUNKS" floor "$arg" 2>"$TMP/err") ;;
-		traced) rm -rf "$TMP/tr"
-			out=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/tr" TRACER_VERBOSE=1 \
-			      TRACER_SAMPLING="$arg" "$CPU" "$depth" "$CHUNKS" 2>"$TMP/err") ;;
-		*) out=$("$CPU" "$depth" "$CHUNKS" 2>"$TMP/err") ;;
+		floor) out=$("$CPU" "$depth" "$CHUNKS" floor "$arg" 2>"$work/err") ;;
+		traced) rm -rf "$work/tr"
+			out=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/tr" TRACER_VERBOSE=1 \
+			      TRACER_SAMPLING="$arg" "$CPU" "$depth" "$CHUNKS" 2>"$work/err") ;;
+		*) out=$("$CPU" "$depth" "$CHUNKS" 2>"$work/err") ;;
 		esac
 		cpu=$(echo "$out" | sed -n 's/.*cpu_s=\([0-9.]*\).*/\1/p')
 		sig=$(echo "$out" | sed -n 's/.*signals=\([0-9]*\).*/\1/p')
-		smp=$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$TMP/err")
-		hus=$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$TMP/err")
+		smp=$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$work/err")
+		hus=$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$work/err")
 		[ -n "$smp" ] || smp=$sig
 		[ -n "$hus" ] || hus=0
 		if [ -z "$best" ] || awk "BEGIN{exit !($cpu < $(echo "$best" | cut -d' ' -f1))}"; then
@@ -57,7 +56,7 @@ run_case() {
 		huss="$huss $hus"
 	done
 	# handler time: the median of the runs' medians
-	hmed=$(echo $huss | tr ' ' '\n' | sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}')
+	hmed=$(echo $huss | tr ' ' '\n' | median)
 	echo "$best $hmed"
 }
 
@@ -89,13 +88,13 @@ echo "reference: unw_backtrace alone in a SIGPROF handler (depth 20, same machin
 echo
 N=${SMP_BENCH_REGIONS:-200000}
 EV=perf::TASK-CLOCK,perf::PAGE-FAULTS
-rm -rf "$TMP/m0" "$TMP/m1"
-r0=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/m0" "$MET" regions "$N" 2>/dev/null | sed -n 's/ns_per_iter=//p')
-r1=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$TMP/m1" TRACER_METRICS=$EV "$MET" regions "$N" 2>"$TMP/merr" |
+rm -rf "$work/m0" "$work/m1"
+r0=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/m0" "$MET" regions "$N" 2>/dev/null | sed -n 's/ns_per_iter=//p')
+r1=$(env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/m1" TRACER_METRICS=$EV "$MET" regions "$N" 2>"$work/merr" |
      sed -n 's/ns_per_iter=//p')
 pr=$("$MET" papi "$N" "$EV" 2>/dev/null | sed -n 's/ns_per_iter=//p' || true)
-if grep -q "rejected" "$TMP/merr"; then
-	echo "metrics: $(grep rejected "$TMP/merr")"
+if grep -q "rejected" "$work/merr"; then
+	echo "metrics: $(grep rejected "$work/merr")"
 fi
 echo "region enter+leave without metrics: $r0 ns, with $EV: $r1 ns"
 awk "BEGIN{printf \"metric record with 2 PAPI counters: %.0f ns per region enter or leave (PAPI_read alone: %s ns, record above it: %.0f ns)\n\", ($r1 - $r0) / 2, \"$pr\", ($r1 - $r0) / 2 - (\"$pr\" + 0)}"

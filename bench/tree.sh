@@ -10,21 +10,15 @@
 # whose seconds tracer-run prints ("unified in S s"): their median too.
 # Ends with "process tree overhead ratio: R" (make -j2: traced / untraced).
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 reps=${TREE_BENCH_REPS:-5}
 run=$build/bin/tracer-run
 lib=$build/lib/libtracer.so
-for f in "$run" "$lib" "$build/bin/tracer-merge"; do
-	[ -e "$f" ] || { echo "bench/tree: $f missing (build first)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-tree.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
+bench_setup tree bin/tracer-run lib/libtracer.so bin/tracer-merge
 cp -r "$top/tests/real/autoconf" "$work/proj"
 cd "$work/proj"
 autoreconf -i >/dev/null 2>&1
 ./configure >/dev/null
-median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 now() { date +%s.%N; }
 
 # bench NAME SETUP CMD...: REPS alternated runs; files NAME.plain NAME.traced NAME.unify NAME.line

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
 #include "durable_index.h"
@@ -248,15 +249,26 @@ void tr_durable_cleanup(int crash)
 	if (!dur_interval_ns)
 		return;
 	dur_stopped = 1;
-	char dir[4400], p[4500];
+	char dir[4400], p[4700], buf[2048];
 	tr_archive_own_path(dir, sizeof(dir), ".recovery");
-	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
-		unsigned long long num = (unsigned long long)t->location;
-		snprintf(p, sizeof(p), "%s/%llu.evt", dir, num);
-		unlink(p);
-		snprintf(p, sizeof(p), "%s/%llu.def", dir, num);
-		unlink(p);
+	/* every file in it (an MPI rank's snapshot also has empty files of
+	 * other ranks' locations): getdents64, async-signal-safe */
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got;
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (e[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e);
+			unlink(p);
+		}
 	}
+	if (d >= 0)
+		close(d);
 	rmdir(dir);
 	unlink_own(".recovery.otf2");
 	unlink_own(".recovery.def");

@@ -4,7 +4,9 @@
  * Every table of the pthread wrappers is generated from it (pthread.c,
  * pthread_int.h): the real-function pointers, the resolver table, the
  * region enum and region definitions, and the prototypes the wrappers
- * (pthread_sync.c, pthread_thread.c) must match.
+ * (pthread_sync.c, pthread_thread.c) must match. The lock wrappers that
+ * differ only in their lock, its non-blocking attempt and the timeout
+ * parameters are generated in pthread_sync.c (PTH_LOCK_WRAPPERS).
  *
  *   R(fn, REGION, ROLE, version, ret, (params))   recorded as region R_REGION
  *   N(fn, version, ret, (params))                 interposed, no region of its own

@@ -11,39 +11,29 @@
 #include "pthread_wrap.h"
 
 /*
- * Body of a blocking lock call. TRY: the non-blocking attempt; CALL: the
- * real call. EOWNERDEAD (robust mutex) means acquired.
+ * Body of a lock call. TRY: the non-blocking attempt, at one timestamp
+ * with Enter and Leave when it succeeds; BLOCKING: when it does not, CALL
+ * (the real call) waits between them. EOWNERDEAD (robust mutex) means
+ * acquired.
  */
-#define PTH_LOCK_BODY(R, SHARED, ADDR, TRY, CALL)                  \
+#define PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, BLOCKING)      \
 	struct tr_thread *t = pth_get();                            \
 	if (!t)                                                     \
 		return CALL;                                        \
 	int ret = TRY;                                              \
 	uint64_t now = tr_time();                                   \
-	tr_enter(t, now, tr_pth_rgn[R]);                               \
-	if (ret != 0 && ret != EOWNERDEAD) {                        \
+	tr_enter(t, now, tr_pth_rgn[R]);                            \
+	if ((BLOCKING) && ret != 0 && ret != EOWNERDEAD) {          \
 		ret = CALL;                                         \
 		now = tr_time();                                    \
 	}                                                           \
 	if (ret == 0 || ret == EOWNERDEAD)                          \
 		now = pth_acquired(t, now, ADDR, SHARED);           \
-	tr_leave(t, now, tr_pth_rgn[R]);                               \
+	tr_leave(t, now, tr_pth_rgn[R]);                            \
 	tr_thread_put(t);                                           \
 	return ret
-
-/* Body of a non-blocking attempt: Enter/[Acquire]/Leave at one timestamp. */
-#define PTH_TRY_BODY(R, SHARED, ADDR, CALL)                         \
-	struct tr_thread *t = pth_get();                            \
-	if (!t)                                                     \
-		return CALL;                                        \
-	int ret = CALL;                                             \
-	uint64_t now = tr_time();                                   \
-	tr_enter(t, now, tr_pth_rgn[R]);                               \
-	if (ret == 0 || ret == EOWNERDEAD)                          \
-		now = pth_acquired(t, now, ADDR, SHARED);           \
-	tr_leave(t, now, tr_pth_rgn[R]);                               \
-	tr_thread_put(t);                                           \
-	return ret
+#define PTH_LOCK_BODY(R, SHARED, ADDR, TRY, CALL) PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, 1)
+#define PTH_TRY_BODY(R, SHARED, ADDR, CALL) PTH_ACQUIRE_BODY(R, SHARED, ADDR, CALL, CALL, 0)
 
 /* Body of an unlock: ReleaseLock (before the real unlock, so the next
  * holder's acquisition is later in time). */
@@ -78,20 +68,6 @@ TR_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
 	PTH_TRY_BODY(R_MUTEX_TRYLOCK, 0, m, real_pthread_mutex_trylock(m));
 }
 
-TR_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
-{
-	PTH_INIT(pthread_mutex_timedlock);
-	PTH_LOCK_BODY(R_MUTEX_TIMEDLOCK, 0, m, real_pthread_mutex_trylock(m),
-		      real_pthread_mutex_timedlock(m, ts));
-}
-
-TR_EXPORT int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clk, const struct timespec *ts)
-{
-	PTH_INIT(pthread_mutex_clocklock);
-	PTH_LOCK_BODY(R_MUTEX_CLOCKLOCK, 0, m, real_pthread_mutex_trylock(m),
-		      real_pthread_mutex_clocklock(m, clk, ts));
-}
-
 TR_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 {
 	if (tr_unlikely(!real_pthread_mutex_unlock)) {
@@ -102,87 +78,74 @@ TR_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 	PTH_UNLOCK_BODY(m, real_pthread_mutex_unlock(m));
 }
 
-/* ---- reader-writer locks -------------------------------------------------------------- */
+/* ---- the other lock wrappers, generated -------------------------------------------------------- */
 
-TR_EXPORT int pthread_rwlock_rdlock(pthread_rwlock_t *l)
-{
-	PTH_INIT(pthread_rwlock_rdlock);
-	PTH_LOCK_BODY(R_RW_RDLOCK, 1, l, real_pthread_rwlock_tryrdlock(l), real_pthread_rwlock_rdlock(l));
-}
+/*
+ * LOCK(fn, region, shared, the non-blocking attempt, lock type, shape),
+ * TRY(fn, region, shared, lock type), UNLOCK(fn, lock type). shared: a
+ * reader's acquisition. shape: the parameters after the lock, PLAIN (none),
+ * TIMED (an absolute timeout), CLOCK (a clock and an absolute timeout).
+ * Their prototypes are checked against pthread_list.h (pthread_int.h).
+ */
+#define PTH_LOCK_WRAPPERS(LOCK, TRY, UNLOCK)                                                          \
+	LOCK(pthread_mutex_timedlock, MUTEX_TIMEDLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, TIMED)  \
+	LOCK(pthread_mutex_clocklock, MUTEX_CLOCKLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, CLOCK)  \
+	LOCK(pthread_rwlock_rdlock, RW_RDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, PLAIN)      \
+	TRY(pthread_rwlock_tryrdlock, RW_TRYRDLOCK, 1, pthread_rwlock_t)                                  \
+	LOCK(pthread_rwlock_timedrdlock, RW_TIMEDRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, TIMED) \
+	LOCK(pthread_rwlock_clockrdlock, RW_CLOCKRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, CLOCK) \
+	LOCK(pthread_rwlock_wrlock, RW_WRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, PLAIN)      \
+	TRY(pthread_rwlock_trywrlock, RW_TRYWRLOCK, 0, pthread_rwlock_t)                                  \
+	LOCK(pthread_rwlock_timedwrlock, RW_TIMEDWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, TIMED) \
+	LOCK(pthread_rwlock_clockwrlock, RW_CLOCKWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, CLOCK) \
+	UNLOCK(pthread_rwlock_unlock, pthread_rwlock_t)                                                   \
+	LOCK(pthread_spin_lock, SPIN_LOCK, 0, pthread_spin_trylock, pthread_spinlock_t, PLAIN)            \
+	TRY(pthread_spin_trylock, SPIN_TRYLOCK, 0, pthread_spinlock_t)                                    \
+	UNLOCK(pthread_spin_unlock, pthread_spinlock_t)
 
-TR_EXPORT int pthread_rwlock_tryrdlock(pthread_rwlock_t *l)
-{
-	PTH_INIT(pthread_rwlock_tryrdlock);
-	PTH_TRY_BODY(R_RW_TRYRDLOCK, 1, l, real_pthread_rwlock_tryrdlock(l));
-}
+#define PTH_PARAMS_PLAIN
+#define PTH_PARAMS_TIMED , const struct timespec *ts
+#define PTH_PARAMS_CLOCK , clockid_t clk, const struct timespec *ts
+#define PTH_ARGS_PLAIN
+#define PTH_ARGS_TIMED , ts
+#define PTH_ARGS_CLOCK , clk, ts
 
-TR_EXPORT int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *ts)
-{
-	PTH_INIT(pthread_rwlock_timedrdlock);
-	PTH_LOCK_BODY(R_RW_TIMEDRDLOCK, 1, l, real_pthread_rwlock_tryrdlock(l),
-		      real_pthread_rwlock_timedrdlock(l, ts));
-}
+#define PTH_GEN_LOCK(fn, REGION, shared, tryfn, type, shape)                                         \
+	TR_EXPORT int fn(type *l PTH_PARAMS_##shape)                                                  \
+	{                                                                                             \
+		PTH_INIT(fn);   /* resolves every real function, tryfn too */                      \
+		PTH_LOCK_BODY(R_##REGION, shared, (const void *)l, real_##tryfn(l),                   \
+			      real_##fn(l PTH_ARGS_##shape));                                         \
+	}
+#define PTH_GEN_TRY(fn, REGION, shared, type)                                                        \
+	TR_EXPORT int fn(type *l)                                                                     \
+	{                                                                                             \
+		PTH_INIT(fn);                                                                         \
+		PTH_TRY_BODY(R_##REGION, shared, (const void *)l, real_##fn(l));                      \
+	}
+#define PTH_GEN_UNLOCK(fn, type)                                                                     \
+	TR_EXPORT int fn(type *l)                                                                     \
+	{                                                                                             \
+		PTH_INIT(fn);                                                                         \
+		PTH_UNLOCK_BODY((const void *)l, real_##fn(l));                                       \
+	}
 
-TR_EXPORT int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *ts)
-{
-	PTH_INIT(pthread_rwlock_clockrdlock);
-	PTH_LOCK_BODY(R_RW_CLOCKRDLOCK, 1, l, real_pthread_rwlock_tryrdlock(l),
-		      real_pthread_rwlock_clockrdlock(l, clk, ts));
-}
-
-TR_EXPORT int pthread_rwlock_wrlock(pthread_rwlock_t *l)
-{
-	PTH_INIT(pthread_rwlock_wrlock);
-	PTH_LOCK_BODY(R_RW_WRLOCK, 0, l, real_pthread_rwlock_trywrlock(l), real_pthread_rwlock_wrlock(l));
-}
-
-TR_EXPORT int pthread_rwlock_trywrlock(pthread_rwlock_t *l)
-{
-	PTH_INIT(pthread_rwlock_trywrlock);
-	PTH_TRY_BODY(R_RW_TRYWRLOCK, 0, l, real_pthread_rwlock_trywrlock(l));
-}
-
-TR_EXPORT int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *ts)
-{
-	PTH_INIT(pthread_rwlock_timedwrlock);
-	PTH_LOCK_BODY(R_RW_TIMEDWRLOCK, 0, l, real_pthread_rwlock_trywrlock(l),
-		      real_pthread_rwlock_timedwrlock(l, ts));
-}
-
-TR_EXPORT int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clk, const struct timespec *ts)
-{
-	PTH_INIT(pthread_rwlock_clockwrlock);
-	PTH_LOCK_BODY(R_RW_CLOCKWRLOCK, 0, l, real_pthread_rwlock_trywrlock(l),
-		      real_pthread_rwlock_clockwrlock(l, clk, ts));
-}
-
-TR_EXPORT int pthread_rwlock_unlock(pthread_rwlock_t *l)
-{
-	PTH_INIT(pthread_rwlock_unlock);
-	PTH_UNLOCK_BODY(l, real_pthread_rwlock_unlock(l));
-}
-
-/* ---- spin locks ------------------------------------------------------------------------ */
-
-TR_EXPORT int pthread_spin_lock(pthread_spinlock_t *l)
-{
-	PTH_INIT(pthread_spin_lock);
-	PTH_LOCK_BODY(R_SPIN_LOCK, 0, (const void *)l, real_pthread_spin_trylock(l), real_pthread_spin_lock(l));
-}
-
-TR_EXPORT int pthread_spin_trylock(pthread_spinlock_t *l)
-{
-	PTH_INIT(pthread_spin_trylock);
-	PTH_TRY_BODY(R_SPIN_TRYLOCK, 0, (const void *)l, real_pthread_spin_trylock(l));
-}
-
-TR_EXPORT int pthread_spin_unlock(pthread_spinlock_t *l)
-{
-	PTH_INIT(pthread_spin_unlock);
-	PTH_UNLOCK_BODY((const void *)l, real_pthread_spin_unlock(l));
-}
+PTH_LOCK_WRAPPERS(PTH_GEN_LOCK, PTH_GEN_TRY, PTH_GEN_UNLOCK)
 
 /* ---- cancellation points ---- */
+
+/* The real call of a kind (plain, absolute timeout, clock and timeout). */
+static inline int pth_cond_real(enum pth_kind k, pthread_cond_t *c, pthread_mutex_t *m, clockid_t clk,
+				const struct timespec *ts)
+{
+	return k == K_PLAIN ? real_pthread_cond_wait(c, m) :
+	       k == K_TIMED ? real_pthread_cond_timedwait(c, m, ts) : real_pthread_cond_clockwait(c, m, clk, ts);
+}
+
+static inline int pth_sem_real(enum pth_kind k, sem_t *s, clockid_t clk, const struct timespec *ts)
+{
+	return k == K_PLAIN ? real_sem_wait(s) : k == K_TIMED ? real_sem_timedwait(s, ts) : real_sem_clockwait(s, clk, ts);
+}
 
 static __attribute__((noinline)) int pth_cond_call(struct pth_cu *cu, enum pth_kind k, pthread_cond_t *c,
 						    pthread_mutex_t *m, clockid_t clk,
@@ -191,12 +154,7 @@ static __attribute__((noinline)) int pth_cond_call(struct pth_cu *cu, enum pth_k
 	int ret;
 
 	pthread_cleanup_push(tr_pth_cu_handler, cu);
-	if (k == K_PLAIN)
-		ret = real_pthread_cond_wait(c, m);
-	else if (k == K_TIMED)
-		ret = real_pthread_cond_timedwait(c, m, ts);
-	else
-		ret = real_pthread_cond_clockwait(c, m, clk, ts);
+	ret = pth_cond_real(k, c, m, clk, ts);
 	pthread_cleanup_pop(0);
 	return ret;
 }
@@ -208,12 +166,7 @@ static __attribute__((noinline)) int pth_sem_call(struct pth_cu *cu, enum pth_ki
 	int ret;
 
 	pthread_cleanup_push(tr_pth_cu_handler, cu);
-	if (k == K_PLAIN)
-		ret = real_sem_wait(s);
-	else if (k == K_TIMED)
-		ret = real_sem_timedwait(s, ts);
-	else
-		ret = real_sem_clockwait(s, clk, ts);
+	ret = pth_sem_real(k, s, clk, ts);
 	*err = errno;
 	pthread_cleanup_pop(0);
 	return ret;
@@ -228,9 +181,7 @@ static inline int pth_cond_wait(enum tr_pth_rgn r, enum pth_kind k, pthread_cond
 {
 	struct tr_thread *t = pth_get();
 	if (!t)
-		return k == K_PLAIN ? real_pthread_cond_wait(c, m) :
-		       k == K_TIMED ? real_pthread_cond_timedwait(c, m, ts) :
-				      real_pthread_cond_clockwait(c, m, clk, ts);
+		return pth_cond_real(k, c, m, clk, ts);
 	struct pth_cu cu = { t, r, NULL };
 	uint64_t now = tr_time();
 
@@ -310,8 +261,7 @@ static inline int pth_sem_wait(enum tr_pth_rgn r, enum pth_kind k, sem_t *s, clo
 		t = pth_get();
 	}
 	if (!t)
-		return k == K_PLAIN ? real_sem_wait(s) :
-		       k == K_TIMED ? real_sem_timedwait(s, ts) : real_sem_clockwait(s, clk, ts);
+		return pth_sem_real(k, s, clk, ts);
 	int ret = real_sem_trywait(s);
 	int err = errno;
 	uint64_t now = tr_time();
@@ -356,30 +306,15 @@ TR_EXPORT int sem_clockwait(sem_t *s, clockid_t clk, const struct timespec *ts)
 	return pth_sem_wait(R_SEM_CLOCKWAIT, K_CLOCK, s, clk, ts);
 }
 
-#define PTH_SEM_POINT_BODY(R, CALL)                                      \
-	struct tr_thread *t = pth_get();                                  \
-	if (!t)                                                           \
-		return CALL;                                              \
-	uint64_t now = tr_time();                                         \
-	tr_enter(t, now, tr_pth_rgn[R]);                                     \
-	int ret = CALL;                                                   \
-	int err = errno;                                                  \
-	tr_leave(t, now, tr_pth_rgn[R]);                                     \
-	if (ret == 0)                                                     \
-		tr_thread_put(t);                                         \
-	else                                                              \
-		pth_put_errno(t, err);                                    \
-	return ret
-
 TR_EXPORT int sem_trywait(sem_t *s)
 {
 	PTH_INIT(sem_trywait);
-	PTH_SEM_POINT_BODY(R_SEM_TRYWAIT, real_sem_trywait(s));
+	PTH_POINT_BODY_ERRNO(R_SEM_TRYWAIT, real_sem_trywait(s), 1);
 }
 
 TR_EXPORT int sem_post(sem_t *s)
 {
 	PTH_INIT(sem_post);
-	PTH_SEM_POINT_BODY(R_SEM_POST, real_sem_post(s));
+	PTH_POINT_BODY_ERRNO(R_SEM_POST, real_sem_post(s), 1);
 }
 

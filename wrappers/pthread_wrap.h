@@ -190,17 +190,24 @@ static inline int pth_released(struct tr_thread *t, uint64_t time, const void *a
 	return 1;
 }
 
-/* A non-blocking call: Enter/Leave at one timestamp. */
-#define PTH_POINT_BODY(R, CALL)                                          \
+/* A non-blocking call: Enter/Leave at one timestamp. ERRNO: the call
+ * reports a failure through errno (semaphores), which the program then gets
+ * instead of its own errno back. */
+#define PTH_POINT_BODY_ERRNO(R, CALL, ERRNO)                             \
 	struct tr_thread *t = pth_get();                                  \
 	if (!t)                                                           \
 		return CALL;                                              \
 	uint64_t now = tr_time();                                         \
 	tr_enter(t, now, tr_pth_rgn[R]);                                  \
 	int ret = CALL;                                                   \
+	int err = errno;                                                  \
 	tr_leave(t, now, tr_pth_rgn[R]);                                  \
-	tr_thread_put(t);                                                 \
+	if ((ERRNO) && ret != 0)                                          \
+		pth_put_errno(t, err);                                    \
+	else                                                              \
+		tr_thread_put(t);                                         \
 	return ret
+#define PTH_POINT_BODY(R, CALL) PTH_POINT_BODY_ERRNO(R, CALL, 0)
 
 /* ---- cancellation inside a recorded blocking call ---- */
 

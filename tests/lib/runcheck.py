@@ -18,6 +18,12 @@ reader (`open_trace`, or tracecheck.py for the common checks).
         ...
     sys.exit(ck.done())              # prints the failures, 0 or 1
 
+A test that must stop at its first failure (later checks would be
+meaningless) uses Checker(stop=True): fail() raises CheckFailed; a part
+that cannot run here raises Skip (exit SKIP_CODE, CTest SKIP_RETURN_CODE).
+MPI programs run under a real launcher with run_mpi (Open MPI's mpirun or
+MPICH's Hydra), the tracer's variables exported to the ranks only.
+
 Clean environment: the caller's environment without LD_PRELOAD and every
 TRACER_* variable (a developer's own settings never leak into a test), plus
 what the test sets.
@@ -29,14 +35,30 @@ import subprocess
 import sys
 
 
-class Checker:
-    """Collects failures (a test reports all of them, not only the first)."""
+SKIP_CODE = 77
 
-    def __init__(self):
+
+class CheckFailed(AssertionError):
+    """A failed check of a Checker(stop=True), or a run that timed out."""
+
+
+class Skip(Exception):
+    """Part of a test cannot run on this machine (after the rest passed):
+    exit SKIP_CODE with the reason."""
+
+
+class Checker:
+    """Collects failures (a test reports all of them, not only the first);
+    with stop=True the first failure raises CheckFailed instead."""
+
+    def __init__(self, stop=False):
         self.errors = []
+        self.stop = stop
 
     def fail(self, msg):
         self.errors.append(msg)
+        if self.stop:
+            raise CheckFailed(msg)
         print("FAIL:", msg)
 
     def expect(self, cond, msg):
@@ -58,11 +80,23 @@ def clean_env(extra=None):
     return env
 
 
-def _run(argv, env, timeout, echo):
-    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+def _run(argv, env, timeout, echo, stdout_path=None, cwd=None, err_to_stdout=False):
+    """argv to its end (text, undecodable bytes replaced); stdout_path: its
+    stdout goes to that file (p.stdout is then ""). A timeout is a failure."""
+    out = open(stdout_path, "wb") if stdout_path else None
+    try:
+        p = subprocess.run(argv, env=env, stdout=out or subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, errors="replace", timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:
+        raise CheckFailed("%s did not finish within %d s (deadlock?)" % (argv[0], timeout))
+    finally:
+        if out:
+            out.close()
+    if p.stdout is None:
+        p.stdout = ""
     if echo:
         print(p.stdout, end="")
-        print(p.stderr, end="", file=sys.stderr)
+        print(p.stderr, end="", file=sys.stdout if err_to_stdout else sys.stderr)
     return p
 
 
@@ -71,7 +105,7 @@ def run_untraced(argv, env=None, timeout=60, echo=False):
     return _run(argv, clean_env(env), timeout, echo)
 
 
-def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True):
+def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True, stdout_path=None):
     """The program under libtracer.so writing into a fresh outdir. preload=False
     for programs linked against libtracer.so (VT API, Argobots). Returns
     (CompletedProcess, the archive's anchor or None when there is not exactly one)."""
@@ -81,9 +115,42 @@ def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True)
     if preload:
         e["LD_PRELOAD"] = lib
     e.update(env or {})
-    p = _run(argv, clean_env(e), timeout, echo)
+    p = _run(argv, clean_env(e), timeout, echo, stdout_path)
+    return p, find_anchor(outdir)
+
+
+def find_anchor(outdir):
+    """The one archive anchor (*.otf2) under outdir, or None."""
     anchors = glob.glob(os.path.join(outdir, "**", "*.otf2"), recursive=True)
-    return p, anchors[0] if len(anchors) == 1 else None
+    return anchors[0] if len(anchors) == 1 else None
+
+
+def mpi_launch(mpirun, mpi, np, env_vars):
+    """The launcher's command line for np ranks with env_vars (VAR=value
+    each) exported to the ranks only. mpi: "ompi" (Open MPI's mpirun) or
+    "mpich" (MPICH's Hydra mpiexec)."""
+    if mpi == "mpich":
+        cmd = [mpirun, "-n", str(np)]
+        for e in env_vars:
+            k, v = e.split("=", 1)
+            cmd += ["-genv", k, v]
+        return cmd
+    return [mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np)] + sum(
+        (["-x", e] for e in env_vars), [])
+
+
+def run_mpi(mpirun, np, argv, env_vars, lib=None, mpi="ompi", timeout=600, cwd=None):
+    """argv on np ranks; lib: preloaded into the ranks (None: untraced).
+    The launcher runs in a clean environment (allowed to run as root; ranks
+    killed after an MPI_Abort get 3 s to write their trace before SIGKILL);
+    the ranks get env_vars (VAR=value each) and LD_PRELOAD. Prints the
+    command line, then the ranks' stdout and stderr (both on stdout)."""
+    env = clean_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
+    env_vars = list(env_vars) + (["LD_PRELOAD=" + lib] if lib else [])
+    cmd = mpi_launch(mpirun, mpi, np, env_vars) + list(argv)
+    print("+", " ".join(cmd))
+    return _run(cmd, env, timeout, True, cwd=cwd, err_to_stdout=True)
 
 
 def tracer_lines(stderr):
@@ -111,7 +178,29 @@ def expect_lines(ck, text, wanted, what="stdout"):
         ck.expect(w in lines, "%s lacks %r" % (what, w))
 
 
+def otf2_print(ck, anchor, werror=False):
+    """The reference otf2-print reads the whole archive: exit 0; werror:
+    with -Werror, and no [OTF2] complaint on its stderr."""
+    p = subprocess.run(["otf2-print"] + (["-Werror"] if werror else []) + [anchor],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, errors="replace")
+    ck.expect(p.returncode == 0, "otf2-print%s exit %d: %s"
+              % (" -Werror" if werror else "", p.returncode, p.stderr.strip()[:2000]))
+    if werror:
+        ck.expect("[OTF2]" not in p.stderr, "libotf2 complained: %s" % p.stderr.strip()[:2000])
+
+
 def open_trace(anchor):
     """The archive through the reference reader (python3-otf2)."""
     import otf2
     return otf2.reader.open(anchor)
+
+
+def read_back(anchor, by_group=False):
+    """The whole archive through the reference reader: (its definitions,
+    {location name, or its group's name with by_group: [reference events in
+    file order]}, timer resolution)."""
+    evs = {}
+    with open_trace(anchor) as tr:
+        for loc, ev in tr.events:
+            evs.setdefault(loc.group.name if by_group else loc.name, []).append(ev)
+        return tr.definitions, evs, tr.timer_resolution

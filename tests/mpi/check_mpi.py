@@ -25,54 +25,24 @@ import otf2
 from otf2.enums import GroupType
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402
 import tracecheck  # noqa: E402
 
-failures = []
+ck = rc.Checker()
+fail, expect = ck.fail, ck.expect
 
 
 # partial mode: ranks whose definitions tracer-merge could not use
 PARTIAL = set()
 
 
-def fail(msg):
-    failures.append(msg)
-    print("FAIL:", msg)
-
-
-def launch(args, np, env_vars):
-    """The mpirun command line of args.mpi (ompi: Open MPI's mpirun, mpich:
-    MPICH's Hydra mpiexec) for np ranks with env_vars (VAR=value each)
-    exported to the ranks only."""
-    if args.mpi == "mpich":
-        cmd = [args.mpirun, "-n", str(np)]
-        for e in env_vars:
-            k, v = e.split("=", 1)
-            cmd += ["-genv", k, v]
-        return cmd
-    return [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", str(np)] + sum(
-        (["-x", e] for e in env_vars), [])
-
-
 def run(args, traced=True, extra=()):
     out = args.out
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    # ranks killed after an MPI_Abort get SIGTERM, then SIGKILL after this
-    # many seconds (default 1): leave them time to write their trace
-    env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
     env_vars = ["TRACER_OUTPUT=" + out, "TRACER_VERBOSE=1"] + list(extra) + list(args.args_env)
-    if traced:
-        env_vars.append("LD_PRELOAD=" + args.lib)
-    cmd = launch(args, args.np, env_vars)
-    cmd += [args.prog] + args.args
-    print("+", " ".join(cmd))
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True, timeout=600, cwd=args.workdir or None)
-    sys.stdout.write(p.stdout)
-    sys.stdout.write(p.stderr)
-    return p
+    return rc.run_mpi(args.mpirun, args.np, [args.prog] + args.args, env_vars,
+                      lib=args.lib if traced else None, mpi=args.mpi, cwd=args.workdir or None)
 
 
 def check_layout(out):
@@ -86,15 +56,6 @@ def check_layout(out):
             expect(not os.path.islink(p), "symbolic link in the archive: %s" % p)
             if f.endswith(".otf2"):
                 expect(os.path.getsize(p) > 64, "anchor %s has %d bytes" % (p, os.path.getsize(p)))
-
-
-def otf2_print(anchor):
-    p = subprocess.run(["otf2-print", "-Werror", anchor], stdout=subprocess.DEVNULL,
-                       stderr=subprocess.PIPE, universal_newlines=True)
-    if p.returncode != 0:
-        fail("otf2-print -Werror exit %d: %s" % (p.returncode, p.stderr.strip()[:2000]))
-    if "[OTF2]" in p.stderr:
-        fail("libotf2 complained: %s" % p.stderr.strip()[:2000])
 
 
 class Trace:
@@ -279,11 +240,6 @@ def check_collectives(t):
             fail("non-blocking collective request %r not completed once" % (k,))
 
 
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
-
-
 def mode_p2p(t, n):
     ev = t.events
     expect(ev["MpiRequestCancelled"] == n, "expected %d cancelled requests, got %d" % (n, ev["MpiRequestCancelled"]))
@@ -427,7 +383,7 @@ def compare_untraced(args, p):
         q = run(args, traced, extra)
         expect(q.returncode == p.returncode, "%s exit %d, traced %d" % (label, q.returncode, p.returncode))
         expect(q.stdout == p.stdout, "%s stdout %r, traced %r" % (label, q.stdout, p.stdout))
-        err = [l for l in q.stderr.splitlines() if not l.startswith("tracer:")]
+        err = rc.without_tracer_lines(q.stderr)
         expect(not err, "%s: stderr %r" % (label, err))
         shutil.rmtree(args.out, ignore_errors=True)
     args.out = out
@@ -579,7 +535,7 @@ def mode_partial(args, p):
         if not os.path.exists(anchor):
             fail("%s: no archive at %s" % (variant, anchor))
             continue
-        otf2_print(anchor)
+        rc.otf2_print(ck, anchor, werror=True)
         t = Trace(anchor)
         t.check_clock(variant)
         expect(len(t.world) == args.np, "%s: COMM_LOCATIONS has %d members" % (variant, len(t.world)))
@@ -587,10 +543,7 @@ def mode_partial(args, p):
             have = any(s[1] == r for s in t.sends)
             expect(have == (r != 1), "%s: rank %d events %s" % (variant, r, "present" if have else "missing"))
         print(variant, "events:", dict(t.events))
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        sys.exit(1)
-    print("ok")
+    sys.exit(ck.done())
 
 
 def mode_foreign(args, p):
@@ -607,13 +560,10 @@ def mode_foreign(args, p):
     expect(q.returncode == p.returncode, "untraced exit %d, traced %d" % (q.returncode, p.returncode))
     expect(sorted(q.stdout.splitlines()) == sorted(p.stdout.splitlines()),
            "untraced stdout %r, traced %r" % (q.stdout, p.stdout))
-    err = [l for l in p.stderr.splitlines() if not l.startswith("tracer:")]
-    expect(err == [l for l in q.stderr.splitlines()], "stderr: traced %r, untraced %r" % (err, q.stderr))
+    err = rc.without_tracer_lines(p.stderr)
+    expect(err == q.stderr.splitlines(), "stderr: traced %r, untraced %r" % (err, q.stderr))
     expect(p.returncode >= 0, "killed by signal %d" % -p.returncode)
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        sys.exit(1)
-    print("ok")
+    sys.exit(ck.done())
 
 
 def check_summary(stderr, t, np):
@@ -666,9 +616,6 @@ def main():
         return
     if args.mode == "partial":
         mode_partial(args, p)
-        if failures:
-            print("%d check(s) failed" % len(failures))
-            sys.exit(1)
         return
     if args.mode in ("abort", "crash"):
         if p.returncode == 0:
@@ -701,7 +648,7 @@ def main():
         fail("no archive at %s" % anchor)
     else:
         check_layout(args.out)
-        otf2_print(anchor)
+        rc.otf2_print(ck, anchor, werror=True)
         if args.mode == "intercomm":
             mode_intercomm(anchor, args.np)
         else:
@@ -733,10 +680,7 @@ def main():
             MODES[args.mode](t, args.np)
             check_summary(p.stderr, t, args.np)
         print("events:", dict(t.events))
-    if failures:
-        print("%d check(s) failed" % len(failures))
-        sys.exit(1)
-    print("ok")
+    sys.exit(ck.done())
 
 
 if __name__ == "__main__":

@@ -22,6 +22,9 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_mpi  # noqa: E402
+import runcheck as rc  # noqa: E402  (check_mpi put tests/lib on the path)
+
+ck = check_mpi.ck
 
 
 def main():
@@ -35,7 +38,7 @@ def main():
     ap.add_argument("--tol", type=int, default=2000000)
     a = ap.parse_args()
     shutil.rmtree(a.out, ignore_errors=True)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    env = rc.clean_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
     common = ["LD_PRELOAD=" + a.lib, "TRACER_OUTPUT=" + a.out, "TRACER_CLOCK=monotonic"]
 
     def ranks(skew):
@@ -54,7 +57,7 @@ def main():
     if p.returncode != 0 or not os.path.exists(anchor):
         print("FAIL: mpirun exit %d, anchor %s" % (p.returncode, os.path.exists(anchor)))
         sys.exit(1)
-    check_mpi.otf2_print(anchor)
+    rc.otf2_print(ck, anchor, werror=True)
 
     # ClockOffset records per location; its rank from its location group
     defs = subprocess.run(["otf2-print", "-G", anchor], stdout=subprocess.PIPE, universal_newlines=True).stdout
@@ -79,25 +82,24 @@ def main():
     by_rank = {}
     for l, offs in offsets.items():
         by_rank.setdefault(rank_of.get(l, -1), []).extend(offs)
-    check_mpi.expect(set(by_rank) >= {0, 1}, "ClockOffset records missing for a rank: %r" % by_rank)
+    ck.expect(set(by_rank) >= {0, 1}, "ClockOffset records missing for a rank: %r" % by_rank)
     for o in by_rank.get(1, []):
-        check_mpi.expect(abs(o - (-a.skew)) <= max(a.tol, slack),
-                         "rank 1 offset %d, want %d +- %d" % (o, -a.skew, max(a.tol, slack)))
+        ck.expect(abs(o - (-a.skew)) <= max(a.tol, slack),
+                  "rank 1 offset %d, want %d +- %d" % (o, -a.skew, max(a.tol, slack)))
     for o in by_rank.get(0, []):
-        check_mpi.expect(abs(o) <= a.tol, "rank 0 offset %d, want 0 +- %d" % (o, a.tol))
+        ck.expect(abs(o) <= a.tol, "rank 0 offset %d, want 0 +- %d" % (o, a.tol))
 
     t = check_mpi.Trace(anchor)
     t.check_clock(anchor)
-    check_mpi.expect(len(t.sends) > 0 and len(t.recvs) > 0, "no messages in the archive")
+    ck.expect(len(t.sends) > 0 and len(t.recvs) > 0, "no messages in the archive")
     # uncorrected, times would be off by the whole skew: the check has teeth
     # as long as the slack stays well below it (an overloaded machine gives
     # round trips of several ms)
-    check_mpi.expect(slack < -a.skew / 2, "clock sync uncertainty %d ns too large to test a %d ns skew"
-                     % (slack, -a.skew))
+    ck.expect(slack < -a.skew / 2, "clock sync uncertainty %d ns too large to test a %d ns skew"
+              % (slack, -a.skew))
     check_mpi.check_matching(t, slack)
-    if check_mpi.failures:
-        print("%d check(s) failed" % len(check_mpi.failures))
-        sys.exit(1)
+    if ck.errors:
+        sys.exit(ck.done())
     print("ok: %d sends matched, rank 1 corrected by %r ns" % (len(t.sends), by_rank.get(1)))
 
 

@@ -27,21 +27,15 @@ import shutil
 import subprocess
 import sys
 
-import otf2
 from otf2.events import (CallingContextEnter, CallingContextLeave, CallingContextSample, Enter,
                          Leave, Metric)
 
-
-class CheckError(Exception):
-    pass
-
-
-class Skip(Exception):
-    """Part of a case cannot run on this machine (after the rest passed):
-    exit SKIP_CODE with the reason (CTest SKIP_RETURN_CODE)."""
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402
 
 
-SKIP_CODE = 77
+ck = rc.Checker(stop=True)     # a case stops at its first failed check
+expect = ck.expect
 
 
 def papi_perf_event():
@@ -51,7 +45,7 @@ def papi_perf_event():
         r = subprocess.run(["papi_component_avail"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            timeout=60)
     except FileNotFoundError:
-        raise CheckError("papi_component_avail not found (papi-tools, scripts/install-deps)")
+        raise rc.CheckFailed("papi_component_avail not found (papi-tools, scripts/install-deps)")
     out = r.stdout.decode(errors="replace")
     expect("Active components:" in out, "papi_component_avail output not understood: %r" % out[-500:])
     active = re.search(r"^Name:\s+perf_event\s", out.split("Active components:", 1)[1], re.M) is not None
@@ -77,65 +71,37 @@ def papi_rejection(se, name, why, recording):
     return l
 
 
-def expect(cond, msg):
-    if not cond:
-        raise CheckError(msg)
-
-
 def run_traced(args, name, cmd, env_extra, timeout=120, expect_rc=0, stdout_path=None):
-    out = os.path.join(args.work, name)
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(args.work, exist_ok=True)
-    env = dict(os.environ)
-    env.pop("TRACER_SAMPLING", None)
-    env.pop("TRACER_METRICS", None)
-    env["LD_PRELOAD"] = args.lib
-    env["TRACER_OUTPUT"] = out
-    env.setdefault("TRACER_VERBOSE", "1")
-    env.update(env_extra)
+    """cmd traced (clean environment, TRACER_VERBOSE=1 unless env_extra says
+    otherwise) into WORK/name: (anchor, stdout, stderr) once it exited
+    expect_rc (None: any) and otf2-print read its archive."""
     print("run:", " ".join("%s=%s" % kv for kv in sorted(env_extra.items())), " ".join(cmd))
-    try:
-        if stdout_path:
-            with open(stdout_path, "wb") as f:
-                p = subprocess.run(cmd, env=env, stdout=f, stderr=subprocess.PIPE, timeout=timeout)
-        else:
-            p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=timeout)
-    except subprocess.TimeoutExpired:
-        raise CheckError("%s did not finish within %d s (deadlock?)" % (cmd[0], timeout))
-    so = p.stdout.decode(errors="replace") if p.stdout is not None else ""
-    se = p.stderr.decode(errors="replace")
-    sys.stdout.write(so)
-    sys.stderr.write(se)
+    env = {"TRACER_VERBOSE": "1"}
+    env.update(env_extra)
+    p, anchor = rc.run_traced(cmd, args.lib, os.path.join(args.work, name), env, timeout=timeout,
+                              stdout_path=stdout_path)
     if expect_rc is not None:
         expect(p.returncode == expect_rc, "%s exited %d, expected %d" % (cmd[0], p.returncode, expect_rc))
-    anchor = os.path.join(out, "traces.otf2")
-    expect(os.path.exists(anchor), "no archive %s" % anchor)
-    bad = [l for l in se.splitlines() if l.startswith("tracer: archive") and " errors (first:" in l]
+    expect(anchor, "no archive under %s" % os.path.join(args.work, name))
+    bad = [l for l in p.stderr.splitlines() if l.startswith("tracer: archive") and " errors (first:" in l]
     expect(not bad, "records rejected by the writer: %s" % bad)
-    r = subprocess.run(["otf2-print", anchor], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    expect(r.returncode == 0, "otf2-print failed: %s" % r.stderr.decode(errors="replace")[:500])
-    return anchor, so, se
+    rc.otf2_print(ck, anchor)
+    return anchor, p.stdout, p.stderr
 
 
 def load(anchor):
     """(definitions info, {location name: [events]}, timer resolution)"""
-    evs = collections.OrderedDict()
-    with otf2.reader.open(anchor) as tr:
-        res = tr.timer_resolution
-        for loc, ev in tr.events:
-            evs.setdefault(loc.name, []).append(ev)
-        defs = tr.definitions
-        info = {
-            "ccs": list(defs.calling_contexts),
-            "regions": list(defs.regions),
-            "members": list(defs.metric_members),
-            "classes": list(defs.metric_classes),
-            "recorders": list(defs.metric_class_recorders) if hasattr(defs, "metric_class_recorders") else [],
-            "igs": list(defs.interrupt_generators),
-            "locations": list(defs.locations),
-            "props": list(defs.location_properties),
-        }
+    defs, evs, res = rc.read_back(anchor)
+    info = {
+        "ccs": list(defs.calling_contexts),
+        "regions": list(defs.regions),
+        "members": list(defs.metric_members),
+        "classes": list(defs.metric_classes),
+        "recorders": list(defs.metric_class_recorders) if hasattr(defs, "metric_class_recorders") else [],
+        "igs": list(defs.interrupt_generators),
+        "locations": list(defs.locations),
+        "props": list(defs.location_properties),
+    }
     return info, evs, res
 
 
@@ -188,7 +154,7 @@ def check_cc_streams(evs):
                 open_nodes.pop()
                 prev = path_of(ev.calling_context.parent)
             elif isinstance(ev, (Enter, Leave)):
-                raise CheckError("%s: Enter/Leave mixed with calling-context events: %r" % (loc, ev))
+                raise rc.CheckFailed("%s: Enter/Leave mixed with calling-context events: %r" % (loc, ev))
         expect(not open_nodes, "%s: regions left open: %s" % (loc, [c.region.name for c in open_nodes]))
     return nsamples
 
@@ -197,7 +163,6 @@ def unique_contexts(ccs):
     """One CallingContext per distinct (parent, region, source location):
     two pcs on one line, two calls on one line, the same path on two
     threads are one context."""
-    seen = {}
     def key(c):
         scl = c.source_code_location
         return (c.region.name, scl.file if scl else None, scl.line_number if scl else None)
@@ -451,7 +416,7 @@ def case_cycles(args):
     expect(len(lines) == 1 and lines[0].startswith("tracer: warning: sampling: cycles@2000000 unavailable:")
            and "sampling off" in lines[0], "expected one line saying cycles@N is unavailable, got %s" % lines)
     expect(n == 0 and not info["igs"], "samples without a counter: %d" % n)
-    raise Skip("no hardware PMU here (/sys/bus/event_source/devices/cpu): cycles@N sampling not checked "
+    raise rc.Skip("no hardware PMU here (/sys/bus/event_source/devices/cpu): cycles@N sampling not checked "
                "(the unavailable line was)")
 
 
@@ -520,16 +485,10 @@ def case_mpi(args):
     written at the call's Leave), one sampling line for the run (rank 0)."""
     out = os.path.join(args.work, "mpi")
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ)
-    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    cmd = [args.mpirun, "--oversubscribe", "--bind-to", "none", "-np", "2", "-x", "LD_PRELOAD=" + args.lib,
-           "-x", "TRACER_OUTPUT=" + out, "-x", "TRACER_VERBOSE=1", "-x", "TRACER_SAMPLING=1ms",
-           "-x", "SMP_CPU_SECONDS=1.5", os.path.join(args.bindir, "smp_mpi")]
-    print("run:", " ".join(cmd))
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
-    so, se = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    sys.stdout.write(so)
-    sys.stdout.write(se)
+    p = rc.run_mpi(args.mpirun, 2, [os.path.join(args.bindir, "smp_mpi")],
+                   ["TRACER_OUTPUT=" + out, "TRACER_VERBOSE=1", "TRACER_SAMPLING=1ms", "SMP_CPU_SECONDS=1.5"],
+                   lib=args.lib, timeout=240)
+    so, se = p.stdout, p.stderr
     expect(p.returncode == 0, "mpirun exited %d" % p.returncode)
     cpu = {int(r): float(c) for r, c in re.findall(r"rank (\d+) cpu_ns=(\d+)", so)}
     expect(sorted(cpu) == [0, 1], "program output missing: %r" % so)
@@ -537,10 +496,10 @@ def case_mpi(args):
     expect(len(lines) == 1 and "MPI rank 0:" in lines[0], "expected one sampling line (rank 0), got %s" % lines)
     anchor = os.path.join(out, "traces.otf2")
     expect(os.path.exists(anchor), "no unified archive %s" % anchor)
-    info, evs, res = load_by_group(anchor)
-    unique_contexts(info["ccs"])
+    defs, evs, res = rc.read_back(anchor, by_group=True)
+    unique_contexts(list(defs.calling_contexts))
     props = collections.defaultdict(dict)
-    for pr in info["props"]:
+    for pr in defs.location_properties:
         props[pr.location.group.name][pr.name] = pr.value
     for r in (0, 1):
         g = "MPI Rank %d" % r
@@ -559,17 +518,6 @@ def case_mpi(args):
         # (timestamps in order); the queue holds them: nearly none lost
         expect(int(pr.get("SAMPLING::LOST", 10 ** 9)) <= 0.02 * n, "rank %d: %s of %d samples lost"
                % (r, pr.get("SAMPLING::LOST"), n))
-
-
-def load_by_group(anchor):
-    """load() with events keyed by location group (MPI rank) name."""
-    evs = collections.OrderedDict()
-    with otf2.reader.open(anchor) as tr:
-        for loc, ev in tr.events:
-            evs.setdefault(loc.group.name, []).append(ev)
-        info = {"props": list(tr.definitions.location_properties),
-                "ccs": list(tr.definitions.calling_contexts)}
-    return info, evs, None
 
 
 def case_closefd(args):
@@ -744,7 +692,7 @@ def case_metrics(args):
         for w, d in sleepy:
             expect(d * scale / w < 0.3, "%s: sleeping region used %.3f of its wall time" % (member, d * scale / w))
     if not papi:
-        raise Skip("PAPI's perf_event component is disabled here (%s): the perf::TASK-CLOCK values were not "
+        raise rc.Skip("PAPI's perf_event component is disabled here (%s): the perf::TASK-CLOCK values were not "
                    "checked (rusage metrics and the rejection line were)" % why)
 
 
@@ -796,7 +744,7 @@ def case_badmetric(args):
     busy = metric_deltas(info, evs, res, "busy", want[0])
     expect(len(busy) == 5, "5 busy regions expected, got %d" % len(busy))
     if not papi:
-        raise Skip("PAPI's perf_event component is disabled here (%s): perf::TASK-CLOCK not recorded "
+        raise rc.Skip("PAPI's perf_event component is disabled here (%s): perf::TASK-CLOCK not recorded "
                    "(the rejection line and the other metrics were checked)" % why)
 
 
@@ -901,12 +849,12 @@ def main():
     args = ap.parse_args()
     try:
         CASES[args.case](args)
-    except CheckError as e:
+    except rc.CheckFailed as e:
         print("FAIL %s: %s" % (args.case, e))
         return 1
-    except Skip as e:
+    except rc.Skip as e:
         print("SKIP %s: %s" % (args.case, e))
-        return SKIP_CODE
+        return rc.SKIP_CODE
     print("PASS %s" % args.case)
     return 0
 
