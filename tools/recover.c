@@ -375,6 +375,39 @@ out:
 	close(fd);
 }
 
+/* A local definitions file is whole: one chunk header first, the end
+ * of file (02 01) last. */
+static int local_def_ok(const char *path)
+{
+	uint8_t h, t[2];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int ok = fstat(fd, &st) == 0 && st.st_size >= HDR + 2 && read_full(fd, &h, 1, 0) == 1 && h == 0x03 &&
+		 read_full(fd, t, 2, st.st_size - 2) == 2 && t[0] == 0x02 && t[1] == 0x01;
+	close(fd);
+	return ok;
+}
+
+/* to gets the bytes of from (replaced). 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	struct stat st;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	if (in >= 0 && fstat(in, &st) == 0 && (out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+		uint8_t *b = malloc((size_t)st.st_size + 1);
+		if (b && read_full(in, b, (size_t)st.st_size, 0) == (int)st.st_size)
+			ret = write_full(out, b, (size_t)st.st_size, 0);
+		free(b);
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) != 0)
+		ret = -1;
+	return ret;
+}
+
 /* Removes D/NAME<sfx>. */
 static void unlink_own(const char *d, const char *name, const char *sfx)
 {
@@ -483,12 +516,26 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 		free(ix);
 		return -1;
 	}
-	/* the snapshot's empty local files for locations without a file of ours */
+	/* the snapshot's local files for locations without a file of ours
+	 * (empty event files; local definitions: the sampler's calling-context
+	 * mapping table, the same in every location and only growing: a file
+	 * cut by the kill while the snapshot was rewritten is replaced by a
+	 * whole one of another location) */
+	char good[8400] = "";
 	dd = opendir(snapdir);
+	while (dd && (e = readdir(dd))) {
+		snprintf(p, sizeof(p), "%.4300s/%.255s", snapdir, e->d_name);
+		if (!good[0] && has_suffix(e->d_name, ".def") && local_def_ok(p))
+			snprintf(good, sizeof(good), "%s", p);
+	}
+	if (dd)
+		rewinddir(dd);
 	while (dd && (e = readdir(dd))) {
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "%.4300s/%.255s", snapdir, e->d_name);
+		if (has_suffix(e->d_name, ".def") && !local_def_ok(p) && good[0] && copy_file(good, p))
+			errors++;
 		snprintf(q, sizeof(q), "%.4300s/%.255s", evtdir, e->d_name);
 		if (access(q, F_OK) != 0)
 			rename(p, q);
