@@ -375,6 +375,39 @@ out:
 	close(fd);
 }
 
+/* A local definitions file is whole: one chunk header first, the end
+ * of file (02 01) last. */
+static int local_def_ok(const char *path)
+{
+	uint8_t h, t[2];
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int ok = fstat(fd, &st) == 0 && st.st_size >= HDR + 2 && read_full(fd, &h, 1, 0) == 1 && h == 0x03 &&
+		 read_full(fd, t, 2, st.st_size - 2) == 2 && t[0] == 0x02 && t[1] == 0x01;
+	close(fd);
+	return ok;
+}
+
+/* to gets the bytes of from (replaced). 0 or -1. */
+static int copy_file(const char *from, const char *to)
+{
+	struct stat st;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	if (in >= 0 && fstat(in, &st) == 0 && (out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) >= 0) {
+		uint8_t *b = malloc((size_t)st.st_size + 1);
+		if (b && read_full(in, b, (size_t)st.st_size, 0) == (int)st.st_size)
+			ret = write_full(out, b, (size_t)st.st_size, 0);
+		free(b);
+	}
+	if (in >= 0)
+		close(in);
+	if (out >= 0 && close(out) != 0)
+		ret = -1;
+	return ret;
+}
+
 /* Removes D/NAME<sfx>. */
 static void unlink_own(const char *d, const char *name, const char *sfx)
 {
@@ -483,12 +516,26 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 		free(ix);
 		return -1;
 	}
-	/* the snapshot's empty local files for locations without a file of ours */
+	/* the snapshot's local files for locations without a file of ours
+	 * (empty event files; local definitions: the sampler's calling-context
+	 * mapping table, the same in every location and only growing: a file
+	 * cut by the kill while the snapshot was rewritten is replaced by a
+	 * whole one of another location) */
+	char good[8400] = "";
 	dd = opendir(snapdir);
+	while (dd && (e = readdir(dd))) {
+		snprintf(p, sizeof(p), "%.4300s/%.255s", snapdir, e->d_name);
+		if (!good[0] && has_suffix(e->d_name, ".def") && local_def_ok(p))
+			snprintf(good, sizeof(good), "%s", p);
+	}
+	if (dd)
+		rewinddir(dd);
 	while (dd && (e = readdir(dd))) {
 		if (e->d_name[0] == '.')
 			continue;
 		snprintf(p, sizeof(p), "%.4300s/%.255s", snapdir, e->d_name);
+		if (has_suffix(e->d_name, ".def") && !local_def_ok(p) && good[0] && copy_file(good, p))
+			errors++;
 		snprintf(q, sizeof(q), "%.4300s/%.255s", evtdir, e->d_name);
 		if (access(q, F_OK) != 0)
 			rename(p, q);
@@ -651,6 +698,44 @@ int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
 	return 0;
 }
 
+/* A member of the tree in procs still runs (live.<pid>: "<start time>
+ * ...", the start time against pid reuse, preload/proctree.c): its pid,
+ * else 0. */
+static long running_member(const char *procs)
+{
+	long found = 0;
+	DIR *dd = opendir(procs);
+	struct dirent *e;
+	while (dd && !found && (e = readdir(dd))) {
+		char p[4400], b[1024];
+		long pid;
+		unsigned long long start = 0, st = 0;
+		if (sscanf(e->d_name, "live.%ld", &pid) != 1 || pid <= 0 || !pid_alive((uint64_t)pid))
+			continue;
+		snprintf(p, sizeof(p), "%.4000s/%.255s", procs, e->d_name);
+		FILE *f = fopen(p, "r");
+		int ok = f && fscanf(f, "%llu", &start) == 1;
+		if (f)
+			fclose(f);
+		snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
+		f = fopen(p, "r");
+		size_t n = f ? fread(b, 1, sizeof(b) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		b[n] = 0;
+		const char *q = strrchr(b, ')');   /* fields 3.. after the command */
+		if (q && (q[1] != ' ' || q[2] == 'Z' || q[2] == 'X'))
+			continue;   /* ended, not reaped yet */
+		for (int k = 2; q && *q && k < 22; k++)
+			q = strchr(q + 1, ' ');
+		if (ok && q && sscanf(q, " %llu", &st) == 1 && st == start)
+			found = pid;
+	}
+	if (dd)
+		closedir(dd);
+	return found;
+}
+
 /* A process tree's parts in DIR/procs: tracer-merge --final recovers the
  * killed ones and unifies. 0 done, 1 nothing to do, 2 error. */
 static int recover_tree(const char *dir)
@@ -673,6 +758,12 @@ static int recover_tree(const char *dir)
 	snprintf(p, sizeof(p), "%s/traces.otf2", dir);
 	if (!pending && access(p, F_OK) == 0)
 		return 1;   /* unified already, nothing killed since */
+	long pid = running_member(procs);
+	if (pid) {
+		fprintf(stderr, "tracer: recover: process %ld of the tree in %s still runs: nothing done (its archive "
+			"is written when the last process ends)\n", pid, dir);
+		return 2;
+	}
 	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
 	double secs = 0;
 	int rc = tracer_run_merge(dir, 1, log, &secs);

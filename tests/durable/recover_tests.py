@@ -13,7 +13,8 @@ ends with ProgramEnd 137 and that the anchor says TRACER::RUN_END killed.
 Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --work DIR):
   tree_kill        sh with two 2-thread lock programs, the whole process
                    group killed at once: nothing survives; `tracer recover
-                   DIR` recovers the 3 parts and unifies them (one line).
+                   DIR` recovers the 3 parts and unifies them (one line);
+                   run before the kill, it does nothing (exit 2, one line).
   tree_kill_child  one of the two programs killed, the other and sh end
                    normally: the last process unifies by itself, the
                    killed part recovered (its summary line says so);
@@ -25,12 +26,20 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
   sampling_kill    TRACER_SAMPLING as well: the calling contexts the
                    samples refer to are defined (and resolved) in the
                    recovered archive, tree part and separate archive.
+  oom_kill         a program allocating without end in a 256 MiB memory
+                   cgroup (v1, root; else skipped with the reason) is
+                   killed by the OOM killer; the recovered archive is valid
+                   and holds every pair complete 1 s before its last line.
+  mpich_kill       durable.mpi_kill under MPICH (mpirun.mpich): 3 ranks
+                   killed at once; `tracer recover DIR` recovers and
+                   unifies them (every rank ProgramEnd 137, RUN_END).
   sampling_tree    sampling in a tree that ends normally: the unified
                    archive puts every lock thread's samples below its
                    thread function (the parts' contexts unified by content).
 """
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -70,7 +79,7 @@ def pairs_before(path, limit):
     with open(path) as f:
         for l in f:
             x = l.split()
-            if len(x) == 4 and x[0] == 't' and x[2] == 'pairs' and float(x[1]) <= limit:
+            if len(x) >= 4 and x[0] == 't' and x[2] == 'pairs' and float(x[1]) <= limit:
                 best = max(best, int(x[3]))
     return best
 
@@ -127,9 +136,14 @@ def tree_kill():
     try:
         wait_lines([os.path.join(base, f) for f in ('o1', 'o2', 'p1', 'p2')])
         time.sleep(2.0)
+        # while the tree runs, tracer recover touches nothing
+        early = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               universal_newlines=True, env=rt.clean_env(), timeout=60)
     finally:
         kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
         os.killpg(p.pid, signal.SIGKILL)   # every process of the tree at once
+    if early.returncode != 2 or 'still runs' not in early.stderr:
+        raise Fail('tree_kill: tracer recover while the tree runs: rc %d, %r' % (early.returncode, early.stderr))
     p.communicate(timeout=60)
     if os.path.exists(os.path.join(prefix, 'traces.otf2')):
         raise Fail('tree_kill: an archive was written although every process was killed')
@@ -310,6 +324,160 @@ def sampling_tree():
     if threads < 50 or roots.get((False, False), 0) > threads // 20:
         raise Fail('sampling_tree: samples of the lock threads: %s' % roots)
     print('ok sampling_tree: %d groups, samples %s' % (len(gs), roots))
+
+
+MEMCG = '/sys/fs/cgroup/memory'
+OOM_LIMIT = 256 << 20
+
+
+def memcg_create(name):
+    """A child of this process's memory cgroup (v1) limited to OOM_LIMIT: (path, None) or (None, why not)."""
+    if os.geteuid() != 0:
+        return None, 'not root (euid %d): cannot create a memory cgroup' % os.geteuid()
+    if not os.path.exists(os.path.join(MEMCG, 'memory.limit_in_bytes')):
+        return None, '%s is no cgroup v1 memory hierarchy (no memory.limit_in_bytes)' % MEMCG
+    own = '/'
+    with open('/proc/self/cgroup') as f:
+        for l in f:
+            x = l.rstrip('\n').split(':', 2)
+            if len(x) == 3 and x[1] == 'memory':
+                own = x[2]
+    path = os.path.join(MEMCG + own, name)
+    try:
+        os.mkdir(path)
+    except OSError as e:
+        return None, 'mkdir %s: %s' % (path, e.strerror)
+    try:
+        with open(os.path.join(path, 'memory.limit_in_bytes'), 'w') as f:
+            f.write(str(OOM_LIMIT))
+        sw = os.path.join(path, 'memory.memsw.limit_in_bytes')
+        if os.path.exists(sw):   # no swapping out instead of the OOM kill
+            with open(sw, 'w') as f:
+                f.write(str(OOM_LIMIT))
+    except OSError as e:
+        os.rmdir(path)
+        return None, 'setting the limit of %s: %s' % (path, e.strerror)
+    return path, None
+
+
+def oom_kills(path):
+    with open(os.path.join(path, 'memory.oom_control')) as f:
+        for l in f:
+            if l.startswith('oom_kill '):
+                return int(l.split()[1])
+    return None
+
+
+@case
+def oom_kill():
+    """The OOM killer ends a traced program in a memory-limited cgroup (256 MiB, v1): `tracer recover`
+    gives a valid archive with every lock pair complete one second before its last line."""
+    base = fresh('oom_kill')
+    cg, why = memcg_create('tracer-oom-%d' % os.getpid())
+    if why:
+        print('SKIP: no memory-limited cgroup: %s' % why)
+        sys.exit(77)
+    prefix = os.path.join(base, 'archive')
+    out = os.path.join(base, 'out')
+    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_DURABLE': '250ms'})
+
+    def enter_cgroup():
+        with open(os.path.join(cg, 'cgroup.procs'), 'w') as f:
+            f.write(str(os.getpid()))
+    try:
+        with open(out, 'w') as f:
+            p = subprocess.Popen([os.path.join(dt.A.bindir, 'durable_oom_prog'), '2', SPIN], cwd=base, env=env,
+                                 stdout=f, stderr=subprocess.PIPE, universal_newlines=True, preexec_fn=enter_cgroup)
+        try:
+            err = p.communicate(timeout=180)[1]
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise Fail('oom_kill: the program was not killed within 180 s')
+        kills = oom_kills(cg)
+    finally:
+        for _ in range(50):   # the killed process leaves the cgroup when reaped
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+    if p.returncode != -signal.SIGKILL or not kills:
+        raise Fail('oom_kill: the program ended with %r, OOM kills in the cgroup: %r; stderr %r' %
+                   (p.returncode, kills, err[-300:]))
+    lines = open(out).read().split('\n')
+    last = [l.split() for l in lines if l.startswith('t ')][-1]
+    last_t, mib = float(last[1]), int(last[5])
+    r = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=rt.clean_env(), timeout=300)
+    rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+    if r.returncode != 0 or len(rec) != 1:
+        raise Fail('oom_kill: tracer recover: rc %d, %r' % (r.returncode, r.stderr))
+    tr = tc.load(prefix)
+    tc.check_all(tr, exit_status=137)
+    tc.check_clock_range(tr)
+    info = tc.otf2_print(tr.anchor, '-A')
+    if 'TRACER::RUN_END' not in info or 'killed' not in info:
+        raise Fail('oom_kill: the anchor does not say the run was killed')
+    # the kill came after the last line printed (every 20 ms): 1 s before that line is a bound
+    got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
+    want = pairs_before(out, last_t - 1.0)
+    if want == 0 or got < want:
+        raise Fail('oom_kill: %d pairs recovered, %d complete 1 s before the last line' % (got, want))
+    print('ok oom_kill: killed by the OOM killer at %d MiB allocated (%d OOM kill), %d pairs >= %d; %s' %
+          (mib, kills, got, want, rec[0]))
+
+
+@case
+def mpich_kill():
+    """durable.mpi_kill under MPICH (Hydra's mpirun.mpich): 3 ranks killed at once, `tracer recover DIR`
+    recovers each rank and unifies them into DIR/traces.otf2 (ProgramEnd 137 on every rank, TRACER::RUN_END)."""
+    mpirun = shutil.which('mpirun.mpich') or shutil.which('mpiexec.mpich')
+    if not mpirun:
+        print('SKIP: no mpirun.mpich (package mpich)')
+        sys.exit(77)
+    base = fresh('mpich_kill')
+    archive = os.path.join(base, 'archive')
+    prog = os.path.join(dt.A.bindir, PROG)
+    cmd = [mpirun, '-np', '3', '-genv', 'TRACER_OUTPUT', archive, '-genv', 'TRACER_DURABLE', '250ms',
+           '-genv', 'LD_PRELOAD', dt.A.lib, prog, '30', '2', SPIN]
+    p = subprocess.Popen(cmd, cwd=base, env=rt.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, start_new_session=True)
+    try:
+        p.stdout.readline()
+        time.sleep(2.0)
+        ranks = [k for k in descendants(p.pid) if os.path.realpath('/proc/%d/exe' % k) == os.path.realpath(prog)]
+        if len(ranks) != 3:
+            raise Fail('mpich_kill: %d rank processes below mpirun, expected 3' % len(ranks))
+        for k in ranks:   # the whole job at once: nothing survives to write anything
+            os.kill(k, signal.SIGKILL)
+        p.communicate(timeout=60)
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
+        raise
+    r = subprocess.run([dt.A.tracer, 'recover', archive], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=rt.clean_env(), timeout=300)
+    rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+    if r.returncode != 0 or len(rec) != 3 or not os.path.exists(os.path.join(archive, 'traces.otf2')):
+        raise Fail('mpich_kill: tracer recover: rc %d, %r %r' % (r.returncode, r.stdout, r.stderr))
+    tr = tc.load(archive)
+    tc.otf2_print(tr.anchor)
+    tc.check_timestamps(tr)
+    tc.check_nesting(tr)
+    tc.check_clock_range(tr)
+    info = tc.otf2_print(tr.anchor, '-A')
+    if 'TRACER::RUN_END' not in info or 'killed: 3 of the 3 ranks' not in info:
+        raise Fail('mpich_kill: the unified anchor does not say the 3 ranks were killed')
+    masters = [l for l in tr.locations if l.events and l.events[0].kind == 'ProgramBegin']
+    ends = [l for l in masters if l.events[-1].kind == 'ProgramEnd' and l.events[-1].ev.exit_status == 137]
+    pairs = {}
+    for l in tr.locations:
+        pairs[l.group] = pairs.get(l.group, 0) + sum(1 for e in l.events if e.kind == 'ThreadReleaseLock')
+    if len(masters) != 3 or len(ends) != 3 or len(pairs) != 3 or min(pairs.values()) == 0:
+        raise Fail('mpich_kill: %d ranks with ProgramBegin, %d ending with ProgramEnd 137, pairs %s'
+                   % (len(masters), len(ends), pairs))
+    print('ok mpich_kill: 3 ranks recovered and unified, %d locations, pairs %s' % (len(tr.locations), pairs))
 
 
 if __name__ == '__main__':
