@@ -311,8 +311,9 @@ static void omp_fork_child(void)
 	tr_omp_gomp_fork_child();
 }
 
-/* Teams t is still in when it ends (own thread) or at exit (another
- * thread, t stopped). */
+/* Teams t is still in when it ends (own thread: thread_ending, before the
+ * pthread layer's ThreadEnd, or thread_fini) or at exit (another thread, t
+ * stopped: thread_fini). */
 static void omp_thread_fini(struct tr_thread *t)
 {
 	if (!tr_omp_ready)
@@ -326,6 +327,7 @@ static const struct tr_module omp_module = {
 	.thread_fini = omp_thread_fini,
 	.fini = omp_fini,
 	.fork_child = omp_fork_child,
+	.thread_ending = omp_thread_fini,
 };
 
 __attribute__((constructor(203))) static void omp_module_register(void)
