@@ -45,6 +45,8 @@ static const struct {
 	[TR_OMP_REDUCTION] = { "omp reduction", OTF2W_ROLE_CODE },
 	[TR_OMP_TASKYIELD] = { "omp taskyield", OTF2W_ROLE_FUNCTION },
 	[TR_OMP_SCOPE] = { "omp scope", OTF2W_ROLE_CODE },
+	[TR_OMP_CANCEL] = { "omp cancel", OTF2W_ROLE_FUNCTION },
+	[TR_OMP_CANCELLATION_POINT] = { "omp cancellation point", OTF2W_ROLE_FUNCTION },
 };
 
 int tr_omp_setup(void)

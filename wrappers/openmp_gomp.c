@@ -606,5 +606,5 @@ void tr_omp_gomp_fini(void)
 		snprintf(extra, sizeof(extra), "; %llu tasks not followed (more than 64 KiB of data, taskloops)",
 			 (unsigned long long)lost);
 	tr_log_info("OpenMP (libgomp, no OMPT): not recorded: schedule(static) loops (their barrier is "
-		    "an omp barrier), master, masked, nogroup taskloop tasks, doacross, cancellation%s", extra);
+		    "an omp barrier), master, masked, nogroup taskloop tasks, doacross%s", extra);
 }

@@ -37,7 +37,8 @@
 	X(omp_set_lock_) X(omp_unset_lock_) X(omp_test_lock_)                                        \
 	X(omp_set_nest_lock_) X(omp_unset_nest_lock_) X(omp_test_nest_lock_)                         \
 	X(GOMP_task) X(GOMP_taskwait) X(GOMP_taskwait_depend) X(GOMP_taskyield)                      \
-	X(GOMP_taskgroup_start) X(GOMP_taskgroup_end) X(GOMP_taskloop) X(GOMP_taskloop_ull)
+	X(GOMP_taskgroup_start) X(GOMP_taskgroup_end) X(GOMP_taskloop) X(GOMP_taskloop_ull)             \
+	X(GOMP_cancel) X(GOMP_cancellation_point)
 
 #define TR_GOMP_LOOP_SCHEDS(X, XRT)                                             \
 	X(static) X(dynamic) X(guided) X(nonmonotonic_dynamic) X(nonmonotonic_guided) \

@@ -30,6 +30,10 @@ compares the two runs and checks the archive with the reference reader
          sleep. Every location's teams end (ThreadTeamEnd) before its
          ThreadEnd, the last record; with gcc the 2 surplus libgomp workers
          end while idle (their ThreadEnd >= 150 ms before ProgramEnd).
+  cancel omp_cancel.c with OMP_CANCELLATION=true: with gcc the 2 cancel
+         constructs are 2 "omp cancel" regions, the cancellation points at
+         least the 10 iterations before the loop's cancel (libomp: not
+         recorded, the same output).
   mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
          5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
          entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
@@ -86,6 +90,8 @@ def untracer(text):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
+if MODE == 'cancel':
+    os.environ['OMP_CANCELLATION'] = 'true'   # untraced and traced runs
 base = run({})
 env = {'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace')}
 if MODE == 'off':
@@ -392,6 +398,13 @@ if MODE == 'shrink':
     expect(nteam == 3 * 4 + 2, "%d team begins, want 14" % nteam)
     if COMPILER == 'gcc':
         expect(idle == 2, "%d workers ended while idle, want 2 (libgomp ends the surplus)" % idle)
+
+if MODE == 'cancel':
+    expect('cancelled 1 (early)' in base.stdout, "untraced run: %r" % base.stdout)
+    if COMPILER == 'gcc':
+        expect(count('Enter', 'omp cancel') == 2, "omp cancel %d, want 2" % count('Enter', 'omp cancel'))
+        npt = count('Enter', 'omp cancellation point')
+        expect(npt >= 10, "omp cancellation point %d, want >= 10" % npt)
 
 if MODE == 'mpi':
     ranks = collections.defaultdict(list)
