@@ -194,6 +194,15 @@ void tr_modules_thread_fini(struct tr_thread *t)
 			tr_g.modules[i]->thread_fini(t);
 }
 
+void tr_modules_thread_ending(struct tr_thread *t)
+{
+	if (!tr_g.modules_started)
+		return;
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->thread_ending)
+			tr_g.modules[i]->thread_ending(t);
+}
+
 /* Every module's fini hook, once per process (MPI: from tr_defs_pack at
  * MPI_Finalize, so the definitions they add are unified; otherwise at
  * shut-down). Later calls return at once. */

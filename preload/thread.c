@@ -345,11 +345,13 @@ static void resume_stopped(struct tr_thread *t, int crash)
 
 void tr_thread_ending(struct tr_thread *t)
 {
-	if (!t || !t->w || t->closed || !otf2w_evt_writer_stopped(t->w))
+	if (!t || !t->w || t->closed)
 		return;
 	int saved = errno;
-	if (otf2w_evt_writer_flush(t->w) == OTF2W_OK)
+	if (otf2w_evt_writer_stopped(t->w) && otf2w_evt_writer_flush(t->w) == OTF2W_OK)
 		resume_stopped(t, 0);
+	if (t == tr_tls_self)
+		tr_modules_thread_ending(t);   /* before the ThreadEnd (OpenMP teams) */
 	errno = saved;
 }
 

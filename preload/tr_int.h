@@ -234,6 +234,7 @@ void tr_init(void);
 void tr_modules_start(void);    /* after every constructor registered its module */
 void tr_modules_thread_init(struct tr_thread *t);
 void tr_modules_thread_fini(struct tr_thread *t);
+void tr_modules_thread_ending(struct tr_thread *t);   /* tr_thread_ending, own thread */
 void tr_modules_fork_child(void);
 void tr_modules_sigaction(int sig, const void *act);   /* the program installs a handler */
 

@@ -250,11 +250,13 @@ uint64_t tr_thread_reserve_seq(void);
  * the archive is written wins; "" keeps the current name). Not for signal
  * handlers (defines a string: locks, may allocate). */
 void tr_thread_set_name(uint64_t th, const char *name);
-/* TRACER_ON_FULL=stop: call right before writing a location's last records
- * (ThreadEnd): if the location was stopped (buffer full), its buffer is
- * written out and recording resumes (MeasurementOnOff ON), so the final
- * records are never dropped. No-op otherwise. Owner thread, guard held.
- * tr_thread_end and the ProgramEnd path call it themselves. */
+/* Call right before writing a location's last records (ThreadEnd). On the
+ * thread t itself it runs the modules' thread_ending hooks (they close what
+ * they keep open: OpenMP teams). TRACER_ON_FULL=stop: if the location was
+ * stopped (buffer full), its buffer is written out first and recording
+ * resumes (MeasurementOnOff ON), so the final records are never dropped.
+ * Owner thread, guard held. tr_thread_end and the ProgramEnd path call it
+ * themselves. */
 void tr_thread_ending(struct tr_thread *t);
 
 /* Rename the location of t (e.g. "OpenMP thread 3" for a runtime's worker);
@@ -419,9 +421,15 @@ struct tr_module {
 	/* TRACER_DURABLE, every tick on the tracer-io thread, before the
 	 * definitions are saved: define what the events recorded so far refer
 	 * to and fini would define only at the end (sampled calling contexts).
-	 * A normal thread (may lock, allocate); the program runs on. May be NULL.
-	 * (appended last) */
+	 * A normal thread (may lock, allocate); the program runs on. May be NULL. */
 	void (*durable_tick)(void);
+	/* On the thread t itself, right before the layer that owns the thread
+	 * writes its last records (wrappers/pthread: the ThreadEnd, through
+	 * tr_thread_ending): close what the module keeps open on the location
+	 * (wrappers/openmp: the team a libgomp worker still waits to end), so
+	 * that ThreadEnd stays the last record. Guard held; called again (and
+	 * then a no-op) before thread_fini. May be NULL. */
+	void (*thread_ending)(struct tr_thread *t);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

@@ -45,6 +45,8 @@ static const struct {
 	[TR_OMP_REDUCTION] = { "omp reduction", OTF2W_ROLE_CODE },
 	[TR_OMP_TASKYIELD] = { "omp taskyield", OTF2W_ROLE_FUNCTION },
 	[TR_OMP_SCOPE] = { "omp scope", OTF2W_ROLE_CODE },
+	[TR_OMP_CANCEL] = { "omp cancel", OTF2W_ROLE_FUNCTION },
+	[TR_OMP_CANCELLATION_POINT] = { "omp cancellation point", OTF2W_ROLE_FUNCTION },
 };
 
 int tr_omp_setup(void)
@@ -311,8 +313,9 @@ static void omp_fork_child(void)
 	tr_omp_gomp_fork_child();
 }
 
-/* Teams t is still in when it ends (own thread) or at exit (another
- * thread, t stopped). */
+/* Teams t is still in when it ends (own thread: thread_ending, before the
+ * pthread layer's ThreadEnd, or thread_fini) or at exit (another thread, t
+ * stopped: thread_fini). */
 static void omp_thread_fini(struct tr_thread *t)
 {
 	if (!tr_omp_ready)
@@ -326,6 +329,7 @@ static const struct tr_module omp_module = {
 	.thread_fini = omp_thread_fini,
 	.fini = omp_fini,
 	.fork_child = omp_fork_child,
+	.thread_ending = omp_thread_fini,
 };
 
 __attribute__((constructor(203))) static void omp_module_register(void)

@@ -30,7 +30,8 @@
  *
  * With libomp (which exports GOMP_* and omp_* too) the OMPT front end
  * records everything and these wrappers pass through. Nothing here
- * allocates or locks; the real functions are resolved once (dlsym). Per
+ * allocates or locks; the real functions are resolved once, all together
+ * (openmp_gomp_list.h, tr_real_resolve). Per
  * region: one TLS load per thread for its state, no lookup.
  */
 #define _GNU_SOURCE
@@ -42,16 +43,32 @@
 
 _Atomic int tr_gomp_used;
 
-void *tr_gomp_sym(const char *name)
+void *tr_gomp_real[GOMP_NREAL];
+
+#define GOMP_SYM(fn) { &tr_gomp_real[GOMP_I_##fn], #fn, NULL },
+#define GOMP_LOOP_SYM(s) GOMP_SYM(GOMP_loop_##s##_start) GOMP_SYM(GOMP_loop_ull_##s##_start)
+static const struct tr_real_sym gomp_syms[GOMP_NREAL] = {
+	TR_GOMP_NAMES(GOMP_SYM) TR_GOMP_LOOP_SCHEDS(GOMP_LOOP_SYM, GOMP_LOOP_SYM)
+};
+
+/* The first call whose real function is not known yet: every entry that
+ * can be found is (a symbol this libgomp lacks stays NULL: its wrapper is
+ * never reached, the program could not have linked against it). */
+void *tr_gomp_resolve(int i)
 {
-	void *p = tr_dlsym_next(name);
-	if (!p) {
+	if (tr_real_resolve(gomp_syms, GOMP_NREAL)) {
+		/* libgomp loaded in a local scope (a plugin dlopen'ed with
+		 * RTLD_LOCAL): neither RTLD_NEXT nor RTLD_DEFAULT sees it */
 		void *h = dlopen("libgomp.so.1", RTLD_NOW | RTLD_NOLOAD);
-		if (h)
-			p = dlsym(h, name);
+		for (int k = 0; h && k < GOMP_NREAL; k++) {
+			void *p = __atomic_load_n(gomp_syms[k].slot, __ATOMIC_ACQUIRE);
+			if (!p && (p = dlsym(h, gomp_syms[k].name)) != NULL)
+				__atomic_store_n(gomp_syms[k].slot, p, __ATOMIC_RELEASE);
+		}
 	}
+	void *p = __atomic_load_n(&tr_gomp_real[i], __ATOMIC_ACQUIRE);
 	if (!p)
-		tr_log_error("OpenMP: %s not found after libtracer.so", name);
+		tr_log_error("OpenMP: %s not found after libtracer.so", gomp_syms[i].name);
 	return p;
 }
 
@@ -484,13 +501,8 @@ static void gomp_ws_start(int r)
 		gomp_ws_start(TR_OMP_LOOP);                                                       \
 		return real_GOMP_loop_ull_##name##_start(up, s, e, i, is, ie);                    \
 	}
-#define GOMP_LOOP_ALL(X, XRT)                                                   \
-	X(static) X(dynamic) X(guided) X(nonmonotonic_dynamic) X(nonmonotonic_guided) \
-	X(ordered_static) X(ordered_dynamic) X(ordered_guided)                 \
-	XRT(runtime) XRT(nonmonotonic_runtime) XRT(maybe_nonmonotonic_runtime) \
-	XRT(ordered_runtime)
-GOMP_LOOP_ALL(GOMP_LOOP_CHUNK, GOMP_LOOP_RT)
-GOMP_LOOP_ALL(GOMP_LOOP_ULL_CHUNK, GOMP_LOOP_ULL_RT)
+TR_GOMP_LOOP_SCHEDS(GOMP_LOOP_CHUNK, GOMP_LOOP_RT)
+TR_GOMP_LOOP_SCHEDS(GOMP_LOOP_ULL_CHUNK, GOMP_LOOP_ULL_RT)
 
 /* GCC 9+: one entry point with the schedule as an argument (reductions,
  * memory for the loop's private data). */
@@ -594,5 +606,5 @@ void tr_omp_gomp_fini(void)
 		snprintf(extra, sizeof(extra), "; %llu tasks not followed (more than 64 KiB of data, taskloops)",
 			 (unsigned long long)lost);
 	tr_log_info("OpenMP (libgomp, no OMPT): not recorded: schedule(static) loops (their barrier is "
-		    "an omp barrier), master, masked, nogroup taskloop tasks, doacross, cancellation%s", extra);
+		    "an omp barrier), master, masked, nogroup taskloop tasks, doacross%s", extra);
 }

@@ -12,20 +12,30 @@
 #include <stdbool.h>
 
 #include "openmp_int.h"
+#include "openmp_gomp_list.h"
 
 typedef unsigned long long ull;
 typedef void (*gomp_fn)(void *);
 
 extern _Atomic int tr_gomp_used;      /* libgomp entry points were traced */
 
-/* The real function: next object after libtracer.so, else libgomp loaded
- * in a local scope (dlopen'ed plugin). */
-void *tr_gomp_sym(const char *name);
+/* The real functions (openmp_gomp_list.h): one table, resolved all at
+ * once by the core's tr_real_resolve on the first call that needs one
+ * (next object after libtracer.so), else found in a libgomp loaded in a
+ * local scope (dlopen'ed plugin). */
+#define GOMP_IDX(fn) GOMP_I_##fn,
+#define GOMP_LOOP_IDX(s) GOMP_I_GOMP_loop_##s##_start, GOMP_I_GOMP_loop_ull_##s##_start,
+enum { TR_GOMP_NAMES(GOMP_IDX) TR_GOMP_LOOP_SCHEDS(GOMP_LOOP_IDX, GOMP_LOOP_IDX) GOMP_NREAL };
+extern void *tr_gomp_real[GOMP_NREAL];
+void *tr_gomp_resolve(int i);
+static inline void *tr_gomp_real_get(int i)
+{
+	void *p = __atomic_load_n(&tr_gomp_real[i], __ATOMIC_ACQUIRE);
+	return tr_likely(p != NULL) ? p : tr_gomp_resolve(i);
+}
 
-#define GOMP_REAL(ret, fn, ...)                                     \
-	static ret (*real_##fn)(__VA_ARGS__);                       \
-	if (tr_unlikely(!real_##fn))                                \
-	real_##fn = (ret (*)(__VA_ARGS__))tr_gomp_sym(#fn)
+/* real_<fn>, typed as the wrapper declares it */
+#define GOMP_REAL(ret, fn, ...) ret (*real_##fn)(__VA_ARGS__) = (ret (*)(__VA_ARGS__))tr_gomp_real_get(GOMP_I_##fn)
 
 /* The calling thread's state when libgomp is to be traced, else NULL. */
 int tr_gomp_setup(void);

@@ -13,8 +13,8 @@
  *       back): its argument block gets a header, built on the stack (tasks
  *       with more than 64 KiB of firstprivate data are created untraced).
  *       Untied tasks are tied in libgomp: the same records.
- *   GOMP_taskwait[_depend], GOMP_taskgroup_start/_end, GOMP_taskyield
- *                                        regions
+ *   GOMP_taskwait[_depend], GOMP_taskgroup_start/_end, GOMP_taskyield,
+ *   GOMP_cancel, GOMP_cancellation_point  regions
  *   GOMP_taskloop[_ull]                  "omp taskloop" around the call (and
  *       "omp taskgroup" inside, as libomp reports it, unless nogroup); its
  *       tasks (made inside libgomp) through a pool of trampolines (below)
@@ -236,6 +236,25 @@ TR_EXPORT void GOMP_taskyield(void)
 {
 	GOMP_REAL(void, GOMP_taskyield, void);
 	GOMP_REGION_CALL(TR_OMP_TASKYIELD, real_GOMP_taskyield());
+}
+
+/* cancel and cancellation point constructs (they act only with
+ * OMP_CANCELLATION=true; a cancelled thread then jumps to the end of the
+ * construct, after the call returned) */
+TR_EXPORT bool GOMP_cancel(int which, bool do_cancel)
+{
+	GOMP_REAL(bool, GOMP_cancel, int, bool);
+	bool ret = false;
+	GOMP_REGION_CALL(TR_OMP_CANCEL, ret = real_GOMP_cancel(which, do_cancel));
+	return ret;
+}
+
+TR_EXPORT bool GOMP_cancellation_point(int which)
+{
+	GOMP_REAL(bool, GOMP_cancellation_point, int);
+	bool ret = false;
+	GOMP_REGION_CALL(TR_OMP_CANCELLATION_POINT, ret = real_GOMP_cancellation_point(which));
+	return ret;
 }
 
 TR_EXPORT void GOMP_taskgroup_start(void)

@@ -26,6 +26,14 @@ compares the two runs and checks the archive with the reference reader
          both runtimes can see it (forks, joins, teams per location, every
          omp region, OpenMP lock acquisitions, tasks (taskloop tasks too), each
          created once, run and completed), and the known counts.
+  shrink omp_shrink.c: 3 regions of 4 threads, then one of 2 and a 300 ms
+         sleep. Every location's teams end (ThreadTeamEnd) before its
+         ThreadEnd, the last record; with gcc the 2 surplus libgomp workers
+         end while idle (their ThreadEnd >= 150 ms before ProgramEnd).
+  cancel omp_cancel.c with OMP_CANCELLATION=true: with gcc the 2 cancel
+         constructs are 2 "omp cancel" regions, the cancellation points at
+         least the 10 iterations before the loop's cancel (libomp: not
+         recorded, the same output).
   mpi    omp_mpi.c at 2 ranks (real mpirun): the unified archive has per rank
          5 forks/joins, 10 team begins/ends, 10 critical and 10 barrier
          entries, 10 OpenMP lock acquisitions, and the 5 MPI_Allreduce.
@@ -82,6 +90,8 @@ def untracer(text):
 
 shutil.rmtree(WORK, ignore_errors=True)
 os.makedirs(WORK)
+if MODE == 'cancel':
+    os.environ['OMP_CANCELLATION'] = 'true'   # untraced and traced runs
 base = run({})
 env = {'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'trace')}
 if MODE == 'off':
@@ -169,12 +179,10 @@ if MODE == 'basic':
         idx = [i for i, e in enumerate(l.events) if e.kind in ('ThreadTeamBegin', 'ThreadTeamEnd')]
         for i in idx:
             e = l.events[i]
-            # a team still open when its thread ends (a worker idle in the
-            # runtime) ends after the thread's ThreadEnd
-            j = i - 1
-            while e.kind == 'ThreadTeamEnd' and j > 0 and l.events[j].kind == 'ThreadEnd':
-                j -= 1
-            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[j]
+            # (a team still open when its thread ends, a worker idle in the
+            # runtime, ends right before the thread's ThreadEnd: the
+            # module's thread_ending hook)
+            nb = l.events[i + 1] if e.kind == 'ThreadTeamBegin' else l.events[i - 1]
             want = 'Enter' if e.kind == 'ThreadTeamBegin' else 'Leave'
             expect(nb.kind == want and nb.region == 'omp parallel',
                    "%s: %s not next to %s omp parallel" % (l.name, e.kind, want))
@@ -194,19 +202,20 @@ if MODE == 'basic':
                 spans.append((st.pop(), e.time))
     # (libgomp's workers wait in the runtime after their share: the ones idle
     # there when their thread ends (the pool shrinks for the nested region,
-    # exit) end their team with the thread, after its ThreadEnd; left out too)
+    # exit) end their team with the thread, right before its ThreadEnd; left
+    # out too)
     last_join = max(s[1] for s in spans)
     at_exit = 0
     for l in tr.locations:
-        st, ended = [], False
-        for e in l.events:
-            if e.kind == 'ThreadEnd':
-                ended = True
-            elif e.kind == 'ThreadTeamBegin':
+        st = []
+        kinds = [e.kind for e in l.events]
+        expect('ThreadEnd' not in kinds or kinds[-1] == 'ThreadEnd', "%s: records after ThreadEnd" % l.name)
+        for i, e in enumerate(l.events):
+            if e.kind == 'ThreadTeamBegin':
                 st.append(e.time)
             elif e.kind == 'ThreadTeamEnd' and st:
                 b = st.pop()
-                if e.time > last_join or ended:
+                if e.time > last_join or kinds[i + 1:i + 2] == ['ThreadEnd']:
                     at_exit += 1
                     continue
                 expect(any(s[0] <= b and e.time <= s[1] for s in spans),
@@ -371,6 +380,31 @@ if MODE == 'cross':
         expect(comm is not None and comm.group.paradigm == P and {l.name for l, _ in begins} <= members,
                "%s: team members %s not all in the team's group %s" % (name, {l.name for l, _ in begins}, members))
         print("cross %s: %s" % (name, dict(sorted(kinds(t).items()))))
+
+if MODE == 'shrink':
+    res = tr.clock.timer_resolution
+    end = tr.master.events[-1].time
+    idle = 0
+    for l in tr.locations:
+        if l is tr.master:
+            continue
+        kinds = [e.kind for e in l.events]
+        expect(kinds and kinds[-1] == 'ThreadEnd', "%s: last record %s, not ThreadEnd" % (l.name, kinds[-1:]))
+        nb, ne = kinds.count('ThreadTeamBegin'), kinds.count('ThreadTeamEnd')
+        expect(nb == ne, "%s: %d team begins, %d team ends" % (l.name, nb, ne))
+        if 'ThreadEnd' in kinds and (end - l.events[-1].time) * 1000 >= 150 * res:
+            idle += 1
+    nteam = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadTeamBegin')
+    expect(nteam == 3 * 4 + 2, "%d team begins, want 14" % nteam)
+    if COMPILER == 'gcc':
+        expect(idle == 2, "%d workers ended while idle, want 2 (libgomp ends the surplus)" % idle)
+
+if MODE == 'cancel':
+    expect('cancelled 1 (early)' in base.stdout, "untraced run: %r" % base.stdout)
+    if COMPILER == 'gcc':
+        expect(count('Enter', 'omp cancel') == 2, "omp cancel %d, want 2" % count('Enter', 'omp cancel'))
+        npt = count('Enter', 'omp cancellation point')
+        expect(npt >= 10, "omp cancellation point %d, want >= 10" % npt)
 
 if MODE == 'mpi':
     ranks = collections.defaultdict(list)
