@@ -343,6 +343,14 @@ uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t pare
 	return id;
 }
 
+uint32_t tr_defs_cc_mapped(void)
+{
+	tr_lock(&tr_reg_lock);
+	uint32_t n = tr_cc_nmap;
+	tr_unlock(&tr_reg_lock);
+	return n;
+}
+
 void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
 {
 	uint32_t *m = n ? malloc(sizeof(*m) * n) : NULL;

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
 #include "durable_index.h"
@@ -72,7 +73,7 @@ static uint64_t defs_signature(void)
 	uint64_t s = tr_g.nthreads;
 	for (int c = 0; c < TR_DEF_NCLASSES; c++)
 		s = s * 1000003u + tr_defs_count(c);
-	return s;
+	return s * 1000003u + tr_defs_cc_mapped();
 }
 
 static int open_index(void)
@@ -129,7 +130,17 @@ static int write_snapshot(void)
 		return -1;
 	}
 	tr_defs_write_global(g, 0);
+	tr_defs_write_cc_maps(a);   /* sampled calling contexts: node -> definition */
 	return otf2w_archive_close(a) == OTF2W_OK ? 0 : -1;
+}
+
+/* The modules' definitions of what was recorded so far (sampled calling
+ * contexts: struct tr_module.durable_tick). */
+static void modules_tick(void)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->durable_tick)
+			tr_g.modules[i]->durable_tick();
 }
 
 static void tick(void)
@@ -138,6 +149,7 @@ static void tick(void)
 		return;
 	if (!dur_idx && open_index() != 0)
 		return;
+	modules_tick();   /* (may be slow: sampled symbols) */
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
 	uint32_t n = 0;
@@ -155,7 +167,9 @@ static void tick(void)
 		now[n].state = TR_DURABLE_VALID;
 		n++;
 	}
-	/* 2. definitions (only when something was added) */
+	/* 2. definitions (only when something was added; modules add theirs:
+	 * again, for what came since the slow first call above) */
+	modules_tick();
 	uint64_t sig = defs_signature();
 	if (!dur_snap_ok || sig != dur_sig) {
 		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
@@ -235,15 +249,26 @@ void tr_durable_cleanup(int crash)
 	if (!dur_interval_ns)
 		return;
 	dur_stopped = 1;
-	char dir[4400], p[4500];
+	char dir[4400], p[4700], buf[2048];
 	tr_archive_own_path(dir, sizeof(dir), ".recovery");
-	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
-		unsigned long long num = (unsigned long long)t->location;
-		snprintf(p, sizeof(p), "%s/%llu.evt", dir, num);
-		unlink(p);
-		snprintf(p, sizeof(p), "%s/%llu.def", dir, num);
-		unlink(p);
+	/* every file in it (an MPI rank's snapshot also has empty files of
+	 * other ranks' locations): getdents64, async-signal-safe */
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	long got;
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (e[0] == '.')
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e);
+			unlink(p);
+		}
 	}
+	if (d >= 0)
+		close(d);
 	rmdir(dir);
 	unlink_own(".recovery.otf2");
 	unlink_own(".recovery.def");

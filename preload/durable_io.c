@@ -10,12 +10,11 @@
  * same time gets the number it gets untraced, and the program's
  * close_range/dup2/closefrom can never touch our files.
  *
- * - Created lazily when the program gets a second thread (the first
- *   location of a non-master thread, a normal context: never from a signal
- *   handler), so a single-threaded program never has it (nothing can race
- *   with it there). Until then, and whenever the thread cannot be created
- *   or unshare is refused, the writer opens its files itself at a high
- *   number (fileio.c), as before.
+ * - Started with the archive in durable mode (durable.c; a fork child
+ *   starts its own). Without it (TRACER_DURABLE=off, or the thread cannot
+ *   be created or unshare is refused) the writer opens its files itself at
+ *   a high number (fileio.c), as before.
+ * - It never keeps the process alive: see uncount.
  * - Requests are on the caller's stack, pushed on a lock-free list; the
  *   thread sleeps on a futex; the caller sleeps on its request's futex
  *   until it is done. The thread blocks every signal (never the target of
@@ -69,6 +68,7 @@ static pthread_t io_th;
 static int io_quit;                  /* the service thread ends after this request */
 static int io_master_gone;           /* the main thread called pthread_exit */
 static int (*io_real_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static int io_uncounted;             /* not in glibc's count of running threads */
 
 static long fx(int *addr, int op, int val, const struct timespec *ts)
 {
@@ -160,11 +160,34 @@ static void *io_main(void *unused)
 			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
 			fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
 			r = n;
-			if (quit)
+			if (quit) {
+				if (__atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST))
+					syscall(SYS_exit, 0);   /* not through glibc: see uncount */
 				return NULL;   /* the requester joins us */
+			}
 		}
 	}
 	return NULL;
+}
+
+/* glibc ends the process (exit(0): atexit handlers, stdio flushed) when
+ * the last thread counted in __nptl_nthreads ends (a thread returning or
+ * calling pthread_exit, main's pthread_exit included). tracer-io is taken
+ * out of that count right after its creation (the creating thread is alive
+ * and counted: the count never reaches 0 here), so the program's last
+ * thread ends the process exactly as untraced, whatever the order in which
+ * its threads end; exit_group then ends tracer-io. tracer-io itself never
+ * returns through glibc (it would count itself out a second time): when it
+ * must end it leaves with the exit system call. Without the symbol (another
+ * C library) the older way stays: tr_io_thread_exiting ends tracer-io when
+ * the program's last thread ends. */
+static void uncount(void)
+{
+	int *n = (int *)dlvsym(RTLD_DEFAULT, "__nptl_nthreads", "GLIBC_PRIVATE");
+	if (!n)
+		return;
+	__atomic_sub_fetch(n, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&io_uncounted, 1, __ATOMIC_SEQ_CST);
 }
 
 /* Create the service thread (normal context only: never from a signal
@@ -199,6 +222,8 @@ void tr_io_start(void)
 		io_th = th;
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	}
+	if (ret == 0)
+		uncount();
 	if (self)
 		self->guard--;
 	tr_tls_creating--;
@@ -329,7 +354,8 @@ static void quit_io(void *unused)
 
 void tr_io_thread_exiting(void)
 {
-	if (io_self || __atomic_load_n(&io_state, __ATOMIC_SEQ_CST) != IO_RUNNING)
+	if (io_self || __atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST) ||
+	    __atomic_load_n(&io_state, __ATOMIC_SEQ_CST) != IO_RUNNING)
 		return;
 	struct tr_thread *self = tr_tls_self;
 	if (self && self == tr_g.master)
@@ -355,4 +381,5 @@ void tr_io_fork_child(void)
 	io_busy = 0;
 	io_quit = 0;
 	io_master_gone = 0;
+	io_uncounted = 0;   /* glibc counts the child's one thread */
 }

@@ -52,8 +52,7 @@ void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 			t->stack[t->depth] = region;
 		t->depth++;
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 }
 
 void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
@@ -83,8 +82,7 @@ void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
 		if (tr_likely(t->depth > 0))
 			t->depth--;
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 }
 
 void tr_measurement(struct tr_thread *t, int on)
@@ -101,8 +99,7 @@ void tr_measurement(struct tr_thread *t, int on)
 	if (s != OTF2W_OK)
 		tr_evt_status_slow(t, s);
 	t->off = !on;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 }
 
 /* ---- modules ---- */
@@ -249,8 +246,7 @@ size_t tr_stack_detach(struct tr_thread *t, uint32_t base, uint32_t *regions, si
 		if (t->depth > base)
 			t->depth = base;
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 	return n;
 }
 
@@ -267,8 +263,7 @@ void tr_stack_attach(struct tr_thread *t, const uint32_t *regions, size_t n)
 			t->depth++;
 		}
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 }
 
 void tr_stack_leave_to(struct tr_thread *t, uint32_t base, uint64_t time)
@@ -300,6 +295,5 @@ void tr_wakeup(struct tr_thread *t)
 			if (tr_g.modules[i]->wakeup)
 				tr_g.modules[i]->wakeup(t, now);
 	}
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);
 }

@@ -178,7 +178,26 @@ int tr_log_notices_on_stderr(void)
 	return !tr_log_to_file && !tr_g.fork_child;
 }
 
-/* Appends to the log file (async-signal-safe: open, write, close). */
+struct log_call {
+	const char *path, *buf;
+	size_t n;
+};
+
+/* Runs on the tracer-io thread when there is one: the descriptor never
+ * takes a number in the program's table. */
+static void log_file_io(void *p)
+{
+	struct log_call *c = p;
+	int fd = open(c->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;   /* a notice, not a problem: dropped */
+	write_fd_all(fd, c->buf, c->n);
+	close(fd);
+}
+
+/* Appends to the log file (async-signal-safe: open, write, close, or the
+ * same on tracer-io, a lock-free hand-over; the crash paths turn tracer-io
+ * off first). */
 static void log_file_write(const char *buf, size_t n)
 {
 	char p[4300];
@@ -192,11 +211,9 @@ static void log_file_write(const char *buf, size_t n)
 		memcpy(p + k, "/tracer.log", 12);
 		path = p;
 	}
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return;   /* a notice, not a problem: dropped */
-	write_fd_all(fd, buf, n);
-	close(fd);
+	struct log_call c = { path, buf, n };
+	if (tr_io_run(log_file_io, &c) != 0)
+		log_file_io(&c);   /* no tracer-io thread (or a crash path): here */
 }
 
 void tr_log_notice_write(const char *buf, size_t n)

@@ -21,7 +21,9 @@
  * registered by itself, the tracer mapped; an entry that is not so within
  * 1 s is an untraced program or a launcher helper: not waited for). The member that finds none runs
  * bin/tracer-merge (next to lib/libtracer.so) on DIR and waits for it; from
- * the crash path it is started detached. Under tracer-run (TRACER_LAUNCHER)
+ * the crash path it is started detached. TRACER_DURABLE: every part is
+ * durable; tracer-merge first recovers the parts of members that were
+ * killed (tools/recover.c). Under tracer-run (TRACER_LAUNCHER)
  * tracer-run unifies when its subtree has ended: members only leave.
  * Every function that the crash path reaches is async-signal-safe (no
  * malloc, no stdio, no lock but the flock with a bounded wait).
@@ -332,10 +334,7 @@ static void reg_stale(const char *name, void *ud)
 int tr_tree_prepare(char *dir, size_t n)
 {
 	tr_tree.on = 0;
-	/* TRACER_DURABLE: every process keeps an archive of its own, which
-	 * tracer recover rebuilds after a kill (recovery of tree parts and
-	 * their unification is not there yet: docs/core.md) */
-	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || tr_durable_on() || !reg_usable())
+	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !reg_usable())
 		return -1;
 	find_lib_name();
 	tr_tree.on = 1;
@@ -612,9 +611,13 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 	if (read_into(p, r, sizeof(r)) <= 0)
 		return 0;
 	const char *s = r;
-	unsigned long long np = num(&s), nl = num(&s), ne = num(&s), nb = num(&s);
-	return snprintf(line, n, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, "
-			"%llu bytes (unified in %.3f s)\n", tr_g.shown, np, np == 1 ? "" : "es", nl, ne, nb, secs);
+	unsigned long long np = num(&s), nl = num(&s), ne = num(&s), nb = num(&s), nk = num(&s);
+	char killed[96] = "";
+	if (nk)   /* TRACER_DURABLE: parts of killed processes, recovered by tracer-merge */
+		snprintf(killed, sizeof(killed), " (%llu killed, recovered up to their last durability tick)", nk);
+	return snprintf(line, n, "tracer: archive %s/traces.otf2: %llu process%s%s, %llu locations, %llu events, "
+			"%llu bytes (unified in %.3f s)\n", tr_g.shown, np, np == 1 ? "" : "es", killed, nl, ne, nb,
+			secs);
 }
 
 int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)

@@ -14,6 +14,13 @@
  *    signals use otf2w_archive_close_emergency (no lock, no malloc). Then
  *    the default action runs (re-raised): the exit status and core dump seen
  *    by the parent are those without the tracer.
+ * A termination signal that lands while its thread is inside a record
+ * (in_record: the encoder is half-way through a record in the location's
+ * buffer) is deferred: the handler returns at once, the thread completes
+ * its record, and tr_rec_end (tracer.h) raises the signal again on the same
+ * thread (its siginfo kept for a program's handler). So the location gets
+ * its last records (ThreadEnd) like every other one; the delay is the rest
+ * of one record (or of a buffer flush). Crash signals are not deferred.
  * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
  */
 #include <dlfcn.h>
@@ -295,11 +302,81 @@ static void default_action(int sig)
 	/* a fault re-executes the instruction with the default action */
 }
 
+/* ---- termination signals inside a record ---- */
+
+/* The siginfo of the first deferred signal of this thread (for a program
+ * handler: it sees the sender, not our re-raise). */
+static TR_TLS siginfo_t tr_tls_definfo;
+static TR_TLS int tr_tls_definfo_sig;
+
+/* tgkill from our own text (not libc's syscall()): the re-raised signal
+ * then interrupts libtracer.so, and the handler does not take the place
+ * for "inside libc" (which would force the emergency path). */
+static long raw_tgkill(long pid, long tid, long sig)
+{
+#if defined(__x86_64__)
+	long ret;
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "0"((long)SYS_tgkill), "D"(pid), "S"(tid), "d"(sig)
+			     : "rcx", "r11", "memory");
+	return ret;
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_tgkill;
+	register long x0 __asm__("x0") = pid;
+	register long x1 __asm__("x1") = tid;
+	register long x2 __asm__("x2") = sig;
+	__asm__ __volatile__("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
+	return x0;
+#else
+	return syscall(SYS_tgkill, pid, tid, sig);
+#endif
+}
+
+/* The handler, on a thread inside a record: note sig (1 = deferred). */
+static int defer_signal(struct tr_thread *t, int sig, const siginfo_t *info)
+{
+	if (sig >= 32 || !t || !t->in_record)
+		return 0;
+	uint32_t bit = 1u << sig;
+	if (!(t->sig_deferred & bit) && !tr_tls_definfo_sig && info) {
+		tr_tls_definfo = *info;
+		tr_tls_definfo_sig = sig;
+	}
+	__atomic_fetch_or(&t->sig_deferred, bit, __ATOMIC_SEQ_CST);   /* twice: merged, as the kernel does */
+	return 1;
+}
+
+/* tr_rec_end saw a deferred signal: the record is complete, raise it again
+ * on this thread (delivered before tgkill returns, unless the thread blocks
+ * it now: then when it unblocks it). Async-signal-safe. */
+void tr_rec_deferred(struct tr_thread *t)
+{
+	uint32_t m;
+	while (!t->in_record && (m = __atomic_load_n(&t->sig_deferred, __ATOMIC_SEQ_CST)) != 0) {
+		int sig = __builtin_ctz(m);
+		__atomic_fetch_and(&t->sig_deferred, ~(1u << sig), __ATOMIC_SEQ_CST);
+		int saved = errno;
+		raw_tgkill(getpid(), gettid(), sig);
+		errno = saved;
+	}
+}
+
 static void tr_handler(int sig, siginfo_t *info, void *uctx)
 {
 	int saved = errno;
 	struct sigaction p = tr_prog[sig];
 
+	if (tr_managed[sig] == 1 && p.sa_handler != SIG_IGN) {
+		if (defer_signal(tr_tls_self, sig, info)) {
+			errno = saved;
+			return;
+		}
+		if (tr_tls_definfo_sig == sig && info && info->si_code == SI_TKILL && info->si_pid == getpid()) {
+			info = &tr_tls_definfo;   /* our re-raise: the sender's siginfo */
+			tr_tls_definfo_sig = 0;
+		}
+	}
 	if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
 		if (p.sa_flags & SA_RESETHAND) {
 			tr_prog[sig].sa_handler = SIG_DFL;

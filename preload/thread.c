@@ -396,7 +396,7 @@ void tr_thread_end(struct tr_thread *t)
 	}
 	t->state = TR_T_DEAD;
 	tr_unlock(&tr_g.lock);
-	t->in_record = 0;
+	tr_rec_end(t);
 	if (t != tr_g.master)
 		altstack_release();   /* (fix) the thread's own, set up at creation */
 	t->guard--;

@@ -177,6 +177,7 @@ void tr_defs_local_range(uint64_t *first, uint64_t *last);
 uint64_t tr_defs_unified_gid(uint64_t loc);
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
 void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
+uint32_t tr_defs_cc_mapped(void);   /* nodes in that map so far (durable.c: snapshot when it grew) */
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
 void tr_defs_process_renamed(void);

@@ -132,6 +132,10 @@ struct tr_thread {
 	volatile int guard;        /* > 0 while inside the tracer (recursion guard) */
 	int saved_errno;           /* errno at tr_thread_get, restored by tr_thread_put */
 	volatile int in_record;    /* set by tr_enter/tr_leave while writing (sampler defers) */
+	/* termination signals (bit 1 << sig) that arrived inside a record: the
+	 * handler returned, tr_rec_end raises them again when the record is
+	 * complete (preload/signals.c) */
+	volatile uint32_t sig_deferred;
 	uint64_t pthread_self;     /* pthread_t of the thread */
 	int tid;                   /* kernel tid */
 	/* Slots owned by other modules (set in their thread_init hooks). */
@@ -270,26 +274,33 @@ void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region);
  * records, ...) bracket them with these: tr_rec_begin returns 0 when the
  * location may not be written any more (shut-down started on another thread,
  * measurement off) - then skip the record. It also tells the sampler to defer
- * (in_record). Cheap: two stores and a load.
+ * (in_record), and a termination signal: its handler returns at once and
+ * tr_rec_end raises it again (the thread ends its record first, then the
+ * archive is written with the location's ThreadEnd). Cheap: two stores and
+ * two loads. Every place that clears in_record does so through tr_rec_end.
  *
  *	if (tr_rec_begin(t)) {
  *		tr_evt_status(t, otf2w_evt_thread_create(t->w, NULL, tr_time(), comm, seq));
  *		tr_rec_end(t);
  *	}
  */
+void tr_rec_deferred(struct tr_thread *t);
+static inline void tr_rec_end(struct tr_thread *t)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	t->in_record = 0;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tr_unlikely(t->sig_deferred))
+		tr_rec_deferred(t);   /* a termination signal waited for this record */
+}
 static inline int tr_rec_begin(struct tr_thread *t)
 {
 	t->in_record = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (tr_likely(t->state == TR_T_ACTIVE && !t->off && t->w))
 		return 1;
-	t->in_record = 0;
+	tr_rec_end(t);
 	return 0;
-}
-static inline void tr_rec_end(struct tr_thread *t)
-{
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
 }
 
 /* Account the status of any otf2w_evt_* call made directly by a wrapper
@@ -405,6 +416,12 @@ struct tr_module {
 	 * before it is installed. Only for handlers, not SIG_IGN/SIG_DFL; at
 	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
 	void (*on_sigaction)(int sig, const void *act);
+	/* TRACER_DURABLE, every tick on the tracer-io thread, before the
+	 * definitions are saved: define what the events recorded so far refer
+	 * to and fini would define only at the end (sampled calling contexts).
+	 * A normal thread (may lock, allocate); the program runs on. May be NULL.
+	 * (appended last) */
+	void (*durable_tick)(void);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

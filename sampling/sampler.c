@@ -120,8 +120,10 @@ SMP_HOT static uint32_t smp_child(struct smp_thread *s, uint32_t parent, uint64_
 	n->key = key;
 	n->parent = parent;
 	uint32_t d = parent == SMP_UNDEF ? 1 : (uint32_t)tr_smp_nodes[parent].depth + 1;
-	n->depth = d > 0xffff ? 0xffff : (uint16_t)d;
 	n->gen = (uint16_t)tr_smp_obj_gen;
+	/* depth last (never 0): the node is complete (TRACER_DURABLE ticks
+	 * define nodes while others are being created) */
+	__atomic_store_n(&n->depth, d > 0xffff ? 0xffff : (uint16_t)d, __ATOMIC_RELEASE);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->hash[h] = id + 1;
 	s->hused++;

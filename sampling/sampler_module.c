@@ -204,7 +204,7 @@ static void smp_fini(void)
 		n = tr_smp_node_cap;
 	tr_smp_frozen = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint32_t ndef = tr_smp_define_contexts(n);
+	uint32_t ndef = tr_smp_define_contexts(n, 1);
 
 	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;
@@ -351,6 +351,20 @@ static void smp_fini_crash(otf2w_gdef_writer *g)
 	}
 }
 
+/* TRACER_DURABLE tick (tracer-io thread): the calling contexts of the
+ * nodes so far (and their mapping), so that a recovered archive defines
+ * every context its samples refer to. */
+static void smp_durable_tick(void)
+{
+	if (!tr_smp_nodes || tr_smp_frozen)
+		return;
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	tr_smp_objects_refresh();   /* objects loaded since: their symbols */
+	tr_smp_define_contexts(n, 0);
+}
+
 static struct tr_module smp_module = {
 	.name = "sampling",
 	.init = smp_init,
@@ -361,6 +375,7 @@ static struct tr_module smp_module = {
 	.thread_fini_crash = smp_thread_fini_crash,
 	.fini_crash = smp_fini_crash,
 	.on_sigaction = smp_on_sigaction,
+	.durable_tick = smp_durable_tick,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)

@@ -44,7 +44,7 @@
 struct smp_node {
 	uint64_t key;
 	uint32_t parent;     /* SMP_UNDEF for roots */
-	uint16_t depth;      /* 1 for roots (saturates) */
+	uint16_t depth;      /* 1 for roots (saturates); 0: not complete yet */
 	uint16_t gen;        /* object-table generation when created */
 };
 
@@ -65,7 +65,8 @@ void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
  * CallingContext definitions (without MPI one per distinct (region, source
  * location, parent), with a node -> id mapping table; with MPI ids = node
  * indices). n = node count. */
-uint32_t tr_smp_define_contexts(uint32_t n);   /* returns the distinct contexts defined */
+/* returns the distinct contexts defined; last: no call follows (not a durable tick) */
+uint32_t tr_smp_define_contexts(uint32_t n, int last);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

@@ -39,6 +39,10 @@ struct smp_obj {
 	uintptr_t bias, lo, hi;
 	uint32_t gen_from, gen_to;   /* alive in generations [from, to) */
 	int live;
+	/* its symbol session, kept between the definitions of TRACER_DURABLE
+	 * ticks (reading DWARF again each tick costs up to a second) */
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
 };
 
 volatile uint32_t tr_smp_obj_gen;
@@ -336,7 +340,7 @@ static int smp_decl_line(Dwfl_Module *mod, Dwarf_Addr addr)
 }
 
 /* Resolve the addresses v[0..n-1] (all of object o, sorted) into res. */
-static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t n, struct smp_res *res)
+static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, struct smp_res *res)
 {
 	static char *debuginfo_path;
 	static const Dwfl_Callbacks cb = {
@@ -345,15 +349,17 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &debuginfo_path,
 	};
-	Dwfl *dwfl = NULL;
-	Dwfl_Module *mod = NULL;
-	if (o && o->path) {
+	Dwfl *dwfl = o ? o->dwfl : NULL;
+	Dwfl_Module *mod = o ? o->mod : NULL;
+	if (o && o->path && !dwfl) {
 		dwfl = dwfl_begin(&cb);
 		if (dwfl) {
 			dwfl_report_begin(dwfl);
 			mod = dwfl_report_elf(dwfl, o->name, o->path, -1, o->bias, false);
 			dwfl_report_end(dwfl, NULL, NULL);
 		}
+		o->dwfl = dwfl;
+		o->mod = mod;
 	}
 	uint64_t prev = ~0ull;
 	struct smp_res last = { SMP_UNDEF, SMP_UNDEF, 0, NULL, NULL };
@@ -411,17 +417,53 @@ static void smp_resolve_obj(const struct smp_obj *o, struct smp_addr *v, size_t 
 		last.bline = (uint32_t)(bline > 0 ? bline : 0);
 		res[i] = last;
 	}
-	if (dwfl)
-		dwfl_end(dwfl);
 }
 
-uint32_t tr_smp_define_contexts(uint32_t n)
+/* The symbol sessions end (the last definitions were made). */
+static void smp_dwfl_end(void)
 {
-	uint32_t distinct = n;
+	for (uint32_t i = 0; i < smp_nobjs; i++) {
+		if (smp_objs[i].dwfl)
+			dwfl_end(smp_objs[i].dwfl);
+		smp_objs[i].dwfl = NULL;
+		smp_objs[i].mod = NULL;
+	}
+}
+
+/* Nodes defined so far (under smp_obj_lock): a TRACER_DURABLE tick
+ * defines the nodes so far, later calls those after them. Without MPI
+ * smp_map[i] is node i's deduplicated definition. */
+static uint32_t smp_ndefined;
+static uint32_t *smp_map;
+static uint32_t smp_capmap;
+
+uint32_t tr_smp_define_contexts(uint32_t n, int last)
+{
+	uint32_t distinct = n, from;
+	int by_index = tr_proc.rank >= 0;
 	if (!n)
 		return 0;
 	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
 		sched_yield();
+	/* the complete nodes after those defined already (a node being created
+	 * has depth 0; every node an event refers to is complete) */
+	from = smp_ndefined;
+	uint32_t m = from;
+	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
+		m++;
+	n = m;
+	if (!by_index && n > smp_capmap) {
+		uint32_t *g = realloc(smp_map, sizeof(*g) * n);
+		if (!g) {
+			tr_log_error("sampling: no memory to map %u calling contexts", n);
+			goto unlock;
+		}
+		smp_map = g;
+		smp_capmap = n;
+	}
+	distinct = n;
+	if (from >= n)
+		goto unlock;
 
 	struct smp_res *nres = malloc(sizeof(*nres) * n);
 	struct smp_addr *v = malloc(sizeof(*v) * n);
@@ -433,7 +475,7 @@ uint32_t tr_smp_define_contexts(uint32_t n)
 	}
 	uint32_t trunc_r = SMP_UNDEF, tracer_r = SMP_UNDEF;
 	size_t nv = 0;
-	for (uint32_t i = 0; i < n; i++) {
+	for (uint32_t i = from; i < n; i++) {
 		const struct smp_node *nd = &tr_smp_nodes[i];
 		where[i] = UINT32_MAX;
 		memset(&nres[i], 0, sizeof(nres[i]));
@@ -479,10 +521,11 @@ uint32_t tr_smp_define_contexts(uint32_t n)
 	 * one line, of the same path on two threads are one context - and a
 	 * mapping table node -> definition in every location's local
 	 * definitions. With MPI: ids = node indices (tr_def_calling_context_new)
-	 * and the unifier deduplicates the same way. */
+	 * and the unifier deduplicates the same way. Both in steps (durable
+	 * ticks: nodes from..n). */
 	uint32_t bad = 0;
-	uint32_t *map = tr_proc.rank < 0 ? malloc(sizeof(*map) * (n ? n : 1)) : NULL;
-	for (uint32_t i = 0; i < n; i++) {
+	uint32_t *map = !by_index ? smp_map : NULL;
+	for (uint32_t i = from; i < n; i++) {
 		const struct smp_node *nd = &tr_smp_nodes[i];
 		if (map) {
 			map[i] = tr_def_calling_context(nres[i].region, nres[i].scl,
@@ -498,8 +541,8 @@ uint32_t tr_smp_define_contexts(uint32_t n)
 			distinct = map[i] + 1 > distinct ? map[i] + 1 : distinct;
 		tr_def_calling_context_map(map, n);
 		tr_log_debug("sampling: %u calling-context nodes, %u distinct contexts", n, distinct);
-		free(map);
 	}
+	smp_ndefined = n;
 	if (bad)
 		tr_log_error("sampling: %u calling-context ids differ from the recorded ones; samples may be misattributed",
 			     bad);
@@ -513,6 +556,14 @@ out:
 	free(v);
 	free(res);
 	free(where);
+unlock:
+	if (last)
+		smp_dwfl_end();   /* the last definitions (a tick keeps the sessions) */
+	if (!by_index && smp_map && from >= n) {
+		distinct = 0;   /* nothing new: the distinct contexts so far */
+		for (uint32_t i = 0; i < smp_ndefined; i++)
+			distinct = smp_map[i] + 1 > distinct ? smp_map[i] + 1 : distinct;
+	}
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
 	return distinct;
 }

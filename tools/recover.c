@@ -15,7 +15,14 @@
  * widened to the last event; the definitions become NAME.def and the
  * anchor NAME.otf2 (last: a reader never sees a half-recovered archive).
  * The anchor property TRACER::RUN_END says the run was killed.
- * DIR may be the archive directory or an MPI run's (DIR/ranks/rank<r>.*).
+ * DIR may be the archive directory, an MPI run's (DIR/ranks/rank<r>.*) or
+ * a process tree's (DIR/procs/proc<N>.*, preload/proctree.c). A part of a
+ * run (rank or process image) also gets its packed definitions
+ * (NAME.tdefs, saved at the ticks) brought up to the recovered events (last
+ * time, events per location) and NAME.end ("events locations killed"), so
+ * that tracer-merge unifies it like a part that ended normally; then
+ * tracer-merge makes the one archive DIR/traces.otf2 (`tracer recover`;
+ * tracer-merge itself recovers the parts of a tree whose processes died).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -24,7 +31,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "../preload/durable_index.h"
 #include "recover.h"
@@ -34,6 +44,7 @@
 struct loc_result {
 	uint64_t events;
 	uint64_t last_time;
+	int begin;   /* ProgramBegin recovered (master location) */
 };
 
 static int read_full(int fd, void *p, size_t n, off_t off)
@@ -235,6 +246,7 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 	if (write_full(fd, buf, len, (off_t)at) || ftruncate(fd, (off_t)(at + len)) != 0)
 		ret = -1;
 	res->events = nev;
+	res->begin = begin;
 	free(stack);
 	free(buf);
 	if (close(fd) != 0)
@@ -310,8 +322,78 @@ static int has_suffix(const char *s, const char *sfx)
 	return a > b && !strcmp(s + a - b, sfx);
 }
 
-/* One process's files: D/NAME.durable. 0 recovered, -1 error. */
-static int recover_one(const char *d, const char *name, FILE *msg)
+/* Recovered locations of one archive (for its packed definitions). */
+struct loc_count {
+	uint64_t id, events;
+};
+
+/* A part's packed local definitions NAME.tdefs (preload/defs_pack.c,
+ * tr_ds_pack: magic "TRDF", version 3, then the one process: rank, pid,
+ * host, group name, creator (5 x 4 bytes), first time, last time,
+ * resolution, realtime (4 x 8), nlocs (4), per location id (8), name (4),
+ * events (8)). Its last time and event counts are those of the last tick:
+ * brought up to the recovered files, so that the unified ClockProperties
+ * cover every recovered event. Another version is left alone. */
+#define TD_MAGIC 0x46445254u
+#define TD_VERSION 3u
+#define TD_TLAST 40
+#define TD_NLOCS 64
+#define TD_LOCS 68
+#define TD_LOC 20
+
+static void patch_tdefs(const char *path, uint64_t last, const struct loc_count *lc, size_t n)
+{
+	uint8_t h[TD_LOCS];
+	uint32_t magic, version, nprocs, nlocs;
+	uint64_t t_last;
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (read_full(fd, h, sizeof(h), 0) != (int)sizeof(h))
+		goto out;
+	memcpy(&magic, h, 4);
+	memcpy(&version, h + 4, 4);
+	memcpy(&nprocs, h + 8, 4);
+	memcpy(&t_last, h + TD_TLAST, 8);
+	memcpy(&nlocs, h + TD_NLOCS, 4);
+	if (magic != TD_MAGIC || version != TD_VERSION || nprocs != 1 || nlocs > (1u << 20))
+		goto out;
+	if (last > t_last)
+		(void)write_full(fd, &last, 8, TD_TLAST);
+	for (uint32_t k = 0; k < nlocs; k++) {
+		uint8_t l[TD_LOC];
+		off_t at = TD_LOCS + (off_t)k * TD_LOC;
+		uint64_t id;
+		if (read_full(fd, l, sizeof(l), at) != (int)sizeof(l))
+			break;
+		memcpy(&id, l, 8);
+		for (size_t i = 0; i < n; i++)
+			if (lc[i].id == id)
+				(void)write_full(fd, &lc[i].events, 8, at + 12);
+	}
+out:
+	close(fd);
+}
+
+/* Removes D/NAME<sfx>. */
+static void unlink_own(const char *d, const char *name, const char *sfx)
+{
+	char p[4400];
+	snprintf(p, sizeof(p), "%.4000s/%.255s%s", d, name, sfx);
+	unlink(p);
+}
+
+/* A process is still running (its pid exists). */
+static int pid_alive(uint64_t pid)
+{
+	return pid > 0 && pid < (1u << 30) && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+/* One process's files: D/NAME.durable. part: a rank's or a process
+ * image's part of a run (NAME.tdefs, NAME.end); only_dead: a part whose
+ * process still runs is left alone. 0 recovered, 1 left alone, -1 error. */
+static int recover_one(const char *d, const char *name, FILE *msg, int part, int only_dead,
+		       struct tr_recover_totals *tot)
 {
 	char p[8400], q[8400], evtdir[8300], snapdir[8300];
 	struct tr_durable_index *ix = malloc(sizeof(*ix));
@@ -319,7 +401,8 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 
 	snprintf(p, sizeof(p), "%.4000s/%.255s.durable", d, name);
 	if (!ix || (fd = open(p, O_RDONLY | O_CLOEXEC)) < 0) {
-		fprintf(msg, "tracer: recover: cannot read %s: %s\n", p, strerror(errno));
+		if (msg)
+			fprintf(msg, "tracer: recover: cannot read %s: %s\n", p, strerror(errno));
 		free(ix);
 		return -1;
 	}
@@ -327,14 +410,23 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 	int n = read_full(fd, ix, sizeof(*ix), 0);
 	close(fd);
 	if (n < (int)sizeof(*ix) || memcmp(ix->magic, TR_DURABLE_MAGIC, 8) || !ix->chunk_size) {
-		fprintf(msg, "tracer: recover: %s is no durable index\n", p);
+		if (msg)
+			fprintf(msg, "tracer: recover: %s is no durable index\n", p);
 		free(ix);
 		return -1;
 	}
+	if (only_dead && pid_alive(ix->pid)) {
+		if (msg)
+			fprintf(msg, "tracer: recover: %s/%s: process %llu still runs: left alone\n", d, name,
+				(unsigned long long)ix->pid);
+		free(ix);
+		return 1;
+	}
 	snprintf(q, sizeof(q), "%.4000s/%.255s.recovery.otf2", d, name);
 	if (access(q, R_OK) != 0) {
-		fprintf(msg, "tracer: recover: %s/%s: no definitions were saved (killed within its first "
-			"durability interval): nothing to recover\n", d, name);
+		if (msg)
+			fprintf(msg, "tracer: recover: %s/%s: no definitions were saved (killed within its first "
+				"durability interval): nothing to recover\n", d, name);
 		free(ix);
 		return -1;
 	}
@@ -343,6 +435,9 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 	mkdir(evtdir, 0755);
 	uint64_t events = 0, last = 0;
 	unsigned nloc = 0, errors = 0;
+	int master_begin = 0;
+	struct loc_count *lc = NULL;
+	size_t nlc = 0;
 	DIR *dd = opendir(evtdir);
 	struct dirent *e;
 	while (dd && (e = readdir(dd))) {
@@ -353,11 +448,22 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 		for (uint64_t i = 0; i < ix->nslots && i < TR_DURABLE_SLOTS; i++)
 			if (ix->slot[i].location == loc)
 				s = &ix->slot[i];
-		struct loc_result r = { 0, 0 };
+		struct loc_result r = { 0, 0, 0 };
+		int master = (loc & 0xffffffffu) == 0;
 		snprintf(p, sizeof(p), "%.4300s/%.255s", evtdir, e->d_name);
-		int rc = fix_evt(p, s, (loc & 0xffffffffu) == 0, ix->chunk_size, &r);
+		int rc = fix_evt(p, s, master, ix->chunk_size, &r);
 		if (rc < 0)
 			errors++;
+		if (master && (rc == 1 || r.begin))
+			master_begin = 1;
+		if (rc == 0) {
+			struct loc_count *m = realloc(lc, (nlc + 1) * sizeof(*lc));
+			if (m) {
+				lc = m;
+				lc[nlc].id = loc;
+				lc[nlc++].events = r.events;
+			}
+		}
 		nloc++;
 		events += r.events;
 		if (r.last_time > last)
@@ -365,6 +471,18 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 	}
 	if (dd)
 		closedir(dd);
+	if (part && !master_begin) {
+		/* nothing committed before the kill (not even ProgramBegin): the
+		 * part is left out of the unification (its packed definitions go) */
+		unlink_own(d, name, ".tdefs");
+		unlink_own(d, name, ".durable");
+		if (msg)
+			fprintf(msg, "tracer: recover: %s/%s: the process %llu was killed before its first events were "
+				"saved: left out\n", d, name, (unsigned long long)ix->pid);
+		free(lc);
+		free(ix);
+		return -1;
+	}
 	/* the snapshot's empty local files for locations without a file of ours */
 	dd = opendir(snapdir);
 	while (dd && (e = readdir(dd))) {
@@ -380,6 +498,18 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 	if (dd)
 		closedir(dd);
 	rmdir(snapdir);
+	if (part) {
+		snprintf(p, sizeof(p), "%.4000s/%.255s.tdefs", d, name);
+		patch_tdefs(p, last, lc, nlc);
+		snprintf(p, sizeof(p), "%.4000s/%.255s.end", d, name);
+		FILE *f = fopen(p, "w");
+		if (f) {
+			fprintf(f, "%llu %u killed\n", (unsigned long long)events, nloc);
+			if (fclose(f) != 0)
+				errors++;
+		}
+	}
+	free(lc);
 	snprintf(p, sizeof(p), "%.4000s/%.255s.recovery.def", d, name);
 	snprintf(q, sizeof(q), "%.4000s/%.255s.def", d, name);
 	if (rename(p, q) != 0)
@@ -389,53 +519,174 @@ static int recover_one(const char *d, const char *name, FILE *msg)
 	snprintf(q, sizeof(q), "%.4000s/%.255s.otf2", d, name);
 	if (rename(p, q) != 0)
 		errors++;
-	snprintf(p, sizeof(p), "%.4000s/%.255s.durable", d, name);
-	unlink(p);
-	snprintf(p, sizeof(p), "%.4000s/%.255s.claim", d, name);
-	unlink(p);
-	fprintf(msg, "tracer: recovered %s: %u locations, %llu events (the process %llu was killed; open regions "
-		"closed at their last recorded time)%s\n", q, nloc, (unsigned long long)events,
-		(unsigned long long)ix->pid, errors ? "; some files could not be fixed" : "");
+	unlink_own(d, name, ".durable");
+	unlink_own(d, name, ".claim");
+	if (msg)
+		fprintf(msg, "tracer: recovered %s: %u locations, %llu events (the process %llu was killed; open "
+			"regions closed at their last recorded time)%s\n", q, nloc, (unsigned long long)events,
+			(unsigned long long)ix->pid, errors ? "; some files could not be fixed" : "");
+	if (tot) {
+		tot->archives++;
+		tot->locations += nloc;
+		tot->events += events;
+	}
 	free(ix);
 	return errors ? -1 : 0;
 }
 
-/* Every NAME.durable in d. Returns the number recovered, -1 on errors. */
-static int recover_in(const char *d, FILE *msg, int *errs)
+/* Every NAME.durable in d. Returns the number recovered. */
+static int recover_in(const char *d, FILE *msg, int part, int only_dead, struct tr_recover_totals *tot)
 {
 	DIR *dd = opendir(d);
 	struct dirent *e;
+	char (*names)[256] = NULL;
+	size_t nn = 0;
 	int n = 0;
-	char names[64][256];
-	int nn = 0;
-	while (dd && (e = readdir(dd)) && nn < 64) {
+	while (dd && (e = readdir(dd))) {
 		size_t l = strlen(e->d_name);
-		if (has_suffix(e->d_name, ".durable") && l - 8 < sizeof(names[0])) {
-			memcpy(names[nn], e->d_name, l - 8);
-			names[nn++][l - 8] = 0;
-		}
+		if (!has_suffix(e->d_name, ".durable") || l - 8 >= sizeof(names[0]))
+			continue;
+		char (*m)[256] = realloc(names, (nn + 1) * sizeof(*names));
+		if (!m)
+			break;
+		names = m;
+		memcpy(names[nn], e->d_name, l - 8);
+		names[nn++][l - 8] = 0;
 	}
 	if (dd)
 		closedir(dd);
-	for (int i = 0; i < nn; i++) {
-		if (recover_one(d, names[i], msg) == 0)
+	for (size_t i = 0; i < nn; i++) {
+		int rc = recover_one(d, names[i], msg, part, only_dead, tot);
+		if (rc == 0)
 			n++;
-		else
-			(*errs)++;
+		else if (rc < 0 && tot)
+			tot->failed++;
 	}
+	free(names);
 	return n;
+}
+
+int tracer_recover_parts(const char *d, FILE *msg, int only_dead, struct tr_recover_totals *tot)
+{
+	return recover_in(d, msg, 1, only_dead, tot);
 }
 
 int tracer_recover_dir(const char *dir, FILE *msg)
 {
 	char r[4200];
-	int errs = 0;
-	int n = recover_in(dir, msg, &errs);
+	struct tr_recover_totals t = { 0 };
+	int n = recover_in(dir, msg, 0, 0, &t);
 	snprintf(r, sizeof(r), "%.4000s/ranks", dir);
-	n += recover_in(r, msg, &errs);
-	if (errs)
+	n += recover_in(r, msg, 1, 0, &t);
+	if (t.failed)
 		return 2;
 	return n ? 0 : 1;
+}
+
+/* ---- the unification (tracer-merge, next to this program) ---- */
+
+static double now_s(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+int tracer_run_merge(const char *dir, int final, const char *log, double *secs)
+{
+	char exe[4096], merge[4200];
+	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[l > 0 ? l : 0] = 0;
+	char *sl = strrchr(exe, '/');
+	if (sl)
+		*sl = 0;
+	snprintf(merge, sizeof(merge), "%s/tracer-merge", exe);
+	if (access(merge, X_OK))
+		return -2;
+	double t0 = now_s();
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		int out = log ? open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : -1;
+		if (in >= 0)
+			dup2(in, 0);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
+		unsetenv("LD_PRELOAD");
+		if (final)
+			execl(merge, merge, "--final", dir, (char *)NULL);
+		else
+			execl(merge, merge, dir, (char *)NULL);
+		_exit(127);
+	}
+	int status = -1;
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (secs)
+		*secs = now_s() - t0;
+	return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
+{
+	char p[4200];
+	unsigned long long np = 0, nl = 0, ne = 0, nb = 0, nk = 0;
+	snprintf(p, sizeof(p), "%.4000s/procs/unified", dir);
+	FILE *f = fopen(p, "r");
+	int k = f ? fscanf(f, "%llu %llu %llu %llu %llu", &np, &nl, &ne, &nb, &nk) : 0;
+	if (f)
+		fclose(f);
+	if (k < 4)
+		return -1;
+	if (nk)
+		snprintf(line, n, "tracer: recovered %s/traces.otf2: %llu process%s (%llu killed: events up to their "
+			 "last durability tick, open regions closed), %llu locations, %llu events, %llu bytes "
+			 "(unified in %.3f s)\n", dir, np, np == 1 ? "" : "es", nk, nl, ne, nb, secs);
+	else
+		snprintf(line, n, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, "
+			 "%llu bytes (unified in %.3f s)\n", dir, np, np == 1 ? "" : "es", nl, ne, nb, secs);
+	return 0;
+}
+
+/* A process tree's parts in DIR/procs: tracer-merge --final recovers the
+ * killed ones and unifies. 0 done, 1 nothing to do, 2 error. */
+static int recover_tree(const char *dir)
+{
+	char procs[4200], log[4300], p[4300], line[1024];
+	struct stat st;
+	snprintf(procs, sizeof(procs), "%.4000s/procs", dir);
+	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
+		return 1;
+	snprintf(p, sizeof(p), "%s/ranks", dir);
+	if (stat(p, &st) == 0)
+		return 1;   /* a launcher traced around MPI ranks: the ranks' archive is the run's */
+	int pending = 0;
+	DIR *dd = opendir(procs);
+	struct dirent *e;
+	while (dd && (e = readdir(dd)))
+		pending |= has_suffix(e->d_name, ".durable");
+	if (dd)
+		closedir(dd);
+	snprintf(p, sizeof(p), "%s/traces.otf2", dir);
+	if (!pending && access(p, F_OK) == 0)
+		return 1;   /* unified already, nothing killed since */
+	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
+	double secs = 0;
+	int rc = tracer_run_merge(dir, 1, log, &secs);
+	if (rc == -2) {
+		fprintf(stderr, "tracer: recover: tracer-merge not found next to this program: run tracer-merge "
+			"--final %s\n", dir);
+		return 2;
+	}
+	if (rc != 0 || tracer_tree_line(dir, secs, line, sizeof(line))) {
+		fprintf(stderr, "tracer: recover: unifying the process tree in %s failed (see %s)\n", dir, log);
+		return 2;
+	}
+	fputs(line, stderr);
+	return 0;
 }
 
 static const char recover_usage[] =
@@ -444,19 +695,36 @@ static const char recover_usage[] =
 	"Rebuild the archive of a process traced with TRACER_DURABLE that was killed\n"
 	"(SIGKILL, OOM killer, time limit) before it wrote it: every event up to its\n"
 	"last durability tick, open regions closed at the last recorded time, ProgramEnd\n"
-	"with status 137, anchor property TRACER::RUN_END. DIR is the archive directory\n"
-	"(an MPI run's: every rank in DIR/ranks; then `tracer merge DIR`).\n"
+	"with status 137, anchor property TRACER::RUN_END. DIR is the archive directory:\n"
+	"a process tree's parts (DIR/procs) are recovered and unified into\n"
+	"DIR/traces.otf2 (tracer-merge --final), so are an MPI run's ranks (DIR/ranks).\n"
 	"Exit status: 0 recovered, 1 nothing to recover, 2 errors.\n";
 
 int tracer_recover_main(int argc, char **argv)
 {
+	char r[4200];
+	struct stat st;
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(recover_usage, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
-	int rc = tracer_recover_dir(argv[1], stderr);
+	const char *dir = argv[1];
+	int rc = tracer_recover_dir(dir, stderr);
+	snprintf(r, sizeof(r), "%.4000s/ranks", dir);
+	if (rc == 0 && stat(r, &st) == 0) {
+		/* the ranks' one archive (tracer-merge prints its line) */
+		int m = tracer_run_merge(dir, 0, NULL, NULL);
+		if (m != 0) {
+			fprintf(stderr, "tracer: recover: tracer-merge %s failed (%d): the ranks' archives stay in %s\n",
+				dir, m, r);
+			rc = 2;
+		}
+	}
+	int t = recover_tree(dir);
+	if (t != 1)
+		rc = rc == 2 || t == 2 ? 2 : 0;
 	if (rc == 1)
 		fprintf(stderr, "tracer: recover: nothing to recover in %s (no NAME.durable: the archive was "
-			"written, or TRACER_DURABLE was off)\n", argv[1]);
+			"written, or TRACER_DURABLE was off)\n", dir);
 	return rc;
 }

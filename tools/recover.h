@@ -1,13 +1,35 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* recover.h - `tracer recover` (recover.c), also called by tracer-run. */
+/* recover.h - `tracer recover` (recover.c), also called by tracer-run and
+ * tracer-merge (the killed parts of a process tree). */
 #ifndef TRACER_RECOVER_H
 #define TRACER_RECOVER_H
 
+#include <stdint.h>
 #include <stdio.h>
+
+struct tr_recover_totals {
+	unsigned archives;    /* recovered */
+	unsigned locations;
+	unsigned failed;      /* could not be recovered (killed in the first interval, I/O error) */
+	uint64_t events;
+};
 
 /* Recover every killed process's archive in dir (and dir/ranks); one line
  * per archive to msg. 0 recovered, 1 nothing to recover, 2 errors. */
 int tracer_recover_dir(const char *dir, FILE *msg);
+/* The parts of a run in d (DIR/procs, DIR/ranks): every NAME.durable
+ * recovered, its NAME.tdefs and NAME.end brought up to the recovered
+ * events; only_dead: parts whose process still runs are left alone. One
+ * line per part to msg (NULL: none). Returns the number recovered. */
+int tracer_recover_parts(const char *d, FILE *msg, int only_dead, struct tr_recover_totals *tot);
+/* Runs tracer-merge [--final] dir (next to this program), its output
+ * appended to log (NULL: inherited). Its exit status, -1 when it could not
+ * run, -2 when it is not there; secs: its wall time. */
+int tracer_run_merge(const char *dir, int final, const char *log, double *secs);
+/* The one line of a unified process tree (DIR/procs/unified): "tracer:
+ * archive ..." or "tracer: recovered ..." when parts were killed. 0, or -1
+ * when tracer-merge left no totals. */
+int tracer_tree_line(const char *dir, double secs, char *line, size_t n);
 int tracer_recover_main(int argc, char **argv);
 
 #endif

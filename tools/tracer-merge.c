@@ -31,7 +31,14 @@
  * replaces it: a daemon that outlived the others). --final (tracer-run, or
  * the tree's last process): every process has ended, the live entries and
  * registry links are removed; DIR/procs/unified gets the totals
- * "processes locations events bytes".
+ * "processes locations events bytes killed".
+ *
+ * TRACER_DURABLE: a part whose process was killed (SIGKILL, OOM killer)
+ * left NAME.durable instead of its anchor; the parts of a tree are first
+ * recovered here (tools/recover.c; without --final only those whose
+ * process is gone). A recovered part (rank or process image) has
+ * "killed" in its NAME.end: the unified archive then gets the anchor
+ * property TRACER::RUN_END naming how many were killed.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -47,6 +54,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "fsutil.h"
+#include "recover.h"
 #include "tr_defs.h"
 
 /* Errors of the definition code (tr_defs_set_error_log). */
@@ -250,6 +258,99 @@ static int load_ranks(void)
 	return good;
 }
 
+/* ---- a process part's sampled calling contexts ---- */
+
+/* Compressed unsigned at *p (otf2-format.md: count byte, little-endian
+ * bytes; 0xff: all ones); 0 past lim. */
+static uint64_t get_cu(const unsigned char **p, const unsigned char *lim)
+{
+	if (*p >= lim)
+		return 0;
+	unsigned n = *(*p)++;
+	if (n == 0xff)
+		return ~0ull;
+	uint64_t v = 0;
+	for (unsigned i = 0; i < n && i < 8 && *p < lim; i++)
+		v |= (uint64_t)*(*p)++ << (8 * i);
+	return v;
+}
+
+/* A sampler without MPI numbers its calling contexts itself and maps them
+ * to deduplicated definitions with a CALLING_CONTEXT mapping table in
+ * every location's local definitions (preload tr_def_calling_context_map).
+ * The part's events carry those numbers: its unified map becomes
+ * unified[table[number]]. Read from its first location's <loc>.def. */
+static void compose_cc_map(struct rank *rk)
+{
+	char p[4300];
+	size_t len = 0;
+	if (!rk->m.nlocs)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/%s%d/%llu.def", rdir, pfx, rk->r, (unsigned long long)rk->m.locs[0]);
+	unsigned char *b = read_all(p, &len);
+	if (!b)
+		return;
+	const unsigned char *q = b + 18, *lim = b + len;   /* after the chunk header */
+	while (len > 18 && q + 2 < lim && (*q == 5 || *q == 6)) {   /* MappingTable, ClockOffset */
+		int table = *q == 5;
+		const unsigned char *rec = q + 1, *end;
+		uint64_t rl = *rec++;
+		if (rl == 0xff) {
+			if (rec + 8 > lim)
+				break;
+			memcpy(&rl, rec, 8);
+			rec += 8;
+		}
+		if (rl > (uint64_t)(lim - rec))
+			break;
+		end = rec + rl;
+		q = end;
+		if (!table || *rec++ != 10)   /* MappingType CALLING_CONTEXT */
+			continue;
+		uint64_t count = get_cu(&rec, end), dense = rec < end && *rec++ == 0;
+		uint32_t *old = rk->m.map[TR_DEF_CALLING_CONTEXT], nold = rk->m.n[TR_DEF_CALLING_CONTEXT];
+		uint64_t *loc = xrealloc(NULL, (count ? count : 1) * 2 * sizeof(*loc));
+		uint64_t nn = nold;
+		for (uint64_t i = 0; i < count && rec < end; i++) {
+			loc[2 * i] = dense ? i : get_cu(&rec, end);
+			loc[2 * i + 1] = get_cu(&rec, end);
+			if (loc[2 * i] < (1u << 26) && loc[2 * i] + 1 > nn)
+				nn = loc[2 * i] + 1;
+		}
+		uint32_t *map = xrealloc(NULL, (nn ? nn : 1) * sizeof(*map));
+		for (uint64_t i = 0; i < nn; i++)   /* numbers not in the table pass through */
+			map[i] = i < nold && old ? old[i] : (uint32_t)i;
+		for (uint64_t i = 0; i < count; i++)
+			if (loc[2 * i] < nn)
+				map[loc[2 * i]] = loc[2 * i + 1] < nold && old ? old[loc[2 * i + 1]]
+									     : (uint32_t)loc[2 * i + 1];
+		free(loc);
+		free(old);
+		rk->m.map[TR_DEF_CALLING_CONTEXT] = map;
+		rk->m.n[TR_DEF_CALLING_CONTEXT] = (uint32_t)nn;
+		break;
+	}
+	free(b);
+}
+
+/* A part's NAME.end ("events locations [killed]", tools/recover.c writes
+ * killed): its events; *killed set when it was recovered. */
+static unsigned long long part_end(int r, int *killed)
+{
+	char p[4200], b[128], w[16] = "";
+	unsigned long long ev = 0;
+	unsigned nl = 0;
+	snprintf(p, sizeof(p), "%.4000s/%s%d.end", rdir, pfx, r);
+	FILE *f = fopen(p, "r");
+	if (f && fgets(b, sizeof(b), f) && sscanf(b, "%llu %u %15s", &ev, &nl, w) >= 1 && killed)
+		*killed = !strcmp(w, "killed");
+	if (f)
+		fclose(f);
+	return ev;
+}
+
+static int nkilled;   /* recovered parts among those unified */
+
 static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint64_t def_chunk, const char *tmp)
 {
 	otf2w_archive_params p;
@@ -271,6 +372,12 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 	if (otf2w_archive_open(&p, &a) != OTF2W_OK) {
 		fprintf(stderr, "tracer-merge: cannot create %s\n", tmp);
 		return -1;
+	}
+	if (nkilled) {
+		char v[256];
+		snprintf(v, sizeof(v), "killed: %d of the %d %s%s of this run (SIGKILL or another uncatchable end) "
+			 "recovered by tracer recover", nkilled, nranks, what, nranks == 1 ? "" : "s");
+		otf2w_archive_set_property(a, "TRACER::RUN_END", v);
 	}
 	/* per-location definitions: mapping tables local -> unified, clock offsets */
 	for (int i = 0; i < nranks; i++) {
@@ -341,16 +448,9 @@ static int tree_done(int nok, int nparts, int nlocs, int final)
 {
 	char p[8400];
 	unsigned long long events = 0, bytes = 0;
-	for (int i = 0; i < nranks; i++) {
-		char b[128];
-		snprintf(p, sizeof(p), "%s/%s%d.end", rdir, pfx, ranks[i].r);
-		FILE *f = ranks[i].ok ? fopen(p, "r") : NULL;
-		unsigned long long ev = 0;
-		if (f && fgets(b, sizeof(b), f) && sscanf(b, "%llu", &ev) == 1)
-			events += ev;
-		if (f)
-			fclose(f);
-	}
+	for (int i = 0; i < nranks; i++)
+		if (ranks[i].ok)
+			events += part_end(ranks[i].r, NULL);
 	snprintf(p, sizeof(p), "%s/traces.otf2", dir);
 	bytes += file_bytes(p);
 	snprintf(p, sizeof(p), "%s/traces.def", dir);
@@ -370,11 +470,11 @@ static int tree_done(int nok, int nparts, int nlocs, int final)
 	snprintf(p, sizeof(p), "%s/unified", rdir);
 	FILE *f = fopen(p, "w");
 	if (f) {
-		fprintf(f, "%d %d %llu %llu\n", nok, nlocs, events, bytes);
+		fprintf(f, "%d %d %llu %llu %d\n", nok, nlocs, events, bytes, nkilled);
 		fclose(f);
 	}
-	printf("tracer-merge: %s/traces.otf2: %d of %d processes, %d locations, %llu events, %llu bytes\n", dir, nok,
-	       nparts, nlocs, events, bytes);
+	printf("tracer-merge: %s/traces.otf2: %d of %d processes (%d killed, recovered), %d locations, %llu events, "
+	       "%llu bytes\n", dir, nok, nparts, nkilled, nlocs, events, bytes);
 	return 0;
 }
 
@@ -491,6 +591,12 @@ int main(int argc, char **argv)
 		printf("tracer-merge: %s exists already\n", p1);
 		return 0;
 	}
+	if (tree) {
+		/* the parts of killed processes (TRACER_DURABLE); --final: every
+		 * process of the tree has ended */
+		struct tr_recover_totals rt = { 0 };
+		tracer_recover_parts(rdir, stdout, !final, &rt);
+	}
 	DIR *d = opendir(rdir);
 	if (!d) {
 		fprintf(stderr, "tracer-merge: %s: %s\n", rdir, strerror(errno));
@@ -570,6 +676,8 @@ int main(int argc, char **argv)
 		if (missing > 0)
 			fprintf(stderr, "tracer-merge: warning: %s %d: %d definitions missing in the unified set\n",
 				what, rk->r, missing);
+		if (tree)
+			compose_cc_map(rk);
 		if (rk->evt_chunk && rk->evt_chunk != evt_chunk) {
 			fprintf(stderr, "tracer-merge: %s %d: event chunk size %llu differs from %llu: its events "
 				"are left out\n", what, rk->r, (unsigned long long)rk->evt_chunk,
@@ -579,6 +687,11 @@ int main(int argc, char **argv)
 		nok++;
 	}
 
+	for (int i = 0; i < nranks; i++) {
+		int k = 0;
+		if (ranks[i].ok && (part_end(ranks[i].r, &k), k))
+			nkilled++;
+	}
 	/* new archive in a temporary directory, then moved into place (anchor last) */
 	char tmp[4200];
 	snprintf(tmp, sizeof(tmp), "%s/.tracer-merge.%d", dir, (int)getpid());

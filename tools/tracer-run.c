@@ -26,7 +26,9 @@
  *   part into DIR/procs; when the whole tree has ended, tracer-run runs
  *   tracer-merge --final DIR (next to itself) to make the one archive
  *   DIR/traces.otf2 and prints its line (processes, locations, events,
- *   bytes, seconds spent unifying).
+ *   bytes, seconds spent unifying). TRACER_DURABLE: tracer-merge first
+ *   recovers the parts of processes that were killed (SIGKILL, OOM
+ *   killer); the line then says "recovered" and how many were killed.
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -311,18 +313,12 @@ static void print_summary(const char *log, const char *dir)
 
 /* ---- process tree: the unification when every process has ended ---- */
 
-static double now_s(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
-/* Runs tracer-merge --final DIR (output to DIR/procs/tracer-merge.log);
+/* Runs tracer-merge --final DIR (output to DIR/procs/tracer-merge.log; it
+ * also recovers the parts of processes that were killed, TRACER_DURABLE);
  * prints the run's line unless quiet. 1 when DIR holds a process tree. */
 static int unify_tree(const char *dir, int quiet)
 {
-	char procs[PATH_MAX + 64], merge[PATH_MAX + 64], log[PATH_MAX + 128], res[PATH_MAX + 128], exe[PATH_MAX];
+	char procs[PATH_MAX + 64], log[PATH_MAX + 128], line[PATH_MAX + 512];
 	struct stat st;
 	snprintf(procs, sizeof(procs), "%s/ranks", dir);
 	if (stat(procs, &st) == 0)
@@ -330,49 +326,19 @@ static int unify_tree(const char *dir, int quiet)
 	snprintf(procs, sizeof(procs), "%s/procs", dir);
 	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
 		return 0;
-	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	exe[l > 0 ? l : 0] = 0;
-	char *sl = strrchr(exe, '/');
-	if (sl)
-		*sl = 0;
-	snprintf(merge, sizeof(merge), "%s/tracer-merge", exe);
 	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
-	snprintf(res, sizeof(res), "%s/unified", procs);
-	if (access(merge, X_OK)) {
-		fprintf(stderr, "tracer: warning: %s not found: run tracer-merge %s to get one archive of the process "
-			"tree (its parts are in %s)\n", merge, dir, procs);
+	double secs = 0;
+	int rc = tracer_run_merge(dir, 1, log, &secs);
+	if (rc == -2) {
+		fprintf(stderr, "tracer: warning: tracer-merge not found next to tracer-run: run tracer-merge %s to get "
+			"one archive of the process tree (its parts are in %s)\n", dir, procs);
 		return 1;
 	}
-	double t0 = now_s();
-	pid_t pid = fork();
-	if (pid == 0) {
-		int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-		if (in >= 0)
-			dup2(in, 0);
-		if (out >= 0) {
-			dup2(out, 1);
-			dup2(out, 2);
-		}
-		unsetenv("LD_PRELOAD");
-		execl(merge, merge, "--final", dir, (char *)NULL);
-		_exit(127);
-	}
-	int status = -1;
-	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	double secs = now_s() - t0;
-	unsigned long long np = 0, nl = 0, ne = 0, nb = 0;
-	FILE *f = fopen(res, "r");
-	int ok = f && fscanf(f, "%llu %llu %llu %llu", &np, &nl, &ne, &nb) == 4 && WIFEXITED(status) &&
-		 WEXITSTATUS(status) == 0;
-	if (f)
-		fclose(f);
-	if (!ok)
+	if (rc != 0 || tracer_tree_line(dir, secs, line, sizeof(line)))
 		fprintf(stderr, "tracer: error: unifying the process tree in %s failed (see %s); its parts are in %s\n",
 			dir, log, procs);
-	else if (!quiet)
-		fprintf(stderr, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, %llu bytes "
-			"(unified in %.3f s)\n", dir, np, np == 1 ? "" : "es", nl, ne, nb, secs);
+	else if (!quiet || !strncmp(line, "tracer: recovered", 17))
+		fputs(line, stderr);
 	return 1;
 }
 

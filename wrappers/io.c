@@ -65,11 +65,16 @@ _Atomic uint32_t io_hiwater;
 	X(fdatasync) X(unlink) X(unlinkat) X(rename) X(close_range) X(closefrom) \
 	X(copy_file_range) X(sendfile) X(sendfile64) X(splice)
 IO_REAL_LIST(IO_REAL_DEF)
+static const struct tr_real_sym io_syms[] = { IO_REAL_LIST(IO_REAL_SYM) };
 
+/* Every table of the I/O wrappers (each entry looked up once; a symbol the
+ * C library lacks stays NULL: the program could not have called it). */
 void io_real_init(void)
 {
-	IO_REAL_LIST(IO_REAL_RESOLVE)
+	IO_REAL_RESOLVE(io_syms);
+	io_stdio_init();
 	io_async_init();   /* mmap & co.: resolved before any signal handler may call them */
+	io_meta_init();
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */
@@ -817,7 +822,6 @@ TR_HIDDEN int __wrap_fsync(int fd) { IO_INIT(fsync); return real_fsync(fd); }
 static void io_init(void)
 {
 	io_real_init();
-	io_stdio_init();
 	if (!tr_cfg.io)
 		return;   /* TRACER_IO=off: every wrapper passes through */
 	struct rlimit rl;

@@ -20,8 +20,9 @@
  * bytes transferred); aio_cancel IoOperationCancelled; aio_fsync a FLUSH
  * operation the same way. The operation is found again by its aiocb. Its
  * records are written by the thread that issued it: a test or completion
- * made by another thread is a region only. aio_suspend and lio_listio
- * (not wrapped) are regions only / not recorded.
+ * made by another thread is a region only. lio_listio: each LIO_READ or
+ * LIO_WRITE entry the same way as aio_read/aio_write. aio_suspend is a
+ * region only.
  *
  * Both tables are fixed arrays (no allocation), entries claimed with a
  * compare-and-swap (no lock); a full table leaves the call a region only.
@@ -39,8 +40,9 @@
 
 #define IO_ASYNC_LIST(X) \
 	X(mmap) X(mmap64) X(munmap) X(msync) X(aio_read) X(aio_write) X(aio_error) X(aio_return) \
-	X(aio_suspend) X(aio_cancel) X(aio_fsync)
+	X(aio_suspend) X(aio_cancel) X(aio_fsync) X(lio_listio)
 IO_ASYNC_LIST(IO_REAL_DEF)
+static const struct tr_real_sym io_async_syms[] = { IO_ASYNC_LIST(IO_REAL_SYM) };
 
 /* ---- pointer-keyed table (mappings by address, operations by aiocb) ---- */
 
@@ -207,8 +209,6 @@ TR_EXPORT int msync(void *addr, size_t len, int flags)
 
 /* ---- asynchronous I/O ---------------------------------------------------------- */
 
-enum { IO_OPF_NON_BLOCKING = 1 };
-
 static void io_aio_rec(struct tr_thread *t, uint64_t now, int kind, uint32_t h, uint64_t id, uint64_t bytes)
 {
 	if (!tr_rec_begin(t))
@@ -238,7 +238,7 @@ static int io_aio_issue(enum io_rgn rgn, uint8_t mode, struct aiocb *cb, int op)
 	uint64_t id = 0;
 	if (h != IO_UNDEF32 && !io_rgn_filtered[rgn] && tr_rec_begin(t)) {
 		id = ++io_tls_opid;
-		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, IO_OPF_NON_BLOCKING,
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, IO_OPFL_NON_BLOCKING,
 							      mode == IO_OP_FLUSH ? 0 : cb->aio_nbytes, id));
 		tr_rec_end(t);
 	}
@@ -277,6 +277,68 @@ TR_EXPORT int aio_write(struct aiocb *cb)
 TR_EXPORT int aio_fsync(int op, struct aiocb *cb)
 {
 	return io_aio_issue(IO_R_aio_fsync, IO_OP_FLUSH, cb, op);
+}
+
+/* lio_listio: each LIO_READ/LIO_WRITE entry is an operation as aio_read's
+ * and aio_write's are (Begin NON_BLOCKING with its bytes requested before
+ * the call, Issued after it when queued, Complete by aio_return, Cancelled
+ * by aio_cancel), whatever the mode: with LIO_WAIT the data has moved when
+ * the call returns, but the bytes are known only to aio_return. Entries
+ * that were not queued (the call failed: EINVAL none; EAGAIN/EIO/EINTR
+ * those whose aio_error is neither 0 nor EINPROGRESS) complete at once with
+ * undefined bytes. Matching ids are consecutive in list order, so the
+ * second pass finds them again without storing them (no allocation). */
+static int io_lio_begun(struct aiocb *cb, uint32_t *h)
+{
+	if (!cb || (cb->aio_lio_opcode != LIO_READ && cb->aio_lio_opcode != LIO_WRITE))
+		return 0;
+	*h = io_posix_handle(cb->aio_fildes);
+	return *h != IO_UNDEF32;
+}
+
+TR_EXPORT int lio_listio(int mode, struct aiocb *const list[], int n, struct sigevent *sev)
+{
+	IO_INIT(lio_listio); IO_INIT(aio_error);
+	struct tr_thread *t = n > 0 ? io_get() : NULL;
+	if (!t)
+		return real_lio_listio(mode, list, n, sev);
+	uint64_t now = io_meta_begin(t, IO_R_lio_listio);
+	uint64_t first = io_tls_opid + 1;
+	int begun = 0;   /* entries with a Begin: the first `begun` that io_lio_begun accepts */
+	uint32_t h;
+	for (int i = 0; i < n && !io_rgn_filtered[IO_R_lio_listio]; i++) {
+		if (!io_lio_begun(list[i], &h))
+			continue;
+		if (!tr_rec_begin(t))
+			break;
+		uint8_t op = list[i]->aio_lio_opcode == LIO_READ ? IO_OP_READ : IO_OP_WRITE;
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, op, IO_OPFL_NON_BLOCKING,
+							      list[i]->aio_nbytes, ++io_tls_opid));
+		tr_rec_end(t);
+		begun++;
+	}
+	errno = t->saved_errno;
+	int r = real_lio_listio(mode, list, n, sev);
+	int err = errno;
+	uint64_t end = tr_time();
+	uint64_t id = first;
+	for (int i = 0; i < n && id < first + (uint64_t)begun; i++) {
+		if (!io_lio_begun(list[i], &h))
+			continue;
+		int e = r == 0 ? 0 : err == EINVAL ? EINVAL : real_aio_error(list[i]);
+		struct io_slot *s = e == 0 || e == EINPROGRESS ? io_ptab_put(&io_aios, (uintptr_t)list[i]) : NULL;
+		if (s) {
+			s->h = h;
+			s->id = id;
+			s->t = t;
+			s->fd = list[i]->aio_fildes;
+			io_ptab_publish(s, (uintptr_t)list[i]);
+		}
+		io_aio_rec(t, end, s ? 'I' : 'C', h, id, IO_UNDEF64);
+		id++;
+	}
+	io_meta_end(t, IO_R_lio_listio, end, err);
+	return r;
 }
 
 /* The recorded operation of cb when this thread issued it, else NULL. */
@@ -386,6 +448,10 @@ TR_EXPORT ssize_t aio_return64(struct aiocb64 *cb)
 {
 	return aio_return((struct aiocb *)cb);
 }
+TR_EXPORT int lio_listio64(int mode, struct aiocb64 *const list[], int n, struct sigevent *sev)
+{
+	return lio_listio(mode, (struct aiocb *const *)list, n, sev);
+}
 TR_EXPORT int aio_cancel64(int fd, struct aiocb64 *cb)
 {
 	return aio_cancel(fd, (struct aiocb *)cb);
@@ -411,5 +477,5 @@ TR_HIDDEN int __wrap_munmap(void *a, size_t l)
 
 void io_async_init(void)
 {
-	IO_ASYNC_LIST(IO_REAL_RESOLVE)
+	IO_REAL_RESOLVE(io_async_syms);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * io_int.h - internals shared by the I/O wrappers (wrappers/io.c POSIX,
- * wrappers/io_stdio.c ISO C, wrappers/io_async.c mappings and POSIX aio).
+ * wrappers/io_stdio.c ISO C, wrappers/io_async.c mappings and POSIX aio,
+ * wrappers/io_meta.c truncate, allocation, advice and stat as regions).
  * Not a public header.
  *
  * Descriptor table: one entry per descriptor number (mmap'ed once at init,
@@ -20,7 +21,7 @@
 #include "tracer.h"
 
 /* IoParadigm ids (fixed: the same in every process, not mapped). */
-enum { IO_PARADIGM_POSIX = 0, IO_PARADIGM_ISOC = 1 };
+enum { IO_PARADIGM_POSIX = 0, IO_PARADIGM_ISOC = 1, IO_PARADIGM_MPIIO = 2 /* wrappers/mpi_io.c */ };
 
 /* OTF2 enumeration values (OTF2 3.0 facts). */
 enum { IO_ACC_READ_ONLY = 0, IO_ACC_WRITE_ONLY = 1, IO_ACC_READ_WRITE = 2 };
@@ -29,11 +30,14 @@ enum {
 	IO_CRE_CREATE = 1 << 0, IO_CRE_TRUNCATE = 1 << 1, IO_CRE_DIRECTORY = 1 << 2,
 	IO_CRE_EXCLUSIVE = 1 << 3, IO_CRE_NOCTTY = 1 << 4, IO_CRE_NOFOLLOW = 1 << 5,
 	IO_CRE_PATH = 1 << 6, IO_CRE_TMPFILE = 1 << 7, IO_CRE_LARGEFILE = 1 << 8,
+	IO_CRE_NO_SEEK = 1 << 9, IO_CRE_UNIQUE = 1 << 10,
 };
 enum {
 	IO_ST_CLOEXEC = 1 << 0, IO_ST_APPEND = 1 << 1, IO_ST_NONBLOCK = 1 << 2, IO_ST_ASYNC = 1 << 3,
 	IO_ST_SYNC = 1 << 4, IO_ST_DSYNC = 1 << 5, IO_ST_DIRECT = 1 << 6, IO_ST_NOATIME = 1 << 7,
+	IO_ST_DELETE_ON_CLOSE = 1 << 8,
 };
+enum { IO_OPFL_NON_BLOCKING = 1 << 0, IO_OPFL_COLLECTIVE = 1 << 1 };
 enum { IO_HANDLE_FLAG_PRE_CREATED = 1 };
 enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_SEEK_HOLE = 4 };
 #define IO_UNDEF32 OTF2W_UNDEFINED_UINT32
@@ -58,7 +62,11 @@ enum { IO_SEEK_SET = 0, IO_SEEK_CUR = 1, IO_SEEK_END = 2, IO_SEEK_DATA = 3, IO_S
 	X(fputc_unlocked, D) X(putc_unlocked, D) X(putchar, D) X(ungetc, M) X(fscanf, D) X(scanf, D) \
 	X(vfscanf, D) X(vscanf, D) \
 	X(mmap, M) X(mmap64, M) X(munmap, M) X(msync, D) X(aio_read, D) X(aio_write, D) X(aio_fsync, D) \
-	X(aio_error, M) X(aio_return, M) X(aio_suspend, D) X(aio_cancel, M)
+	X(aio_error, M) X(aio_return, M) X(aio_suspend, D) X(aio_cancel, M) X(lio_listio, D) \
+	X(truncate, M) X(truncate64, M) X(ftruncate, M) X(ftruncate64, M) X(fallocate, M) X(fallocate64, M) \
+	X(posix_fallocate, M) X(posix_fallocate64, M) X(posix_fadvise, M) X(posix_fadvise64, M) \
+	X(stat, M) X(stat64, M) X(lstat, M) X(lstat64, M) X(fstat, M) X(fstat64, M) X(fstatat, M) \
+	X(fstatat64, M) X(statx, M)
 #define IO_ENUM(n, r) IO_R_##n,
 enum io_rgn { IO_REGIONS(IO_ENUM) IO_R_N };
 #undef IO_ENUM
@@ -206,16 +214,26 @@ void io_canon(int dirfd, const char *path, char *out, size_t size);
 /* OTF2 status flags of open(2) flags. */
 uint32_t io_status_flags(int oflags);
 
-/* Real functions: `static __typeof__(fn) *real_fn` per name of a list,
- * resolved by IO_INIT (dlsym RTLD_NEXT once). */
+/* Real functions: `static __typeof__(fn) *real_fn` per name of a file's
+ * list (IO_REAL_DEF), and a table of them (IO_REAL_SYM) that the file's
+ * init function hands to the core's resolver tr_real_resolve. io_real_init
+ * (constructor) resolves the tables of io.c, io_stdio.c, io_async.c and
+ * io_meta.c; a
+ * call that arrives before it (IO_INIT: the slot is still NULL) resolves
+ * them all first. */
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
-#define IO_INIT(fn) TR_REAL_INIT(fn)
-#define IO_REAL_RESOLVE(fn) IO_INIT(fn);
+#define IO_REAL_SYM(fn) TR_REAL_SYM(fn),
+#define IO_REAL_RESOLVE(tab) ((void)tr_real_resolve(tab, sizeof(tab) / sizeof((tab)[0])))
+#define IO_INIT(fn)                              \
+	do {                                     \
+		if (tr_unlikely(!real_##fn))     \
+			io_real_init();          \
+	} while (0)
 
-/* Resolved real functions (io.c); io_real_init resolves all of them. */
 void io_real_init(void);
 void io_stdio_init(void);
 void io_async_init(void);
+void io_meta_init(void);
 /* Pre-created ISO C handles of stdin/stdout/stderr (after their POSIX ones). */
 void io_stdio_std_handles(void);
 #endif /* TR_IO_INT_H */

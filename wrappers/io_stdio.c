@@ -99,14 +99,14 @@ int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
 	X(fseeko) X(fseeko64) X(freopen) X(freopen64) X(pclose) X(vdprintf) X(ungetc) X(vfscanf) \
 	X(__isoc99_vfscanf)
 #define IO_SX_DEF(ret_t, fn, ...) IO_REAL_DEF(fn)
-#define IO_SX_RESOLVE(ret_t, fn, ...) IO_REAL_RESOLVE(fn)
+#define IO_SX_SYM(ret_t, fn, ...) IO_REAL_SYM(fn)
 IO_STDIO_LIST(IO_REAL_DEF)
 IO_STDIO_XFERS(IO_SX_DEF)
+static const struct tr_real_sym io_stdio_syms[] = { IO_STDIO_LIST(IO_REAL_SYM) IO_STDIO_XFERS(IO_SX_SYM) };
 
 void io_stdio_init(void)
 {
-	IO_STDIO_LIST(IO_REAL_RESOLVE)
-	IO_STDIO_XFERS(IO_SX_RESOLVE)
+	IO_REAL_RESOLVE(io_stdio_syms);
 }
 
 /* fileno without touching errno (it sets EBADF for memory streams) and,

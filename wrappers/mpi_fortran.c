@@ -11,9 +11,12 @@
  * Each entry point exists under every name the Fortran compilers use
  * (mpi_init, mpi_init_, mpi_init__, MPI_INIT) and as ompi_*_f (the f08
  * path); the real work is the pmpi_*_ of libmpi_mpifh, looked up on first
- * use (TR_FSYM). TRACER_MPI=0: straight to pmpi_*_.
+ * use (TR_FSYM). TRACER_MPI=0: straight to pmpi_*_. MPI_File_open, close and
+ * delete (a string argument) are here too; the other MPI-IO calls are generated.
  */
+#include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include "mpi_fortran_int.h"
 
 extern void pmpi_init_(MPI_Fint *ierr);
@@ -237,3 +240,81 @@ TR_F_NAMES(mpi_waitall, MPI_WAITALL, f_waitall,
 TR_F_NAMES(mpi_waitany, MPI_WAITANY, f_waitany,
 	   (MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr),
 	   (count, requests, index, status, ierr))
+
+/* ---- MPI-IO: open, close, delete (the transfers and seeks are generated) ---------------- */
+
+extern void pmpi_file_open_(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+			    MPI_Fint *ierr, size_t name_len);
+TR_FSLOT(pmpi_file_open_)
+#define pmpi_file_open_ TR_FSYM(pmpi_file_open_)
+extern void pmpi_file_close_(MPI_Fint *fh, MPI_Fint *ierr);
+TR_FSLOT(pmpi_file_close_)
+#define pmpi_file_close_ TR_FSYM(pmpi_file_close_)
+extern void pmpi_file_delete_(char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len);
+TR_FSLOT(pmpi_file_delete_)
+#define pmpi_file_delete_ TR_FSYM(pmpi_file_delete_)
+
+/* A Fortran string (blank-padded, not terminated) as a C string in buf. */
+static const char *f_string(const char *s, size_t len, char *buf, size_t size)
+{
+	while (len > 0 && s[len - 1] == ' ')
+		len--;
+	if (len >= size)
+		len = size - 1;
+	memcpy(buf, s, len);
+	buf[len] = 0;
+	return buf;
+}
+
+static void f_file_open(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+			MPI_Fint *ierr, size_t name_len)
+{
+	F_BEGIN(MPI_File_open, pmpi_file_open_(comm, name, amode, info, fh, ierr, name_len));
+	pmpi_file_open_(comm, name, amode, info, fh, ierr, name_len);
+	uint64_t t1 = tr_time();
+	char buf[PATH_MAX];
+	if (*ierr == MPI_SUCCESS)
+		t1 = tr_mpi_file_opened(t, t1, *ierr, PMPI_Comm_f2c(*comm), f_string(name, name_len, buf, sizeof(buf)),
+					(int)*amode, PMPI_File_f2c(*fh));
+	F_END();
+}
+
+static void f_file_close(MPI_Fint *fh, MPI_Fint *ierr)
+{
+	F_BEGIN(MPI_File_close, pmpi_file_close_(fh, ierr));
+	struct tr_mpi_file *e = tr_mpi_file_get(PMPI_File_f2c(*fh));
+	pmpi_file_close_(fh, ierr);
+	uint64_t t1 = tr_time();
+	tr_mpi_file_closed(t, t1, e, *ierr);
+	F_END();
+}
+
+static void f_file_delete(char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len)
+{
+	F_BEGIN(MPI_File_delete, pmpi_file_delete_(name, info, ierr, name_len));
+	pmpi_file_delete_(name, info, ierr, name_len);
+	uint64_t t1 = tr_time();
+	char buf[PATH_MAX];
+	if (*ierr == MPI_SUCCESS)
+		tr_mpi_file_deleted(t, t1, f_string(name, name_len, buf, sizeof(buf)));
+	F_END();
+}
+
+TR_F_NAMES(mpi_file_open, MPI_FILE_OPEN, f_file_open,
+	   (MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh, MPI_Fint *ierr,
+	    size_t name_len),
+	   (comm, name, amode, info, fh, ierr, name_len))
+TR_F_NAMES(mpi_file_close, MPI_FILE_CLOSE, f_file_close, (MPI_Fint *fh, MPI_Fint *ierr), (fh, ierr))
+TR_F_NAMES(mpi_file_delete, MPI_FILE_DELETE, f_file_delete,
+	   (char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len), (name, info, ierr, name_len))
+/* use mpi_f08 */
+TR_EXPORT void ompi_file_open_f(MPI_Fint *comm, char *name, MPI_Fint *amode, MPI_Fint *info, MPI_Fint *fh,
+				MPI_Fint *ierr, size_t name_len)
+{
+	f_file_open(comm, name, amode, info, fh, ierr, name_len);
+}
+TR_EXPORT void ompi_file_close_f(MPI_Fint *fh, MPI_Fint *ierr) { f_file_close(fh, ierr); }
+TR_EXPORT void ompi_file_delete_f(char *name, MPI_Fint *info, MPI_Fint *ierr, size_t name_len)
+{
+	f_file_delete(name, info, ierr, name_len);
+}

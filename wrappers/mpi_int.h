@@ -11,10 +11,12 @@
 #ifndef TR_MPI_INT_H
 #define TR_MPI_INT_H
 
+#include <errno.h>
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include "tracer.h"
+#include "io_int.h"
 /* Every PMPI_* function and predefined object (Open MPI: the ompi_* of
  * MPI_COMM_WORLD & co.) is reached through tr_mpi_sym: mpi_gen.h turns each
  * name of mpi.h into a slot of tr_mpi_symtab, resolved at first use by
@@ -209,7 +211,7 @@ static inline uint32_t tr_mpi_root(const struct tr_mpi_comm *ci, int root)
 
 /* ---- requests (mpi_req.c) --------------------------------------------------------- */
 
-enum { TR_MPI_REQ_SEND = 1, TR_MPI_REQ_RECV, TR_MPI_REQ_COLL, TR_MPI_REQ_MSG, TR_MPI_REQ_RMA };
+enum { TR_MPI_REQ_SEND = 1, TR_MPI_REQ_RECV, TR_MPI_REQ_COLL, TR_MPI_REQ_MSG, TR_MPI_REQ_RMA, TR_MPI_REQ_IO };
 
 int tr_mpi_req_init(void);
 /* New point-to-point request (MpiIsend / MpiIrecvRequest unless persistent). */
@@ -262,6 +264,37 @@ static inline uint64_t tr_mpi_rma_rid(struct tr_mpi_win *wi)
 void tr_mpi_req_rma(struct tr_thread *t, MPI_Request r, uint32_t win, uint64_t id);
 /* RmaOpCompleteBlocking for the operations issued since the last sync. */
 void tr_mpi_rma_complete(struct tr_thread *t, uint64_t time, struct tr_mpi_win *wi);
+
+/* ---- MPI-IO (mpi_io.c; wrappers generated from the f* kinds of mpi.spec) ------------ */
+
+struct tr_mpi_file;
+struct tr_mpi_file *tr_mpi_file_get(MPI_File fh);
+/* After MPI_File_open: IoHandle (comm = the file's), IoCreateHandle, the
+ * library's POSIX descriptor as a handle under it. Returns the time after. */
+uint64_t tr_mpi_file_opened(struct tr_thread *t, uint64_t time, int ret, MPI_Comm comm, const char *name,
+			    int amode, MPI_File fh);
+void tr_mpi_file_closed(struct tr_thread *t, uint64_t time, struct tr_mpi_file *e, int ret);
+void tr_mpi_file_deleted(struct tr_thread *t, uint64_t time, const char *name);
+void tr_mpi_file_seek(struct tr_thread *t, uint64_t time, MPI_File fh, MPI_Offset offset, int whence, int shared);
+/* One transfer: IoOperationBegin (mode IO_OP_*, flags IO_OPFL_*), then
+ * Complete (blocking: bytes from the status), Issued + request tracked
+ * (i* forms), Issued + kept until the _end call (split collectives). */
+struct tr_mpi_fop {
+	struct tr_mpi_file *e;
+	uint64_t id;       /* matching id; 0: no Begin written */
+};
+void tr_mpi_file_op_begin(struct tr_thread *t, uint64_t time, struct tr_mpi_fop *o, MPI_File fh, uint8_t mode,
+			  uint32_t flags, uint64_t bytes);
+void tr_mpi_file_op_end(struct tr_thread *t, uint64_t time, const struct tr_mpi_fop *o, int ret,
+			const MPI_Status *st);
+void tr_mpi_file_op_issued(struct tr_thread *t, uint64_t time, const struct tr_mpi_fop *o, int ret, MPI_Request r);
+void tr_mpi_file_split_issued(struct tr_thread *t, uint64_t time, const struct tr_mpi_fop *o, int ret);
+void tr_mpi_file_split_end(struct tr_thread *t, uint64_t time, MPI_File fh, int ret, const MPI_Status *st);
+/* Request of a non-blocking transfer (mpi_req.c), and its completion. */
+void tr_mpi_req_io(MPI_Request r, uint32_t handle, uint64_t id);
+void tr_mpi_file_req_done(struct tr_thread *t, uint64_t time, uint32_t h, uint64_t id, const MPI_Status *st);
+/* MPI_File_open calls beyond the table of open files (not recorded). */
+uint64_t tr_mpi_file_lost(void);
 
 /* ---- process-wide ---------------------------------------------------------------------- */
 

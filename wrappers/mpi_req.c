@@ -215,6 +215,19 @@ void tr_mpi_req_rma(struct tr_thread *t, MPI_Request r, uint32_t win, uint64_t i
 	req_publish(e, (uintptr_t)r);
 }
 
+void tr_mpi_req_io(MPI_Request r, uint32_t handle, uint64_t id)
+{
+	struct tr_mpi_req *e = req_claim((uintptr_t)r);
+	if (!e)
+		return;
+	e->kind = TR_MPI_REQ_IO;
+	e->persistent = 0;
+	e->active = 1;
+	e->comm = handle;
+	e->id = id;
+	req_publish(e, (uintptr_t)r);
+}
+
 static inline uint64_t status_bytes(const MPI_Status *st)
 {
 	int n = 0;
@@ -305,6 +318,9 @@ static void req_done(struct tr_thread *t, uint64_t time, struct tr_mpi_req *e, c
 	case TR_MPI_REQ_RMA:
 		TR_MPI_REC(t, otf2w_evt_rma_op_complete_non_blocking(t->w, NULL, time, e->comm, e->id));
 		break;
+	case TR_MPI_REQ_IO:
+		tr_mpi_file_req_done(t, time, e->comm, e->id, st);
+		break;
 	default:
 		break;
 	}
@@ -321,6 +337,8 @@ static inline void req_test_record(struct tr_thread *t, uint64_t time, const str
 {
 	if (e->active && e->kind == TR_MPI_REQ_RMA)
 		TR_MPI_REC(t, otf2w_evt_rma_op_test(t->w, NULL, time, e->comm, e->id));
+	else if (e->active && e->kind == TR_MPI_REQ_IO)
+		TR_MPI_REC(t, otf2w_evt_io_operation_test(t->w, NULL, time, e->comm, e->id));
 	else if (e->active && e->kind != TR_MPI_REQ_MSG)
 		TR_MPI_REC(t, otf2w_evt_mpi_request_test(t->w, NULL, time, e->id));
 }

@@ -778,8 +778,7 @@ TR_EXPORT int VT_flush(void)
 	t->in_record = 1;               /* the sampler must not write meanwhile */
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	otf2w_status st = t->w ? otf2w_evt_writer_flush(t->w) : OTF2W_E_INVALID_CALL;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	t->in_record = 0;
+	tr_rec_end(t);   /* (signals) a termination signal deferred meanwhile */
 	if (st != OTF2W_OK)
 		rc = VT_ERR_FLUSH;
 	tr_thread_put(t);

@@ -9,7 +9,7 @@ bytes per file and operation kind, handle life cycles, stdio handles over
 POSIX ones, every IoOperationBegin completed.
 
 usage: io_tests.py CASE --lib LIBTRACER --prog IO_PROG --work DIR
-cases: prog, threads, filter, off, gzip, dd, cp, sort, more, inherit, mpi
+cases: prog, threads, filter, off, gzip, dd, cp, sort, more, inherit, meta, mpi
 """
 import argparse
 import collections
@@ -437,6 +437,51 @@ def check_report(tr, io):
     check('<h2>I/O per file' in html and '<h2>I/O per operation kind</h2>' in html, 'no I/O tables in the HTML report')
 
 
+def case_meta():
+    """io_meta: truncate, ftruncate, fallocate, posix_fallocate,
+    posix_fadvise and the stat family are regions of role FILE_IO_METADATA
+    with no Io record (OTF2 has none for them); lio_listio entries are
+    non-blocking operations (Begin, Issued, Complete by aio_return) with
+    their bytes, a LIO_NOP none."""
+    t, td, tr = compare('meta', [A.meta_prog, '{dir}'])
+    check(t.stdout.startswith('sizes 4096 1000 4096 8192 8192\n'), 'the program did not do what it should: %r'
+          % t.stdout)
+    io = Io(tr)
+    roles = {r.name: enum_name(r.region_role) for r in tr.region_defs}
+    for fn in ('ftruncate', 'truncate', 'fallocate', 'posix_fallocate', 'posix_fadvise', 'fstat', 'stat',
+               'lstat', 'fstatat', 'statx'):
+        n = tr.count('Enter', region=fn)
+        check(n == 1, '%s: %d Enter, want 1' % (fn, n))
+        check(roles.get(fn) == 'FILE_IO_METADATA', '%s: region role %r' % (fn, roles.get(fn)))
+    # inside those regions: nothing of Io (no operation, seek, flags change)
+    for loc in tr.locations:
+        inside = None
+        for e in tr.events(loc):
+            if e.kind == 'Enter' and roles.get(e.region) == 'FILE_IO_METADATA' and e.region not in (
+                    'open', 'close', 'lio_listio', 'aio_error', 'aio_return'):
+                inside = e.region
+            elif e.kind == 'Leave':
+                inside = None
+            elif inside and e.kind.startswith('Io'):
+                raise Fail('%s inside %s' % (e.kind, inside))
+    # meta.dat: only the write() moved data
+    check(io.bytes('WRITE', '/meta.dat') == 10000 and io.bytes('READ', '/meta.dat') == 0,
+          'meta.dat bytes: wrote %d, read %d, want 10000, 0' % (io.bytes('WRITE', '/meta.dat'),
+                                                                io.bytes('READ', '/meta.dat')))
+    # lio_listio: 4 operations (2 + 2, the LIO_NOP none), issued, completed by aio_return
+    check(printed(t.stdout, 'lio wrote ') == 7168, 'the program did not do what it should')
+    check(tr.count('Enter', region='lio_listio') == 2, 'lio_listio regions: %d' % tr.count('Enter', region='lio_listio'))
+    lio = [o for o in io.ops if o[2].file.name.endswith('/lio.dat')]
+    check(io.nonblocking == 4 and len(lio) == 4, 'lio_listio: %d non-blocking operations, %d completed on lio.dat, '
+          'want 4 and 4' % (io.nonblocking, len(lio)))
+    check(io.count('IoOperationIssued') == 4, 'IoOperationIssued: %d, want 4' % io.count('IoOperationIssued'))
+    w, r = io.bytes('WRITE', '/lio.dat'), io.bytes('READ', '/lio.dat')
+    check((w, r) == (7168, 4096), 'lio.dat bytes: wrote %d, read %d, want 7168, 4096' % (w, r))
+    check(sorted(o[3] for o in lio) == [1024, 2048, 4096, 4096], 'bytes requested %r' % sorted(o[3] for o in lio))
+    print('meta: %d Io operations, %d metadata regions' % (len(io.ops), sum(
+        1 for e in tr.events() if e.kind == 'Enter' and roles.get(e.region) == 'FILE_IO_METADATA')))
+
+
 def case_inherit():
     """Descriptors the parent opened (sh: exec 5<in.txt 6>>out.txt
     7<other.txt, only the program traced): 5 read to its end and 6 written
@@ -548,6 +593,7 @@ def main():
     p.add_argument('--prog', required=True)
     p.add_argument('--work', required=True)
     p.add_argument('--more-prog')
+    p.add_argument('--meta-prog')
     p.add_argument('--tracer')
     p.add_argument('--mpi-prog')
     p.add_argument('--mpirun')

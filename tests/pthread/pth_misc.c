@@ -27,11 +27,17 @@
  *        pth_misc vtexit  two threads open a VT user region (VT API looked
  *                         up at run time) and leave it open: one calls
  *                         pthread_exit, the other returns.
+ *        pth_misc sigrec  4 threads take a private mutex in a tight loop
+ *                         (always inside a wrapper, mostly inside a record)
+ *                         until the test sends SIGTERM; main blocks SIGTERM
+ *                         and waits in pthread_join, so the signal lands on
+ *                         a recording thread.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -166,6 +172,40 @@ static void *spinner(void *arg)
 	return arg;
 }
 
+/* sigrec mode: a tight loop of wrapped calls on a private mutex */
+static int recorders;   /* started */
+
+static void *recorder(void *arg)
+{
+	pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
+	volatile long n = 0;
+	__atomic_fetch_add(&recorders, 1, __ATOMIC_RELEASE);
+	for (;;) {
+		pthread_mutex_lock(&mx);
+		n++;
+		pthread_mutex_unlock(&mx);
+	}
+	return arg;
+}
+
+static int sigrec(void)
+{
+	pthread_t th[4];
+	sigset_t set;
+	for (long i = 0; i < 4; i++)
+		if (pthread_create(&th[i], NULL, recorder, NULL))
+			return 3;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);   /* the workers keep it unblocked */
+	while (__atomic_load_n(&recorders, __ATOMIC_ACQUIRE) < 4)
+		sched_yield();
+	printf("pth_misc sigrec: ready\n");
+	fflush(stdout);
+	pthread_join(th[0], NULL);
+	return 0;
+}
+
 static void *malloc_worker(void *arg)
 {
 	unsigned seed = (unsigned)(long)arg + 1;
@@ -211,6 +251,9 @@ int main(int argc, char **argv)
 		printf("pth_misc fork: %s\n", rv ? "child failed" : "ok");
 		return rv ? 1 : 0;
 	}
+
+	if (argc > 1 && !strcmp(argv[1], "sigrec"))
+		return sigrec();
 
 	if (argc > 1 && !strcmp(argv[1], "cancelflush"))
 		return cancel_flush();

@@ -3,7 +3,7 @@
 """tests/pthread: traced programs read back with the reference OTF2 reader.
 
 usage: pthread_tests.py CASE --lib libtracer.so --bindir DIR --demo PATH --work DIR
-CASE: sigterm | locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
+CASE: sigterm | sigrec | locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
 """
 import argparse
 import collections
@@ -437,6 +437,25 @@ def case_exitsampling(args):
     expect(open_at_exit >= 1, "no thread closed a calling context right before its ThreadEnd")
 
 
+def sigterm_run(args, env, mode, delay, timeout, what):
+    """pth_misc MODE: SIGTERM `delay` s after it said ready; it must end
+    within `timeout` s (no deadlock). Returns the process and its stderr."""
+    import time
+    p = subprocess.Popen([os.path.join(args.bindir, "pth_misc"), mode], env=env,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    line = p.stdout.readline()
+    expect(b"ready" in line, "%s: program did not start: %r" % (what, line))
+    time.sleep(delay)
+    p.send_signal(15)
+    try:
+        _, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        expect(False, "%s: no exit %d s after SIGTERM (deadlock)" % (what, timeout))
+    return p, err
+
+
 def case_sigterm(args):
     """SIGTERM (default action) while the master blocks in pthread_join and
     three threads hammer a lock through the wrappers (with and without
@@ -450,20 +469,7 @@ def case_sigterm(args):
         env = dict(os.environ, LD_PRELOAD=args.lib, TRACER_OUTPUT=out, TRACER_VERBOSE="1", **extra)
         for run in range(3):
             shutil.rmtree(out, ignore_errors=True)
-            p = subprocess.Popen([os.path.join(args.bindir, "pth_misc"), "sigterm"], env=env,
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            line = p.stdout.readline()
-            expect(b"ready" in line, "%s: program did not start: %r" % (name, line))
-            import time
-            time.sleep(0.2)
-            p.send_signal(15)
-            try:
-                _, err = p.communicate(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.communicate()
-                expect(False, "%s run %d: no exit 20 s after SIGTERM (deadlock)" % (name, run))
-                continue
+            p, err = sigterm_run(args, env, "sigterm", 0.2, 20, "%s run %d" % (name, run))
             expect(p.returncode == -15, "%s run %d: exit %d, want death by SIGTERM" % (name, run, p.returncode))
             tr = Trace(find_anchor(out))
             print("%s run %d: %d locations; %s" % (name, run, len(tr.events), summary(tr)))
@@ -473,7 +479,66 @@ def case_sigterm(args):
                    "%s: creates/begins/ends %d/%d/%d, want 3 each" % (name, len(creates), len(begins), len(ends)))
 
 
-CASES = {"mallocstress": case_mallocstress, "sigterm": case_sigterm, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
+def print_check(anchor, exit_status):
+    """otf2-print reads the archive (fast enough for millions of events);
+    per location: timestamps never decrease, the master ends with ProgramEnd
+    exit_status, every other location with ThreadEnd. Returns the number of
+    locations and events."""
+    p = subprocess.run(["otf2-print", anchor], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    expect(p.returncode == 0, "otf2-print %s: exit %d: %s" % (anchor, p.returncode, p.stderr[-300:]))
+    last, when, n = {}, {}, 0
+    for line in p.stdout.splitlines():
+        f = line.split(None, 3)
+        if len(f) < 3 or not f[0].isupper() or not f[1].isdigit() or not f[2].isdigit():
+            continue
+        loc, t = int(f[1]), int(f[2])
+        expect(t >= when.get(loc, 0), "location %d: %s at %d goes back in time (%d)" % (loc, f[0], t, when.get(loc, 0)))
+        when[loc] = t
+        last[loc] = (f[0], f[3] if len(f) > 3 else "")
+        n += 1
+    expect(0 in last, "no master location")
+    for loc, (kind, rest) in sorted(last.items()):
+        if loc == 0:
+            expect(kind == "PROGRAM_END" and ("exit status: %d" % exit_status) in rest.lower(),
+                   "master ends with %s %s, want PROGRAM_END %d" % (kind, rest, exit_status))
+        else:
+            expect(kind == "THREAD_END", "location %d ends with %s, not THREAD_END" % (loc, kind))
+    return len(last), n
+
+
+def case_sigrec(args):
+    """SIGTERM (default action) at 20 random moments while 4 threads record
+    in a tight loop with sampling at 10 kHz, and main blocks SIGTERM (so a
+    recording thread takes it, mostly inside a record: the handler defers
+    to the end of the record). Durable on and off. Each run must die by
+    SIGTERM as untraced, and its archive must read with otf2-print, every
+    location ending with its ThreadEnd (ProgramEnd 143 on the master) in
+    time order."""
+    rnd = random.Random(int(os.environ.get("TRACER_TEST_SEED", "0")) or None)
+    out = os.path.join(args.work, "sigrec")
+    bad = []
+    for run in range(20):
+        durable = "on" if run % 2 else "off"
+        delay = rnd.uniform(0.01, 0.08)
+        shutil.rmtree(out, ignore_errors=True)
+        env = dict(os.environ, LD_PRELOAD=args.lib, TRACER_OUTPUT=out, TRACER_VERBOSE="1",
+                   TRACER_SAMPLING="100us", TRACER_DURABLE=durable)
+        p, err = sigterm_run(args, env, "sigrec", delay, 30, "sigrec run %d" % run)
+        what = "run %d (durable %s, SIGTERM after %.0f ms)" % (run, durable, delay * 1000)
+        expect(p.returncode == -15, "sigrec %s: exit %d, want death by SIGTERM" % (what, p.returncode))
+        try:
+            nloc, nev = print_check(find_anchor(out), 143)
+            expect(nloc == 5, "%d locations, want 5" % nloc)
+            print("sigrec %s: %d locations, %d events" % (what, nloc, nev))
+        except CheckError as e:
+            print("sigrec %s: FAIL %s" % (what, e))
+            sys.stdout.write(err.decode(errors="replace"))
+            bad.append(run)
+    expect(not bad, "sigrec: %d of 20 runs failed: %r" % (len(bad), bad))
+
+
+CASES = {"mallocstress": case_mallocstress, "sigterm": case_sigterm, "sigrec": case_sigrec, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
          "off": case_off, "xz": case_xz,
          "onfull": case_onfull, "cancelflush": case_cancelflush,
          "vtexit": case_vtexit, "exitsampling": case_exitsampling}

@@ -13,6 +13,7 @@ creator an image of the same pid, ProgramBegin first and ProgramEnd last on
 every process's master location.
 
 usage: tree_tests.py CASE --lib LIB --bindir DIR --tracer-run PATH --work DIR
+(TREE_DURABLE=on in the environment: every run with TRACER_DURABLE=on)
 """
 import os
 import re
@@ -30,6 +31,16 @@ import tracecheck as tc  # noqa: E402
 
 Fail = rt.Fail
 CASES = {}
+
+# TREE_DURABLE=<value> (ctest tree.durable.*): every run with TRACER_DURABLE=<value>
+if os.environ.get('TREE_DURABLE'):
+    _clean_env = rt.clean_env
+
+    def _durable_env(extra=None):
+        env = _clean_env(extra)
+        env.setdefault('TRACER_DURABLE', os.environ['TREE_DURABLE'])
+        return env
+    rt.clean_env = _durable_env
 GNAME = re.compile(r'^(.+) \(pid (\d+)\)$')
 
 

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive_dir.c - choosing and claiming the archive directory of this process
+ * (archive.c: the life cycle).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+#include "proctree.h"
+#include "archive_int.h"
+
+/* ---- directory choice ---- */
+
+static int is_dir(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* 1 if dir holds an archive (any *.otf2 anchor or a traces/ directory). */
+static int holds_archive(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	int found = 0;
+	while (!found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+		found = (n > 5 && !strcmp(e->d_name + n - 5, ".otf2")) || !strcmp(e->d_name, "traces") ||
+			!strcmp(e->d_name, "ranks") || !strcmp(e->d_name, "procs") || (n > 6 && !strcmp(e->d_name + n - 6, ".claim"));
+	}
+	closedir(d);
+	return found;
+}
+
+static void sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '-' || *s == '_' || *s == '.'))
+			*s = '_';
+}
+
+/* A job id shared by the ranks of one mpirun (for a common default name). */
+static int job_id(char *out, size_t n)
+{
+	static const char *const vars[] = { "PMIX_NAMESPACE", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID",
+					    "PMI_JOBID", NULL };
+	for (int i = 0; vars[i]; i++) {
+		const char *v = tr_getenv(vars[i]);
+		if (v && *v) {
+			snprintf(out, n, "%s", v);
+			sanitize(out);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* mkdir -p; 0 or -1 with errno. */
+static int mkdirs(const char *dir)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%.4000s", dir);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (mkdir(p, 0755) && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	if (mkdir(p, 0755) && errno != EEXIST)
+		return -1;
+	return is_dir(p) ? 0 : (errno = ENOTDIR, -1);
+}
+
+/* Claim dir for this process: create it and an empty placeholder anchor
+ * with O_EXCL (concurrent processes with the same TRACER_OUTPUT, e.g. a
+ * launcher and its child, never share an archive). 1 claimed, 0 taken,
+ * -1 error (errno). */
+/* Where this process's own archive goes in dir: dir itself, or (MPI
+ * rank) dir/ranks. */
+void tr_ar_own_dir(const char *dir, char *out, size_t n)
+{
+	if (tr_ar_parts_dir())
+		snprintf(out, n, "%.4000s/%s", dir, tr_ar_parts_dir());
+	else
+		snprintf(out, n, "%.4000s", dir);
+}
+
+/* A process claims NAME.claim (a rank ranks/rank<r>.claim), not its
+ * anchor: a process killed before it wrote its archive (e.g. a SIGTERM
+ * during start-up, before the signal handlers are installed) leaves no
+ * empty anchor behind; the claim is removed once the anchor exists. */
+int tr_ar_claim(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64], od[4200];
+	tr_ar_own_dir(dir, od, sizeof(od));
+	if (mkdirs(od))
+		return -1;
+	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
+	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return errno == EEXIST ? 0 : -1;
+	close(fd);
+	return 1;
+}
+
+void tr_ar_claim_io(void *p)
+{
+	struct claim_call *c = p;
+	c->ret = tr_ar_claim(c->dir, c->name);
+}
+
+void tr_ar_unclaim(const char *dir, const char *name)
+{
+	char p[PATH_MAX + 64], od[4200];
+	struct stat st;
+	tr_ar_own_dir(dir, od, sizeof(od));
+	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
+	if (stat(p, &st) == 0 && st.st_size == 0)
+		unlink(p);
+	rmdir(od);    /* only if empty */
+	rmdir(dir);
+}
+
+/* The anchor is written: remove the claim. Async-signal-safe. */
+void tr_ar_drop_claim(void)
+{
+	char od[4200], cl[4400];
+	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
+	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
+	unlink(cl);
+}
+
+/* <own dir>/<archive name><suffix> (durable.c's recovery files). */
+void tr_archive_own_path(char *out, size_t n, const char *suffix)
+{
+	char od[4200];
+	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
+	snprintf(out, n, "%s/%s%s", od, tr_ar_name, suffix);
+}
+
+/* Decide and claim tr_g.dir. Returns 0, or -1 when tracing must be disabled. */
+int tr_ar_choose_dir(void)
+{
+	char base[4096], prog[256];
+	int explicit = tr_cfg.output[0] != 0;
+
+	snprintf(prog, sizeof(prog), "%s", tr_proc.progname[0] ? tr_proc.progname : "prog");
+	sanitize(prog);
+	if (explicit) {
+		snprintf(base, sizeof(base), "%s", tr_cfg.output);
+		size_t l = strlen(base);
+		while (l > 1 && base[l - 1] == '/')
+			base[--l] = 0;
+	} else {
+		char when[64], job[200];
+		time_t now = time(NULL);
+		struct tm tm;
+		localtime_r(&now, &tm);
+		strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+		if (tr_g.mpi_expected && job_id(job, sizeof(job)) == 0) {
+			snprintf(base, sizeof(base), "tracer-%.200s-%.200s", prog, job);
+			tr_g.dir_from_job = 1;
+		}
+		else
+			snprintf(base, sizeof(base), "tracer-%.200s-%s-%d", prog, when, (int)getpid());
+	}
+	tr_ar_set_arname();
+	/* never overwrite an existing archive: <base>, <base>.1, <base>.2 ... */
+	for (int i = 0; i < 10000; i++) {
+		if (i == 0)
+			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", base);
+		else
+			snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s.%d", base, i);
+		/* a non-MPI archive never goes next to another one */
+		if (!tr_g.mpi_expected && holds_archive(tr_g.dir))
+			continue;
+		int c = tr_ar_claim(tr_g.dir, tr_ar_name);
+		if (c == 1)
+			break;
+		if (c < 0) {
+			tr_log_error("%s%s: cannot create the archive there (%s); tracing disabled, the program "
+				     "runs untraced", explicit ? "TRACER_OUTPUT=" : "", tr_g.dir, strerror(errno));
+			return -1;
+		}
+	}
+	if (strcmp(tr_g.dir, base) && (!tr_g.mpi_expected || tr_proc.rank <= 0))
+		tr_log_info("%s already holds an archive; writing to %s", base, tr_g.dir);
+	/* the writer gets the absolute path: the program may chdir() */
+	char abs[PATH_MAX];
+	snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", tr_g.dir);
+	if (realpath(tr_g.dir, abs))
+		snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", abs);
+	return 0;
+}

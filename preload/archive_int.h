@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive_int.h - what the parts of the archive life cycle share
+ * (archive.c, archive_dir.c, archive_mpi.c, archive_end.c); nothing else
+ * includes it.
+ */
+#ifndef TR_ARCHIVE_INT_H
+#define TR_ARCHIVE_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* archive.c */
+extern char tr_ar_name[64];          /* traces, rank<r> or proc<N> */
+extern char tr_ar_tdefs_path[4200];  /* packed local definitions (.tdefs), or "" */
+extern const otf2w_memory_callbacks tr_ar_memory;
+const char *tr_ar_parts_dir(void);
+void tr_ar_set_arname(void);
+/* Run fn(arg) on the tracer-io thread when there is one, else here. */
+void tr_ar_io_call(void (*fn)(void *), void *arg);
+
+/* archive_dir.c */
+struct claim_call {
+	const char *dir, *name;
+	int ret;
+};
+void tr_ar_own_dir(const char *dir, char *out, size_t n);
+int tr_ar_claim(const char *dir, const char *name);
+void tr_ar_claim_io(void *p);   /* struct claim_call */
+void tr_ar_unclaim(const char *dir, const char *name);
+void tr_ar_drop_claim(void);
+int tr_ar_choose_dir(void);
+
+/* archive_mpi.c */
+struct run_end {
+	uint64_t first, last, events;
+	uint32_t ranks;
+};
+void tr_ar_write_unified_global(void);
+void tr_ar_run_end_mark_crashed(uint64_t events);
+int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot);
+void tr_ar_start_merge(void);
+
+#endif

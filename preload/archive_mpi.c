@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * archive_mpi.c - the unified archive of an MPI run: every rank's mapping tables,
+ * the last rank's traces.otf2, the end files, the merge started when the
+ * run ends without MPI_Finalize (archive.c: the life cycle).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "tr_int.h"
+#include "proctree.h"
+#include "archive_int.h"
+
+/* MPI rank or process tree part, TRACER_DURABLE tick (tracer-io):
+ * <part>.tdefs as now, for tracer-merge after the run was killed (written,
+ * then renamed). */
+int tr_archive_save_tdefs(void)
+{
+	char tmp[4300];
+	if (!tr_ar_parts_dir() || !tr_ar_tdefs_path[0])
+		return 0;
+	snprintf(tmp, sizeof(tmp), "%s.part", tr_ar_tdefs_path);
+	if (tr_defs_save(tmp, 0) != 0 || rename(tmp, tr_ar_tdefs_path) != 0) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- unified output (MPI) ---- */
+
+/* The events of a location of the unified archive: traces/<gid>.evt, a
+ * hard link of (or, across file systems, a copy of) the rank's file. The
+ * last rank to end calls this: every rank's files are complete. */
+static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
+{
+	char from[4400], to[4400];
+	(void)ud;
+	snprintf(from, sizeof(from), "%.4000s/ranks/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
+	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
+	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_error_note(OTF2W_E_IO))
+		tr_log_error("cannot create %s: %s", to, strerror(errno));
+}
+
+/* Every rank after unification: traces/<loc>.def with the mapping tables
+ * and clock offsets of this process's locations. */
+static void write_unified_local(void)
+{
+	otf2w_archive_params p;
+	otf2w_archive *a;
+	char d[4200];
+
+	memset(&p, 0, sizeof(p));
+	p.path = tr_g.dir;
+	p.name = "traces";
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = 4;
+	snprintf(d, sizeof(d), "%s/traces", tr_g.dir);
+	mkdir(tr_g.dir, 0755);
+	mkdir(d, 0755);
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK)
+		return;
+	otf2w_archive_set_memory(a, &tr_ar_memory, NULL);
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		otf2w_def_writer *dw;
+		uint64_t gid = tr_defs_unified_gid(t->location);
+		if (gid == UINT64_MAX || otf2w_archive_get_def_writer(a, gid, &dw) != OTF2W_OK)
+			continue;
+		tr_defs_write_local_to(dw);
+		if (otf2w_archive_close_def_writer(a, dw) != OTF2W_OK && tr_error_note(OTF2W_E_IO))
+			tr_log_error("writing %s/traces/%llu.def: %s", tr_g.dir, (unsigned long long)gid,
+				     otf2w_archive_error(a));
+	}
+	/* the object is dropped without otf2w_archive_close: that would write
+	 * an anchor; only rank 0 writes traces.otf2 */
+	otf2w_archive_abandon(a);
+}
+
+/* fn(path of the entry, its d_type, ud) for every entry of dir but . and
+ * ..: getdents64, not opendir (this runs on tracer-io, which never calls
+ * the program's malloc). */
+static void each_entry(const char *dir, void (*fn)(const char *, const char *, int, void *), void *ud)
+{
+	char buf[4096], p[8800];
+	long got;
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+		for (long off = 0; off < got;) {
+			unsigned short reclen;
+			memcpy(&reclen, buf + off + 16, 2);
+			int type = (unsigned char)buf[off + 18];
+			const char *e = buf + off + 19;
+			off += reclen;
+			if (!strcmp(e, ".") || !strcmp(e, ".."))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s", dir, e);
+			fn(p, e, type, ud);
+		}
+	}
+	if (d >= 0)
+		close(d);
+}
+
+static void rm_entry(const char *path, const char *name, int type, void *ud);
+
+/* rm -r of the temporary archive (a few levels deep). */
+static void rm_tree(const char *path)
+{
+	each_entry(path, rm_entry, NULL);
+	if (rmdir(path) != 0)
+		unlink(path);
+}
+
+static void rm_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)name;
+	(void)ud;
+	if (type == DT_DIR)
+		rm_tree(path);
+	else
+		unlink(path);
+}
+
+struct move_ctx {
+	const char *from, *dir;
+};
+
+static void move_missing(const char *path, const char *name, int type, void *ud)
+{
+	struct move_ctx *c = ud;
+	char to[8800];
+	struct stat st;
+	(void)type;
+	if (name[0] == '.')
+		return;
+	snprintf(to, sizeof(to), "%s/traces/%s", c->dir, name);
+	if (lstat(to, &st) != 0)
+		rename(path, to);
+}
+
+/* traces.def + traces.otf2 (+ evt links) of the unified archive in dir:
+ * the definitions are written by write_defs into a temporary archive whose
+ * global files are then moved into place (the anchor last). */
+static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_writer *, void *), void *ud)
+{
+	otf2w_archive_params p;
+	otf2w_archive *a;
+	otf2w_gdef_writer *g;
+	char tmp[4200], from[8400], to[8400];
+
+	snprintf(tmp, sizeof(tmp), "%.4000s/.tracer-unify-%d", dir, (int)getpid());
+	memset(&p, 0, sizeof(p));
+	p.path = tmp;
+	p.name = "traces";
+	p.event_chunk_size = tr_cfg.chunk_bytes;
+	p.def_chunk_size = 1u << 20;
+	p.max_chunks = 4;
+	p.machine_name = tr_proc.hostname;
+	p.creator = "libtracer";
+	p.description = "libtracer (LD_PRELOAD) trace, MPI unified";
+	if (otf2w_archive_open(&p, &a) != OTF2W_OK || otf2w_archive_get_gdef_writer(a, &g) != OTF2W_OK) {
+		tr_log_error("cannot write the unified definitions in %s", tmp);
+		return -1;
+	}
+	otf2w_archive_set_memory(a, &tr_ar_memory, NULL);
+	snprintf(to, sizeof(to), "%s/traces", dir);
+	mkdir(to, 0755);
+	write_defs(g, ud);
+	otf2w_status st = otf2w_archive_close(a);
+	if (st != OTF2W_OK) {
+		tr_log_error("writing the unified definitions: %s", otf2w_status_str(st));
+		rm_tree(tmp);
+		return -1;
+	}
+	/* per-location files of locations no rank wrote (ranks that did not
+	 * unify): the empty ones of the temporary archive */
+	snprintf(from, sizeof(from), "%s/traces", tmp);
+	struct move_ctx mc = { from, dir };
+	each_entry(from, move_missing, &mc);
+	snprintf(from, sizeof(from), "%s/traces.def", tmp);
+	snprintf(to, sizeof(to), "%s/traces.def", dir);
+	rename(from, to);
+	snprintf(from, sizeof(from), "%s/traces.otf2", tmp);
+	snprintf(to, sizeof(to), "%s/traces.otf2", dir);
+	int ret = 0;
+	if (rename(from, to)) {
+		tr_log_error("cannot create %s: %s", to, strerror(errno));
+		ret = -1;
+	}
+	rm_tree(tmp);
+	return ret;
+}
+
+static void online_defs(otf2w_gdef_writer *g, void *ud)
+{
+	tr_defs_write_unified(g, link_loc, NULL);
+}
+
+static void unified_global_io(void *unused)
+{
+	(void)unused;
+	write_unified_files(tr_g.dir, online_defs, NULL);
+}
+
+/* The rank that ends last, after unification (on tracer-io: no descriptor
+ * in the program's table). */
+void tr_ar_write_unified_global(void)
+{
+	tr_ar_io_call(unified_global_io, NULL);
+}
+
+static void unified_local_io(void *unused)
+{
+	(void)unused;
+	write_unified_local();
+}
+
+/* Called by tr_defs_install_unified's caller path (MPI_Finalize). */
+void tr_archive_unified_installed(void)
+{
+	if (!tr_g.active || tr_g.finished)
+		return;
+	tr_lock(&tr_g.lock);
+	tr_ar_io_call(unified_local_io, NULL);
+	tr_unlock(&tr_g.lock);
+}
+
+/* ---- end of an MPI run: the last rank to end writes the unified anchor ----
+ * Every rank that unified writes rank<r>.end (its final time range on rank
+ * 0's clock and its event count) under an flock of rank-end.lock, then
+ * counts the end files: the one that completes the set writes traces.def +
+ * traces.otf2, whose ClockProperties then cover every event of every rank
+ * (also those after MPI_Finalize), and prints the run's one exit line. */
+
+static int read_end(const char *path, uint64_t v[3])
+{
+	char b[128];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	b[n] = 0;
+	unsigned long long a, c, d;
+	if (sscanf(b, "%llu %llu %llu", &a, &c, &d) != 3)
+		return -1;
+	v[0] = a;
+	v[1] = c;
+	v[2] = d;
+	return 0;
+}
+
+/* Crash path of a rank that unified (a crash after MPI_Finalize): its end
+ * file without a time range (its events stay within the range it had at
+ * unification, unless more came after), so that the last rank still
+ * completes the set. Async-signal-safe. */
+void tr_ar_run_end_mark_crashed(uint64_t events)
+{
+	char p[4400], tmp[4400], b[64];
+	int n = 0;
+	char d[24];
+	int k = 0;
+	do {
+		d[k++] = (char)('0' + events % 10);
+		events /= 10;
+	} while (events && k < 24);
+	memcpy(b, "18446744073709551615 0 ", 23);
+	n = 23;
+	while (k > 0)
+		b[n++] = d[--k];
+	b[n++] = '\n';
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	int ok = write(fd, b, (size_t)n) == n;
+	close(fd);
+	if (ok)
+		rename(tmp, p);
+}
+
+/* 1 when this rank ended last (tot filled, unified set widened). */
+int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot)
+{
+	char p[4400], tmp[4400];
+	int size = tr_proc.size > 0 ? tr_proc.size : 1, ret = 0;
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
+	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (lfd < 0)
+		return tr_proc.rank == 0;   /* no lock possible: rank 0 writes, as before */
+	/* bounded (10 s): a rank holds it for a few file operations only */
+	struct timespec ms = { 0, 1000000 };
+	int locked = 0;
+	for (int i = 0; i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
+		nanosleep(&ms, NULL);
+	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
+	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		char b[128];
+		int n = snprintf(b, sizeof(b), "%llu %llu %llu\n", (unsigned long long)first,
+				 (unsigned long long)last, (unsigned long long)events);
+		int ok = write(fd, b, (size_t)n) == n;
+		close(fd);
+		if (ok)
+			rename(tmp, p);
+	}
+	memset(tot, 0, sizeof(*tot));
+	tot->first = UINT64_MAX;
+	int have = 0;
+	for (int r = 0; r < size; r++) {
+		uint64_t v[3];
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
+		if (read_end(p, v))
+			break;
+		have++;
+		tr_defs_unified_widen(r, v[0], v[1]);
+		if (v[0] < tot->first)
+			tot->first = v[0];
+		if (v[1] > tot->last)
+			tot->last = v[1];
+		tot->events += v[2];
+	}
+	if (have == size && locked) {
+		tot->ranks = (uint32_t)size;
+		ret = 1;
+		for (int r = 0; r < size; r++) {
+			snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
+			unlink(p);
+		}
+		snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
+		unlink(p);
+	}
+	close(lfd);   /* releases the lock */
+	return ret;
+}
+
+/* ---- a run that ends without MPI_Finalize: one rank starts the merge ----
+ * The command (tracer-merge --wait 30 --ranks P DIR, environment without
+ * LD_PRELOAD) is prepared at MPI_Init by wrappers/mpi, so that a rank can
+ * start it from the crash path: O_EXCL on ranks/merge.started elects one
+ * rank, vfork + execve start the tool detached (setsid), its output goes to
+ * ranks/tracer-merge.log. Async-signal-safe. */
+
+static const struct tr_helper *tr_merge;
+
+void tr_archive_set_merge(const struct tr_helper *merge)
+{
+	tr_merge = merge;
+}
+
+struct excl_call {
+	const char *path;
+	int ok;
+};
+
+static void create_excl_io(void *p)
+{
+	struct excl_call *c = p;
+	int fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	c->ok = fd >= 0;
+	if (fd >= 0)
+		close(fd);
+}
+
+void tr_ar_start_merge(void)
+{
+	char p[4400];
+	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
+	struct excl_call c = { p, 0 };
+	tr_ar_io_call(create_excl_io, &c);   /* a crash path: here (tracer-io is off) */
+	if (!c.ok)
+		return;   /* another rank started it */
+	if (!tr_merge) {
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
+			       "archive of every rank", tr_proc.rank, tr_g.shown);
+		return;
+	}
+	if (tr_helper_spawn(tr_merge) > 0)
+		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: %s/traces.otf2 is being merged from every "
+			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge->log);
+}

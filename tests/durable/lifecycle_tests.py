@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""lifecycle_tests.py - the tracer-io thread against the program's life cycle
+(default mode: tracer-io always runs; TRACER_DURABLE=off where named).
+
+Cases (lifecycle_tests.py CASE --lib LIB --bindir DIR --work DIR):
+  mainexit_race  `lastthreads mainexit` 30 times: main calls pthread_exit and
+                 8 threads end at the same moment; every run ends by itself
+                 (20 s limit), status 0, the atexit handler's line, an archive
+                 that otf2-print reads with 9 ThreadEnd-or-ProgramEnd ends.
+  closeall       threads record while main closes every descriptor above 2 and
+                 opens a file: every open returns 3, as untraced; stdout and
+                 status equal the untraced run's; the archive reads back.
+  daemon         fork, parent returns, the child starts a session, closes
+                 every descriptor (0-2 too), records with 3 threads, opens a
+                 file: it gets 0 and every open gets 0, as untraced; every
+                 archive the run leaves reads back.
+"""
+import argparse
+import glob
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+sys.path.insert(0, os.path.join(HERE, '..', 'real'))
+import real_tests as rt  # noqa: E402  (clean_env, Fail)
+import tracecheck as tc  # noqa: E402
+
+A = None
+CASES = {}
+Fail = rt.Fail
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def fresh(name):
+    d = os.path.join(A.work, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def prog():
+    return os.path.join(A.bindir, 'durable_lastthreads')
+
+
+def run(argv, cwd, env, timeout=60):
+    return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout)
+
+
+def no_tracer(err):
+    return '\n'.join(l for l in err.splitlines() if not l.startswith('tracer:'))
+
+
+def otf2_print(anchor):
+    p = subprocess.run([tc.OTF2_PRINT, anchor], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True)
+    if p.returncode != 0:
+        raise Fail('otf2-print %s: status %d: %s' % (anchor, p.returncode, p.stderr[-500:]))
+    return p.stdout
+
+
+DEFAULT = {'TRACER_DURABLE': 'on'}   # the coming default (tracer-io always on)
+
+
+def traced_env(base, extra=None):
+    env = rt.clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': os.path.join(base, 'archive')})
+    env.update(DEFAULT)
+    env.update(extra or {})
+    return env
+
+
+@case
+def mainexit_race():
+    base = fresh('mainexit_race')
+    u = run([prog(), 'mainexit'], base, rt.clean_env())
+    want = 'lastthreads mainexit: atexit handler ran\n'
+    if u.returncode != 0 or u.stdout != want:
+        raise Fail('untraced run: rc %d, %r' % (u.returncode, u.stdout))
+    for mode in ('default', 'off'):
+        for i in range(30 if mode == 'default' else 5):
+            shutil.rmtree(os.path.join(base, 'archive'), ignore_errors=True)
+            extra = {'TRACER_DURABLE': 'off'} if mode == 'off' else {}
+            try:
+                t = run([prog(), 'mainexit'], base, traced_env(base, extra), timeout=20)
+            except subprocess.TimeoutExpired:
+                raise Fail('%s mode, run %d: the process did not end within 20 s (tracer-io kept it '
+                           'alive after the last thread of the program ended)' % (mode, i))
+            if t.returncode != 0 or t.stdout != want or no_tracer(t.stderr) != no_tracer(u.stderr):
+                raise Fail('%s mode, run %d: rc %d, stdout %r, stderr %r' % (mode, i, t.returncode, t.stdout,
+                                                                            t.stderr))
+            out = otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
+            ends = out.count('THREAD_END') + out.count('PROGRAM_END')
+            if ends < 9:
+                raise Fail('%s mode, run %d: %d ThreadEnd/ProgramEnd records, expected 9' % (mode, i, ends))
+    print('ok mainexit_race: 35 runs ended by themselves with the atexit line and a readable archive')
+
+
+@case
+def closeall():
+    base = fresh('closeall')
+    u, t = os.path.join(base, 'u'), os.path.join(base, 't')
+    os.makedirs(u)
+    os.makedirs(t)
+    argv = [prog(), 'closeall', 'f.txt']
+    ru = run(argv, u, rt.clean_env())
+    rtr = run(argv, t, traced_env(base, {'TRACER_CHUNK': '256K'}))
+    if ru.returncode != 0:
+        raise Fail('untraced run: rc %d, %r' % (ru.returncode, ru.stdout))
+    if rtr.returncode != ru.returncode or rtr.stdout != ru.stdout or no_tracer(rtr.stderr) != no_tracer(ru.stderr):
+        raise Fail('traced run differs: rc %d, stdout %r, stderr %r' % (rtr.returncode, rtr.stdout, rtr.stderr))
+    out = otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
+    n = out.count('"pthread_mutex_lock"')
+    if n < 1000:
+        raise Fail('only %d pthread_mutex_lock events: the threads recorded too little' % n)
+    print('ok closeall: %d lock events, every open returned 3' % n)
+
+
+def wait_file(path, secs):
+    end = time.time() + secs
+    while time.time() < end:
+        try:
+            with open(path) as f:
+                s = f.read()
+            if s.endswith('\n'):
+                return s
+        except OSError:
+            pass
+        time.sleep(0.1)
+    return None
+
+
+@case
+def daemon():
+    base = fresh('daemon')
+    u, t = os.path.join(base, 'u'), os.path.join(base, 't')
+    os.makedirs(u)
+    os.makedirs(t)
+    ru = run([prog(), 'daemon', os.path.join(u, 'r.txt')], u, rt.clean_env())
+    su = wait_file(os.path.join(u, 'r.txt'), 30)
+    rtr = run([prog(), 'daemon', os.path.join(t, 'r.txt')], t, traced_env(base))
+    st = wait_file(os.path.join(t, 'r.txt'), 60)
+    want = 'lastthreads daemon: fd 0, opens returned another number than 0: 0\n'
+    if ru.returncode != 0 or su != want:
+        raise Fail('untraced run: rc %d, %r' % (ru.returncode, su))
+    if rtr.returncode != 0 or st != su or no_tracer(rtr.stderr) != no_tracer(ru.stderr) or rtr.stdout != ru.stdout:
+        raise Fail('traced run differs: rc %d, daemon wrote %r, stderr %r' % (rtr.returncode, st, rtr.stderr))
+    # the daemon writes its archive when it ends (right after the line)
+    end = time.time() + 60
+    anchors = []
+    while time.time() < end:
+        anchors = [a for a in glob.glob(os.path.join(base, 'archive*', '**', '*.otf2'), recursive=True)
+                   if os.path.getsize(a) > 0 and '.recovery' not in a and '/procs/' not in a and
+                   '/ranks/' not in a]
+        busy = glob.glob(os.path.join(base, 'archive*', '**', '*.claim'), recursive=True) + \
+            glob.glob(os.path.join(base, 'archive*', '**', '*.durable'), recursive=True)
+        if anchors and not busy:
+            break
+        time.sleep(0.2)
+    if not anchors:
+        raise Fail('no archive written')
+    n = 0
+    for a in anchors:
+        n += otf2_print(a).count('"pthread_mutex_lock"')
+    if n < 100:
+        raise Fail('only %d pthread_mutex_lock events in %s' % (n, anchors))
+    print('ok daemon: descriptor 0 free for the daemon, %d lock events in %d archive(s)' % (n, len(anchors)))
+
+
+def main():
+    global A
+    ap = argparse.ArgumentParser()
+    ap.add_argument('case')
+    ap.add_argument('--lib', required=True)
+    ap.add_argument('--bindir', required=True)
+    ap.add_argument('--work', required=True)
+    A = ap.parse_args()
+    try:
+        CASES[A.case]()
+    except (Fail, tc.CheckError) as e:
+        print('FAIL %s: %s' % (A.case, e))
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

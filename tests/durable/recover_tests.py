@@ -1,0 +1,319 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""recover_tests.py - killed process trees under TRACER_DURABLE (TRACER_TREE=one).
+
+Every part of a tree (DIR/procs/proc<N>) is durable; these cases kill some
+or all of its processes with SIGKILL and read the ONE archive back with the
+reference reader (the checks of tests/tree: otf2-print, events in time
+order and balanced, within ClockProperties, one group per process image,
+one root, creators present, ProgramBegin first and ProgramEnd last on
+every master), and check that every lock pair a killed program had counted
+one second before the kill is in the archive, that every killed process
+ends with ProgramEnd 137 and that the anchor says TRACER::RUN_END killed.
+
+Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --work DIR):
+  tree_kill        sh with two 2-thread lock programs, the whole process
+                   group killed at once: nothing survives; `tracer recover
+                   DIR` recovers the 3 parts and unifies them (one line).
+  tree_kill_child  one of the two programs killed, the other and sh end
+                   normally: the last process unifies by itself, the
+                   killed part recovered (its summary line says so);
+                   stdout, stderr less tracer: lines and the exit status
+                   as untraced (the same kill).
+  tracer_run_tree  under tracer-run, every process of the tree killed:
+                   tracer-run recovers and unifies by itself, one line
+                   "tracer: recovered", ends like its program (SIGKILL).
+  sampling_kill    TRACER_SAMPLING as well: the calling contexts the
+                   samples refer to are defined (and resolved) in the
+                   recovered archive, tree part and separate archive.
+  sampling_tree    sampling in a tree that ends normally: the unified
+                   archive puts every lock thread's samples below its
+                   thread function (the parts' contexts unified by content).
+"""
+import os
+import signal
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+sys.path.insert(0, os.path.join(HERE, '..', 'real'))
+sys.path.insert(0, os.path.join(HERE, '..', 'tree'))
+import real_tests as rt  # noqa: E402
+import tracecheck as tc  # noqa: E402
+import tree_tests as tt  # noqa: E402  (check_tree: the checks of one tree archive)
+import durable_tests as dt  # noqa: E402  (options, fresh, tracer_lines, main)
+
+CASES = {}
+Fail = rt.Fail
+SPIN = dt.SPIN
+fresh = dt.fresh
+tracer_lines = dt.tracer_lines
+without_tracer_lines = dt.without_tracer_lines
+PROG = 'durable_lock_prog'
+
+
+def case(fn):
+    CASES[fn.__name__] = fn
+    return fn
+
+
+def env_for(extra=None):
+    env = rt.clean_env(extra)
+    env['P'] = os.path.join(dt.A.bindir, PROG)
+    return env
+
+
+def pairs_before(path, limit):
+    """The program's own count: pairs complete at its last line printed at or before limit."""
+    best = 0
+    with open(path) as f:
+        for l in f:
+            x = l.split()
+            if len(x) == 4 and x[0] == 't' and x[2] == 'pairs' and float(x[1]) <= limit:
+                best = max(best, int(x[3]))
+    return best
+
+
+def wait_lines(paths, timeout=30):
+    """Until every file of paths holds a line of the program (it runs)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if all(os.path.exists(p) and os.path.getsize(p) > 0 for p in paths):
+            return
+        time.sleep(0.05)
+    raise Fail('the programs did not start: %s' % [(p, os.path.exists(p)) for p in paths])
+
+
+def pid_of(base, n):
+    with open(os.path.join(base, 'p%d' % n)) as f:
+        return int(f.read().split()[0])
+
+
+def check_archive(prefix, root_status, killed):
+    """The tree checks; killed: {pid: (output file, kill time)}. Returns (groups, trace)."""
+    # (sh's fork children that redirect before their exec are images of their own)
+    gs, tr = tt.check_tree(prefix, {PROG: 2}, exit_status=root_status)
+    info = tc.otf2_print(tr.anchor, '-A')
+    if 'TRACER::RUN_END' not in info or 'killed' not in info:
+        raise Fail('%s: the anchor does not say processes were killed' % prefix)
+    by_pid = {g.pid: g for g in gs.values() if g.prog == PROG}
+    for pid, (out, kill_time) in killed.items():
+        g = by_pid.get(pid)
+        if g is None:
+            raise Fail('killed process %d has no location group (%s)' % (pid, sorted(x.name for x in gs.values())))
+        end = tr.loc(g.master).events[-1]
+        if end.ev.exit_status != 137:
+            raise Fail('%s: ProgramEnd %d, not 137 (killed)' % (g.name, end.ev.exit_status))
+        got = sum(1 for l in tr.locations if l.group == g.name for e in l.events if e.kind == 'ThreadReleaseLock')
+        want = pairs_before(out, kill_time - 1.0)
+        if want == 0 or got < want:
+            raise Fail('%s: %d lock pairs recovered, the program had completed %d one second before the kill'
+                       % (g.name, got, want))
+        print('  %s: %d pairs recovered >= %d complete 1 s before the kill' % (g.name, got, want))
+    return gs, tr
+
+
+TWO = '"$P" 30 2 %s > o1 & echo $! > p1; "$P" 30 2 %s > o2 & echo $! > p2; wait' % (SPIN, SPIN)
+
+
+@case
+def tree_kill():
+    base = fresh('tree_kill')
+    prefix = os.path.join(base, 'archive')
+    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_DURABLE': '250ms'})
+    p = subprocess.Popen(['sh', '-c', TWO], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, start_new_session=True)
+    try:
+        wait_lines([os.path.join(base, f) for f in ('o1', 'o2', 'p1', 'p2')])
+        time.sleep(2.0)
+    finally:
+        kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+        os.killpg(p.pid, signal.SIGKILL)   # every process of the tree at once
+    p.communicate(timeout=60)
+    if os.path.exists(os.path.join(prefix, 'traces.otf2')):
+        raise Fail('tree_kill: an archive was written although every process was killed')
+    r = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       universal_newlines=True, env=rt.clean_env(), timeout=300)
+    rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+    if r.returncode != 0 or len(rec) != 1 or '(3 killed' not in rec[0]:
+        raise Fail('tree_kill: tracer recover: rc %d, stderr %r' % (r.returncode, r.stderr))
+    killed = {pid_of(base, n): (os.path.join(base, 'o%d' % n), kill_time) for n in (1, 2)}
+    gs, tr = check_archive(prefix, 137, killed)
+    # the images running at the kill (not the pre-exec parts of the programs: ProgramEnd 0 at exec)
+    live = [g for g in gs.values() if g.creator is None or g.prog == PROG]
+    masters = [g for g in live if tr.loc(g.master).events[-1].ev.exit_status != 137]
+    if len(live) != 3 or masters:
+        raise Fail('tree_kill: %s not ended with ProgramEnd 137' % [g.name for g in masters])
+    print('ok tree_kill: %d groups; %s' % (len(gs), rec[0]))
+
+
+def kill_child_run(d, env):
+    """sh: program 1 (30 s) in the background, program 2 (3 s) in the foreground, then waits for 1;
+    program 1 is killed after 1.5 s. Returns (result, kill time)."""
+    script = ('"$P" 30 2 %s > o1 & echo $! > p1; "$P" 3 2 %s > o2; wait $(cat p1); echo "first ended: $?"'
+              % (SPIN, SPIN))
+    p = subprocess.Popen(['sh', '-c', script], cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, start_new_session=True)
+    try:
+        wait_lines([os.path.join(d, f) for f in ('o1', 'o2', 'p1')])
+        time.sleep(1.5)
+        kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+        os.kill(pid_of(d, 1), signal.SIGKILL)
+        out, err = p.communicate(timeout=120)
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        raise
+    return rt.Result(p.returncode, out, err, 0), kill_time
+
+
+@case
+def tree_kill_child():
+    base = fresh('tree_kill_child')
+    u, t = os.path.join(base, 'u'), os.path.join(base, 't')
+    os.makedirs(u)
+    os.makedirs(t)
+    prefix = os.path.join(base, 'archive')
+    ru, _ = kill_child_run(u, env_for())
+    rr, kill_time = kill_child_run(t, env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix,
+                                               'TRACER_DURABLE': '250ms'}))
+    if ru.rc != 0 or ru.out != 'first ended: 137\n':
+        raise Fail('tree_kill_child: untraced %s %r %r' % (ru.status(), ru.out, ru.err))
+    if rr.rc != ru.rc or rr.out != ru.out or without_tracer_lines(rr.err) != without_tracer_lines(ru.err):
+        raise Fail('tree_kill_child: traced %s %r %r differs' % (rr.status(), rr.out, rr.err))
+    tl = tracer_lines(rr.err)
+    if len(tl) != 1 or '/traces.otf2: ' not in tl[0] or ' processes (1 killed' not in tl[0]:
+        raise Fail('tree_kill_child: expected the one summary line of the tree naming 1 killed, got %r' % tl)
+    gs, tr = check_archive(prefix, 0, {pid_of(t, 1): (os.path.join(t, 'o1'), kill_time)})
+    # the program that ended normally: every pair, ProgramEnd 0
+    g2 = [g for g in gs.values() if g.prog == PROG and g.pid != pid_of(t, 1)][0]
+    done = int(open(os.path.join(t, 'o2')).read().split()[-1])
+    got = sum(1 for l in tr.locations if l.group == g2.name for e in l.events if e.kind == 'ThreadReleaseLock')
+    if got != done or tr.loc(g2.master).events[-1].ev.exit_status != 0:
+        raise Fail('tree_kill_child: %s: %d pairs of %d, ProgramEnd %d' %
+                   (g2.name, got, done, tr.loc(g2.master).events[-1].ev.exit_status))
+    print('ok tree_kill_child: %d groups, %s: all %d pairs; %s' % (len(gs), g2.name, done, tl[0]))
+
+
+def descendants(pid):
+    out, todo = [], [pid]
+    while todo:
+        kids = subprocess.run(['pgrep', '-P', str(todo.pop())], stdout=subprocess.PIPE,
+                              universal_newlines=True).stdout.split()
+        out += [int(k) for k in kids]
+        todo += kids
+    return out
+
+
+@case
+def tracer_run_tree():
+    base = fresh('tracer_run_tree')
+    prefix = os.path.join(base, 'archive')
+    p = subprocess.Popen([dt.A.tracer_run, '--lib', dt.A.lib, '-o', prefix, '--', 'sh', '-c', TWO], cwd=base,
+                         env=env_for({'TRACER_DURABLE': '250ms'}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, start_new_session=True)
+    try:
+        wait_lines([os.path.join(base, f) for f in ('o1', 'o2', 'p1', 'p2')])
+        time.sleep(2.0)
+        kids = descendants(p.pid)
+        if len(kids) != 3:
+            raise Fail('tracer_run_tree: tracer-run has %d descendants, expected sh and 2 programs' % len(kids))
+        kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+        for k in kids:   # the tree, not tracer-run
+            os.kill(k, signal.SIGKILL)
+        out, err = p.communicate(timeout=300)
+    except BaseException:
+        os.killpg(p.pid, signal.SIGKILL)
+        raise
+    if p.returncode != -signal.SIGKILL:
+        raise Fail('tracer_run_tree: tracer-run ended with %r, not like its program (SIGKILL)' % p.returncode)
+    tl = tracer_lines(err)
+    if len(tl) != 1 or not tl[0].startswith('tracer: recovered ') or '(3 killed' not in tl[0]:
+        raise Fail('tracer_run_tree: expected one "tracer: recovered" line naming 3 killed, got %r' % tl)
+    killed = {pid_of(base, n): (os.path.join(base, 'o%d' % n), kill_time) for n in (1, 2)}
+    gs, tr = check_archive(prefix, 137, killed)
+    print('ok tracer_run_tree: %d groups; %s' % (len(gs), tl[0]))
+
+
+def sample_roots(anchor):
+    """{(master location?, 'locker' on the path): samples} (reference reader: every context defined)."""
+    import otf2
+    out = {}
+    with otf2.reader.open(anchor) as r:
+        for loc, ev in r.events:
+            if type(ev).__name__ != 'CallingContextSample':
+                continue
+            c, names = ev.calling_context, []
+            while c is not None:
+                names.append(c.region.name)
+                c = c.parent
+            k = (loc.name == 'Master thread', 'locker' in names)
+            out[k] = out.get(k, 0) + 1
+    return out
+
+
+@case
+def sampling_kill():
+    """TRACER_SAMPLING + TRACER_DURABLE, SIGKILL: the calling contexts the samples refer to (defined only at
+    the end before) are in the recovered archive, resolved; as a tree part (unified by tracer-merge) and as a
+    separate archive (the definitions snapshot)."""
+    base = fresh('sampling_kill')
+    for tree in ('one', 'separate'):
+        archive = os.path.join(base, 'archive_' + tree)
+        out = os.path.join(base, 'out_' + tree)
+        env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': archive, 'TRACER_DURABLE': '250ms',
+                       'TRACER_SAMPLING': '1ms', 'TRACER_TREE': tree})
+        with open(out, 'w') as f:
+            p = subprocess.Popen([env['P'], '30', '4', SPIN], cwd=base, env=env, stdout=f, stderr=subprocess.PIPE,
+                                 universal_newlines=True)
+        try:
+            wait_lines([out])
+            time.sleep(3.0)
+        finally:
+            kill_time = time.clock_gettime(time.CLOCK_MONOTONIC)
+            p.kill()
+        p.communicate(timeout=60)
+        r = subprocess.run([dt.A.tracer, 'recover', archive], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True, env=rt.clean_env(), timeout=300)
+        rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
+        if r.returncode != 0 or len(rec) != 1:
+            raise Fail('sampling_kill (%s): tracer recover: rc %d, %r' % (tree, r.returncode, r.stderr))
+        tr = tc.load(archive)
+        tc.check_all(tr, exit_status=137)
+        tc.check_clock_range(tr)
+        got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
+        want = pairs_before(out, kill_time - 1.0)
+        if want == 0 or got < want:
+            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1 s before the kill' % (tree, got, want))
+        roots = sample_roots(tr.anchor)
+        threads = sum(v for (m, _), v in roots.items() if not m)
+        # the lock threads' samples all lie below their thread function
+        if threads < 50 or roots.get((False, False), 0) > threads // 20:
+            raise Fail('sampling_kill (%s): samples of the lock threads: %s' % (tree, roots))
+        print('ok sampling_kill (%s): %d pairs >= %d, samples %s' % (tree, got, want, roots))
+
+
+@case
+def sampling_tree():
+    """TRACER_SAMPLING in a process tree that ends normally (not durable): the parts' calling contexts are
+    unified by content (ids = node numbers), every lock thread's samples below its thread function."""
+    base = fresh('sampling_tree')
+    prefix = os.path.join(base, 'archive')
+    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_SAMPLING': '1ms'})
+    r = subprocess.run(['sh', '-c', '"$P" 1 2 %s; "$P" 1 2 %s' % (SPIN, SPIN)], cwd=base, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    if r.returncode != 0:
+        raise Fail('sampling_tree: rc %d %r' % (r.returncode, r.stderr))
+    gs, tr = tt.check_tree(prefix, {PROG: 2}, exit_status=0)
+    roots = sample_roots(tr.anchor)
+    threads = sum(v for (m, _), v in roots.items() if not m)
+    if threads < 50 or roots.get((False, False), 0) > threads // 20:
+        raise Fail('sampling_tree: samples of the lock threads: %s' % roots)
+    print('ok sampling_tree: %d groups, samples %s' % (len(gs), roots))
+
+
+if __name__ == '__main__':
+    # the options and failure reporting of durable_tests.py
+    dt.CASES.clear()
+    dt.CASES.update(CASES)
+    sys.exit(dt.main())

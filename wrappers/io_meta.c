@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * io_meta.c - POSIX calls that change or query a file without moving data:
+ * truncate/ftruncate, fallocate/posix_fallocate, posix_fadvise and the
+ * stat family (stat, lstat, fstat, fstatat, statx). OTF2 3.0 has no record
+ * for a size change, an allocation, advice or a metadata query (its Io
+ * records are handle life cycles, seeks, status flags, deletion, data
+ * operations of mode READ/WRITE/FLUSH and locks), so each of these calls is
+ * a region of role FILE_IO_METADATA and nothing else: its time shows, which
+ * file it concerned does not. Recording a truncate as a WRITE operation or
+ * a status-flags change would say something that did not happen.
+ *
+ * The tracer's own calls to stat, lstat, fstat, ftruncate and
+ * posix_fallocate (linked with --wrap) go to the __wrap_ functions at the
+ * end: the C library's, never a region.
+ */
+#define _GNU_SOURCE
+#undef _FORTIFY_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "io_int.h"
+
+/* X(return type, function, (parameters), (arguments)) */
+#define IO_META_CALLS(X) \
+	X(int, truncate, (const char *p, off_t len), (p, len)) \
+	X(int, truncate64, (const char *p, off64_t len), (p, len)) \
+	X(int, ftruncate, (int fd, off_t len), (fd, len)) \
+	X(int, ftruncate64, (int fd, off64_t len), (fd, len)) \
+	X(int, fallocate, (int fd, int mode, off_t off, off_t len), (fd, mode, off, len)) \
+	X(int, fallocate64, (int fd, int mode, off64_t off, off64_t len), (fd, mode, off, len)) \
+	X(int, posix_fallocate, (int fd, off_t off, off_t len), (fd, off, len)) \
+	X(int, posix_fallocate64, (int fd, off64_t off, off64_t len), (fd, off, len)) \
+	X(int, posix_fadvise, (int fd, off_t off, off_t len, int advice), (fd, off, len, advice)) \
+	X(int, posix_fadvise64, (int fd, off64_t off, off64_t len, int advice), (fd, off, len, advice)) \
+	X(int, stat, (const char *p, struct stat *st), (p, st)) \
+	X(int, stat64, (const char *p, struct stat64 *st), (p, st)) \
+	X(int, lstat, (const char *p, struct stat *st), (p, st)) \
+	X(int, lstat64, (const char *p, struct stat64 *st), (p, st)) \
+	X(int, fstat, (int fd, struct stat *st), (fd, st)) \
+	X(int, fstat64, (int fd, struct stat64 *st), (fd, st)) \
+	X(int, fstatat, (int dirfd, const char *p, struct stat *st, int fl), (dirfd, p, st, fl)) \
+	X(int, fstatat64, (int dirfd, const char *p, struct stat64 *st, int fl), (dirfd, p, st, fl)) \
+	X(int, statx, (int dirfd, const char *p, int fl, unsigned mask, struct statx *st), \
+	  (dirfd, p, fl, mask, st))
+
+#define IO_MC_DEF(ret_t, fn, params, args) IO_REAL_DEF(fn)
+#define IO_MC_SYM(ret_t, fn, params, args) IO_REAL_SYM(fn)
+IO_META_CALLS(IO_MC_DEF)
+static const struct tr_real_sym io_meta_syms[] = { IO_META_CALLS(IO_MC_SYM) };
+
+void io_meta_init(void)
+{
+	IO_REAL_RESOLVE(io_meta_syms);
+}
+
+/* The region around the real call; errno and the result are the real call's. */
+#define IO_MC_WRAP(ret_t, fn, params, args)                                 \
+	TR_EXPORT ret_t fn params                                           \
+	{                                                                   \
+		IO_INIT(fn);                                                \
+		struct tr_thread *t = io_get();                             \
+		if (!t)                                                     \
+			return real_##fn args;                              \
+		io_meta_begin(t, IO_R_##fn);                                \
+		ret_t r = real_##fn args;                                   \
+		io_meta_end(t, IO_R_##fn, tr_time(), errno);                \
+		return r;                                                   \
+	}
+IO_META_CALLS(IO_MC_WRAP)
+
+/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
+
+TR_HIDDEN int __wrap_stat(const char *p, struct stat *st)
+{
+	IO_INIT(stat);
+	return real_stat(p, st);
+}
+TR_HIDDEN int __wrap_lstat(const char *p, struct stat *st)
+{
+	IO_INIT(lstat);
+	return real_lstat(p, st);
+}
+TR_HIDDEN int __wrap_fstat(int fd, struct stat *st)
+{
+	IO_INIT(fstat);
+	return real_fstat(fd, st);
+}
+TR_HIDDEN int __wrap_ftruncate(int fd, off_t len)
+{
+	IO_INIT(ftruncate);
+	return real_ftruncate(fd, len);
+}
+TR_HIDDEN int __wrap_posix_fallocate(int fd, off_t off, off_t len)
+{
+	IO_INIT(posix_fallocate);
+	return real_posix_fallocate(fd, off, len);
+}
