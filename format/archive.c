@@ -137,15 +137,21 @@ otf2w_status otf2w_archive_set_locking(otf2w_archive *ar, const otf2w_locking_ca
 	return OTF2W_OK;
 }
 
+/* A set of callbacks: a copy of *cb, or none (all NULL) when cb is NULL. */
+static void set_callbacks(void *dst, const void *cb, size_t size, void **ud_dst, void *user_data)
+{
+	if (cb)
+		memcpy(dst, cb, size);
+	else
+		memset(dst, 0, size);
+	*ud_dst = user_data;
+}
+
 otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callbacks *cb, void *user_data)
 {
 	if (!ar)
 		return OTF2W_E_INVALID_ARGUMENT;
-	if (cb)
-		ar->flush_cb = *cb;
-	else
-		memset(&ar->flush_cb, 0, sizeof(ar->flush_cb));
-	ar->flush_ud = user_data;
+	set_callbacks(&ar->flush_cb, cb, sizeof(ar->flush_cb), &ar->flush_ud, user_data);
 	return OTF2W_OK;
 }
 
@@ -153,11 +159,7 @@ otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *c
 {
 	if (!ar)
 		return OTF2W_E_INVALID_ARGUMENT;
-	if (cb)
-		ar->io_cb = *cb;
-	else
-		memset(&ar->io_cb, 0, sizeof(ar->io_cb));
-	ar->io_ud = user_data;
+	set_callbacks(&ar->io_cb, cb, sizeof(ar->io_cb), &ar->io_ud, user_data);
 	return OTF2W_OK;
 }
 
@@ -170,11 +172,7 @@ otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_call
 	if (ar->chunks_allocated)
 		return otf2w__seterr(ar, OTF2W_E_INVALID_CALL,
 				     "memory callbacks must be set before the first chunk is allocated");
-	if (cb)
-		ar->mem_cb = *cb;
-	else
-		memset(&ar->mem_cb, 0, sizeof(ar->mem_cb));
-	ar->mem_ud = user_data;
+	set_callbacks(&ar->mem_cb, cb, sizeof(ar->mem_cb), &ar->mem_ud, user_data);
 	return OTF2W_OK;
 }
 

@@ -295,6 +295,12 @@ otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *c
 otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, const char *value);
 otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);
 otf2w_status otf2w_archive_set_number_of_snapshots(otf2w_archive *ar, uint32_t n);
+/* Change the archive directory. Allowed until the first file or directory
+ * was created (files are created lazily: first flush or close); afterwards
+ * OTF2W_E_INVALID_CALL. Locks the archive. */
+otf2w_status otf2w_archive_set_path(otf2w_archive *ar, const char *path);
+/* Current archive directory (valid until the next set_path/close). */
+const char *otf2w_archive_path(const otf2w_archive *ar);
 /* Text of the last error (thread-local per archive use; valid until the next call). */
 const char *otf2w_archive_error(const otf2w_archive *ar);
 /* The calling thread's last error text; stays valid after otf2w_archive_close
@@ -317,7 +323,7 @@ otf2w_status otf2w_archive_get_marker_writer(otf2w_archive *ar, otf2w_marker_wri
 otf2w_status otf2w_archive_close_evt_writer(otf2w_archive *ar, otf2w_evt_writer *w);
 otf2w_status otf2w_archive_close_def_writer(otf2w_archive *ar, otf2w_def_writer *w);
 otf2w_status otf2w_archive_close_snap_writer(otf2w_archive *ar, otf2w_snap_writer *w);
-/* (core2) Close an event writer whose location ends early (thread exit):
+/* Close an event writer whose location ends early (thread exit):
  * when nothing of it is on disk yet, it fits one chunk and its file is at
  * most max_each bytes, and the archive's deferred total stays <= max_total,
  * an exact-size malloc copy of the file content is kept and the chunks are
@@ -340,7 +346,7 @@ otf2w_status otf2w_archive_close(otf2w_archive *ar);
  * writer, the global definitions written so far and the anchor. The archive
  * must not be used afterwards (it is leaked). */
 otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar);
-/* (fix) Emergency paths, before writing the last records: the archive's
+/* Emergency paths, before writing the last records: the archive's
  * locking callbacks are no longer called (the interrupted thread may hold
  * the lock). Only for a process that is about to end. Async-signal-safe. */
 void otf2w_archive_begin_emergency(otf2w_archive *ar);
@@ -349,10 +355,18 @@ void otf2w_archive_begin_emergency(otf2w_archive *ar);
  * writing or freeing anything that the parent owns (the child re-opens its
  * own archive). Async-signal-safe. */
 void otf2w_archive_abandon(otf2w_archive *ar);
+/* Free the archive without writing anything (files already written stay).
+ * Not after otf2w_archive_abandon (then it does nothing: the memory may be
+ * the parent's). Unlike close, no anchor, no empty files. */
+void otf2w_archive_discard(otf2w_archive *ar);
 
 /* ---- event writer ------------------------------------------------------------- */
 
 uint64_t otf2w_evt_writer_location(const otf2w_evt_writer *w);
+/* Give an event writer another location id (e.g. the MPI rank became known).
+ * Allowed until any of its data hit the disk; afterwards OTF2W_E_INVALID_CALL;
+ * OTF2W_E_INVALID_ARGUMENT if another writer already has that location. */
+otf2w_status otf2w_evt_writer_set_location(otf2w_evt_writer *w, uint64_t location);
 /* Events recorded (written or buffered), events dropped while stopped. */
 uint64_t otf2w_evt_writer_count(const otf2w_evt_writer *w);
 uint64_t otf2w_evt_writer_dropped(const otf2w_evt_writer *w);
@@ -369,6 +383,8 @@ otf2w_status otf2w_evt_writer_resume(otf2w_evt_writer *w, uint64_t t);
 otf2w_status otf2w_evt_writer_resume_emergency(otf2w_evt_writer *w, uint64_t t);
 /* Force the buffered chunks of this writer to disk now (owner thread). */
 otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w);
+/* 1 while the location is stopped (NO_FLUSH or a failed flush), else 0. */
+int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
 
 /* Durable event files (before the first event writer record): each event
  * writer records straight into a shared mapping of its .evt file, one
@@ -405,26 +421,7 @@ void otf2w_id_map_delete(otf2w_id_map *m);
 otf2w_status otf2w_id_map_add(otf2w_id_map *m, uint64_t local_id, uint64_t global_id);
 /* Dense maps: otf2w_id_map_add(m, index, global) with index == count so far. */
 
-/* ---- additions (fmt, issue 2) ------------------------------------------------------ */
-
-/* Change the archive directory. Allowed until the first file or directory
- * was created (files are created lazily: first flush or close); afterwards
- * OTF2W_E_INVALID_CALL. Locks the archive. */
-otf2w_status otf2w_archive_set_path(otf2w_archive *ar, const char *path);
-/* Current archive directory (valid until the next set_path/close). */
-const char *otf2w_archive_path(const otf2w_archive *ar);
-/* Give an event writer another location id (e.g. the MPI rank became known).
- * Allowed until any of its data hit the disk; afterwards OTF2W_E_INVALID_CALL;
- * OTF2W_E_INVALID_ARGUMENT if another writer already has that location. */
-otf2w_status otf2w_evt_writer_set_location(otf2w_evt_writer *w, uint64_t location);
-/* Free the archive without writing anything (files already written stay).
- * Not after otf2w_archive_abandon (then it does nothing: the memory may be
- * the parent's). Unlike close, no anchor, no empty files. */
-void otf2w_archive_discard(otf2w_archive *ar);
-/* 1 while the location is stopped (NO_FLUSH or a failed flush), else 0. */
-int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
-
-/* Notes on the generated record writers (fmt):
+/* Notes on the generated record writers:
  * - Every event record with only fixed-size fields (Enter, Leave, MpiSend,
  *   ThreadAcquireLock, ...) is static inline: one check (no attribute list,
  *   room in the chunk, time not going back), then unchecked stores; the
@@ -452,7 +449,7 @@ int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
  * so without allocation, lock, flush or I/O. 0 when no chunk is held yet or
  * the location is stopped. Async-signal-safe (reads two pointers), inline;
  * like otf2w_evt_writer_last_time, meant for the owner thread (or a signal
- * handler on it). (added by glue: for sampling/, replaces OTF2W__FAST) */
+ * handler on it). Used by sampling/ to write a sample without a chunk switch. */
 static inline size_t otf2w_evt_writer_room(const otf2w_evt_writer *w)
 {
 	return w ? otf2w__fast_room(w) : 0;

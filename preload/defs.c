@@ -134,17 +134,24 @@ uint32_t tr_def_metric_member(const char *name, const char *description, uint8_t
 	return reg_insert(TR_DEF_METRIC_MEMBER, v, 8);
 }
 
-uint32_t tr_def_metric_class(uint32_t n, const uint32_t *members, uint8_t occurrence, uint8_t recorder_kind)
+/* A definition of two values, then a count and that many 32-bit values
+ * (at most 255, the records' limit). */
+static uint32_t reg_insert_array(uint32_t cls, uint64_t a, uint64_t b, uint32_t n, const uint32_t *arr)
 {
 	if (n > 255)
 		n = 255;
 	uint64_t v[3 + 255];
-	v[0] = occurrence;
-	v[1] = recorder_kind;
+	v[0] = a;
+	v[1] = b;
 	v[2] = n;
 	for (uint32_t i = 0; i < n; i++)
-		v[3 + i] = members[i];
-	return reg_insert(TR_DEF_METRIC, v, 3 + n);
+		v[3 + i] = arr[i];
+	return reg_insert(cls, v, 3 + n);
+}
+
+uint32_t tr_def_metric_class(uint32_t n, const uint32_t *members, uint8_t occurrence, uint8_t recorder_kind)
+{
+	return reg_insert_array(TR_DEF_METRIC, occurrence, recorder_kind, n, members);
 }
 
 void tr_def_metric_class_recorder(uint32_t metric_class, uint64_t location)
@@ -201,28 +208,12 @@ uint32_t tr_def_cart_dimension(const char *name, uint32_t size, uint8_t periodic
 
 uint32_t tr_def_cart_topology(const char *name, uint32_t comm, uint32_t ndims, const uint32_t *dims)
 {
-	if (ndims > 255)
-		ndims = 255;
-	uint64_t v[3 + 255];
-	v[0] = sref_empty(name);
-	v[1] = comm;
-	v[2] = ndims;
-	for (uint32_t i = 0; i < ndims; i++)
-		v[3 + i] = dims[i];
-	return reg_insert(TR_DEF_CART_TOPOLOGY, v, 3 + ndims);
+	return reg_insert_array(TR_DEF_CART_TOPOLOGY, sref_empty(name), comm, ndims, dims);
 }
 
 void tr_def_cart_coordinate(uint32_t topology, uint32_t rank, uint32_t ndims, const uint32_t *coords)
 {
-	if (ndims > 255)
-		ndims = 255;
-	uint64_t v[3 + 255];
-	v[0] = topology;
-	v[1] = rank;
-	v[2] = ndims;
-	for (uint32_t i = 0; i < ndims; i++)
-		v[3 + i] = coords[i];
-	reg_insert(TR_DEF_CART_COORDINATE, v, 3 + ndims);
+	reg_insert_array(TR_DEF_CART_COORDINATE, topology, rank, ndims, coords);
 }
 
 uint32_t tr_def_callsite(const char *file, uint32_t line, uint32_t entered_region, uint32_t left_region)

@@ -94,7 +94,7 @@ static void tr_atfork_prepare(void)
 {
 	if (!tr_g.initialized)
 		return;
-	/* (fix) same order as the shut-down (tr_finish_status: tr_g.lock, then
+	/* same order as the shut-down (tr_finish_status: tr_g.lock, then
 	 * the definitions lock): the other order could deadlock a fork()
 	 * racing with exit() on another thread */
 	tr_lock(&tr_g.lock);
@@ -107,7 +107,7 @@ static void tr_atfork_parent(void)
 	if (!tr_g.initialized)
 		return;
 	tr_mem_fork_parent();
-	tr_unlock(tr_defs_lock());   /* (fix) reverse order of prepare */
+	tr_unlock(tr_defs_lock());   /* reverse order of prepare */
 	tr_unlock(&tr_g.lock);
 }
 
@@ -158,8 +158,9 @@ static void get_hostname(void)
 	tr_proc.hostname[sizeof(tr_proc.hostname) - 1] = 0;
 }
 
-/* Defined (non-zero) by programs that link the preload/ objects as a
- * library (tools/tracer-merge): then nothing starts by itself. */
+/* Defined (non-zero) by a program that links the preload/ objects
+ * themselves (the white-box tests, tests/core/unit_test.c): then nothing
+ * starts by itself. */
 extern int tr_tool_mode __attribute__((weak));
 
 /* MPI helper daemons (Open MPI: mpirun starts one per node, a singleton

@@ -99,11 +99,3 @@ void *tr_xcalloc(size_t n, size_t sz)
 	return p;
 }
 
-char *tr_xstrdup(const char *s)
-{
-	size_t n = strlen(s ? s : "") + 1;
-	char *p = malloc(n);
-	if (p)
-		memcpy(p, s ? s : "", n);
-	return p;
-}

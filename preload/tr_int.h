@@ -140,7 +140,6 @@ uint64_t tr_clock_freq(void);
 /* real.c (also the futex lock above and allocation helpers) */
 void tr_real_init(void);
 void *tr_xcalloc(size_t n, size_t sz);
-char *tr_xstrdup(const char *s);
 TR_REAL_DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
 TR_REAL_DECL(void, _exit, int);
 TR_REAL_DECL(void, _Exit, int);

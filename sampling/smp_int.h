@@ -106,7 +106,6 @@ int tr_smp_src_stop(struct smp_src *src);      /* any thread; 1: fd taken by the
 int tr_smp_src_valid(const struct smp_src *src);
 void tr_smp_src_forget(struct smp_src *src);   /* fork child */
 void tr_smp_src_process(int on);               /* setitimer fallback on/off */
-uint64_t tr_smp_src_timer_hz(void);            /* fallback: measured tick rate, 0 = unknown */
 uint64_t tr_smp_thread_cpu_ns(int tid);        /* CPU time of a thread of this process */
 int tr_smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o);
 

@@ -213,11 +213,6 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 	return 0;
 }
 
-uint64_t tr_smp_src_timer_hz(void)
-{
-	return src_timer_hz;
-}
-
 /* Does src->fd still name the event we opened? */
 int tr_smp_src_valid(const struct smp_src *src)
 {

@@ -161,7 +161,7 @@ static void *storm(void *arg)
 	return NULL;
 }
 
-/* (fix) stack overflow: the crash handler needs the alternate stack */
+/* stack overflow: the crash handler needs the alternate stack */
 static int recurse(int n)
 {
 	volatile char buf[256];
@@ -171,7 +171,7 @@ static int recurse(int n)
 	return recurse(n + 1) + buf[0];   /* not a tail call */
 }
 
-/* (fix) several threads crash at the same moment */
+/* several threads crash at the same moment */
 static pthread_barrier_t crash_bar;
 static int *volatile null_ptr;
 
@@ -186,7 +186,7 @@ static void *crasher(void *a)
 	return NULL;
 }
 
-/* (fix) many threads recording at once: every location flushes */
+/* many threads recording at once: every location flushes */
 static pthread_barrier_t wide_bar;
 static int wide_n;
 

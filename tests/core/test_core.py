@@ -23,6 +23,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import runcheck as rc  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
 PROG = os.environ.get('CORE_PROG')
@@ -34,22 +35,12 @@ WORK = os.environ.get('WORK', '/tmp/tracer-core-tests')
 SUMMARY = re.compile(r'^tracer: archive (\S+)/traces\.otf2: (\d+) locations, (\d+) events, (\d+) bytes')
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
-
-
-def clean_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
-    return env
+ck = rc.Checker(stop=True)   # a case stops at its first failed check
+check = ck.expect
 
 
 def run(args, lib=None, env=None, cwd=None, timeout=60, preexec=None):
-    e = clean_env()
+    e = rc.clean_env()
     if lib:
         e['LD_PRELOAD'] = lib
     e.update(env or {})
@@ -81,7 +72,7 @@ def summary(stderr):
         m = SUMMARY.match(l)
         if m:
             return m
-    raise Fail('no summary line in stderr:\n' + stderr)
+    raise rc.CheckFailed('no summary line in stderr:\n' + stderr)
 
 
 def enters(tr, region, loc=None):
@@ -261,7 +252,7 @@ def case_sigterm_malloc():
     paths = {'full': 0, 'emergency': 0}
     for i in range(20):
         d = os.path.join(WORK, 'o%d' % i)
-        e = clean_env()
+        e = rc.clean_env()
         e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
         p = subprocess.Popen(args, env=e, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                              universal_newlines=True)
@@ -272,7 +263,7 @@ def case_sigterm_malloc():
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-            raise Fail('run %d: no exit 30 s after SIGTERM (deadlock)' % i)
+            raise rc.CheckFailed('run %d: no exit 30 s after SIGTERM (deadlock)' % i)
         check(p.returncode == -signal.SIGTERM, 'run %d: status %d %s' % (i, p.returncode, err))
         check(out == 'mode malloc_storm\n', 'run %d: stdout %r' % (i, out))
         tr = tc.load(d)
@@ -292,12 +283,12 @@ def case_segv():
 
 
 def case_sigterm_own_malloc():
-    # (fix) SIGTERM (default action) while the program is inside its own
+    # SIGTERM (default action) while the program is inside its own
     # allocator (not libc's): the tracer must take the lock-free path, so
     # the process ends by the signal, with a readable archive
     for i in range(5):
         d = os.path.join(WORK, 'a%d' % i)
-        e = clean_env()
+        e = rc.clean_env()
         e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
         p = subprocess.Popen([os.environ['ALLOC_PROG']], env=e, cwd=WORK, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
@@ -308,7 +299,7 @@ def case_sigterm_own_malloc():
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-            raise Fail('run %d: hung after SIGTERM (tracer inside the program allocator\'s lock)' % i)
+            raise rc.CheckFailed('run %d: hung after SIGTERM (tracer inside the program allocator\'s lock)' % i)
         check(p.returncode == -signal.SIGTERM, 'run %d: status %d, stderr %r' % (i, p.returncode, err))
         tr = tc.load(d)
         tc.check_all(tr, exit_status=128 + signal.SIGTERM)
@@ -316,7 +307,7 @@ def case_sigterm_own_malloc():
 
 
 def case_stack_overflow():
-    # (fix) the crash handler runs on the tracer's alternate signal stack
+    # the crash handler runs on the tracer's alternate signal stack
     p, d = traced(['stack_overflow'])
     check(p.returncode == -signal.SIGSEGV, 'status %d' % p.returncode)
     tr = tc.load(d)
@@ -327,7 +318,7 @@ def case_stack_overflow():
 
 
 def case_crash_threads():
-    # (fix) 5 threads SIGSEGV at once: the later ones wait for the first
+    # 5 threads SIGSEGV at once: the later ones wait for the first
     # one's archive instead of ending the process under it
     for i in range(3):
         p, d = traced(['crash_threads'], out='o%d' % i)
@@ -342,7 +333,7 @@ def case_crash_threads():
 
 
 def case_crash_complete():
-    # (fix) emergency archives (abort, SIGSEGV, stack overflow, SIGTERM while
+    # emergency archives (abort, SIGSEGV, stack overflow, SIGTERM while
     # threads are inside malloc) with the full library: ThreadEnd is every
     # thread's last record, and with sampling every CallingContext an event
     # refers to is defined (otf2-print showed INVALID, python3-otf2 read 0 events)
@@ -351,7 +342,7 @@ def case_crash_complete():
     for smp in ('', '1ms'):
         for args, sig, kill_after in shapes:
             d = os.path.join(WORK, '%s%s' % (args[0], smp))
-            e = clean_env()
+            e = rc.clean_env()
             e.update({'LD_PRELOAD': FULL, 'TRACER_OUTPUT': d})
             if smp:
                 e['TRACER_SAMPLING'] = smp
@@ -365,7 +356,7 @@ def case_crash_complete():
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.communicate()
-                raise Fail('%s sampling=%r: hangs' % (args[0], smp))
+                raise rc.CheckFailed('%s sampling=%r: hangs' % (args[0], smp))
             what = '%s sampling=%r' % (args[0], smp)
             check(p.returncode == -sig, '%s: status %d %s' % (what, p.returncode, err))
             printed = tc.otf2_print(d)
@@ -386,7 +377,7 @@ def case_crash_complete():
 
 
 def case_asan():
-    # (fix) LD_PRELOAD="libasan.so.8 libtracer.so": the tracer's lazy start-up
+    # LD_PRELOAD="libasan.so.8 libtracer.so": the tracer's lazy start-up
     # runs inside ASan's own, and what it allocated there (ASan's dlsym
     # allocator) and freed at exit made ASan die (exit 1, stdout lost); an
     # ASan SEGV report (ASan's internal exit) left a 0-byte anchor
@@ -447,7 +438,7 @@ def case_fork():
 
 
 def case_quick_exit():
-    # (fix) glibc's quick_exit ends through an internal _exit: 0-byte anchor
+    # glibc's quick_exit ends through an internal _exit: 0-byte anchor
     p, d = traced(['quick_exit'])
     check(p.returncode == 11 and 'at_quick_exit handler' in p.stdout, 'rc %d %r' % (p.returncode, p.stdout))
     tr = tc.load(d)
@@ -463,11 +454,11 @@ def wait_archive(d, timeout=30):
             time.sleep(0.2)
             return
         time.sleep(0.05)
-    raise Fail('no archive %s after %d s' % (d, timeout))
+    raise rc.CheckFailed('no archive %s after %d s' % (d, timeout))
 
 
 def case_daemon():
-    # (fix) daemon(): the parent ends through glibc's internal _exit (0-byte
+    # daemon(): the parent ends through glibc's internal _exit (0-byte
     # anchor); now it writes its archive, and the child (the daemon) records
     # into its fork archive as after fork
     done = os.path.join(WORK, 'done_untraced')
@@ -493,7 +484,7 @@ def case_daemon():
 
 
 def case_exec_fail():
-    # (fix) an exec that fails left the archive closed and the rest untraced
+    # an exec that fails left the archive closed and the rest untraced
     with open(os.path.join(WORK, 'badinterp.sh'), 'w') as fh:
         fh.write('#!/nonexistent/sh\necho hi\n')
     me = open(PROG, 'rb').read()
@@ -527,7 +518,7 @@ def case_invalid_setting():
 
 
 def case_messages():
-    # (fix) an echoed value's control characters are escaped (one line, no
+    # an echoed value's control characters are escaped (one line, no
     # terminal escapes); values outside the documented set are rejected
     p, d = traced(['basic'], env={'TRACER_CLOCK': 'tsc\n\x1b[31mred', 'TRACER_VERBOSE': '3'})
     lines = tracer_lines(p.stderr)
@@ -621,14 +612,14 @@ def case_settings_fuzz():
         out = os.path.join(WORK, 'f%d' % i)
         good_out = rnd.random() < 0.8
         env['TRACER_OUTPUT'] = out if good_out else rnd.choice(['', '/dev/null/x', 'a\nb' * 3000, '/proc/x'])
-        e = clean_env()
+        e = rc.clean_env()
         e.update(env)
         e['LD_PRELOAD'] = FULL
         try:
             p = subprocess.run(args, env=e, cwd=WORK, input='stdin data\n', stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, universal_newlines=True, timeout=30)
         except subprocess.TimeoutExpired:
-            raise Fail('combination %d %r: hangs' % (i, env))
+            raise rc.CheckFailed('combination %d %r: hangs' % (i, env))
         what = 'combination %d (%s) %r' % (i, mode, env)
         check(p.returncode == base[mode].returncode == status and p.stdout == base[mode].stdout,
               '%s: rc %d %r\n%s' % (what, p.returncode, p.stdout, p.stderr[-2000:]))
@@ -639,7 +630,7 @@ def case_settings_fuzz():
             tr = tc.load(out)
             tc.check_all(tr, exit_status=status)
         elif good_out:
-            raise Fail('%s: no archive\n%s' % (what, p.stderr))
+            raise rc.CheckFailed('%s: no archive\n%s' % (what, p.stderr))
         shutil.rmtree(out, ignore_errors=True)
     print('%d combinations in %.1f s' % (n, time.time() - t0))
 
@@ -672,7 +663,7 @@ def case_full_disk():
         errs = [l for l in tracer_lines(p.stderr) if l.startswith('tracer: error:')]
         check(len(errs) == 1, 'want one tracer: error line, got %r' % tracer_lines(p.stderr))
         check('No space left on device' in errs[0] and mnt in errs[0], 'error line %r' % errs[0])
-        # (fix) what was lost, plainly, and no normal-looking summary after it
+        # what was lost, plainly, and no normal-looking summary after it
         check(len(tracer_lines(p.stderr)) == 1, 'more than the error line: %r' % tracer_lines(p.stderr))
         check(' NOT written' in errs[0] and 'events of' in errs[0] and 'lost' in errs[0], 'line %r' % errs[0])
         check('(first: success)' not in p.stderr, 'first error: success')
@@ -688,7 +679,7 @@ def case_full_disk():
 
 
 def case_nofile_limit():
-    # (fix) ulimit -n 24 with 24 threads all flushing at once: the tracer
+    # ulimit -n 24 with 24 threads all flushing at once: the tracer
     # kept up to 64 event files open (EMFILE: write errors, events lost, the
     # program's own open() could fail); now no descriptor is kept between flushes
     import resource
@@ -721,7 +712,7 @@ def case_filter():
 
 
 def case_filter_unsafe():
-    # (fix) TRACER_FILTER must be a regular file of at most 1 MiB, read
+    # TRACER_FILTER must be a regular file of at most 1 MiB, read
     # without blocking: /dev/zero hung before main, /dev/stdin ate the
     # program's input, a directory gave no warning. Each: one tracer: line,
     # no filter, the program unharmed (its stdin included)
@@ -735,16 +726,16 @@ def case_filter_unsafe():
     for i, (f, why) in enumerate(cases):
         d = os.path.join(WORK, 'o%d' % i)
         for prog in ([PROG, 'basic'], ['cat']):
-            e = clean_env()
+            e = rc.clean_env()
             e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': d})
-            base = subprocess.run(prog, env=clean_env(), input='program input\n', stdout=subprocess.PIPE,
+            base = subprocess.run(prog, env=rc.clean_env(), input='program input\n', stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, universal_newlines=True, timeout=30, cwd=WORK)
             e['TRACER_FILTER'] = f
             try:
                 p = subprocess.run(prog, env=e, input='program input\n', stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, universal_newlines=True, timeout=30, cwd=WORK)
             except subprocess.TimeoutExpired:
-                raise Fail('TRACER_FILTER=%s: %s hangs' % (f, prog[0]))
+                raise rc.CheckFailed('TRACER_FILTER=%s: %s hangs' % (f, prog[0]))
             check(p.returncode == base.returncode and p.stdout == base.stdout,
                   'TRACER_FILTER=%s %s: rc %d %r vs %d %r' % (f, prog[0], p.returncode, p.stdout,
                                                             base.returncode, base.stdout))
@@ -761,7 +752,7 @@ def case_filter_unsafe():
     f = os.path.join(WORK, 'filter.txt')
     with open(f, 'w') as fh:
         fh.write('-filtered_me\n')
-    e = clean_env()
+    e = rc.clean_env()
     e.update({'LD_PRELOAD': LIB, 'TRACER_OUTPUT': os.path.join(WORK, 'reg'), 'TRACER_FILTER': '/dev/stdin'})
     with open(f) as fin:
         p = subprocess.run(['cat'], env=e, stdin=fin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -802,7 +793,7 @@ def case_on_full_stop():
     check(m and int(m.group(1)) > 100000, 'no dropped count: %r' % p.stderr)
     tr = tc.load(d)
     # ProgramEnd is never dropped: recording resumes (ON) for the last records;
-    # (fix) the regions open at the stop get their Leave: balanced
+    # the regions open at the stop get their Leave: balanced
     tc.check_all(tr, exit_status=0)
     mo = [str(e.ev.measurement_mode) for e in tr.master.events if e.kind == 'MeasurementOnOff']
     check(len(mo) == 2 and 'OFF' in mo[0] and 'ON' in mo[1], 'MeasurementOnOff: %r' % mo)
@@ -890,11 +881,7 @@ def case_mpi_unify():
     mpirun = os.environ.get('MPIRUN')
     prog = os.environ.get('MPI_PROG')
     d = os.path.join(WORK, 'mpi')
-    e = clean_env()
-    e.update({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
-    p = subprocess.run([mpirun, '--oversubscribe', '-np', '2', '-x', 'LD_PRELOAD=' + FULL,
-                        '-x', 'TRACER_OUTPUT=' + d, prog], env=e, cwd=WORK, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    p = rc.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + d], lib=FULL, timeout=120, cwd=WORK)
     check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
     tr = tc.load(d)
     tc.check_all(tr, exit_status=0)
@@ -937,11 +924,7 @@ def case_mpi_vt_groups():
     mpirun = os.environ.get('MPIRUN')
     prog = os.environ.get('MPI_VT_PROG')
     d = os.path.join(WORK, 'mpivt')
-    e = clean_env()
-    e.update({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
-    p = subprocess.run([mpirun, '--oversubscribe', '-np', '2', '-x', 'LD_PRELOAD=' + FULL,
-                        '-x', 'TRACER_OUTPUT=' + d, prog], env=e, cwd=WORK, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
+    p = rc.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + d], lib=FULL, timeout=120, cwd=WORK)
     check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
     check(sorted(p.stdout.split('\n')) == ['', 'rank 0 done', 'rank 1 done'], 'stdout %r' % p.stdout)
     anchor = os.path.join(d, 'traces.otf2')
@@ -973,7 +956,7 @@ def case_full_library():
 
 def case_tracer_run():
     d = os.path.join(WORK, 'run')
-    e = clean_env()
+    e = rc.clean_env()
     e['TRACER_LIB'] = LIB
     p = subprocess.run([TRACER_RUN, '-o', d, '--buffer', '4M', '--clock', 'monotonic', '-q', '--', PROG, 'basic'],
                        env=e, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
@@ -1001,7 +984,7 @@ def main():
     os.makedirs(WORK)
     try:
         fn()
-    except (Fail, tc.CheckError) as e:
+    except (rc.CheckFailed, tc.CheckError) as e:
         print('FAIL %s: %s' % (case, e))
         return 1
     print('ok %s' % case)

@@ -15,6 +15,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import runcheck as rc  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
 FULL = os.environ.get('FULL_LIB')
@@ -22,31 +23,15 @@ PROG = os.environ.get('FD_PROG')
 WORK = os.path.join(os.environ.get('WORK', '/tmp/tracer-core-tests'), 'limits')
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
+ck = rc.Checker(stop=True)   # a case stops at its first failed check
+check = ck.expect
 
 
 def run(args, traced, out=None, env=None, preexec=None, cwd=None, timeout=120):
-    e = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
-    if traced:
-        e['LD_PRELOAD'] = FULL
-        e['TRACER_OUTPUT'] = out
+    e = rc.clean_env({'LD_PRELOAD': FULL, 'TRACER_OUTPUT': out} if traced else None)
     e.update(env or {})
     return subprocess.run(args, env=e, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           universal_newlines=True, timeout=timeout, preexec_fn=preexec)
-
-
-def tracer_lines(stderr):
-    return [l for l in stderr.splitlines() if l.startswith('tracer:')]
-
-
-def other_lines(stderr):
-    return [l for l in stderr.splitlines() if not l.startswith('tracer:')]
 
 
 def fresh(name):
@@ -71,9 +56,7 @@ def compare(name, mode, env=None, preexec=None, files=('data.txt',)):
     t = run([PROG, mode, os.path.join(trd, 'data.txt')], True, out, env=env, preexec=preexec, cwd=trd)
     sys.stdout.write(t.stdout)
     sys.stderr.write(t.stderr)
-    check(t.returncode == u.returncode, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
-    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
-    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs')
+    rc.compare(ck, u, t)
     check(sorted(os.listdir(trd)) == sorted(os.listdir(base)), 'files %r vs %r'
           % (sorted(os.listdir(trd)), sorted(os.listdir(base))))
     for f in os.listdir(base):
@@ -93,7 +76,7 @@ def case_closefds():
     tc.check_all(tr, exit_status=0)
     n = lock_count(tr)
     check(n == 5 * 60000, '%d lock acquisitions in the archive, want %d' % (n, 5 * 60000))
-    check(not [l for l in tracer_lines(t.stderr) if 'error' in l], 'errors: %r' % tracer_lines(t.stderr))
+    check(not [l for l in rc.tracer_lines(t.stderr) if 'error' in l], 'errors: %r' % rc.tracer_lines(t.stderr))
 
 
 def case_closefds_fork():
@@ -135,7 +118,7 @@ def case_fsize():
     check(u.returncode == 0, 'untraced exit %d' % u.returncode)
     check(t.returncode == 0, 'traced exit %d (want 0: the tracer must not die by SIGXFSZ)' % t.returncode)
     check(t.stdout == u.stdout, 'stdout differs')
-    lines = tracer_lines(t.stderr)
+    lines = rc.tracer_lines(t.stderr)
     check(any('File too large' in l for l in lines), 'no line about the file size limit: %r' % lines)
     tr = tc.load(out)
     tc.otf2_print(tr.anchor)
@@ -166,7 +149,7 @@ def sigterm_soak(name, runs, env, preload_first=None):
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-            raise Fail('%s run %d: still running 20 s after SIGTERM (deadlock)' % (name, i))
+            raise rc.CheckFailed('%s run %d: still running 20 s after SIGTERM (deadlock)' % (name, i))
         check(p.returncode == -signal.SIGTERM, '%s run %d: exit %d, want death by SIGTERM'
               % (name, i, p.returncode))
         tr = tc.load(out)
@@ -203,8 +186,7 @@ def same_run(name, argv, wrap=None, lock_events=None):
     t = run(cmd, True, out)
     sys.stderr.write(t.stderr)
     check(t.returncode == u.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
-    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
-    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs: %r' % other_lines(t.stderr))
+    rc.compare(ck, u, t)
     # the program's archive: the one with the most locations (a wrapper
     # such as valgrind's launcher writes a small one of its own)
     best = None
@@ -240,7 +222,7 @@ def main():
     case = sys.argv[1]
     try:
         CASES[case]()
-    except Fail as e:
+    except rc.CheckFailed as e:
         print('FAIL %s: %s' % (case, e))
         return 1
     print('PASS', case)

@@ -125,7 +125,7 @@ Test(registry, merge_rejects_garbage)
 	free(u);
 }
 
-/* ---- core2: module fini once, wakeup hook, shadow-stack API ---- */
+/* ---- modules: fini once, wakeup hook, shadow-stack API ---- */
 
 static int ut_fini_calls, ut_wakeups;
 static uint64_t ut_wake_time;

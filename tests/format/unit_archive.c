@@ -468,7 +468,7 @@ Test(archive, memory_callbacks_and_discard)
 	cr_assert(!ut_exists(dir), "discard created files");
 }
 
-/* close_evt_writer_deferred (core2): small closed writers keep an exact copy
+/* close_evt_writer_deferred: small closed writers keep an exact copy
  * in memory, written at archive close; big ones are written at once. */
 Test(archive, deferred_close)
 {

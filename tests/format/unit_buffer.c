@@ -308,7 +308,7 @@ Test(buffer, long_records_and_too_large)
 	ut_rmrf(dir);
 }
 
-/* otf2w_evt_writer_room (added by glue): 0 before the first chunk, shrinks
+/* otf2w_evt_writer_room: 0 before the first chunk, shrinks
  * by exactly the bytes of each record, a record that fits never switches
  * chunks, and 0 once the location is stopped. */
 Test(buffer, writer_room)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* unit_util.h - helpers for the format/ unit tests (fmt). */
+/* unit_util.h - helpers for the format/ unit tests. */
 #ifndef UNIT_UTIL_H
 #define UNIT_UTIL_H
 

@@ -434,9 +434,15 @@ def mode_vite(t, n):
     # the timeline (right 60% of the window): the master thread of every rank
     # is busy from MPI_Init to MPI_Finalize, a horizontal bar; count the bars
     # crossing a vertical line in the middle of the trace
+    def column(x):
+        return [px[3 * (y * w + x):3 * (y * w + x) + 3] for y in range(h)]
     x = int(w * 0.45)
-    col = [px[3 * (y * w + x):3 * (y * w + x) + 3] for y in range(h)]
-    bg = collections.Counter(col[h // 8:h * 3 // 4]).most_common(1)[0][0]
+    col = column(x)
+    # the background: the most common colour over the timeline (several
+    # columns; where the thread bars are long, one column may hold more
+    # bar than background)
+    bg = collections.Counter(c for f in (0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95)
+                             for c in column(int(w * f))[h // 8:h * 3 // 4]).most_common(1)[0][0]
     runs, inside, length = 0, False, 0
     for y in range(h // 8, h * 3 // 4):
         c = col[y]

@@ -795,7 +795,7 @@ def case_sigaction(args):
     anchor, so, se = run_traced(args, "sigaction", [os.path.join(args.bindir, "smp_sigprof"), "sigaction"],
                                 {"TRACER_SAMPLING": "1ms"}, timeout=120)
     # the sigaction wrapper stops the sampler's timers at the program's
-    # sigaction(SIGPROF) call (tr_smp_sigaction_hook): its handler never
+    # sigaction(SIGPROF) call (the sampler's on_sigaction module hook): its handler never
     # gets a SIGPROF of ours, not even before the next thread start
     m = re.search(r"early=(\d+)", so)
     expect(m and int(m.group(1)) == 0, "the program's handler got %s SIGPROF of the tracer's timer right "
