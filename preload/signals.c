@@ -20,7 +20,10 @@
  * its record, and tr_rec_end (tracer.h) raises the signal again on the same
  * thread (its siginfo kept for a program's handler). So the location gets
  * its last records (ThreadEnd) like every other one; the delay is the rest
- * of one record (or of a buffer flush). Crash signals are not deferred.
+ * of one record (or of a buffer flush). The archive is then written by the
+ * emergency path, as for a signal inside a record before (the record may
+ * belong to a wrapper called by the allocator with its lock held). Crash
+ * signals are not deferred.
  * SIGPROF/SIGUSR1/SIGUSR2 are left alone (sampling, MPI libraries).
  */
 #include <dlfcn.h>
@@ -308,6 +311,8 @@ static void default_action(int sig)
  * handler: it sees the sender, not our re-raise). */
 static TR_TLS siginfo_t tr_tls_definfo;
 static TR_TLS int tr_tls_definfo_sig;
+/* the signal tr_rec_deferred raises again right now */
+static TR_TLS volatile int tr_tls_reraise;
 
 /* tgkill from our own text (not libc's syscall()): the re-raised signal
  * then interrupts libtracer.so, and the handler does not take the place
@@ -357,7 +362,11 @@ void tr_rec_deferred(struct tr_thread *t)
 		int sig = __builtin_ctz(m);
 		__atomic_fetch_and(&t->sig_deferred, ~(1u << sig), __ATOMIC_SEQ_CST);
 		int saved = errno;
+		tr_tls_reraise = sig;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		raw_tgkill(getpid(), gettid(), sig);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		tr_tls_reraise = 0;
 		errno = saved;
 	}
 }
@@ -366,13 +375,15 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 {
 	int saved = errno;
 	struct sigaction p = tr_prog[sig];
+	int reraised = 0;
 
 	if (tr_managed[sig] == 1 && p.sa_handler != SIG_IGN) {
 		if (defer_signal(tr_tls_self, sig, info)) {
 			errno = saved;
 			return;
 		}
-		if (tr_tls_definfo_sig == sig && info && info->si_code == SI_TKILL && info->si_pid == getpid()) {
+		reraised = tr_tls_reraise == sig;
+		if (reraised && tr_tls_definfo_sig == sig) {
 			info = &tr_tls_definfo;   /* our re-raise: the sender's siginfo */
 			tr_tls_definfo_sig = 0;
 		}
@@ -396,8 +407,12 @@ static void tr_handler(int sig, siginfo_t *info, void *uctx)
 	struct tr_thread *t = tr_tls_self;
 	sigset_t old;
 	tr_signals_block(&old);
-	if (tr_managed[sig] == 1 && tr_tls_internal == 0 && !(t && t->in_record) && !tr_tls_creating &&
-	    !tr_interrupted_in_libc(uctx) && !tr_nested_handler(uctx))
+	/* a deferred signal (reraised): the record may have been written by
+	 * a wrapper that the allocator called (jemalloc's locks go through the
+	 * pthread wrappers) with its lock held, which the pc does not show:
+	 * the lock-free path, as for a signal inside the record itself */
+	if (tr_managed[sig] == 1 && !reraised && tr_tls_internal == 0 && !(t && t->in_record) &&
+	    !tr_tls_creating && !tr_interrupted_in_libc(uctx) && !tr_nested_handler(uctx))
 		tr_finish_status(128 + sig, 1);
 	else
 		tr_emergency(sig);
