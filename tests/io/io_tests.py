@@ -395,6 +395,7 @@ def case_more():
     check(got == len(out), 'ISO C bytes to stdout: %d, want %d (putchar, printf)' % (got, len(out)))
     # mappings: handles of their own over the descriptor's, created and destroyed
     maps = [ev.handle for k, ev in io.events if k == 'IoCreateHandle' and ev.handle.parent is not None
+            and ev.handle.parent.io_paradigm.identification == 'POSIX'
             and ev.handle.io_paradigm.identification == 'POSIX']
     check(len(maps) == 2 and all(h.file.name.endswith('/map.dat') and h.parent.file is h.file for h in maps),
           'mapping handles: %r' % [(h.name, h.file.name) for h in maps])
