@@ -176,11 +176,11 @@ static uint64_t io_unique(int fd)
 	return ((uint64_t)(uint32_t)getpid() << 32) | (uint32_t)fd;
 }
 
-uint32_t io_define_posix(int fd, uint32_t name, uint32_t file, uint32_t flags)
+uint32_t io_define_posix(int fd, uint32_t name, uint32_t file, uint32_t flags, uint32_t parent)
 {
 	if (!io_tab || (unsigned)fd >= io_cap || file == IO_UNDEF32 || name == IO_UNDEF32)
 		return IO_UNDEF32;
-	uint32_t h = tr_def_io_handle(name, file, IO_PARADIGM_POSIX, flags, IO_UNDEF32, IO_UNDEF32,
+	uint32_t h = tr_def_io_handle(name, file, IO_PARADIGM_POSIX, flags, IO_UNDEF32, parent,
 				      io_unique(fd));
 	if (h == IO_UNDEF32)
 		return h;
@@ -199,12 +199,27 @@ uint32_t io_define_posix(int fd, uint32_t name, uint32_t file, uint32_t flags)
 
 uint32_t io_define_isoc(int fd, uint32_t name, uint32_t flags)
 {
-	uint32_t parent = io_posix_handle(fd);
-	if (parent == IO_UNDEF32)
-		return parent;
+	if (io_posix_handle(fd) == IO_UNDEF32)
+		return IO_UNDEF32;
 	uint32_t file = atomic_load_explicit(&io_tab[fd].file, memory_order_relaxed);
-	uint32_t h = tr_def_io_handle(name, file, IO_PARADIGM_ISOC, flags, IO_UNDEF32, parent, io_unique(fd));
+	uint32_t h = tr_def_io_handle(name, file, IO_PARADIGM_ISOC, flags, IO_UNDEF32, IO_UNDEF32, io_unique(fd));
 	if (h != IO_UNDEF32)
+		atomic_store_explicit(&io_tab[fd].isoc, h + 1, memory_order_release);
+	return h;
+}
+
+uint32_t io_define_stream(int fd, uint32_t name, uint32_t file, uint32_t *posix)
+{
+	*posix = IO_UNDEF32;
+	if (!io_tab || (unsigned)fd >= io_cap || file == IO_UNDEF32 || name == IO_UNDEF32)
+		return IO_UNDEF32;
+	/* the ISO C handle first: the POSIX one refers to it (OTF2: a parent
+	 * "created and operated" the handle, the MPI-IO layer does the same) */
+	uint32_t h = tr_def_io_handle(name, file, IO_PARADIGM_ISOC, 0, IO_UNDEF32, IO_UNDEF32, io_unique(fd));
+	if (h == IO_UNDEF32)
+		return h;
+	*posix = io_define_posix(fd, name, file, 0, h);
+	if (*posix != IO_UNDEF32)
 		atomic_store_explicit(&io_tab[fd].isoc, h + 1, memory_order_release);
 	return h;
 }
@@ -227,7 +242,8 @@ static uint32_t io_adopt_named(int fd, const char *name)
 		snprintf(path, sizeof(path), "fd %d", fd);
 	int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 	uint32_t file = tr_def_io_file(path, dir);
-	uint32_t h = io_define_posix(fd, tr_def_string(name ? name : path), file, IO_HANDLE_FLAG_PRE_CREATED);
+	uint32_t h = io_define_posix(fd, tr_def_string(name ? name : path), file, IO_HANDLE_FLAG_PRE_CREATED,
+				     IO_UNDEF32);
 	if (h != IO_UNDEF32)
 		tr_def_io_pre_created_handle_state(h, io_access_mode(fl),
 						   io_status_flags(fl) | (fdfl > 0 && (fdfl & FD_CLOEXEC) ? IO_ST_CLOEXEC : 0));
@@ -306,7 +322,7 @@ static int io_open(enum io_rgn r, int dirfd, const char *path, int flags, mode_t
 		io_forget(fd);
 		io_canon(dirfd, path, canon, sizeof(canon));
 		int dir = (flags & O_DIRECTORY) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode));
-		uint32_t h = io_define_posix(fd, tr_def_string(path), tr_def_io_file(canon, dir), 0);
+		uint32_t h = io_define_posix(fd, tr_def_string(path), tr_def_io_file(canon, dir), 0, IO_UNDEF32);
 		if (r == IO_R_creat || r == IO_R_creat64)
 			flags = O_CREAT | O_WRONLY | O_TRUNC;
 		now = tr_time();
@@ -461,7 +477,7 @@ static void io_dup_done(struct tr_thread *t, int oldfd, int newfd, uint32_t oldh
 	if (oldh == IO_UNDEF32)
 		return;
 	uint32_t nh = io_define_posix(newfd, atomic_load_explicit(&io_tab[oldfd].name, memory_order_relaxed),
-				      atomic_load_explicit(&io_tab[oldfd].file, memory_order_relaxed), 0);
+				      atomic_load_explicit(&io_tab[oldfd].file, memory_order_relaxed), 0, IO_UNDEF32);
 	int fl = real_fcntl(newfd, F_GETFL), fdfl = real_fcntl(newfd, F_GETFD);
 	uint32_t st = (fl >= 0 ? io_status_flags(fl) : 0) | (fdfl > 0 && (fdfl & FD_CLOEXEC) ? IO_ST_CLOEXEC : 0);
 	if (nh != IO_UNDEF32 && tr_rec_begin(t)) {

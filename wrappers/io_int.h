@@ -197,11 +197,20 @@ static inline void io_meta_end(struct tr_thread *t, enum io_rgn r, uint64_t now,
 }
 
 /* Define the POSIX handle of descriptor fd (name: String id) over file and
- * enter it in the table; flags: IO_HANDLE_FLAG_*. Returns the handle or
- * IO_UNDEF32. Guard held (registry lock, allocation: not hot). */
-uint32_t io_define_posix(int fd, uint32_t name, uint32_t file, uint32_t flags);
-/* An ISO C handle over descriptor fd (parent: its POSIX handle). */
+ * enter it in the table; flags: IO_HANDLE_FLAG_*; parent: the handle of the
+ * higher-level paradigm that created the descriptor (IO_UNDEF32: none).
+ * Returns the handle or IO_UNDEF32. Guard held (registry lock, allocation:
+ * not hot). */
+uint32_t io_define_posix(int fd, uint32_t name, uint32_t file, uint32_t flags, uint32_t parent);
+/* An ISO C handle over descriptor fd, which the stream did not create
+ * (fdopen, a stream adopted on first use): no parent either way, the two
+ * handles share the IoFile. */
 uint32_t io_define_isoc(int fd, uint32_t name, uint32_t flags);
+/* A stream that opened descriptor fd itself (fopen, freopen): its ISO C
+ * handle, then the POSIX handle with the ISO C handle as parent (OTF2:
+ * "created and operated by an higher-level I/O paradigm"), both entered
+ * in the table. Returns the ISO C handle, *posix the POSIX one. */
+uint32_t io_define_stream(int fd, uint32_t name, uint32_t file, uint32_t *posix);
 
 /* Handle records (guard held; no-op when the location does not record). */
 void io_rec_create(struct tr_thread *t, uint64_t time, uint32_t h, uint8_t mode, uint32_t cflags,

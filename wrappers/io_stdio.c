@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * io_stdio.c - ISO C I/O interposition (stdio streams): IoParadigm
- * "ISO C I/O", one IoHandle per stream whose parent is the POSIX handle of
- * its descriptor (fileno). fopen records IoCreateHandle of both the POSIX
- * and the ISO C handle (the open stdio does inside is not recorded: the
- * guard is held during the real call), fclose IoDestroyHandle of both;
- * fdopen an ISO C handle over an existing POSIX one. Transfers (fread,
+ * "ISO C I/O", one IoHandle per stream. fopen and freopen record
+ * IoCreateHandle of the ISO C handle and of the POSIX handle of the
+ * descriptor stdio opened inside (not recorded itself: the guard is held
+ * during the real call), whose parent is the ISO C handle - OTF2's parent
+ * is the higher-level paradigm that created and operates a handle, as
+ * MPI-IO is for the POSIX handle opened inside MPI_File_open. fclose
+ * records IoDestroyHandle of both. fdopen (and a stream first seen in a
+ * transfer) gets an ISO C handle over a descriptor the program opened: no
+ * parent link either way, the handles share the IoFile. Transfers (fread,
  * fwrite, fgets, fputs, puts, the printf family, fflush) are
  * IoOperationBegin/Complete on the ISO C handle with the bytes the program
  * asked for and got - the write()s stdio makes when its buffer fills are
@@ -204,12 +208,12 @@ static uint64_t io_opened_stream(struct tr_thread *t, int fd, const char *path, 
 	io_forget(fd);
 	io_canon(AT_FDCWD, path, canon, sizeof(canon));
 	uint32_t name = tr_def_string(path);
-	uint32_t ph = io_define_posix(fd, name, tr_def_io_file(canon, 0), 0);
-	uint32_t ih = ph != IO_UNDEF32 ? io_define_isoc(fd, name, 0) : IO_UNDEF32;
+	uint32_t ph;
+	uint32_t ih = io_define_stream(fd, name, tr_def_io_file(canon, 0), &ph);
 	io_fmode(mode, &acc, &cre, &st);
 	uint64_t now = tr_time();
+	io_rec_create(t, now, ih, acc, cre, st);   /* the parent first, as MPI_File_open */
 	io_rec_create(t, now, ph, acc, cre, st);
-	io_rec_create(t, now, ih, acc, cre, st);
 	return now;
 }
 
@@ -305,9 +309,9 @@ static int io_close_stream(enum io_rgn rgn, FILE *fp, int (*real)(FILE *))
 	uint64_t now = tr_time();
 	if (fd >= 0) {
 		io_forget(fd);
+		io_rec_destroy(t, now, ph);   /* the child first, as MPI_File_close */
 		if (ih >= 0)
 			io_rec_destroy(t, now, (uint32_t)ih);
-		io_rec_destroy(t, now, ph);
 	}
 	io_meta_end(t, rgn, now, err);
 	return r;
@@ -342,9 +346,9 @@ static FILE *io_freopen(enum io_rgn r, const char *path, const char *mode, FILE 
 	int fd = io_fileno(fp);
 	if (ofd >= 0) {
 		io_forget(ofd);
+		io_rec_destroy(t, now, oph);
 		if (oih >= 0)
 			io_rec_destroy(t, now, (uint32_t)oih);
-		io_rec_destroy(t, now, oph);
 	}
 	if (fd >= 0) {
 		io_forget(fd);

@@ -213,13 +213,31 @@ def case_prog():
     # the requested bytes of the first write() calls
     reqs = [req for loc, m, h, req, res in io.ops if m == 'WRITE' and h.file.name.endswith('/a.dat')]
     check(reqs[:10] == [4096] * 10 and reqs[10] == 300, 'requested bytes %r' % reqs[:11])
-    # handles: stdio over POSIX, the same file
-    isoc = [h for k, ev in io.events if k == 'IoCreateHandle' for h in [ev.handle]
-            if h.io_paradigm.identification == 'ISOC']
+    # handles: the POSIX handle fopen creates has the stream's ISO C handle
+    # as parent (OTF2: created and operated by the higher-level paradigm)
+    created = [(None, ev.handle) for k, ev in io.events if k == 'IoCreateHandle']
+    isoc = [h for loc, h in created if h.io_paradigm.identification == 'ISOC']
     check(len(isoc) == 3, '%d ISO C handles created, want 3 (three fopen)' % len(isoc))
     for h in isoc:
-        check(h.parent is not None and h.parent.io_paradigm.identification == 'POSIX'
-              and h.parent.file is h.file, 'ISO C handle %r: parent %r' % (h.name, h.parent))
+        check(h.parent is None, 'ISO C handle %r has a parent %r' % (h.name, h.parent))
+    under = [h for loc, h in created if h.io_paradigm.identification == 'POSIX' and h.file.name.endswith('/b.txt')]
+    check(len(under) == 3 and all(h.parent is not None and h.parent.io_paradigm.identification == 'ISOC'
+                                  and h.parent.file is h.file for h in under),
+          'POSIX handles of b.txt (opened by fopen): parents %r, want their ISO C handles'
+          % [(h.name, h.parent) for h in under])
+    check({h.parent._ref for h in under} == {h._ref for h in isoc},
+          'the parents of the fopen POSIX handles %r are not the ISO C handles %r' % ([h.parent._ref for h in under], [h._ref for h in isoc]))
+    # the stream's handle is created before (and destroyed after) the handle under it
+    order = [(k, ev.handle) for k, ev in io.events if k in ('IoCreateHandle', 'IoDestroyHandle')
+             and ev.handle.file.name.endswith('/b.txt')]
+    for i, (k, h) in enumerate(order):
+        if h.parent is not None:
+            j = i - 1 if k == 'IoCreateHandle' else i + 1
+            check(0 <= j < len(order) and order[j][0] == k and order[j][1]._ref == h.parent._ref,
+                  '%s of %r not right after (create) or before (destroy) its parent\'s' % (k, h.name))
+    others = [h for loc, h in created if h.io_paradigm.identification == 'POSIX' and h.parent is not None
+              and not h.file.name.endswith('/b.txt')]
+    check(not others, 'POSIX handles the program opened itself with a parent: %r' % others)
     check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/a.dat')) == 2,
           'IoCreateHandle on a.dat: want 2 (two open)')
     check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/b.txt')) == 6,
@@ -377,6 +395,7 @@ def case_more():
     check(got == len(out), 'ISO C bytes to stdout: %d, want %d (putchar, printf)' % (got, len(out)))
     # mappings: handles of their own over the descriptor's, created and destroyed
     maps = [ev.handle for k, ev in io.events if k == 'IoCreateHandle' and ev.handle.parent is not None
+            and ev.handle.parent.io_paradigm.identification == 'POSIX'
             and ev.handle.io_paradigm.identification == 'POSIX']
     check(len(maps) == 2 and all(h.file.name.endswith('/map.dat') and h.parent.file is h.file for h in maps),
           'mapping handles: %r' % [(h.name, h.file.name) for h in maps])
@@ -533,9 +552,11 @@ def case_inherit():
         st = states.get(('out.txt', 'POSIX'), ('', ''))
         check(st[0] == 'WRITE_ONLY' and 'APPEND' in st[1], 'out.txt pre-created state %r' % (st,))
         isoc = [h for h in d.io_handles if h.io_paradigm.identification == 'ISOC' and h.file.name.endswith('/out.txt')]
-        check(len(isoc) == 1 and isoc[0].parent is not None and isoc[0].parent.io_paradigm.identification == 'POSIX'
-              and 'PRE_CREATED' in str(isoc[0].parent.io_handle_flags),
-              'the fdopen stream is not nested over the inherited POSIX handle: %r' % isoc)
+        posix = [h for h in d.io_handles if h.io_paradigm.identification == 'POSIX' and h.file.name.endswith('/out.txt')]
+        check(len(isoc) == 1 and isoc[0].parent is None and len(posix) == 1 and posix[0].parent is None
+              and 'PRE_CREATED' in str(posix[0].io_handle_flags) and posix[0].file is isoc[0].file,
+              'fdopen of an inherited descriptor: ISO C %r, POSIX %r (want one each, same file, no parent:'
+              ' the stream did not create the descriptor)' % (isoc, posix))
     destroyed = sorted((ev.handle.file.name.rsplit('/', 1)[-1], ev.handle.io_paradigm.identification)
                        for k, ev in io.events if k == 'IoDestroyHandle')
     check(destroyed == [('in.txt', 'POSIX'), ('out.txt', 'ISOC'), ('out.txt', 'POSIX')],
