@@ -975,9 +975,14 @@ void otf2w__put_header(struct otf2w_buf *b, uint8_t *c, uint64_t first, uint64_t
 	put_header(b, c, first, last);
 }
 
+/* A durable window: zeros up to its reserved end only (a partly reserved
+ * window's rest is a hole of the file, read as zeros; a store there would
+ * be a SIGBUS). */
 void otf2w__finish_chunk(struct otf2w_buf *b)
 {
-	finish_chunk(b);
+	uint8_t *c = b->chunks[b->cur];
+	put_header(b, c, b->chunk_first + 1, b->f.nevents);
+	memset(b->f.pos, 0, (size_t)(c + b->dlen - b->f.pos));
 }
 
 void otf2w__start_chunk(struct otf2w_buf *b, int32_t idx)

@@ -83,7 +83,12 @@ struct map_call {
 	struct otf2w_buf *b;
 	uint64_t index;
 	uint8_t *p;
+	uint64_t len;   /* reserved: the chunk, or less when the disk (or RLIMIT_FSIZE) has no more */
 };
+
+/* The smallest part of a window worth reserving when the whole one does
+ * not fit: header, a few records and the stop reserve. */
+#define DUR_MIN_WINDOW (16u << 10)
 
 /* Open (create) the file, reserve chunk `index`, map it, close. Runs on
  * the io thread (or here on the emergency path). */
@@ -112,8 +117,14 @@ static otf2w_status map_window(void *arg)
 	if (fd < 0)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
 	b->file_used = 1;
-	uint64_t cs = b->chunk_size;
+	uint64_t cs = b->chunk_size, len = cs;
 	int e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)cs);
+	/* no room for the whole window (ENOSPC, EFBIG): the part that fits, so
+	 * that what can still be saved is (the location stops at its end) */
+	while ((e == ENOSPC || e == EFBIG) && len / 2 >= DUR_MIN_WINDOW) {
+		len /= 2;
+		e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)len);
+	}
 	void *m = MAP_FAILED;
 	if (!e) {
 		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)(c->index * cs));
@@ -125,9 +136,10 @@ static otf2w_status map_window(void *arg)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
 				     (unsigned long long)cs, path, strerror(e));
 	/* write-fault every page here, not on the recording thread */
-	for (uint64_t i = 0; i < cs; i += 4096)
+	for (uint64_t i = 0; i < len; i += 4096)
 		((volatile uint8_t *)m)[i] = 0;
 	c->p = m;
+	c->len = len;
 	return OTF2W_OK;
 }
 
@@ -164,9 +176,10 @@ static void prep_window(void *arg)
 		munmap(b->dold, b->chunk_size);
 		b->dold = NULL;
 	}
-	struct map_call c = { b, b->dnext_index, NULL };
+	struct map_call c = { b, b->dnext_index, NULL, 0 };
 	otf2w_status st = map_window(&c);
 	b->dnext = st ? NULL : c.p;
+	b->dnext_len = c.len;
 	__atomic_store_n(&b->dstate, st ? OTF2W_DNEXT_FAILED : OTF2W_DNEXT_READY, __ATOMIC_RELEASE);
 }
 
@@ -237,10 +250,12 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		otf2w__stop_buffer(b, time);
 		return OTF2W_E_STOPPED;
 	}
-	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL };
+	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL, 0 };
 	otf2w_status st = OTF2W_OK;
 	c.p = take_ahead(b, c.index);
-	if (!c.p)
+	if (c.p)
+		c.len = b->dnext_len;
+	else
 		st = otf2w__io(ar, map_window, &c);   /* first window, io thread behind, or its error */
 	if (st) {
 		/* full disk: OFF into the reserved space, later events dropped */
@@ -260,7 +275,9 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	}
 	b->chunks[0] = c.p;
 	b->nchunks = 1;
+	b->dlen = c.len;
 	otf2w__start_chunk(b, 0);
+	b->f.end -= b->chunk_size - c.len;   /* a partly reserved window ends early */
 	seq_end(b);
 	post_ahead(b, old);
 	if ((size_t)(b->f.end - b->f.pos) < need)
@@ -273,7 +290,7 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 void otf2w__dur_open_reserve(struct otf2w_buf *b)
 {
 	if (b->cur >= 0 && b->chunks && b->chunks[0])
-		b->f.end = b->chunks[0] + b->chunk_size - 1 - OTF2W_STOP_RESERVE;
+		b->f.end = b->chunks[0] + b->dlen - 1 - OTF2W_STOP_RESERVE;
 }
 
 /* otf2w_evt_writer_flush: the current window ends as a full chunk. */
@@ -288,10 +305,10 @@ void otf2w__dur_flush(struct otf2w_buf *b)
 
 /* Give back what the io thread holds for b: the window mapped ahead (its
  * reserved chunk is cut off by the final ftruncate) and a full window not
- * yet unmapped. Not on an emergency path while a preparation may still run. */
-static void drop_ahead(struct otf2w_buf *b)
+ * yet unmapped. settled: no preparation runs any more. */
+static void give_back_ahead(struct otf2w_buf *b, int settled)
 {
-	if (!ahead_settled(b))
+	if (!settled)
 		return;
 	if (b->dstate == OTF2W_DNEXT_READY && b->dnext)
 		munmap(b->dnext, b->chunk_size);
@@ -318,7 +335,7 @@ otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg)
 	seq_end(b);
 	if (old)
 		munmap(old, b->chunk_size);
-	drop_ahead(b);
+	give_back_ahead(b, ahead_settled(b));   /* not waited for on an emergency path */
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
 		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
 	int fd = otf2w__open(path, O_WRONLY, 0644);
@@ -346,14 +363,7 @@ void otf2w__dur_release(struct otf2w_buf *b)
 	otf2w_archive *ar = b->ar;
 	if (__atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) == OTF2W_DNEXT_BUSY && ar->io_cb.run && !ar->emergency)
 		(void)ar->io_cb.run(ar->io_ud, wait_nothing, NULL);
-	if (__atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY) {
-		if (b->dstate == OTF2W_DNEXT_READY && b->dnext)
-			munmap(b->dnext, b->chunk_size);
-		if (b->dold)
-			munmap(b->dold, b->chunk_size);
-		b->dnext = b->dold = NULL;
-		b->dstate = OTF2W_DNEXT_NONE;
-	}
+	give_back_ahead(b, __atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY);
 	if (b->chunks && b->chunks != b->chunk_inline)
 		free(b->chunks);
 	b->chunks = NULL;

@@ -71,6 +71,7 @@ struct otf2w_buf {
 	 * window, is unmapped there too */
 	uint8_t *dnext, *dold;
 	uint64_t dnext_index;
+	uint64_t dlen, dnext_len;      /* bytes reserved in the window (< chunk: disk nearly full) */
 	int dstate;                    /* OTF2W_DNEXT_* */
 	void *dnode[OTF2W_IO_NODE_WORDS];
 };

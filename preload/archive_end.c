@@ -110,6 +110,20 @@ int tr_error_note(otf2w_status s)
 	return 1;
 }
 
+/* Count an error the writer did not see (its text a + b + ": " + c). */
+static void note_error_text(const char *a, const char *b, const char *c)
+{
+	if (__atomic_fetch_add(&tr_g.errors, 1, __ATOMIC_RELAXED) != 0)
+		return;
+	tr_g.first_error = OTF2W_E_IO;
+	const char *part[4] = { a, b, ": ", c };
+	size_t k = 0;
+	for (int i = 0; i < 4; i++)
+		for (const char *s = part[i]; *s && k < sizeof(tr_first_error) - 1; s++)
+			tr_first_error[k++] = *s;
+	tr_first_error[k] = 0;
+}
+
 /* The anchor and the global definitions exist and are not empty: a reader
  * can open the archive. */
 static int readable_anchor(const char *dir, const char *name)
@@ -135,7 +149,7 @@ static void write_program_end(int status, int have_status, int crash)
 	tr_thread_close_open_regions(m, now);
 	uint64_t last = otf2w_evt_writer_last_time(m->w);
 	otf2w_status st = otf2w_evt_program_end(m->w, NULL, now > last ? now : last, status);
-	if (st != OTF2W_OK)
+	if (st != OTF2W_OK && st != OTF2W_E_STOPPED)   /* stopped (a full disk): counted as dropped */
 		tr_log_sigsafe("error: ProgramEnd not written: %s", otf2w_status_str(st));
 }
 
@@ -206,10 +220,8 @@ void tr_finish_status(int status, int have_status)
 	if (tr_ar_tdefs_path[0]) {
 		struct save_call sc = { 0, 0 };
 		tr_ar_io_call(tdefs_save_io, &sc);
-		if (sc.ret) {
-			errno = sc.err;
-			tr_log_error("cannot write %s: %s", tr_ar_tdefs_path, strerror(errno));
-		}
+		if (sc.ret)   /* said once, in the summary (a full disk fails more) */
+			note_error_text("cannot write ", tr_ar_tdefs_path, strerror(sc.err));
 	}
 	tr_durable_stop();   /* no tick reads the writers any more */
 	tr_lock(&tr_g.lock);

@@ -64,7 +64,7 @@ static uint64_t io_tick_ns;
 static int io_tick_first;            /* first tick after one interval */
 /* ThreadSanitizer: our futex hand-over is invisible to it; these tell it
  * that a request happens before its execution and that before its end */
-static void (*io_tsan_acquire)(void *), (*io_tsan_release)(void *);
+void (*tr_tsan_acquire)(void *), (*tr_tsan_release)(void *);
 static int (*io_real_join)(pthread_t, void **);
 static pthread_t io_th;
 static int io_quit;                  /* the service thread ends after this request */
@@ -153,11 +153,11 @@ static void *io_main(void *unused)
 			struct io_req *n = r->next;
 			int posted = r->posted;
 			__atomic_store_n(&io_busy, 1, __ATOMIC_SEQ_CST);
-			if (io_tsan_acquire)
-				io_tsan_acquire(r);
+			if (tr_tsan_acquire)
+				tr_tsan_acquire(r);
 			r->fn(r->arg);
-			if (!posted && io_tsan_release)
-				io_tsan_release(r);
+			if (!posted && tr_tsan_release)
+				tr_tsan_release(r);
 			__atomic_store_n(&io_busy, 0, __ATOMIC_SEQ_CST);
 			int quit = __atomic_load_n(&io_quit, __ATOMIC_SEQ_CST);
 			if (!posted) {
@@ -212,8 +212,8 @@ void tr_io_start(void)
 	tr_tls_creating++;
 	if (self)
 		self->guard++;
-	io_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
-	io_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
+	tr_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
+	tr_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
 	if (!io_real_create)
 		io_real_create = (int (*)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *))
 			tr_dlsym_next("pthread_create");
@@ -263,13 +263,13 @@ int tr_io_run(void (*fn)(void *), void *arg)
 	if (s != IO_RUNNING)
 		return -1;
 	struct io_req r = { fn, arg, NULL, 0, 0 };
-	if (io_tsan_release)
-		io_tsan_release(&r);
+	if (tr_tsan_release)
+		tr_tsan_release(&r);
 	push(&r);
 	while (!__atomic_load_n(&r.done, __ATOMIC_ACQUIRE))
 		fx(&r.done, FUTEX_WAIT_PRIVATE, 0, NULL);
-	if (io_tsan_acquire)
-		io_tsan_acquire(&r);
+	if (tr_tsan_acquire)
+		tr_tsan_acquire(&r);
 	return 0;
 }
 
@@ -286,8 +286,8 @@ int tr_io_post(void (*fn)(void *), void *arg, void *node)
 	r->arg = arg;
 	r->done = 0;
 	r->posted = 1;
-	if (io_tsan_release)
-		io_tsan_release(r);
+	if (tr_tsan_release)
+		tr_tsan_release(r);
 	push(r);
 	return 0;
 }

@@ -112,11 +112,15 @@ static int mem_lock(void)
 			sched_yield();
 	}
 	__atomic_store_n(&M.owner, me, __ATOMIC_RELAXED);
+	if (tr_tsan_acquire)
+		tr_tsan_acquire(&M);
 	return 1;
 }
 
 static void mem_unlock(void)
 {
+	if (tr_tsan_release)
+		tr_tsan_release(&M);
 	__atomic_store_n(&M.owner, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&M.lock, 0, __ATOMIC_RELEASE);
 }

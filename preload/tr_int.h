@@ -30,12 +30,18 @@ void tr_unlock_slow(struct tr_lock *l);
  * arriving while > 0 must not take the same locks). */
 extern TR_TLS int tr_tls_internal;
 
+/* ThreadSanitizer's __tsan_acquire/__tsan_release when it is loaded (set
+ * by durable_io.c): our locks are not instrumented, it is told of them. */
+extern void (*tr_tsan_acquire)(void *), (*tr_tsan_release)(void *);
+
 static inline void tr_lock(struct tr_lock *l)
 {
 	int c = 0;
 	tr_tls_internal++;
 	if (!__atomic_compare_exchange_n(&l->v, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		tr_lock_slow(l);
+	if (__builtin_expect(tr_tsan_acquire != 0, 0))
+		tr_tsan_acquire(l);
 }
 
 static inline int tr_trylock(struct tr_lock *l)
@@ -43,6 +49,8 @@ static inline int tr_trylock(struct tr_lock *l)
 	int c = 0;
 	if (__atomic_compare_exchange_n(&l->v, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
 		tr_tls_internal++;
+		if (__builtin_expect(tr_tsan_acquire != 0, 0))
+			tr_tsan_acquire(l);
 		return 1;
 	}
 	return 0;
@@ -50,6 +58,8 @@ static inline int tr_trylock(struct tr_lock *l)
 
 static inline void tr_unlock(struct tr_lock *l)
 {
+	if (__builtin_expect(tr_tsan_release != 0, 0))
+		tr_tsan_release(l);
 	if (__atomic_exchange_n(&l->v, 0, __ATOMIC_RELEASE) == 2)
 		tr_unlock_slow(l);
 	tr_tls_internal--;

@@ -540,7 +540,7 @@ def case_messages():
         tc.check_all(tc.load(d), exit_status=3)
     # TRACER_BUFFER below the default chunk: the chunk shrinks to fit it;
     # with an explicit larger TRACER_CHUNK it is rejected
-    p, d = traced(['many', '20000'], out='small', env={'TRACER_BUFFER': '512K'})
+    p, d = traced(['many', '20000'], out='small', env={'TRACER_BUFFER': '512K', 'TRACER_DURABLE': 'off'})
     check(len(tracer_lines(p.stderr)) == 1, 'TRACER_BUFFER=512K: %r' % tracer_lines(p.stderr))
     tr = tc.load(d)
     tc.check_all(tr, exit_status=0)
@@ -686,7 +686,7 @@ def case_nofile_limit():
 
     def lim():
         resource.setrlimit(resource.RLIMIT_NOFILE, (24, 24))
-    env = {'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K'}
+    env = {'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K', 'TRACER_DURABLE': 'off'}   # flushes
     p, d = traced(['wide', '24', '5000'], env=env, preexec=lim)
     check(p.stdout == 'mode wide\nopen ok\n', 'program: %r' % p.stdout)
     check(len(tracer_lines(p.stderr)) == 1 and summary(p.stderr), 'tracer lines: %r' % tracer_lines(p.stderr))
@@ -822,7 +822,8 @@ def case_on_full_stop():
 
 
 def case_on_full_flush():
-    p, d = traced(['many', '40000'], env={'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K'})
+    p, d = traced(['many', '40000'], env={'TRACER_BUFFER': '256K', 'TRACER_CHUNK': '256K',
+                                          'TRACER_DURABLE': 'off'})   # the flush writer
     check('dropped' not in summary(p.stderr).string, 'dropped with flush')
     tr = tc.load(d)
     tc.check_all(tr, exit_status=0)
