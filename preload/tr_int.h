@@ -218,10 +218,8 @@ void tr_archive_unified_installed(void);   /* write this rank's mapping tables *
 
 /* durable_io.c: the tracer-io service thread (own descriptor table) */
 void tr_io_start(void);                          /* normal context only */
-int tr_io_run(void (*fn)(void *), void *arg);    /* 0 done there, -1 none */
 int tr_io_post(void (*fn)(void *), void *arg, void *node);   /* queued, no wait */
 void tr_io_quiesce(void);                        /* crash paths */
-int tr_io_is_self(void);
 void tr_io_fork_child(void);
 void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
 

@@ -243,6 +243,14 @@ void tr_thread_end(struct tr_thread *t);
  * routine): when it is the last one, the tracer's own thread ends first so
  * that the process ends as without the tracer. */
 void tr_io_thread_exiting(void);
+/* The tracer's own service thread (tracer-io, with TRACER_DURABLE): it has
+ * a descriptor table of its own. tr_io_run runs fn(arg) there and waits (0),
+ * or returns -1 without running it when there is no such thread; normal
+ * context only. tr_io_is_self: the caller is that thread. A module that
+ * keeps descriptors open across calls must close them in the table that
+ * opened them. */
+int tr_io_run(void (*fn)(void *), void *arg);
+int tr_io_is_self(void);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
 /* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the

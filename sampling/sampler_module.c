@@ -182,6 +182,19 @@ static void smp_rate_report(char *out, size_t cap)
 						  : ": time in the kernel is not sampled, a loaded machine delays signals");
 }
 
+/* The last definitions of the calling contexts (objects loaded since
+ * the last refresh included); *arg: distinct contexts defined. */
+static void smp_last_defs(void *arg)
+{
+	tr_smp_objects_refresh();
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	tr_smp_frozen = 1;
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	*(uint32_t *)arg = tr_smp_define_contexts(n, 1);
+}
+
 static void smp_fini(void)
 {
 	if (!tr_smp_nodes)
@@ -197,14 +210,12 @@ static void smp_fini(void)
 		if (s->active)
 			tr_smp_thread_stop(s, s == tr_smp_tls);
 	tr_smp_list_lock_drop();
-	tr_smp_objects_refresh();
-
-	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-	if (n > tr_smp_node_cap)
-		n = tr_smp_node_cap;
-	tr_smp_frozen = 1;
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	uint32_t ndef = tr_smp_define_contexts(n, 1);
+	/* On tracer-io when it runs (TRACER_DURABLE): the symbol sessions its
+	 * ticks opened are in its descriptor table, so they are read and closed
+	 * there. */
+	uint32_t ndef = 0;
+	if (tr_io_run(smp_last_defs, &ndef) != 0)
+		smp_last_defs(&ndef);
 
 	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;

@@ -43,6 +43,7 @@ struct smp_obj {
 	 * ticks (reading DWARF again each tick costs up to a second) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	int on_io;   /* opened on tracer-io: its descriptors are in that table */
 };
 
 volatile uint32_t tr_smp_obj_gen;
@@ -349,6 +350,12 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		.section_address = dwfl_offline_section_address,
 		.debuginfo_path = &debuginfo_path,
 	};
+	if (o && o->dwfl && o->on_io != tr_io_is_self()) {
+		/* opened in another descriptor table: its numbers mean other
+		 * files here; forgotten (never read or closed from here) */
+		o->dwfl = NULL;
+		o->mod = NULL;
+	}
 	Dwfl *dwfl = o ? o->dwfl : NULL;
 	Dwfl_Module *mod = o ? o->mod : NULL;
 	if (o && o->path && !dwfl) {
@@ -360,6 +367,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		}
 		o->dwfl = dwfl;
 		o->mod = mod;
+		o->on_io = tr_io_is_self();
 	}
 	uint64_t prev = ~0ull;
 	struct smp_res last = { SMP_UNDEF, SMP_UNDEF, 0, NULL, NULL };
@@ -423,7 +431,9 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 static void smp_dwfl_end(void)
 {
 	for (uint32_t i = 0; i < smp_nobjs; i++) {
-		if (smp_objs[i].dwfl)
+		/* a session of another descriptor table is only forgotten: closing
+		 * its numbers here would close the program's files */
+		if (smp_objs[i].dwfl && smp_objs[i].on_io == tr_io_is_self())
 			dwfl_end(smp_objs[i].dwfl);
 		smp_objs[i].dwfl = NULL;
 		smp_objs[i].mod = NULL;
