@@ -204,7 +204,7 @@ uint64_t tr_mpi_file_opened(struct tr_thread *t, uint64_t time, int ret, MPI_Com
 	else
 		e = ft_claim((uintptr_t)fh);
 	if (!e) {
-		file_lost++;
+		__atomic_fetch_add(&file_lost, 1, __ATOMIC_RELAXED);
 		tr_mpi_unlock();
 		return time;
 	}
@@ -353,5 +353,5 @@ void tr_mpi_file_req_done(struct tr_thread *t, uint64_t time, uint32_t h, uint64
 
 uint64_t tr_mpi_file_lost(void)
 {
-	return file_lost;
+	return __atomic_load_n(&file_lost, __ATOMIC_RELAXED);
 }
