@@ -771,6 +771,9 @@ void tr_mpi_before_finalize(void)
 	if (tr_mpi_req_lost())
 		tr_log_warn("rank %d: %llu non-blocking requests not tracked (request table full)",
 			    tr_mpi_world_rank, (unsigned long long)tr_mpi_req_lost());
+	if (tr_mpi_file_lost())
+		tr_log_warn("rank %d: %llu MPI_File_open calls not recorded as I/O handles (more than 256 files open)",
+			    tr_mpi_world_rank, (unsigned long long)tr_mpi_file_lost());
 	if (!tr_mpi_local_only)
 		unify();
 	PMPI_Comm_free(&tr_mpi_pcomm);

@@ -163,6 +163,10 @@ static inline uint64_t tr_mpi_bytes(int count, MPI_Datatype dt)
 {
 	return count > 0 ? (uint64_t)count * tr_mpi_tsz(dt) : 0;
 }
+static inline uint64_t tr_mpi_bytes_c(long long count, MPI_Datatype dt)
+{
+	return count > 0 ? (uint64_t)count * tr_mpi_tsz(dt) : 0;
+}
 static inline uint64_t tr_mpi_sumv(const int *counts, int n, MPI_Datatype dt)
 {
 	uint64_t s = 0;
@@ -198,6 +202,7 @@ static inline uint32_t tr_mpi_root(const struct tr_mpi_comm *ci, int root)
 	return (uint32_t)root;
 }
 #define B(c, dt)         tr_mpi_bytes((c), (dt))
+#define BC(c, dt)        tr_mpi_bytes_c((long long)(c), (dt))
 #define NP               tr_mpi_np(ci)
 #define ME               (ci->rank)
 #define ROOT             tr_mpi_is_root(ci, root_)

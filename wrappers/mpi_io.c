@@ -204,7 +204,7 @@ uint64_t tr_mpi_file_opened(struct tr_thread *t, uint64_t time, int ret, MPI_Com
 	else
 		e = ft_claim((uintptr_t)fh);
 	if (!e) {
-		file_lost++;
+		__atomic_fetch_add(&file_lost, 1, __ATOMIC_RELAXED);
 		tr_mpi_unlock();
 		return time;
 	}
@@ -273,13 +273,14 @@ void tr_mpi_file_seek(struct tr_thread *t, uint64_t time, MPI_File fh, MPI_Offse
 	TR_MPI_REC(t, otf2w_evt_io_seek(t->w, NULL, time, e->h, (int64_t)offset, w, res));
 }
 
-/* Bytes a completed transfer moved (its status), or undefined. */
+/* Bytes a completed transfer moved (its status; MPI_Count: beyond 2 GiB
+ * too), or undefined. */
 static uint64_t status_bytes(const MPI_Status *st)
 {
-	int n = 0;
+	MPI_Count n = 0;
 	if (!st)
 		return 0;
-	if (PMPI_Get_count((MPI_Status *)st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+	if (PMPI_Get_elements_x((MPI_Status *)st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
 		return IO_UNDEF64;
 	return (uint64_t)n;
 }
@@ -352,5 +353,5 @@ void tr_mpi_file_req_done(struct tr_thread *t, uint64_t time, uint32_t h, uint64
 
 uint64_t tr_mpi_file_lost(void)
 {
-	return file_lost;
+	return __atomic_load_n(&file_lost, __ATOMIC_RELAXED);
 }

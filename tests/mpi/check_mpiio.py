@@ -42,6 +42,9 @@ EXPECT_DATA = [
     ('READ', NB, F_SZ),
 ]
 EXPECT_SELF = [('WRITE', NONE, F_SZ)]
+# MPI 4 (MPICH 4.0): MPI_File_write_c and MPI_File_iwrite_at_c too
+EXPECT_SELF_C = EXPECT_SELF + [('WRITE', NONE, F_SZ), ('WRITE', NB, F_SZ)]
+MPI4 = {'mpich'}
 # completing calls of the non-blocking operations, in the same order
 NB_DONE = ['MPI_File_write_all_end', 'MPI_Wait', 'MPI_Waitall', 'MPI_Waitall', 'MPI_Waitall', 'MPI_Test']
 C_OFF = NP * (A_SZ + B_SZ)
@@ -51,13 +54,14 @@ E_OFF = C_OFF + NP * (C_SZ + D_SZ)
 CASES = {
     'c': {'stdout': 'mpi_io: %d ranks, data.bin 3808 bytes, 0 errors' % NP,
           'files': ['data.bin', 'dup.bin'] + ['self%d.bin' % r for r in range(NP)],
-          'ops': lambda r: {'data.bin': EXPECT_DATA, 'self%d.bin' % r: EXPECT_SELF,
+          'ops': lambda r, mpi: {'data.bin': EXPECT_DATA,
+                                 'self%d.bin' % r: EXPECT_SELF_C if mpi in MPI4 else EXPECT_SELF,
                             'dup.bin': [('WRITE', COLL, E_SZ)]},
           'seeks': lambda r: [(C_OFF, None), (E_OFF + r * E_SZ, E_OFF + r * E_SZ)] * 2,
           'nb_done': NB_DONE, 'region': 'MPI_File_write_at_all'},
     'fortran': {'stdout': 'mpi_io_f: %d ranks, 0 errors' % NP,
                 'files': ['data.bin'],
-                'ops': lambda r: {'data.bin': [('WRITE', COLL, 400), ('READ', NB, 400), ('READ', NONE, 40)]},
+                'ops': lambda r, mpi: {'data.bin': [('WRITE', COLL, 400), ('READ', NB, 400), ('READ', NONE, 40)]},
                 'seeks': lambda r: [(r * 400, r * 400)],
                 'nb_done': ['MPI_Wait'], 'region': 'MPI_File_set_view'},
 }
@@ -186,7 +190,7 @@ def check_trace(ck, case, anchor, wd, tracer=None):
     ck.expect(mp == [('MPI-IO', 'MPI I/O', 'PARALLEL', 'NONE')], 'MPI-IO paradigm %r' % mp)
 
     for r in range(NP):
-        for fname, want in case['ops'](r).items():
+        for fname, want in case['ops'](r, case['mpi']).items():
             ops = tr['ops'][r, fname]
             got = [(o['mode'], o['flags'], o['req']) for o in ops]
             ck.expect(got == want, 'rank %d %s operations (mode, flags, bytes requested):\n  %r\n  want %r'
@@ -280,7 +284,7 @@ def main():
     ap.add_argument('--fortran', action='store_true', help='tests/mpi/mpi_io.f90')
     ap.add_argument('--tracer', default='', help='the tracer command (tracer report --json checked)')
     a = ap.parse_args()
-    case = CASES['fortran' if a.fortran else 'c']
+    case = dict(CASES['fortran' if a.fortran else 'c'], mpi=a.mpi)
     os.makedirs(a.out, exist_ok=True)
     ck = rc.Checker()
     base, wd0, _ = run(a, 'untraced', None)

@@ -9,7 +9,8 @@
  *   reads   iread_at 1024 B, iread_at_all 400 B (coll), iread_shared 64 B
  *           (Waitall), read_all 128 B (coll), iread_at 256 B (Test loop);
  *   seeks   seek_shared twice, seek twice;
- * then writes 256 B to DIR/self<r>.bin (MPI_COMM_SELF) and 128 B collectively
+ * then writes 256 B to DIR/self<r>.bin (MPI_COMM_SELF; with MPI 4 also
+ * write_c 256 B and iwrite_at_c 256 B + Wait) and 128 B collectively
  * to DIR/dup.bin (a duplicate of MPI_COMM_WORLD). Rank 0 creates and
  * MPI_File_deletes DIR/scratch.bin; every rank fails to open and to delete a
  * missing file. Every read is checked against what was
@@ -125,6 +126,12 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/self%d.bin", dir, r);
 	MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
 	MPI_File_write(fh, f, F_SZ, MPI_BYTE, &st);
+#if MPI_VERSION >= 4
+	/* large-count forms (MPICH 4.0; Open MPI 4.1 has none) */
+	MPI_File_write_c(fh, f, (MPI_Count)F_SZ, MPI_BYTE, &st);
+	MPI_File_iwrite_at_c(fh, 2 * F_SZ, f, (MPI_Count)F_SZ, MPI_BYTE, &rq[0]);
+	MPI_Wait(&rq[0], &st);
+#endif
 	MPI_File_close(&fh);
 	/* a created communicator */
 	MPI_Comm dup;
