@@ -36,6 +36,9 @@ CASES = {}
 
 
 ck = rc.Checker(stop=True)   # a case stops at its first failed check
+# the names tests/durable's scripts use (rc's own, under their old names)
+Fail = rc.CheckFailed
+Result = rc.Timed
 
 
 def case(fn):
