@@ -272,11 +272,6 @@ const char *tr_archive_dir(void)
 	return tr_g.dir;
 }
 
-int tr_archive_dir_fixed(void)
-{
-	return tr_g.dir_final;
-}
-
 void tr_set_rank(int rank, int size)
 {
 	if (!tr_cfg.mpi)

@@ -103,12 +103,6 @@ uint32_t tr_def_calling_context(uint32_t region, uint32_t scl, uint32_t parent)
 	return reg_insert(TR_DEF_CALLING_CONTEXT, v, 3);
 }
 
-uint32_t tr_def_calling_context_property(uint32_t cc, const char *name, uint8_t type, uint64_t value)
-{
-	uint64_t v[4] = { cc, sref_empty(name), type, value };
-	return reg_insert(TR_DEF_CALLING_CONTEXT_PROPERTY, v, 4);
-}
-
 uint32_t tr_def_interrupt_generator(const char *name, uint8_t mode, uint8_t base, int64_t exponent,
 				    uint64_t period)
 {
@@ -117,12 +111,6 @@ uint32_t tr_def_interrupt_generator(const char *name, uint8_t mode, uint8_t base
 	tr_ds_use_paradigm(&tr_local, OTF2W_PARADIGM_SAMPLING);
 	tr_unlock(&tr_reg_lock);
 	return reg_insert(TR_DEF_INTERRUPT_GENERATOR, v, 5);
-}
-
-uint32_t tr_def_parameter(const char *name, uint8_t type)
-{
-	uint64_t v[2] = { sref_empty(name), type };
-	return reg_insert(TR_DEF_PARAMETER, v, 2);
 }
 
 uint32_t tr_def_metric_member(const char *name, const char *description, uint8_t metric_type,
@@ -222,12 +210,6 @@ uint32_t tr_def_callsite(const char *file, uint32_t line, uint32_t entered_regio
 	return reg_insert(TR_DEF_CALLSITE, v, 4);
 }
 
-uint32_t tr_def_callpath(uint32_t parent, uint32_t region)
-{
-	uint64_t v[2] = { parent, region };
-	return reg_insert(TR_DEF_CALLPATH, v, 2);
-}
-
 uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name)
 {
 	uint32_t comm = UNDEF;
@@ -272,13 +254,6 @@ void tr_def_location_property(uint64_t location, const char *name, const char *v
 	reg_insert(TR_DEF_LOCATION_PROPERTY, v, 4);
 }
 
-void tr_def_location_group_property(const char *name, const char *value)
-{
-	uint32_t vs = sref_empty(value);
-	uint64_t v[4] = { UNDEF, sref_empty(name), OTF2W_TYPE_STRING, vs };
-	reg_insert(TR_DEF_LOCATION_GROUP_PROPERTY, v, 4);
-}
-
 void tr_def_io_paradigm(uint8_t self, const char *identification, const char *name, uint8_t io_class,
 			uint32_t flags, const char *version)
 {
@@ -298,13 +273,6 @@ uint32_t tr_def_io_handle(uint32_t name_string, uint32_t file, uint8_t io_paradi
 {
 	uint64_t v[7] = { name_string, file, io_paradigm, flags, comm, parent, unique };
 	return reg_insert(TR_DEF_IO_HANDLE, v, 7);
-}
-
-void tr_def_io_file_property(uint32_t file, const char *name, const char *value)
-{
-	uint32_t vs = sref_empty(value);
-	uint64_t v[4] = { file, sref_empty(name), OTF2W_TYPE_STRING, vs };
-	reg_insert(TR_DEF_IO_FILE_PROPERTY, v, 4);
 }
 
 void tr_def_io_pre_created_handle_state(uint32_t handle, uint8_t mode, uint32_t status_flags)

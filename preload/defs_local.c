@@ -19,7 +19,6 @@
 /* Unified set (MPI) and local -> unified maps. */
 static struct defset *tr_unified;
 static uint32_t *tr_umap[TR_DEF_NCLASSES];
-static int tr_unified_write_global;
 
 /* tr_local with this process as its one process and its clock offsets, for
  * writing or packing (under the lock, or the crash path); local_end undoes it. */
@@ -198,7 +197,7 @@ int tr_defs_pack(void **buf, size_t *len)
 	return 0;
 }
 
-int tr_defs_install_unified(const void *buf, size_t len, int write_global)
+int tr_defs_install_unified(const void *buf, size_t len)
 {
 	struct defset *u = calloc(1, sizeof(*u));
 	uint32_t *map[TR_DEF_NCLASSES];
@@ -239,7 +238,6 @@ int tr_defs_install_unified(const void *buf, size_t len, int write_global)
 		tr_umap[c] = map[c];
 	}
 	tr_unified = u;
-	tr_unified_write_global = write_global;
 	tr_g.unified = 1;
 	tr_unlock(&tr_reg_lock);
 	/* this rank's mapping tables */
@@ -360,11 +358,6 @@ uint64_t tr_defs_unified_gid(uint64_t loc)
 	}
 	tr_unlock(&tr_reg_lock);
 	return g;
-}
-
-int tr_defs_unified_write_global(void)
-{
-	return tr_g.unified && tr_unified_write_global;
 }
 
 /* The unified global definitions (rank 0). Returns the unified locations

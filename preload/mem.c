@@ -81,8 +81,6 @@ static struct {
 	/* the start-up reserve (used when mmap fails) */
 	uintptr_t res, res_end, res_start;
 	struct tr_mem_big *res_free;               /* freed reserve blocks (next in size) */
-	uint64_t mapped;                           /* bytes mapped (statistics) */
-	int failed;                                /* an allocation failed */
 } M;
 
 /* "tracerme" mixed with an address ASLR places anew in every process */
@@ -177,16 +175,13 @@ static void *big_alloc(size_t n)
 		base = from_reserve(len);
 		mem_unlock();
 	}
-	if (!base) {
-		M.failed = 1;
+	if (!base)
 		return NULL;
-	}
 	struct tr_mem_big *h = (struct tr_mem_big *)base;
 	if (!in_reserve(base) || h->maplen < len)
 		h->maplen = len;   /* a recycled reserve block keeps its length */
 	h->magic = tr_mem_key ^ (uint64_t)(uintptr_t)base;
 	h->size = n;
-	__atomic_add_fetch(&M.mapped, h->maplen, __ATOMIC_RELAXED);
 	return base + TR_MEM_BIG_OFF;
 }
 
@@ -222,8 +217,6 @@ static int new_arena(size_t need)
 		a = from_reserve(len);
 		if (!a)
 			return -1;
-	} else {
-		M.mapped += len;
 	}
 	M.lo[M.narenas] = (uintptr_t)a;
 	M.hi[M.narenas] = (uintptr_t)a + len;
@@ -259,7 +252,6 @@ void *tr_mem_alloc(size_t n)
 		M.freelist[cls] = M.freelist[cls]->next;
 	} else {
 		if (M.bump_end - M.bump < bsize && new_arena(bsize)) {
-			M.failed = 1;
 			mem_unlock();
 			return NULL;
 		}
@@ -293,7 +285,6 @@ int tr_mem_free(void *p)
 	if (b) {
 		uint64_t len = b->maplen;
 		b->magic = 0;
-		__atomic_sub_fetch(&M.mapped, len, __ATOMIC_RELAXED);
 		if (in_reserve(b)) {
 			if (mem_lock()) {   /* back to the reserve's free list */
 				b->size = (uint64_t)(uintptr_t)M.res_free;
@@ -334,16 +325,6 @@ void tr_mem_init(void)
 		M.res = M.res_start = (uintptr_t)r;
 		M.res_end = (uintptr_t)r + want;
 	}
-}
-
-int tr_mem_failed(void)
-{
-	return M.failed;
-}
-
-uint64_t tr_mem_mapped(void)
-{
-	return __atomic_load_n(&M.mapped, __ATOMIC_RELAXED);
 }
 
 void tr_mem_fork_prepare(void)

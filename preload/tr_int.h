@@ -119,8 +119,6 @@ extern struct tr_global tr_g;
 void tr_mem_init(void);
 void *tr_mem_alloc(size_t n);
 int tr_mem_free(void *p);           /* 1 if p was ours */
-int tr_mem_failed(void);            /* an allocation failed (out of memory) */
-uint64_t tr_mem_mapped(void);
 void tr_mem_fork_prepare(void);
 void tr_mem_fork_parent(void);
 void tr_mem_fork_child(void);
@@ -180,7 +178,6 @@ struct tr_lock *tr_defs_lock(void);
 void tr_defs_write_global(otf2w_gdef_writer *g, int crash);
 /* Mapping tables + clock offsets into a local def file of this process. */
 void tr_defs_write_local_to(otf2w_def_writer *dw);
-int tr_defs_unified_write_global(void);
 /* rank 0's exit line: ranks, locations, events of the unified run (0: none) */
 int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nlocs, uint64_t *events);
 void tr_defs_local_range(uint64_t *first, uint64_t *last);

@@ -467,9 +467,7 @@ uint32_t tr_def_region(const char *name, const char *canonical_name, const char 
 uint32_t tr_def_attribute(const char *name, const char *description, uint8_t type);
 uint32_t tr_def_source_code_location(const char *file, uint32_t line);
 uint32_t tr_def_calling_context(uint32_t region, uint32_t scl, uint32_t parent);
-uint32_t tr_def_calling_context_property(uint32_t cc, const char *name, uint8_t type, uint64_t value);
 uint32_t tr_def_interrupt_generator(const char *name, uint8_t mode, uint8_t base, int64_t exponent, uint64_t period);
-uint32_t tr_def_parameter(const char *name, uint8_t type);
 uint32_t tr_def_metric_member(const char *name, const char *description, uint8_t metric_type,
 			      uint8_t metric_mode, uint8_t value_type, uint8_t base, int64_t exponent,
 			      const char *unit);
@@ -485,7 +483,6 @@ uint32_t tr_def_cart_dimension(const char *name, uint32_t size, uint8_t periodic
 uint32_t tr_def_cart_topology(const char *name, uint32_t comm, uint32_t ndims, const uint32_t *dims);
 void tr_def_cart_coordinate(uint32_t topology, uint32_t rank, uint32_t ndims, const uint32_t *coords);
 uint32_t tr_def_callsite(const char *file, uint32_t line, uint32_t entered_region, uint32_t left_region);
-uint32_t tr_def_callpath(uint32_t parent, uint32_t region);
 /* A Comm over the locations of this process for a thread paradigm (PTHREAD
  * thread contingent, ARGOBOTS/other thread teams); created once. */
 uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name);
@@ -500,11 +497,9 @@ void tr_def_io_paradigm(uint8_t self, const char *identification, const char *na
 uint32_t tr_def_io_file(const char *name, int directory);
 uint32_t tr_def_io_handle(uint32_t name_string, uint32_t file, uint8_t io_paradigm, uint32_t flags,
 			  uint32_t comm, uint32_t parent, uint64_t unique);
-void tr_def_io_file_property(uint32_t file, const char *name, const char *value);
 void tr_def_io_pre_created_handle_state(uint32_t handle, uint8_t mode, uint32_t status_flags);
 /* Properties attached at shut-down. */
 void tr_def_location_property(uint64_t location, const char *name, const char *value);
-void tr_def_location_group_property(const char *name, const char *value);
 
 /* Generic view of the registry for MPI unification (wrappers/mpi). Each
  * definition is one tr_def_rec; fields hold ids (of the class given by the
@@ -518,9 +513,9 @@ void tr_def_location_group_property(const char *name, const char *value);
 int tr_defs_pack(void **buf, size_t *len);
 /* tr_defs_merge (tr_defs.h) merges packed buffers of several ranks. */
 /* Install the unified set: this process then writes the unified global
- * definitions (rank 0 only when write_global) and mapping tables local ->
- * unified for all its locations. */
-int tr_defs_install_unified(const void *buf, size_t len, int write_global);
+ * definitions (rank 0) and mapping tables local -> unified for all its
+ * locations. */
+int tr_defs_install_unified(const void *buf, size_t len);
 
 /* ClockOffset (MPI clock synchronisation) for every location of this
  * process; the offsets recorded before tr_defs_install_unified() go into the
@@ -599,7 +594,7 @@ void tr_set_global_writer(int yes);
  *   process does not write global definitions by itself, unless MPI_Finalize
  *   is never reached (see below).
  * - At MPI_Finalize: pack / gather / merge (on rank 0) / broadcast /
- *   tr_defs_install_unified(buf, len, rank == 0) on every rank. Everything
+ *   tr_defs_install_unified(buf, len) on every rank. Everything
  *   is then written at process exit (events keep being recorded until then),
  *   or call tr_finish() right away.
  * - Files (directory D, the same on every rank: TRACER_OUTPUT, else

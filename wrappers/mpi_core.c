@@ -677,7 +677,7 @@ static void unify(void)
 		off += (uint64_t)n;
 	}
 	if (buf && len) {
-		if (tr_defs_install_unified(buf, len, rank == 0) != 0)
+		if (tr_defs_install_unified(buf, len) != 0)
 			tr_log_error("rank %d: installing the unified definitions failed", rank);
 	} else {
 		tr_log_error("rank %d: no unified definitions (trace left per rank)", rank);

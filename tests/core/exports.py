@@ -26,8 +26,10 @@ import json
 import os
 import re
 import shlex
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402
 
 INTERNAL = re.compile(r"^(tr_|smp_|otf2w_|pth_|vt_|abt_|io_|omp_tr|gomp_|mpi_tr|real_)")
 # The OMPT tool entry point: the OpenMP runtime looks it up in the tool
@@ -35,13 +37,19 @@ INTERNAL = re.compile(r"^(tr_|smp_|otf2w_|pth_|vt_|abt_|io_|omp_tr|gomp_|mpi_tr|
 TOOL_ENTRY = {"ompt_start_tool"}
 
 
-def fail(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
+ck = rc.Checker()   # every kind of leak is reported
+
+
+def tool(argv, cwd=None):
+    """A tool's output (runcheck's clean environment); its failure stops the test."""
+    p = rc.run_untraced(argv, timeout=300, cwd=cwd)
+    if p.returncode:
+        raise rc.CheckFailed("%s failed (exit %d):\n%s" % (" ".join(argv[:3]), p.returncode, p.stderr[-2000:]))
+    return p.stdout
 
 
 def dynsyms(path):
-    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    out = tool(["nm", "-D", "--defined-only", path])
     names = set()
     for line in out.splitlines():
         f = line.split()
@@ -74,13 +82,11 @@ def marked_names(build, src):
             if a in ("-c", "-MD", "-MMD") or a.startswith("-Werror"):
                 continue
             pp.append(a)
-        r = subprocess.run(pp + ["-E"], cwd=c["directory"], capture_output=True, text=True)
-        if r.returncode:
-            fail("preprocessing %s failed:\n%s" % (c["file"], r.stderr[-2000:]))
+        text = tool(pp + ["-E"], cwd=c["directory"])
         nfiles += 1
         # keep only the text of our own files (line markers), not system headers
         keep, cur = [], True
-        for line in r.stdout.splitlines():
+        for line in text.splitlines():
             m = re.match(r'^# \d+ "([^"]*)"', line)
             if m:
                 cur = os.path.realpath(m.group(1)).startswith(ours) if m.group(1)[:1] == "/" else \
@@ -121,7 +127,7 @@ def marked_names(build, src):
             if m.group(1) not in hidden:
                 names.setdefault(m.group(1), os.path.basename(c["file"]))
     if nfiles < 10:
-        fail("only %d sources of libtracer.so in compile_commands.json" % nfiles)
+        raise rc.CheckFailed("only %d sources of libtracer.so in compile_commands.json" % nfiles)
     return names
 
 
@@ -139,31 +145,31 @@ def main():
     lib, build, src = sys.argv[1:4]
     libs = [l for l in sys.argv[4:] if os.path.exists(l)]
     # and the system libraries libtracer.so itself links (libc, libm, ...)
-    ldd = subprocess.run(["ldd", lib], capture_output=True, text=True).stdout
+    ldd = tool(["ldd", lib])
     libs += [m.group(1) for m in re.finditer(r"=> (/\S+)", ldd) if "libtracer" not in m.group(1)]
     exported = dynsyms(lib)
     marked = marked_names(build, src)
     print("exported %d, marked TR_EXPORT %d" % (len(exported), len(marked)))
     leak = sorted(exported - set(marked))
-    if leak:
-        fail("exported but not marked TR_EXPORT (internal leak): %s" % " ".join(leak[:40]))
+    ck.expect(not leak, "exported but not marked TR_EXPORT (internal leak): %s" % " ".join(leak[:40]))
     unused = sorted(set(marked) - exported)
-    if unused:
-        fail("marked TR_EXPORT but not exported: %s" % " ".join(unused[:40]))
+    ck.expect(not unused, "marked TR_EXPORT but not exported: %s" % " ".join(unused[:40]))
     internal = sorted(n for n in exported if INTERNAL.match(n))
-    if internal:
-        fail("internal names exported: %s" % " ".join(internal))
+    ck.expect(not internal, "internal names exported: %s" % " ".join(internal))
     interposable = set()
     for l in libs:
         interposable |= dynsyms(l)
     api = public_api(src, marked)
     stray = sorted(n for n in exported if n not in interposable and n not in api)
-    if stray:
-        fail("exported names that are neither interposed (%s) nor public API: %s"
-             % (", ".join(os.path.basename(l) for l in libs), " ".join(stray[:40])))
-    print("ok: %d exported = interposed %d + public API %d" %
-          (len(exported), len(exported - api), len(exported & api)))
+    ck.expect(not stray, "exported names that are neither interposed (%s) nor public API: %s"
+              % (", ".join(os.path.basename(l) for l in libs), " ".join(stray[:40])))
+    return ck.done("ok: %d exported = interposed %d + public API %d" %
+                   (len(exported), len(exported - api), len(exported & api)))
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        sys.exit(main())
+    except rc.CheckFailed as e:
+        print("FAIL: %s" % e)
+        sys.exit(1)

@@ -23,22 +23,20 @@ compares the two archives through the reference readers:
 import ctypes
 import os
 import re
-import subprocess
 import sys
 
 import otf2
 
-FAILS = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import runcheck  # noqa: E402  (not "rc": main names exit statuses rc)
 
-
-def fail(msg):
-    FAILS.append(msg)
-    print('FAIL: ' + msg, file=sys.stderr)
+ck = runcheck.Checker()   # every difference is reported
 
 
 def run(cmd):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    return p.returncode, p.stdout.decode('utf-8', 'replace'), p.stderr.decode('utf-8', 'replace')
+    """cmd in runcheck's clean environment: (exit status, stdout, stderr)."""
+    p = runcheck.run_untraced(cmd, timeout=600)
+    return p.returncode, p.stdout, p.stderr
 
 
 def short(s, n=300):
@@ -49,7 +47,7 @@ def diff_lines(name, a, b):
     """a = ours, b = reference; report the first differences"""
     if a == b:
         return True
-    fail('%s differs from the reference (%d vs %d lines)' % (name, len(a), len(b)))
+    ck.fail('%s differs from the reference (%d vs %d lines)' % (name, len(a), len(b)))
     shown = 0
     for i in range(max(len(a), len(b))):
         la = a[i] if i < len(a) else '<missing>'
@@ -93,7 +91,7 @@ def norm(v, depth=0):
     if hasattr(v, '__dict__') and vars(v) and depth < 2:
         return (type(v).__name__, sorted((k, repr(norm(x, depth + 1)))
                                          for k, x in vars(v).items()))
-    fail('python: cannot compare a value of type %s: %r' % (type(v).__name__, v))
+    ck.fail('python: cannot compare a value of type %s: %r' % (type(v).__name__, v))
     return repr(v)
 
 
@@ -144,22 +142,22 @@ def compare_python(ours, ref):
     try:
         od, oe = read_python(ours)
     except Exception as e:              # noqa: BLE001
-        fail('python reader failed on ours: %r' % e)
+        ck.fail('python reader failed on ours: %r' % e)
         return None
     rd, re_ = read_python(ref)
     if len(od) != len(rd):
-        fail('python: %d definitions in ours, %d in the reference' % (len(od), len(rd)))
+        ck.fail('python: %d definitions in ours, %d in the reference' % (len(od), len(rd)))
     for a, b in zip(od, rd):
         if a != b:
-            fail('python: definition differs:\n    ours: %s\n    ref:  %s'
+            ck.fail('python: definition differs:\n    ours: %s\n    ref:  %s'
                  % (short(repr(a), 600), short(repr(b), 600)))
             break
     if len(oe) != len(re_):
-        fail('python: %d events in ours, %d in the reference' % (len(oe), len(re_)))
+        ck.fail('python: %d events in ours, %d in the reference' % (len(oe), len(re_)))
     bad = 0
     for i, (a, b) in enumerate(zip(oe, re_)):
         if a != b:
-            fail('python: event %d differs:\n    ours: %s\n    ref:  %s'
+            ck.fail('python: event %d differs:\n    ours: %s\n    ref:  %s'
                  % (i, short(repr(a), 600), short(repr(b), 600)))
             bad += 1
             if bad >= 5:
@@ -174,7 +172,7 @@ def expect_all(evts, printed):
     n = sum(1 for l in printed if re.match(r'[A-Z_]+ +0 +[0-9]+ ', l)
             and not l.startswith('SNAPSHOT'))
     if n < 79 * 4:
-        fail('otf2-print: %d records on location 0, expected >= %d' % (n, 79 * 4))
+        ck.fail('otf2-print: %d records on location 0, expected >= %d' % (n, 79 * 4))
     by_loc = {}
     for loc, name, fields in evts:
         by_loc.setdefault(loc, []).append((name, dict(fields)))
@@ -183,41 +181,41 @@ def expect_all(evts, printed):
     for name, _ in loc0:
         counts[name] = counts.get(name, 0) + 1
     if len(counts) != 79:
-        fail('location 0: %d distinct event types, expected 79' % len(counts))
+        ck.fail('location 0: %d distinct event types, expected 79' % len(counts))
     for name, n in counts.items():
         if n != 3:      # value rounds 0..2 (all-py archive)
-            fail('location 0: %s appears %d times, expected 3' % (name, n))
+            ck.fail('location 0: %s appears %d times, expected 3' % (name, n))
     if 2 in by_loc:
-        fail('location 2 (no events) has %d events' % len(by_loc[2]))
+        ck.fail('location 2 (no events) has %d events' % len(by_loc[2]))
     if len(by_loc.get(4294967296, [])) != 2:
-        fail('location 2^32: expected 2 events')
+        ck.fail('location 2^32: expected 2 events')
     # location 1: clock offsets (0,0) (1000,100) (3000,-50) and mapping tables
     loc1 = by_loc.get(1, [])
     want = [('Enter', 550), ('MpiSend', 1100), ('ParameterString', 2025),
             ('BufferFlush', 3875), ('Leave', 3875)]
     got = [(n, int(f['time'])) for n, f in loc1]
     if got != want:
-        fail('location 1: clock-corrected events %s, expected %s' % (got, want))
+        ck.fail('location 1: clock-corrected events %s, expected %s' % (got, want))
     else:
         f = dict(loc1[0][1])
         if f.get('region') != repr(('Region', 1)):
-            fail('location 1: Enter region not mapped 0->1: %s' % f.get('region'))
+            ck.fail('location 1: Enter region not mapped 0->1: %s' % f.get('region'))
         f = dict(loc1[1][1])
         if f.get('communicator') != repr(('Comm', 1)):
-            fail('location 1: MpiSend comm not mapped 1000->1: %s' % f.get('communicator'))
+            ck.fail('location 1: MpiSend comm not mapped 1000->1: %s' % f.get('communicator'))
         attrs = f.get('attributes', '')
         if "('Attribute', 26)" not in attrs or "('Attribute', 4)" not in attrs:
-            fail('location 1: attribute ids not mapped (200->26, 3->4): %s' % attrs)
+            ck.fail('location 1: attribute ids not mapped (200->26, 3->4): %s' % attrs)
         f = dict(loc1[2][1])
         if f.get('string') != repr('tab\there "quoted" back\\slash'):  # string 3
-            fail('location 1: ParameterString string not mapped 7->3: %s' % f.get('string'))
+            ck.fail('location 1: ParameterString string not mapped 7->3: %s' % f.get('string'))
     # otf2-print -M -C shows the tables and offsets
     for pat in [r'MAPPING_TABLE +1 +Type: REGION, \[1,0\]',
                 r'MAPPING_TABLE +1 +Type: COMM, \{5=>0,1000=>1\}',
                 r'CLOCK_OFFSET +1 +Time: 1000, Offset: \+100, StdDev: 0.5',
                 r'CLOCK_OFFSET +1 +Time: 3000, Offset: -50, StdDev: 1.5']:
         if not any(re.match(pat, l) for l in printed):
-            fail('otf2-print -M -C: no line matching %s' % pat)
+            ck.fail('otf2-print -M -C: no line matching %s' % pat)
     section, kinds = None, {}
     for l in printed:
         if l.startswith('=== '):
@@ -228,17 +226,17 @@ def expect_all(evts, printed):
             kinds.setdefault(section, set()).add(m.group(1))
     n = len(kinds.get('Global', ()))
     if n != 38:
-        fail('otf2-print shows %d kinds of global definitions, expected all 38: %s'
+        ck.fail('otf2-print shows %d kinds of global definitions, expected all 38: %s'
              % (n, sorted(kinds.get('Global', ()))))
     n = len(kinds.get('Snapshots', ()))
     if n != 20:
-        fail('otf2-print shows %d kinds of snapshot records, expected all 20: %s'
+        ck.fail('otf2-print shows %d kinds of snapshot records, expected all 20: %s'
              % (n, sorted(kinds.get('Snapshots', ()))))
     snaps = [l for l in printed if l.startswith('SNAPSHOT_START')]
     if len(snaps) != 16:
-        fail('%d SNAPSHOT_START records printed, expected 16 (4 per location)' % len(snaps))
+        ck.fail('%d SNAPSHOT_START records printed, expected 16 (4 per location)' % len(snaps))
     if not any(l.startswith('Number of snapshots') and l.split()[-1] == '4' for l in printed):
-        fail('anchor: number of snapshots is not 4')
+        ck.fail('anchor: number of snapshots is not 4')
 
 
 def expect_edge(evts):
@@ -246,28 +244,28 @@ def expect_edge(evts):
     for loc, name, fields in evts:
         n[loc] = n.get(loc, 0) + 1
     if n.get(0) != 100000 or n.get(1) != 2000 or 2 in n or 4294967296 in n:
-        fail('edge: events per location %s, expected {0: 100000, 1: 2000}' % n)
+        ck.fail('edge: events per location %s, expected {0: 100000, 1: 2000}' % n)
 
 
 def main():
     exe, mode, work = sys.argv[1], sys.argv[2], sys.argv[3]
     rc, out, err = run([exe, mode, work])
     if rc != 0:
-        fail('%s %s failed (rc %d): %s' % (exe, mode, rc, err.strip()))
+        ck.fail('%s %s failed (rc %d): %s' % (exe, mode, rc, err.strip()))
         return 1
     ours = os.path.join(work, 'ours', 'traces.otf2')
     ref = os.path.join(work, 'ref', 'traces.otf2')
 
     rc, oo, oerr = run(['otf2-print', '-A', '-M', '-C', ours])
     if rc != 0:
-        fail('otf2-print -A -M -C ours: rc %d: %s' % (rc, short(oerr, 2000)))
+        ck.fail('otf2-print -A -M -C ours: rc %d: %s' % (rc, short(oerr, 2000)))
     for l in oerr.splitlines():
         if l.startswith('[OTF2]') or 'warning' in l or 'error' in l:
-            fail('otf2-print stderr on ours: ' + short(l))
+            ck.fail('otf2-print stderr on ours: ' + short(l))
             break
     rc, ro, rerr = run(['otf2-print', '-A', '-M', '-C', ref])
     if rc != 0:
-        fail('otf2-print on the reference archive failed: ' + short(rerr, 2000))
+        ck.fail('otf2-print on the reference archive failed: ' + short(rerr, 2000))
     po = norm_print(oo, os.path.dirname(ours))
     pr = norm_print(ro, os.path.dirname(ref))
     # the reference writes no <loc>.def for locations without local definitions,
@@ -277,18 +275,18 @@ def main():
 
     rc, _, werr = run(['otf2-print', '-Werror', '--silent', ours])
     if rc != 0:
-        fail('otf2-print -Werror rejects ours: ' + short(werr, 2000))
+        ck.fail('otf2-print -Werror rejects ours: ' + short(werr, 2000))
 
     rc, mo, merr = run(['otf2-marker', ours])
     rc2, mr, _ = run(['otf2-marker', ref])
     if rc != 0:
-        fail('otf2-marker ours: rc %d %s' % (rc, short(merr)))
+        ck.fail('otf2-marker ours: rc %d %s' % (rc, short(merr)))
     diff_lines('otf2-marker', mo.splitlines(), mr.splitlines())
     if mode == 'all':
         nd = sum(1 for l in mo.splitlines() if l.startswith('MARKER_DEF'))
         nm = sum(1 for l in mo.splitlines() if l.startswith('MARKER '))
         if (nd, nm) != (3, 6):
-            fail('otf2-marker: %d DefMarker and %d Marker records, expected 3 and 6' % (nd, nm))
+            ck.fail('otf2-marker: %d DefMarker and %d Marker records, expected 3 and 6' % (nd, nm))
 
     # information only: which files are byte-identical to libotf2's
     same, differ = [], []
@@ -308,7 +306,7 @@ def main():
         pywork = os.path.join(work, 'py')
         rc, out, err = run([exe, 'all-py', pywork])
         if rc != 0:
-            fail('%s all-py failed (rc %d): %s' % (exe, rc, err.strip()))
+            ck.fail('%s all-py failed (rc %d): %s' % (exe, rc, err.strip()))
             return 1
         ours = os.path.join(pywork, 'ours', 'traces.otf2')
         ref = os.path.join(pywork, 'ref', 'traces.otf2')
@@ -319,11 +317,7 @@ def main():
         else:
             expect_edge(evts)
 
-    if FAILS:
-        print('%d failure(s)' % len(FAILS), file=sys.stderr)
-        return 1
-    print('OK: %s archive of our writer matches the reference writer' % mode)
-    return 0
+    return ck.done('OK: %s archive of our writer matches the reference writer' % mode)
 
 
 if __name__ == '__main__':

@@ -19,18 +19,13 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import runcheck as rc  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
 A = None   # parsed arguments
 
 
-class Fail(Exception):
-    pass
-
-
-def check(cond, msg):
-    if not cond:
-        raise Fail(msg)
+ck = rc.Checker(stop=True)   # a case stops at its first failed check
 
 
 def enum_name(v):
@@ -38,18 +33,13 @@ def enum_name(v):
 
 
 def run(args, traced, out, cwd, env=None, pass_fds=()):
-    e = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
-    e['LC_ALL'] = 'C'
+    """args in cwd (runcheck's clean environment, C locale); traced: under
+    the tracer writing into out."""
+    e = dict({'LC_ALL': 'C'}, **(env or {}))
+    kw = dict(timeout=240, cwd=cwd, pass_fds=pass_fds)
     if traced:
-        e['LD_PRELOAD'] = A.lib
-        e['TRACER_OUTPUT'] = out
-    e.update(env or {})
-    return subprocess.run(args, env=e, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=240, pass_fds=pass_fds)
-
-
-def other_lines(stderr):
-    return [l for l in stderr.splitlines() if not l.startswith('tracer:')]
+        return rc.run_traced(args, A.lib, out, e, echo=False, **kw)[0]
+    return rc.run_untraced(args, e, **kw)
 
 
 def fresh(name):
@@ -85,16 +75,8 @@ def compare(name, argv, setup=None, env=None, inherit=None):
     (u, ud), (t, td) = res[False], res[True]
     sys.stdout.write(t.stdout[-2000:])
     sys.stderr.write(t.stderr[-2000:])
-    check(t.returncode == u.returncode, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
-    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout[:300], u.stdout[:300]))
-    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs: %r vs %r'
-          % (other_lines(t.stderr), other_lines(u.stderr)))
-    check(sorted(os.listdir(td)) == sorted(os.listdir(ud)), 'files %r vs %r'
-          % (sorted(os.listdir(td)), sorted(os.listdir(ud))))
-    for f in os.listdir(ud):
-        a = open(os.path.join(ud, f), 'rb').read()
-        b = open(os.path.join(td, f), 'rb').read()
-        check(a == b, '%s: %d bytes traced, %d untraced' % (f, len(b), len(a)))
+    rc.compare(ck, u, t)
+    rc.compare_dirs(ck, ud, td)
     tr = tc.load(out)
     tc.check_all(tr, exit_status=u.returncode)
     tc.otf2_print(tr.anchor)
@@ -123,14 +105,14 @@ class Io:
                 k = type(e.ev).__name__
                 if k == 'Leave':
                     blocking = [i for i, p in pending.items() if not p[3]]
-                    check(not blocking, 'IoOperationBegin %r still open at Leave %s' % (sorted(blocking), e.region))
+                    ck.expect(not blocking, 'IoOperationBegin %r still open at Leave %s' % (sorted(blocking), e.region))
                 if not k.startswith('Io'):
                     continue
                 self.kinds[k] += 1
                 self.events.append((k, e.ev))
                 ev = e.ev
                 if k == 'IoOperationBegin':
-                    check(ev.matching_id not in ids, 'matching id %d used twice' % ev.matching_id)
+                    ck.expect(ev.matching_id not in ids, 'matching id %d used twice' % ev.matching_id)
                     ids.add(ev.matching_id)
                     nb = 'NON_BLOCKING' in str(ev.operation_flags)
                     pending[ev.matching_id] = (ev.handle, enum_name(ev.mode), ev.bytes_request, nb)
@@ -138,14 +120,14 @@ class Io:
                         self.nonblocking += 1
                 elif k in ('IoOperationIssued', 'IoOperationTest', 'IoOperationCancelled'):
                     b = pending.get(ev.matching_id)
-                    check(b is not None and b[3] and b[0] is ev.handle,
+                    ck.expect(b is not None and b[3] and b[0] is ev.handle,
                           '%s %d without a non-blocking Begin on its handle' % (k, ev.matching_id))
                     if k == 'IoOperationCancelled':
                         del pending[ev.matching_id]
                 elif k == 'IoOperationComplete':
                     b = pending.pop(ev.matching_id, None)
-                    check(b is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
-                    check(b[0] is ev.handle, 'IoOperationComplete %d: handle differs from its Begin' % ev.matching_id)
+                    ck.expect(b is not None, 'IoOperationComplete %d without Begin' % ev.matching_id)
+                    ck.expect(b[0] is ev.handle, 'IoOperationComplete %d: handle differs from its Begin' % ev.matching_id)
                     self.ops.append((loc, b[1], ev.handle, b[2], ev.bytes_result))
                 elif k == 'IoCreateHandle':
                     live[id(ev.handle)] += 1
@@ -154,8 +136,8 @@ class Io:
                 elif k == 'IoDestroyHandle':
                     if 'PRE_CREATED' not in str(ev.handle.io_handle_flags):
                         live[id(ev.handle)] -= 1
-                        check(live[id(ev.handle)] >= 0, 'handle %r destroyed before created' % ev.handle.name)
-            check(not pending, 'IoOperationBegin %r never completed' % sorted(pending))
+                        ck.expect(live[id(ev.handle)] >= 0, 'handle %r destroyed before created' % ev.handle.name)
+            ck.expect(not pending, 'IoOperationBegin %r never completed' % sorted(pending))
 
     def bytes(self, mode, file_suffix=None, paradigm=None, handle_name=None):
         n = 0
@@ -179,7 +161,7 @@ def printed(stdout, prefix):
     for l in stdout.splitlines():
         if l.startswith(prefix):
             return int(l[len(prefix):].split()[0].rstrip(","))
-    raise Fail('no line %r in the output' % prefix)
+    ck.fail('no line %r in the output' % prefix)
 
 
 def case_prog():
@@ -193,39 +175,39 @@ def case_prog():
     pw, pr = printed(t.stdout, 'posix wrote '), printed(t.stdout, 'posix read ')
     sw, sr = printed(t.stdout, 'stdio wrote '), printed(t.stdout, 'stdio read ')
     gl = printed(t.stdout, 'getline read ')
-    check(pw == 41335 and pr == 41513 and gl == sw, 'the program did not do what it should: %d %d' % (pw, pr))
+    ck.expect(pw == 41335 and pr == 41513 and gl == sw, 'the program did not do what it should: %d %d' % (pw, pr))
     # bytes per file and layer
     got = io.bytes('WRITE', '/a.dat', 'POSIX')
-    check(got == pw, 'POSIX bytes written to a.dat: %d, want %d' % (got, pw))
+    ck.expect(got == pw, 'POSIX bytes written to a.dat: %d, want %d' % (got, pw))
     got = io.bytes('READ', '/a.dat', 'POSIX')
-    check(got == pr, 'POSIX bytes read from a.dat: %d, want %d' % (got, pr))
+    ck.expect(got == pr, 'POSIX bytes read from a.dat: %d, want %d' % (got, pr))
     got = io.bytes('WRITE', '/b.txt', 'ISOC')
-    check(got == sw, 'ISO C bytes written to b.txt: %d, want %d' % (got, sw))
+    ck.expect(got == sw, 'ISO C bytes written to b.txt: %d, want %d' % (got, sw))
     got = io.bytes('READ', '/b.txt', 'ISOC')
-    check(got == sr + gl, 'ISO C bytes read from b.txt: %d, want %d' % (got, sr + gl))
-    check(io.bytes('WRITE', '/b.txt', 'POSIX') == 0 and io.bytes('READ', '/b.txt', 'POSIX') == 0,
+    ck.expect(got == sr + gl, 'ISO C bytes read from b.txt: %d, want %d' % (got, sr + gl))
+    ck.expect(io.bytes('WRITE', '/b.txt', 'POSIX') == 0 and io.bytes('READ', '/b.txt', 'POSIX') == 0,
           'the write()/read() stdio made inside libc were recorded')
     got = io.bytes('WRITE', paradigm='ISOC', handle_name='stdout')
-    check(got == len(t.stdout), 'ISO C bytes to stdout: %d, want %d' % (got, len(t.stdout)))
+    ck.expect(got == len(t.stdout), 'ISO C bytes to stdout: %d, want %d' % (got, len(t.stdout)))
     got = io.bytes('READ', '/inherited.txt', 'POSIX')
-    check(got == os.path.getsize(inherited), 'inherited descriptor: %d bytes read, want %d'
+    ck.expect(got == os.path.getsize(inherited), 'inherited descriptor: %d bytes read, want %d'
           % (got, os.path.getsize(inherited)))
     # the requested bytes of the first write() calls
     reqs = [req for loc, m, h, req, res in io.ops if m == 'WRITE' and h.file.name.endswith('/a.dat')]
-    check(reqs[:10] == [4096] * 10 and reqs[10] == 300, 'requested bytes %r' % reqs[:11])
+    ck.expect(reqs[:10] == [4096] * 10 and reqs[10] == 300, 'requested bytes %r' % reqs[:11])
     # handles: the POSIX handle fopen creates has the stream's ISO C handle
     # as parent (OTF2: created and operated by the higher-level paradigm)
     created = [(None, ev.handle) for k, ev in io.events if k == 'IoCreateHandle']
     isoc = [h for loc, h in created if h.io_paradigm.identification == 'ISOC']
-    check(len(isoc) == 3, '%d ISO C handles created, want 3 (three fopen)' % len(isoc))
+    ck.expect(len(isoc) == 3, '%d ISO C handles created, want 3 (three fopen)' % len(isoc))
     for h in isoc:
-        check(h.parent is None, 'ISO C handle %r has a parent %r' % (h.name, h.parent))
+        ck.expect(h.parent is None, 'ISO C handle %r has a parent %r' % (h.name, h.parent))
     under = [h for loc, h in created if h.io_paradigm.identification == 'POSIX' and h.file.name.endswith('/b.txt')]
-    check(len(under) == 3 and all(h.parent is not None and h.parent.io_paradigm.identification == 'ISOC'
+    ck.expect(len(under) == 3 and all(h.parent is not None and h.parent.io_paradigm.identification == 'ISOC'
                                   and h.parent.file is h.file for h in under),
           'POSIX handles of b.txt (opened by fopen): parents %r, want their ISO C handles'
           % [(h.name, h.parent) for h in under])
-    check({h.parent._ref for h in under} == {h._ref for h in isoc},
+    ck.expect({h.parent._ref for h in under} == {h._ref for h in isoc},
           'the parents of the fopen POSIX handles %r are not the ISO C handles %r' % ([h.parent._ref for h in under], [h._ref for h in isoc]))
     # the stream's handle is created before (and destroyed after) the handle under it
     order = [(k, ev.handle) for k, ev in io.events if k in ('IoCreateHandle', 'IoDestroyHandle')
@@ -233,49 +215,49 @@ def case_prog():
     for i, (k, h) in enumerate(order):
         if h.parent is not None:
             j = i - 1 if k == 'IoCreateHandle' else i + 1
-            check(0 <= j < len(order) and order[j][0] == k and order[j][1]._ref == h.parent._ref,
+            ck.expect(0 <= j < len(order) and order[j][0] == k and order[j][1]._ref == h.parent._ref,
                   '%s of %r not right after (create) or before (destroy) its parent\'s' % (k, h.name))
     others = [h for loc, h in created if h.io_paradigm.identification == 'POSIX' and h.parent is not None
               and not h.file.name.endswith('/b.txt')]
-    check(not others, 'POSIX handles the program opened itself with a parent: %r' % others)
-    check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/a.dat')) == 2,
+    ck.expect(not others, 'POSIX handles the program opened itself with a parent: %r' % others)
+    ck.expect(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/a.dat')) == 2,
           'IoCreateHandle on a.dat: want 2 (two open)')
-    check(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/b.txt')) == 6,
+    ck.expect(io.count('IoCreateHandle', lambda ev: ev.handle.file.name.endswith('/b.txt')) == 6,
           'IoCreateHandle on b.txt: want 6 (POSIX and ISO C, three fopen)')
-    check(io.count('IoDuplicateHandle', lambda ev: ev.old_handle.file is ev.new_handle.file) == 4,
+    ck.expect(io.count('IoDuplicateHandle', lambda ev: ev.old_handle.file is ev.new_handle.file) == 4,
           'IoDuplicateHandle: want 4 (dup, dup2 twice, F_DUPFD)')
-    check(io.count('IoDestroyHandle', lambda ev: ev.handle.file.name.endswith('/x.dat')) == 1,
+    ck.expect(io.count('IoDestroyHandle', lambda ev: ev.handle.file.name.endswith('/x.dat')) == 1,
           'the handle of x.dat replaced by dup2 not destroyed')
-    check(io.count('IoChangeStatusFlags', lambda ev: 'APPEND' in str(ev.status_flags)) == 1,
+    ck.expect(io.count('IoChangeStatusFlags', lambda ev: 'APPEND' in str(ev.status_flags)) == 1,
           'IoChangeStatusFlags with APPEND: want 1')
-    check(io.count('IoSeek') == 2, 'IoSeek: %d, want 2 (lseek, fseek)' % io.count('IoSeek'))
-    check(io.count('IoDeleteFile') == 2 and
+    ck.expect(io.count('IoSeek') == 2, 'IoSeek: %d, want 2 (lseek, fseek)' % io.count('IoSeek'))
+    ck.expect(io.count('IoDeleteFile') == 2 and
           io.count('IoDeleteFile', lambda ev: ev.file.name == os.path.join(os.path.realpath(td), 'a.dat')) == 1,
           'IoDeleteFile: want two, of x.dat and a.dat')
     created = io.count('IoCreateHandle') + io.count('IoDuplicateHandle')
     destroyed = io.count('IoDestroyHandle')
-    check(created == destroyed, '%d handles created, %d destroyed (close(999) must not destroy any)'
+    ck.expect(created == destroyed, '%d handles created, %d destroyed (close(999) must not destroy any)'
           % (created, destroyed))
     # operations complete with their result; flush operations of fsync/fflush
-    check(io.count('IoOperationBegin') == io.count('IoOperationComplete') == len(io.ops), 'Begin/Complete')
-    check(io.bytes('FLUSH') == 0 and sum(1 for o in io.ops if o[1] == 'FLUSH') == 2, 'FLUSH operations')
+    ck.expect(io.count('IoOperationBegin') == io.count('IoOperationComplete') == len(io.ops), 'Begin/Complete')
+    ck.expect(io.bytes('FLUSH') == 0 and sum(1 for o in io.ops if o[1] == 'FLUSH') == 2, 'FLUSH operations')
     # definitions
     import otf2
     with otf2.reader.open(tr.anchor) as r:
         d = r.definitions
         par = {p.identification: p for p in d.io_paradigms}
-        check(set(par) == {'POSIX', 'ISOC'}, 'IoParadigms %r' % sorted(par))
-        check(par['POSIX'].name == 'POSIX I/O' and par['ISOC'].name == 'ISO C I/O', 'paradigm names')
+        ck.expect(set(par) == {'POSIX', 'ISOC'}, 'IoParadigms %r' % sorted(par))
+        ck.expect(par['POSIX'].name == 'POSIX I/O' and par['ISOC'].name == 'ISO C I/O', 'paradigm names')
         pre = [s.io_handle.name for s in d.io_pre_created_handle_states]
         for n in ('stdin', 'stdout', 'stderr'):
-            check(pre.count(n) == 2, 'pre-created %s: %d states, want 2 (POSIX and ISO C)' % (n, pre.count(n)))
+            ck.expect(pre.count(n) == 2, 'pre-created %s: %d states, want 2 (POSIX and ISO C)' % (n, pre.count(n)))
         files = [f.name for f in d.io_files]
-        check(not [f for f in files if f.startswith(os.path.realpath(os.path.join(A.work, 'prog-archive')))],
+        ck.expect(not [f for f in files if f.startswith(os.path.realpath(os.path.join(A.work, 'prog-archive')))],
               'the tracer\'s own files are IoFiles: %r' % files)
-        check(all(f.startswith('/') and '/./' not in f and '/../' not in f for f in files if not f.startswith(('pipe:', 'socket:', 'anon_inode:'))),
+        ck.expect(all(f.startswith('/') and '/./' not in f and '/../' not in f for f in files if not f.startswith(('pipe:', 'socket:', 'anon_inode:'))),
               'file names not canonical: %r' % files)
         roles = {rg.name: enum_name(rg.region_role) for rg in d.regions}
-        check(roles.get('read') == 'FILE_IO' and roles.get('open') == 'FILE_IO_METADATA', 'region roles %r'
+        ck.expect(roles.get('read') == 'FILE_IO' and roles.get('open') == 'FILE_IO_METADATA', 'region roles %r'
               % {k: roles.get(k) for k in ('read', 'open')})
     print('prog: %d Io events, %d operations' % (sum(io.kinds.values()), len(io.ops)))
 
@@ -285,15 +267,15 @@ def case_threads():
     file's bytes (one shared descriptor table, no lock)."""
     t, td, tr = compare('threads', [A.prog, 'threads', '{dir}'])
     io = Io(tr)
-    check(len(tr.locations) == 5, '%d locations, want 5' % len(tr.locations))
+    ck.expect(len(tr.locations) == 5, '%d locations, want 5' % len(tr.locations))
     for i in range(4):
         locs = {o[0].id for o in io.ops if o[2].file.name.endswith('/t%d.dat' % i)}
-        check(len(locs) == 1, 'thread %d: t%d.dat written from %d locations' % (i, i, len(locs)))
+        ck.expect(len(locs) == 1, 'thread %d: t%d.dat written from %d locations' % (i, i, len(locs)))
         w = io.bytes('WRITE', '/t%d.dat' % i, 'POSIX')
-        check(w == 51200, 'thread %d: %d bytes written to t%d.dat, want 51200' % (i, w, i))
+        ck.expect(w == 51200, 'thread %d: %d bytes written to t%d.dat, want 51200' % (i, w, i))
         p = io.bytes('WRITE', '/t%d.txt' % i, 'ISOC')
         want = printed(t.stdout, 'thread %d printed ' % i)
-        check(p == want, 'thread %d: %d bytes printed to t%d.txt, want %d' % (i, p, i, want))
+        ck.expect(p == want, 'thread %d: %d bytes printed to t%d.txt, want %d' % (i, p, i, want))
     print('threads: %d Io operations' % len(io.ops))
 
 
@@ -306,18 +288,18 @@ def case_filter():
         f.write('read\nwrite\n')
     t, td, tr = compare('filter', [A.prog, '{dir}'], env={'TRACER_FILTER': filt})
     io = Io(tr)
-    check(not [e for l in tr.locations for e in tr.events(l) if e.kind == 'Enter' and e.region in ('read', 'write')],
+    ck.expect(not [e for l in tr.locations for e in tr.events(l) if e.kind == 'Enter' and e.region in ('read', 'write')],
           'filtered regions recorded')
     got = io.bytes('READ', '/a.dat', 'POSIX')
-    check(got == 228, 'POSIX bytes read from a.dat with read() filtered: %d, want 228 (pread + readv)' % got)
-    check(io.bytes('WRITE', '/b.txt', 'ISOC') == printed(t.stdout, 'stdio wrote '), 'stdio operations lost')
+    ck.expect(got == 228, 'POSIX bytes read from a.dat with read() filtered: %d, want 228 (pread + readv)' % got)
+    ck.expect(io.bytes('WRITE', '/b.txt', 'ISOC') == printed(t.stdout, 'stdio wrote '), 'stdio operations lost')
 
 
 def case_off():
     t, td, tr = compare('off', [A.prog, '{dir}'], env={'TRACER_IO': 'off'})
     io = Io(tr)
-    check(not io.kinds, 'TRACER_IO=off: Io events %r' % dict(io.kinds))
-    check('read' not in tr.regions, 'TRACER_IO=off: I/O regions defined')
+    ck.expect(not io.kinds, 'TRACER_IO=off: Io events %r' % dict(io.kinds))
+    ck.expect('read' not in tr.regions, 'TRACER_IO=off: I/O regions defined')
 
 
 def make_input(d):
@@ -335,9 +317,9 @@ def case_gzip():
     size = os.path.getsize(os.path.join(td, 'in.txt'))
     gz = os.path.getsize(os.path.join(td, 'in.txt.gz'))
     got = io.bytes('READ', '/in.txt')
-    check(got == size, 'gzip: %d bytes read from in.txt, want %d' % (got, size))
+    ck.expect(got == size, 'gzip: %d bytes read from in.txt, want %d' % (got, size))
     got = io.bytes('WRITE', '/in.txt.gz')
-    check(got == gz, 'gzip: %d bytes written to in.txt.gz, want %d' % (got, gz))
+    ck.expect(got == gz, 'gzip: %d bytes written to in.txt.gz, want %d' % (got, gz))
     print('gzip: %d -> %d bytes, %d operations' % (size, gz, len(io.ops)))
 
 
@@ -346,9 +328,9 @@ def case_dd():
     io = Io(tr)
     size = os.path.getsize(os.path.join(td, 'in.txt'))
     r, w = io.bytes('READ', '/in.txt'), io.bytes('WRITE', '/out.txt')
-    check(r == size and w == size, 'dd: read %d, written %d, want %d both' % (r, w, size))
+    ck.expect(r == size and w == size, 'dd: read %d, written %d, want %d both' % (r, w, size))
     nreads = sum(1 for o in io.ops if o[1] == 'READ' and o[2].file.name.endswith('/in.txt'))
-    check(nreads == (size + 4095) // 4096 + 1, 'dd: %d reads of 4096, want %d' % (nreads, (size + 4095) // 4096 + 1))
+    ck.expect(nreads == (size + 4095) // 4096 + 1, 'dd: %d reads of 4096, want %d' % (nreads, (size + 4095) // 4096 + 1))
     print('dd: %d bytes, %d operations' % (size, len(io.ops)))
 
 
@@ -359,7 +341,7 @@ def case_cp():
     io = Io(tr)
     size = os.path.getsize(os.path.join(td, 'in.txt'))
     r, w = io.bytes('READ', '/in.txt'), io.bytes('WRITE', '/out.txt')
-    check(r == size and w == size, 'cp: read %d, written %d, want %d both' % (r, w, size))
+    ck.expect(r == size and w == size, 'cp: read %d, written %d, want %d both' % (r, w, size))
     print('cp: %d bytes, %d operations' % (size, len(io.ops)))
 
 
@@ -370,7 +352,7 @@ def case_sort():
     # whichever layer sort uses, the outermost one is recorded once
     r = io.bytes('READ', '/in.txt')
     w = io.bytes('WRITE', '/out.txt')
-    check(r == size and w == size, 'sort: read %d, written %d, want %d both' % (r, w, size))
+    ck.expect(r == size and w == size, 'sort: read %d, written %d, want %d both' % (r, w, size))
     print('sort: %d bytes, %d operations' % (size, len(io.ops)))
 
 
@@ -381,47 +363,47 @@ def case_more():
     t, td, tr = compare('more', [A.more_prog, '{dir}'])
     io = Io(tr)
     out = t.stdout
-    check(printed(out, 'chars put ') == 500, 'the program did not do what it should')
+    ck.expect(printed(out, 'chars put ') == 500, 'the program did not do what it should')
     size = os.path.getsize(os.path.join(td, 'chars.txt'))
     got = io.bytes('WRITE', '/chars.txt', 'ISOC')
-    check(got == size, 'ISO C bytes written to chars.txt: %d, want %d' % (got, size))
+    ck.expect(got == size, 'ISO C bytes written to chars.txt: %d, want %d' % (got, size))
     n = sum(1 for o in io.ops if o[1] == 'WRITE' and o[2].file.name.endswith('/chars.txt'))
-    check(n == 501, 'ISO C writes to chars.txt: %d, want 501 (300 fputc, 200 putc, 1 fprintf)' % n)
+    ck.expect(n == 501, 'ISO C writes to chars.txt: %d, want 501 (300 fputc, 200 putc, 1 fprintf)' % n)
     got = io.bytes('READ', '/chars.txt', 'ISOC')
-    check(got == size + 1, 'ISO C bytes read from chars.txt: %d, want %d (size + the character read '
+    ck.expect(got == size + 1, 'ISO C bytes read from chars.txt: %d, want %d (size + the character read '
           'again after ungetc; fscanf by position)' % (got, size + 1))
-    check(io.bytes('READ', '/chars.txt', 'POSIX') == 0, 'the read() of stdio recorded')
+    ck.expect(io.bytes('READ', '/chars.txt', 'POSIX') == 0, 'the read() of stdio recorded')
     got = io.bytes('WRITE', paradigm='ISOC', handle_name='stdout')
-    check(got == len(out), 'ISO C bytes to stdout: %d, want %d (putchar, printf)' % (got, len(out)))
+    ck.expect(got == len(out), 'ISO C bytes to stdout: %d, want %d (putchar, printf)' % (got, len(out)))
     # mappings: handles of their own over the descriptor's, created and destroyed
     maps = [ev.handle for k, ev in io.events if k == 'IoCreateHandle' and ev.handle.parent is not None
             and ev.handle.parent.io_paradigm.identification == 'POSIX'
             and ev.handle.io_paradigm.identification == 'POSIX']
-    check(len(maps) == 2 and all(h.file.name.endswith('/map.dat') and h.parent.file is h.file for h in maps),
+    ck.expect(len(maps) == 2 and all(h.file.name.endswith('/map.dat') and h.parent.file is h.file for h in maps),
           'mapping handles: %r' % [(h.name, h.file.name) for h in maps])
     modes = [enum_name(ev.mode) for k, ev in io.events if k == 'IoCreateHandle' and ev.handle in maps]
-    check(modes == ['READ_WRITE', 'READ_ONLY'], 'mapping access modes %r' % modes)
+    ck.expect(modes == ['READ_WRITE', 'READ_ONLY'], 'mapping access modes %r' % modes)
     destroyed = io.count('IoDestroyHandle', lambda ev: ev.handle in maps)
-    check(destroyed == 2, 'mapping handles destroyed: %d, want 2 (munmap)' % destroyed)
+    ck.expect(destroyed == 2, 'mapping handles destroyed: %d, want 2 (munmap)' % destroyed)
     flushes = [o for o in io.ops if o[1] == 'FLUSH' and o[2] in maps]
-    check(len(flushes) == 1, 'msync: %d FLUSH operations on a mapping, want 1' % len(flushes))
+    ck.expect(len(flushes) == 1, 'msync: %d FLUSH operations on a mapping, want 1' % len(flushes))
     # in-kernel copies: read of the source, write of the destination
     c, s_, sp = [int(x.strip(',')) for x in out.split('copied ')[1].split()[0:5:2]]
-    check((c, s_, sp) == (16384, 16384, 8192), 'copies %r' % ((c, s_, sp),))
+    ck.expect((c, s_, sp) == (16384, 16384, 8192), 'copies %r' % ((c, s_, sp),))
     got = io.bytes('READ', '/map.dat', 'POSIX')
-    check(got == c + s_ + sp, 'bytes read from map.dat: %d, want %d' % (got, c + s_ + sp))
+    ck.expect(got == c + s_ + sp, 'bytes read from map.dat: %d, want %d' % (got, c + s_ + sp))
     for f, want in (('copy1.dat', c), ('copy2.dat', s_), ('copy3.dat', sp)):
         got = io.bytes('WRITE', '/' + f, 'POSIX')
-        check(got == want, 'bytes written to %s: %d, want %d' % (f, got, want))
+        ck.expect(got == want, 'bytes written to %s: %d, want %d' % (f, got, want))
     def piped(mode):   # the program's pipe (stdout, a pipe as well, is not POSIX-written here)
         return sum(o[4] for o in io.ops if o[1] == mode and o[2].file.name.startswith('pipe:')
                    and o[2].io_paradigm.identification == 'POSIX' and o[2].name != 'stdout')
     pipe_w, pipe_r = piped('WRITE'), piped('READ')
-    check(pipe_w == pipe_r == sp, 'splice through the pipe: %d in, %d out, want %d' % (pipe_w, pipe_r, sp))
+    ck.expect(pipe_w == pipe_r == sp, 'splice through the pipe: %d in, %d out, want %d' % (pipe_w, pipe_r, sp))
     # aio: two non-blocking operations, issued, completed with their bytes
-    check(io.nonblocking == 2, 'non-blocking operations: %d, want 2' % io.nonblocking)
-    check(io.count('IoOperationIssued') == 2, 'IoOperationIssued: %d, want 2' % io.count('IoOperationIssued'))
-    check(io.bytes('WRITE', '/aio.dat') == 8192 and io.bytes('READ', '/aio.dat') == 4096,
+    ck.expect(io.nonblocking == 2, 'non-blocking operations: %d, want 2' % io.nonblocking)
+    ck.expect(io.count('IoOperationIssued') == 2, 'IoOperationIssued: %d, want 2' % io.count('IoOperationIssued'))
+    ck.expect(io.bytes('WRITE', '/aio.dat') == 8192 and io.bytes('READ', '/aio.dat') == 4096,
           'aio bytes: wrote %d, read %d, want 8192, 4096' % (io.bytes('WRITE', '/aio.dat'), io.bytes('READ', '/aio.dat')))
     check_report(tr, io)
     print('more: %d Io operations, %d IoOperationTest' % (len(io.ops), io.count('IoOperationTest')))
@@ -441,19 +423,19 @@ def check_report(tr, io):
         want[key + ('n',)] += 1
         want[key + ('b',)] += 0 if res == 2 ** 64 - 1 else res
     keys = {k[:3] for k in want}
-    check({k for k, v in got.items() if v[0]} == keys, 'report files/layers/kinds %r, want %r'
+    ck.expect({k for k, v in got.items() if v[0]} == keys, 'report files/layers/kinds %r, want %r'
           % (sorted(k for k, v in got.items() if v[0]), sorted(keys)))
     for k in keys:
-        check(got[k] == (want[k + ('n',)], want[k + ('b',)]), 'report %r: %r, reference reader %r'
+        ck.expect(got[k] == (want[k + ('n',)], want[k + ('b',)]), 'report %r: %r, reference reader %r'
               % (k, got[k], (want[k + ('n',)], want[k + ('b',)])))
     text = subprocess.run([A.tracer, 'report', tr.anchor], stdout=subprocess.PIPE, check=True,
                           universal_newlines=True, timeout=120).stdout
-    check('I/O per file' in text and 'I/O per operation kind' in text, 'no I/O section in the text report')
+    ck.expect('I/O per file' in text and 'I/O per operation kind' in text, 'no I/O section in the text report')
     page = os.path.join(A.work, 'report.html')
     subprocess.run([A.tracer, 'report', '--html', page, tr.anchor], stdout=subprocess.DEVNULL, check=True,
                    timeout=120)
     html = open(page).read()
-    check('<h2>I/O per file' in html and '<h2>I/O per operation kind</h2>' in html, 'no I/O tables in the HTML report')
+    ck.expect('<h2>I/O per file' in html and '<h2>I/O per operation kind</h2>' in html, 'no I/O tables in the HTML report')
 
 
 def case_meta():
@@ -463,15 +445,15 @@ def case_meta():
     non-blocking operations (Begin, Issued, Complete by aio_return) with
     their bytes, a LIO_NOP none."""
     t, td, tr = compare('meta', [A.meta_prog, '{dir}'])
-    check(t.stdout.startswith('sizes 4096 1000 4096 8192 8192\n'), 'the program did not do what it should: %r'
+    ck.expect(t.stdout.startswith('sizes 4096 1000 4096 8192 8192\n'), 'the program did not do what it should: %r'
           % t.stdout)
     io = Io(tr)
     roles = {r.name: enum_name(r.region_role) for r in tr.region_defs}
     for fn in ('ftruncate', 'truncate', 'fallocate', 'posix_fallocate', 'posix_fadvise', 'fstat', 'stat',
                'lstat', 'fstatat', 'statx'):
         n = tr.count('Enter', region=fn)
-        check(n == 1, '%s: %d Enter, want 1' % (fn, n))
-        check(roles.get(fn) == 'FILE_IO_METADATA', '%s: region role %r' % (fn, roles.get(fn)))
+        ck.expect(n == 1, '%s: %d Enter, want 1' % (fn, n))
+        ck.expect(roles.get(fn) == 'FILE_IO_METADATA', '%s: region role %r' % (fn, roles.get(fn)))
     # inside those regions: nothing of Io (no operation, seek, flags change)
     for loc in tr.locations:
         inside = None
@@ -482,21 +464,21 @@ def case_meta():
             elif e.kind == 'Leave':
                 inside = None
             elif inside and e.kind.startswith('Io'):
-                raise Fail('%s inside %s' % (e.kind, inside))
+                ck.fail('%s inside %s' % (e.kind, inside))
     # meta.dat: only the write() moved data
-    check(io.bytes('WRITE', '/meta.dat') == 10000 and io.bytes('READ', '/meta.dat') == 0,
+    ck.expect(io.bytes('WRITE', '/meta.dat') == 10000 and io.bytes('READ', '/meta.dat') == 0,
           'meta.dat bytes: wrote %d, read %d, want 10000, 0' % (io.bytes('WRITE', '/meta.dat'),
                                                                 io.bytes('READ', '/meta.dat')))
     # lio_listio: 4 operations (2 + 2, the LIO_NOP none), issued, completed by aio_return
-    check(printed(t.stdout, 'lio wrote ') == 7168, 'the program did not do what it should')
-    check(tr.count('Enter', region='lio_listio') == 2, 'lio_listio regions: %d' % tr.count('Enter', region='lio_listio'))
+    ck.expect(printed(t.stdout, 'lio wrote ') == 7168, 'the program did not do what it should')
+    ck.expect(tr.count('Enter', region='lio_listio') == 2, 'lio_listio regions: %d' % tr.count('Enter', region='lio_listio'))
     lio = [o for o in io.ops if o[2].file.name.endswith('/lio.dat')]
-    check(io.nonblocking == 4 and len(lio) == 4, 'lio_listio: %d non-blocking operations, %d completed on lio.dat, '
+    ck.expect(io.nonblocking == 4 and len(lio) == 4, 'lio_listio: %d non-blocking operations, %d completed on lio.dat, '
           'want 4 and 4' % (io.nonblocking, len(lio)))
-    check(io.count('IoOperationIssued') == 4, 'IoOperationIssued: %d, want 4' % io.count('IoOperationIssued'))
+    ck.expect(io.count('IoOperationIssued') == 4, 'IoOperationIssued: %d, want 4' % io.count('IoOperationIssued'))
     w, r = io.bytes('WRITE', '/lio.dat'), io.bytes('READ', '/lio.dat')
-    check((w, r) == (7168, 4096), 'lio.dat bytes: wrote %d, read %d, want 7168, 4096' % (w, r))
-    check(sorted(o[3] for o in lio) == [1024, 2048, 4096, 4096], 'bytes requested %r' % sorted(o[3] for o in lio))
+    ck.expect((w, r) == (7168, 4096), 'lio.dat bytes: wrote %d, read %d, want 7168, 4096' % (w, r))
+    ck.expect(sorted(o[3] for o in lio) == [1024, 2048, 4096, 4096], 'bytes requested %r' % sorted(o[3] for o in lio))
     print('meta: %d Io operations, %d metadata regions' % (len(io.ops), sum(
         1 for e in tr.events() if e.kind == 'Enter' and roles.get(e.region) == 'FILE_IO_METADATA')))
 
@@ -525,41 +507,41 @@ def case_inherit():
     (u, ud), (t, td) = res[False], res[True]
     sys.stdout.write(t.stdout)
     sys.stderr.write(t.stderr[-2000:])
-    check(t.returncode == u.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
-    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
-    check(other_lines(t.stderr) == other_lines(u.stderr), 'stderr differs')
+    ck.expect(t.returncode == u.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    ck.expect(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    ck.expect(rc.without_tracer_lines(t.stderr) == rc.without_tracer_lines(u.stderr), 'stderr differs')
     for f in ('out.txt', 'in.txt', 'other.txt'):
-        check(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
+        ck.expect(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
     size = os.path.getsize(os.path.join(td, 'in.txt'))
-    check(printed(t.stdout, 'inherited read ') == size, 'the program did not read in.txt')
+    ck.expect(printed(t.stdout, 'inherited read ') == size, 'the program did not read in.txt')
     tr = tc.load(out)
     tc.check_all(tr, exit_status=0)
     tc.otf2_print(tr.anchor)
     io = Io(tr)
     got = io.bytes('READ', '/in.txt', 'POSIX')
-    check(got == size, 'bytes read from inherited descriptor 5: %d, want %d' % (got, size))
+    ck.expect(got == size, 'bytes read from inherited descriptor 5: %d, want %d' % (got, size))
     appended = int(t.stdout.split('appended ')[1].split(',')[0])
     got = io.bytes('WRITE', '/out.txt', 'ISOC')
-    check(got == appended, 'ISO C bytes appended to out.txt: %d, want %d' % (got, appended))
+    ck.expect(got == appended, 'ISO C bytes appended to out.txt: %d, want %d' % (got, appended))
     import otf2
     with otf2.reader.open(tr.anchor) as r:
         d = r.definitions
         files = [f.name for f in d.io_files]
-        check(not [f for f in files if f.endswith('/other.txt')], 'descriptor 7 (never used) got an IoFile: %r' % files)
+        ck.expect(not [f for f in files if f.endswith('/other.txt')], 'descriptor 7 (never used) got an IoFile: %r' % files)
         states = {(s.io_handle.file.name.rsplit('/', 1)[-1], s.io_handle.io_paradigm.identification):
                   (enum_name(s.io_access_mode), str(s.io_status_flags)) for s in d.io_pre_created_handle_states}
-        check(states.get(('in.txt', 'POSIX'), ('',))[0] == 'READ_ONLY', 'in.txt pre-created state %r' % states)
+        ck.expect(states.get(('in.txt', 'POSIX'), ('',))[0] == 'READ_ONLY', 'in.txt pre-created state %r' % states)
         st = states.get(('out.txt', 'POSIX'), ('', ''))
-        check(st[0] == 'WRITE_ONLY' and 'APPEND' in st[1], 'out.txt pre-created state %r' % (st,))
+        ck.expect(st[0] == 'WRITE_ONLY' and 'APPEND' in st[1], 'out.txt pre-created state %r' % (st,))
         isoc = [h for h in d.io_handles if h.io_paradigm.identification == 'ISOC' and h.file.name.endswith('/out.txt')]
         posix = [h for h in d.io_handles if h.io_paradigm.identification == 'POSIX' and h.file.name.endswith('/out.txt')]
-        check(len(isoc) == 1 and isoc[0].parent is None and len(posix) == 1 and posix[0].parent is None
+        ck.expect(len(isoc) == 1 and isoc[0].parent is None and len(posix) == 1 and posix[0].parent is None
               and 'PRE_CREATED' in str(posix[0].io_handle_flags) and posix[0].file is isoc[0].file,
               'fdopen of an inherited descriptor: ISO C %r, POSIX %r (want one each, same file, no parent:'
               ' the stream did not create the descriptor)' % (isoc, posix))
     destroyed = sorted((ev.handle.file.name.rsplit('/', 1)[-1], ev.handle.io_paradigm.identification)
                        for k, ev in io.events if k == 'IoDestroyHandle')
-    check(destroyed == [('in.txt', 'POSIX'), ('out.txt', 'ISOC'), ('out.txt', 'POSIX')],
+    ck.expect(destroyed == [('in.txt', 'POSIX'), ('out.txt', 'ISOC'), ('out.txt', 'POSIX')],
           'handles destroyed: %r (close(7) of an unknown descriptor must destroy none)' % destroyed)
     print('inherit: %d Io operations' % len(io.ops))
 
@@ -568,41 +550,38 @@ def case_mpi():
     """2 ranks: the Io definitions of both go through the MPI unification
     (IoFile/IoHandle mapping tables); each rank's location has its own
     file's bytes on its own handles."""
-    mpirun = [A.mpirun, '--allow-run-as-root', '--oversubscribe', '-np', '2']
     out = os.path.join(A.work, 'mpi-archive')
     shutil.rmtree(out, ignore_errors=True)
     res = {}
     for traced in (False, True):
         d = fresh('mpi' + ('-traced' if traced else '-untraced'))
-        x = ['-x', 'LD_PRELOAD=' + A.lib, '-x', 'TRACER_OUTPUT=' + out] if traced else []
-        res[traced] = (run(mpirun + x + [A.mpi_prog, d], False, out, d), d)
+        res[traced] = (rc.run_mpi(A.mpirun, 2, [A.mpi_prog, d], ['TRACER_OUTPUT=' + out] if traced else [],
+                                  lib=A.lib if traced else None, timeout=240, cwd=d), d)
     (u, ud), (t, td) = res[False], res[True]
-    sys.stdout.write(t.stdout)
-    sys.stderr.write(t.stderr[-2000:])
-    check(u.returncode == 0 and t.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
-    check(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
+    ck.expect(u.returncode == 0 and t.returncode == 0, 'exit %d traced, %d untraced' % (t.returncode, u.returncode))
+    ck.expect(t.stdout == u.stdout, 'stdout differs: %r vs %r' % (t.stdout, u.stdout))
     for r in (0, 1):
         f = 'rank%d.dat' % r
-        check(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
+        ck.expect(open(os.path.join(td, f), 'rb').read() == open(os.path.join(ud, f), 'rb').read(), f + ' differs')
     tr = tc.load(out)
     tc.check_all(tr, exit_status=0)
     tc.otf2_print(tr.anchor)
     io = Io(tr)
     for r in (0, 1):
         loc = [l for l in tr.locations if l.group == 'MPI Rank %d' % r]
-        check(len(loc) == 1, 'rank %d: locations %r' % (r, [(l.id, l.group) for l in tr.locations]))
+        ck.expect(len(loc) == 1, 'rank %d: locations %r' % (r, [(l.id, l.group) for l in tr.locations]))
         loc = loc[0]
         mine = [o for o in io.ops if o[0] is loc]
         w = sum(o[4] for o in mine if o[1] == 'WRITE' and o[2].file.name.endswith('/rank%d.dat' % r))
         rd = sum(o[4] for o in mine if o[1] == 'READ' and o[2].file.name.endswith('/rank%d.dat' % r)
                  and o[2].io_paradigm.identification == 'ISOC')
-        check(w == (r + 1) * 1000 and rd == w, 'rank %d: wrote %d, read %d, want %d' % (r, w, rd, (r + 1) * 1000))
+        ck.expect(w == (r + 1) * 1000 and rd == w, 'rank %d: wrote %d, read %d, want %d' % (r, w, rd, (r + 1) * 1000))
         other = [o for o in mine if o[2].file.name.endswith('/rank%d.dat' % (1 - r))]
-        check(not other, 'rank %d: operations on the other rank\'s file' % r)
+        ck.expect(not other, 'rank %d: operations on the other rank\'s file' % r)
     handles = {}
     for loc, m, h, req, res_ in io.ops:
         handles.setdefault(id(h), set()).add(loc.id)
-    check(all(len(v) == 1 for v in handles.values()), 'a handle used by two ranks')
+    ck.expect(all(len(v) == 1 for v in handles.values()), 'a handle used by two ranks')
     print('mpi: %d Io operations on 2 ranks' % len(io.ops))
 
 
@@ -619,13 +598,7 @@ def main():
     p.add_argument('--mpi-prog')
     p.add_argument('--mpirun')
     A = p.parse_args()
-    try:
-        globals()['case_' + A.case]()
-    except (Fail, tc.CheckError) as e:
-        print('FAIL %s: %s' % (A.case, e))
-        return 1
-    print('ok %s' % A.case)
-    return 0
+    return rc.run_case(globals()['case_' + A.case], A.case)
 
 
 if __name__ == '__main__':

@@ -24,6 +24,14 @@ that cannot run here raises Skip (exit SKIP_CODE, CTest SKIP_RETURN_CODE).
 MPI programs run under a real launcher with run_mpi (Open MPI's mpirun or
 MPICH's Hydra), the tracer's variables exported to the ranks only.
 
+Scripts of several cases (`SCRIPT.py CASE ...`) end with
+`sys.exit(rc.run_case(fn, name))`: 'ok NAME', or 'FAIL NAME: why' at the
+first failed check (CheckFailed, tracecheck's CheckError), or the Skip.
+Programs that write files run in a directory of their own (cwd=) and
+compare_dirs checks the traced run wrote the same files. run_timed is for
+runs that must be timed, signalled (SIGTERM after 'ready') or may hang
+(killed with their process group, reported, not raised).
+
 Clean environment: the caller's environment without LD_PRELOAD and every
 TRACER_* variable (a developer's own settings never leak into a test), plus
 what the test sets.
@@ -31,8 +39,10 @@ what the test sets.
 import glob
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 
 SKIP_CODE = 77
@@ -80,34 +90,41 @@ def clean_env(extra=None):
     return env
 
 
-def _run(argv, env, timeout, echo, stdout_path=None, cwd=None, err_to_stdout=False):
-    """argv to its end (text, undecodable bytes replaced); stdout_path: its
-    stdout goes to that file (p.stdout is then ""). A timeout is a failure."""
+def _run(argv, env, timeout, echo, stdout_path=None, cwd=None, err_to_stdout=False, stdin=None,
+         pass_fds=(), binary=False):
+    """argv to its end (text, undecodable bytes replaced; binary: bytes);
+    stdout_path: its stdout goes to that file (p.stdout is then empty);
+    stdin: a file object or None. A timeout is a failure."""
     out = open(stdout_path, "wb") if stdout_path else None
     try:
         p = subprocess.run(argv, env=env, stdout=out or subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, errors="replace", timeout=timeout, cwd=cwd)
+                           stdin=stdin, text=not binary, errors=None if binary else "replace",
+                           timeout=timeout, cwd=cwd, pass_fds=pass_fds)
     except subprocess.TimeoutExpired:
         raise CheckFailed("%s did not finish within %d s (deadlock?)" % (argv[0], timeout))
     finally:
         if out:
             out.close()
     if p.stdout is None:
-        p.stdout = ""
+        p.stdout = b"" if binary else ""
     if echo:
-        print(p.stdout, end="")
-        print(p.stderr, end="", file=sys.stdout if err_to_stdout else sys.stderr)
+        o, e = (p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")) if binary \
+            else (p.stdout, p.stderr)
+        print(o, end="")
+        print(e, end="", file=sys.stdout if err_to_stdout else sys.stderr)
     return p
 
 
-def run_untraced(argv, env=None, timeout=60, echo=False):
-    """The program alone (clean environment)."""
-    return _run(argv, clean_env(env), timeout, echo)
+def run_untraced(argv, env=None, timeout=60, echo=False, **kw):
+    """The program alone (clean environment). kw: cwd, stdin, pass_fds,
+    binary, stdout_path (as _run)."""
+    return _run(argv, clean_env(env), timeout, echo, **kw)
 
 
-def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True, stdout_path=None):
+def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True, **kw):
     """The program under libtracer.so writing into a fresh outdir. preload=False
-    for programs linked against libtracer.so (VT API, Argobots). Returns
+    for programs linked against libtracer.so (VT API, Argobots). kw: cwd,
+    stdin, pass_fds, binary, stdout_path (as _run). Returns
     (CompletedProcess, the archive's anchor or None when there is not exactly one)."""
     shutil.rmtree(outdir, ignore_errors=True)
     os.makedirs(outdir)
@@ -115,8 +132,52 @@ def run_traced(argv, lib, outdir, env=None, timeout=60, echo=True, preload=True,
     if preload:
         e["LD_PRELOAD"] = lib
     e.update(env or {})
-    p = _run(argv, clean_env(e), timeout, echo, stdout_path)
+    p = _run(argv, clean_env(e), timeout, echo, **kw)
     return p, find_anchor(outdir)
+
+
+class Timed:
+    """What run_timed saw: rc (negative: killed by that signal), out and err
+    (bytes), elapsed seconds, hung (killed after the timeout)."""
+
+    def __init__(self, rc, out, err, elapsed, hung=False):
+        self.rc, self.out, self.err, self.elapsed, self.hung = rc, out, err, elapsed, hung
+
+    # the names of a CompletedProcess, for compare
+    returncode = property(lambda self: self.rc)
+    stdout = property(lambda self: self.out)
+    stderr = property(lambda self: self.err)
+
+    def status(self):
+        if self.hung:
+            return "hung (killed after the timeout)"
+        if self.rc < 0:
+            return "killed by signal %d (%s)" % (-self.rc, signal.Signals(-self.rc).name)
+        return "exit status %d" % self.rc
+
+
+def run_timed(argv, cwd, env, timeout=120, term_after=None, term_timeout=20, wait_ready=True):
+    """argv in its own session with exactly env (build it with clean_env);
+    term_after: SIGTERM that many seconds after the line 'ready' on its
+    stdout (wait_ready=False: after the start), then term_timeout to end. A
+    run past its time is killed with its process group and returned with
+    hung=True. Returns a Timed."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         start_new_session=True)
+    first = b""
+    if term_after is not None:
+        first = p.stdout.readline() if wait_ready else b""
+        time.sleep(term_after)
+        p.send_signal(signal.SIGTERM)
+        timeout = term_timeout
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        return Timed(p.returncode, first + out, err, time.monotonic() - t0, hung=True)
+    return Timed(p.returncode, first + out, err, time.monotonic() - t0)
 
 
 def find_anchor(outdir):
@@ -153,12 +214,18 @@ def run_mpi(mpirun, np, argv, env_vars, lib=None, mpi="ompi", timeout=600, cwd=N
     return _run(cmd, env, timeout, True, cwd=cwd, err_to_stdout=True)
 
 
+def _text(s):
+    return s.decode(errors="replace") if isinstance(s, bytes) else s
+
+
 def tracer_lines(stderr):
-    return [l for l in stderr.splitlines() if l.startswith("tracer:")]
+    """The tracer's own lines of a stderr (text or bytes)."""
+    return [l for l in _text(stderr).splitlines() if l.startswith("tracer:")]
 
 
 def without_tracer_lines(stderr):
-    return [l for l in stderr.splitlines() if not l.startswith("tracer:")]
+    """The other lines of a stderr (text or bytes)."""
+    return [l for l in _text(stderr).splitlines() if not l.startswith("tracer:")]
 
 
 def compare(ck, base, traced):
@@ -166,9 +233,44 @@ def compare(ck, base, traced):
     stderr less the tracer's own lines, exit status (or signal)."""
     ck.expect(traced.returncode == base.returncode,
               "exit status %d traced vs %d untraced" % (traced.returncode, base.returncode))
-    ck.expect(traced.stdout == base.stdout, "stdout differs:\n%r\n%r" % (traced.stdout, base.stdout))
+    ck.expect(traced.stdout == base.stdout, "stdout differs:\n%r\n%r" % (traced.stdout[-600:], base.stdout[-600:]))
     ck.expect(without_tracer_lines(traced.stderr) == without_tracer_lines(base.stderr),
-              "stderr (less tracer: lines) differs:\n%r\n%r" % (traced.stderr, base.stderr))
+              "stderr (less tracer: lines) differs:\n%r\n%r" % (traced.stderr[-600:], base.stderr[-600:]))
+
+
+def snapshot(d):
+    """relative path -> bytes of every file under d (a link: '->' target)."""
+    files = {}
+    for root, dirs, names in os.walk(d):
+        for n in names:
+            p = os.path.join(root, n)
+            if os.path.islink(p):
+                files[os.path.relpath(p, d)] = b"->" + os.readlink(p).encode()
+            else:
+                with open(p, "rb") as f:
+                    files[os.path.relpath(p, d)] = f.read()
+    return files
+
+
+def first_diff(a, b):
+    """The offset of the first byte where a and b differ (the shorter's
+    length when one is a prefix of the other)."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)
+
+
+def compare_dirs(ck, untraced, traced):
+    """The traced run left the same files, byte for byte, in its directory as
+    the untraced one in its own. Returns the number of files."""
+    su, st = snapshot(untraced), snapshot(traced)
+    if not ck.expect(set(su) == set(st), "files differ: only untraced %s, only traced %s"
+                     % (sorted(set(su) - set(st))[:10], sorted(set(st) - set(su))[:10])):
+        return len(su)
+    for k in sorted(su):
+        a, b = su[k], st[k]
+        ck.expect(a == b, "file %s differs: untraced %d bytes, traced %d bytes, first difference at byte %d"
+                  % (k, len(a), len(b), first_diff(a, b)))
+    return len(su)
 
 
 def expect_lines(ck, text, wanted, what="stdout"):
@@ -204,3 +306,19 @@ def read_back(anchor, by_group=False):
         for loc, ev in tr.events:
             evs.setdefault(loc.group.name if by_group else loc.name, []).append(ev)
         return tr.definitions, evs, tr.timer_resolution
+
+
+def run_case(fn, name):
+    """Runs one case fn() of a script that stops at its first failure;
+    prints 'ok NAME' or 'FAIL NAME: why' (a failed check: CheckFailed, or
+    tracecheck's CheckError) or 'SKIP NAME: why'; returns the exit code."""
+    try:
+        fn()
+    except Skip as e:
+        print("SKIP %s: %s" % (name, e))
+        return SKIP_CODE
+    except AssertionError as e:
+        print("FAIL %s: %s" % (name, e))
+        return 1
+    print("ok %s" % name)
+    return 0

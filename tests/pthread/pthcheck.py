@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Run a program under libtracer.so and check the pthread content of the
 archive with the reference reader (python3-otf2, /usr/bin/python3 only).
-Built on the shared tests/lib/tracecheck.py (loading, otf2-print,
-timestamps, ProgramBegin/End).
+Built on the shared tests/lib/runcheck.py (running in a clean environment,
+failing) and tests/lib/tracecheck.py (loading, otf2-print, timestamps,
+ProgramBegin/End).
 
 Generic checks (check_all):
   - otf2-print reads the archive; ProgramBegin first on the master (and
@@ -20,49 +21,29 @@ Generic checks (check_all):
   - acquisition orders of each lock are 1..N, each once, across all locations.
 """
 import collections
-import glob
 import os
-import shutil
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import runcheck as rc  # noqa: E402  (shared: tests/lib/runcheck.py)
 import tracecheck as tc  # noqa: E402  (shared: tests/lib/tracecheck.py)
 import otf2  # noqa: E402
 from otf2.events import (Enter, Leave, ThreadAcquireLock, ThreadBegin, ThreadCreate,
                          ThreadEnd, ThreadReleaseLock, ThreadWait)
 
 
-class CheckError(Exception):
-    pass
+ck = rc.Checker(stop=True)   # a case stops at its first failed check
+CheckError = rc.CheckFailed  # what fail and expect raise
+fail, expect = ck.fail, ck.expect
 
 
-def fail(msg):
-    raise CheckError(msg)
-
-
-def expect(cond, msg):
-    if not cond:
-        fail(msg)
-
-
-def run_traced(cmd, outdir, lib, env_extra=None, stdout=None, stdin=None, timeout=120,
-               expect_rc=0):
-    """Run cmd with the tracer preloaded (only into this child) writing into
-    outdir (fresh). Returns the CompletedProcess."""
-    shutil.rmtree(outdir, ignore_errors=True)
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = lib
-    env["TRACER_OUTPUT"] = outdir
-    env.setdefault("TRACER_VERBOSE", "1")
-    if env_extra:
-        env.update(env_extra)
-    p = subprocess.run(cmd, env=env, stdin=stdin,
-                       stdout=stdout if stdout is not None else subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
-    if stdout is None:
-        sys.stdout.write(p.stdout.decode(errors="replace"))
-    sys.stderr.write(p.stderr.decode(errors="replace"))
+def run_traced(cmd, outdir, lib, env_extra=None, timeout=120, expect_rc=0, **kw):
+    """rc.run_traced (output as bytes, TRACER_VERBOSE=1 unless env_extra
+    says otherwise; kw: stdin, stdout_path); exit status expect_rc unless
+    None. Returns the CompletedProcess."""
+    env = {"TRACER_VERBOSE": "1"}
+    env.update(env_extra or {})
+    p, _ = rc.run_traced(cmd, lib, outdir, env, timeout=timeout, binary=True, **kw)
     if expect_rc is not None:
         expect(p.returncode == expect_rc,
                "%s exited with %d (expected %d)" % (cmd[0], p.returncode, expect_rc))

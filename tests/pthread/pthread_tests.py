@@ -21,6 +21,7 @@ from otf2.events import (Enter, Leave, ThreadAcquireLock, ThreadBegin,  # noqa: 
                          ThreadCreate, ThreadEnd, ThreadReleaseLock, ThreadWait)
 from pthcheck import (CheckError, Trace, check_all, check_lifecycle, expect, find_anchor,  # noqa: E402
                       run_traced, seqs, summary)
+import runcheck as rc  # noqa: E402,I100  (pthcheck put tests/lib on the path)
 
 NTHREADS = 4
 ITERS = 1000
@@ -186,7 +187,7 @@ def case_exit(args):
 
 
 def case_demo(args):
-    plain = subprocess.run([args.demo], stdout=subprocess.PIPE, timeout=60)
+    plain = rc.run_untraced([args.demo], timeout=60, binary=True)
     expect(plain.returncode == 0, "demo failed untraced")
     tr, p = trace_of(args, "demo", [args.demo])
     expect(p.stdout == plain.stdout, "traced output differs: %r vs %r" % (p.stdout, plain.stdout))
@@ -209,7 +210,7 @@ def case_demo(args):
 
 
 def case_off(args):
-    plain = subprocess.run([args.demo], stdout=subprocess.PIPE, timeout=60)
+    plain = rc.run_untraced([args.demo], timeout=60, binary=True)
     tr, p = trace_of(args, "off", [args.demo], env_extra={"TRACER_PTHREAD": "off"})
     expect(p.stdout == plain.stdout, "output differs with TRACER_PTHREAD=off")
     for loc, evs in tr.events.items():
@@ -245,10 +246,8 @@ def case_xz(args):
     ref = os.path.join(args.work, "xz-ref.xz")
     out = os.path.join(args.work, "xz-traced.xz")
     cmd = ["xz", "-T2", "-0", "-c", data]
-    with open(ref, "wb") as f:
-        expect(subprocess.run(cmd, stdout=f).returncode == 0, "xz failed untraced")
-    with open(out, "wb") as f:
-        tr, _ = trace_of(args, "xz", cmd, stdout=f, timeout=300)
+    expect(rc.run_untraced(cmd, stdout_path=ref, timeout=300).returncode == 0, "xz failed untraced")
+    tr, _ = trace_of(args, "xz", cmd, stdout_path=out, timeout=300)
     h = lambda p: hashlib.sha256(open(p, "rb").read()).hexdigest()
     expect(h(out) == h(ref), "traced xz output differs from the untraced one")
     dec = subprocess.run(["xz", "-dc", out], stdout=subprocess.PIPE)
@@ -330,16 +329,10 @@ def case_fork(args):
 
 def case_mpi(args):
     out = os.path.join(args.work, "mpi")
-    cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
-           "-x", "LD_PRELOAD=" + args.lib, "-x", "TRACER_OUTPUT=" + out,
-           os.path.join(args.bindir, "pth_mpi")]
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    env.pop("LD_PRELOAD", None)
-    p = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=180)
-    sys.stdout.write(p.stdout.decode(errors="replace"))
-    sys.stderr.write(p.stderr.decode(errors="replace"))
-    expect(p.returncode == 0 and b"sum 20" in p.stdout, "mpirun failed (%d)" % p.returncode)
+    p = rc.run_mpi("mpirun", 2, [os.path.join(args.bindir, "pth_mpi")], ["TRACER_OUTPUT=" + out],
+                   lib=args.lib, timeout=180)
+    expect(p.returncode == 0 and "sum 20" in p.stdout, "mpirun failed (%d)" % p.returncode)
     tr = Trace(find_anchor(out))
     print("mpi: %d locations; %s" % (len(tr.events), summary(tr)))
     creates, begins, ends, waits = check_all(tr)
@@ -552,13 +545,7 @@ def main():
     ap.add_argument("--demo", required=True)
     ap.add_argument("--work", required=True)
     args = ap.parse_args()
-    try:
-        CASES[args.case](args)
-    except CheckError as e:
-        print("FAIL pthread.%s: %s" % (args.case, e))
-        return 1
-    print("PASS pthread.%s" % args.case)
-    return 0
+    return rc.run_case(lambda: CASES[args.case](args), "pthread." + args.case)
 
 
 if __name__ == "__main__":

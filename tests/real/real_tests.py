@@ -23,19 +23,22 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
+import runcheck as rc  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
 JEMALLOC = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'
 TCMALLOC = '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4'
 ALLOCATORS = {'jemalloc': JEMALLOC, 'tcmalloc': TCMALLOC}
-SKIP = 77
+SKIP = rc.SKIP_CODE
 
 A = None          # parsed arguments
 CASES = {}
 
 
-class Fail(Exception):
-    pass
+ck = rc.Checker(stop=True)   # a case stops at its first failed check
+# the names tests/durable's scripts use (rc's own, under their old names)
+Fail = rc.CheckFailed
+Result = rc.Timed
 
 
 def case(fn):
@@ -46,103 +49,20 @@ def case(fn):
 # ---- running ----
 
 def clean_env(extra=None):
-    """The caller's environment without any tracer or preload setting."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith('TRACER_') and k != 'LD_PRELOAD'}
-    env['LC_ALL'] = 'C'
-    if extra:
-        env.update(extra)
-    return env
-
-
-class Result:
-    def __init__(self, rc, out, err, elapsed, hung=False):
-        self.rc, self.out, self.err, self.elapsed, self.hung = rc, out, err, elapsed, hung
-
-    def status(self):
-        if self.hung:
-            return 'hung (killed after the timeout)'
-        if self.rc < 0:
-            return 'killed by signal %d (%s)' % (-self.rc, signal.Signals(-self.rc).name)
-        return 'exit status %d' % self.rc
-
-
-def run(argv, cwd, env, timeout=120, term_after=None, term_timeout=20, wait_ready=True):
-    """Runs argv; term_after: SIGTERM that many seconds after the line 'ready'
-    on stdout (wait_ready=False: after the start)."""
-    t0 = time.monotonic()
-    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         start_new_session=True)
-    if term_after is not None:
-        first = p.stdout.readline() if wait_ready else b''
-        time.sleep(term_after)
-        p.send_signal(signal.SIGTERM)
-        timeout = term_timeout
-    else:
-        first = b''
-    try:
-        out, err = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, err = p.communicate()
-        return Result(p.returncode, first + out, err, time.monotonic() - t0, hung=True)
-    return Result(p.returncode, first + out, err, time.monotonic() - t0)
-
-
-def tracer_lines(err):
-    return [l for l in err.decode(errors='replace').splitlines() if l.startswith('tracer:')]
-
-
-def without_tracer_lines(err):
-    return '\n'.join(l for l in err.decode(errors='replace').splitlines() if not l.startswith('tracer:'))
-
-
-def snapshot(d):
-    """relative path -> bytes of every file under d."""
-    files = {}
-    for root, dirs, names in os.walk(d):
-        for n in names:
-            p = os.path.join(root, n)
-            if os.path.islink(p):
-                files[os.path.relpath(p, d)] = b'->' + os.readlink(p).encode()
-            else:
-                with open(p, 'rb') as f:
-                    files[os.path.relpath(p, d)] = f.read()
-    return files
-
-
-def first_diff(a, b):
-    n = min(len(a), len(b))
-    for i in range(n):
-        if a[i] != b[i]:
-            return i
-    return n
-
-
-def compare_files(u, t):
-    su, st = snapshot(u), snapshot(t)
-    if set(su) != set(st):
-        raise Fail('files differ: only untraced %s, only traced %s' %
-                   (sorted(set(su) - set(st))[:10], sorted(set(st) - set(su))[:10]))
-    for k in sorted(su):
-        if su[k] != st[k]:
-            raise Fail('file %s differs: untraced %d bytes, traced %d bytes, first difference at byte %d' %
-                       (k, len(su[k]), len(st[k]), first_diff(su[k], st[k])))
-    return len(su)
+    """runcheck's clean environment in the C locale."""
+    return rc.clean_env(dict({'LC_ALL': 'C'}, **(extra or {})))
 
 
 def compare(name, ru, rt, u, t):
+    """rc.compare and rc.compare_dirs of two rc.run_timed runs; returns the
+    number of files."""
     if ru.hung:
-        raise Fail('%s: the untraced run hung' % name)
+        ck.fail('%s: the untraced run hung' % name)
     if rt.hung or rt.rc != ru.rc:
-        raise Fail('%s: untraced %s, traced %s; traced stderr: %s' %
-                   (name, ru.status(), rt.status(), rt.err.decode(errors='replace')[-800:]))
-    if ru.out != rt.out:
-        raise Fail('%s: stdout differs:\n--- untraced\n%s\n--- traced\n%s' %
-                   (name, ru.out[-600:].decode(errors='replace'), rt.out[-600:].decode(errors='replace')))
-    if without_tracer_lines(ru.err) != without_tracer_lines(rt.err):
-        raise Fail('%s: stderr differs (tracer: lines apart):\n--- untraced\n%s\n--- traced\n%s' %
-                   (name, without_tracer_lines(ru.err)[-600:], without_tracer_lines(rt.err)[-600:]))
-    return compare_files(u, t)
+        ck.fail('%s: untraced %s, traced %s; traced stderr: %s' %
+                (name, ru.status(), rt.status(), rt.err.decode(errors='replace')[-800:]))
+    rc.compare(ck, ru, rt)
+    return rc.compare_dirs(ck, u, t)
 
 
 def archives(prefix):
@@ -174,7 +94,7 @@ def stream_check(anchor, exit_status=None, master=0, timeout=300):
         n += 1
         if t < last.get(i, 0):
             p.kill()
-            raise Fail('%s: location %d: event %d %s goes back in time' % (anchor, i, n, kind))
+            ck.fail('%s: location %d: event %d %s goes back in time' % (anchor, i, n, kind))
         last[i] = t
         first_kind.setdefault(i, kind)
         last_line[i] = line
@@ -187,24 +107,24 @@ def stream_check(anchor, exit_status=None, master=0, timeout=300):
                 s = stack.get(i)
                 if not s or s.pop() != r:
                     p.kill()
-                    raise Fail('%s: location %d: Leave %s does not match' % (anchor, i, r))
+                    ck.fail('%s: location %d: Leave %s does not match' % (anchor, i, r))
         if time.monotonic() - t0 > timeout:
             p.kill()
-            raise Fail('otf2-print %s: still reading after %d s' % (anchor, timeout))
+            ck.fail('otf2-print %s: still reading after %d s' % (anchor, timeout))
     rest = p.stdout.read()
     err = p.stderr.read()
     if p.wait() != 0:
-        raise Fail('otf2-print %s: exit %d: %s' % (anchor, p.returncode, err[-500:]))
+        ck.fail('otf2-print %s: exit %d: %s' % (anchor, p.returncode, err[-500:]))
     del rest
     for i, s in stack.items():
         if s:
-            raise Fail('%s: location %d: regions open at the end: %s' % (anchor, i, s))
+            ck.fail('%s: location %d: regions open at the end: %s' % (anchor, i, s))
     if first_kind.get(master) != 'PROGRAM_BEGIN':
-        raise Fail('%s: first master event %s' % (anchor, first_kind.get(master)))
+        ck.fail('%s: first master event %s' % (anchor, first_kind.get(master)))
     if exit_status is not None:
         l = last_line.get(master, '')
         if not l.startswith('PROGRAM_END') or not l.rstrip().endswith('Exit status: %d' % exit_status):
-            raise Fail('%s: last master event %r, expected ProgramEnd(%d)' % (anchor, l, exit_status))
+            ck.fail('%s: last master event %r, expected ProgramEnd(%d)' % (anchor, l, exit_status))
     return len(last), n, enters
 
 
@@ -213,16 +133,16 @@ def otf2_print_ok(prefix, single=False):
     directory PREFIX only) and exits 0."""
     dirs = [prefix] if single else archives(prefix)
     if not dirs:
-        raise Fail('no archive at %s*' % prefix)
+        ck.fail('no archive at %s*' % prefix)
     for d in dirs:
         anchor = tc.find_anchor(d)
         try:
             p = subprocess.run([tc.OTF2_PRINT, anchor], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                timeout=300)
         except subprocess.TimeoutExpired:
-            raise Fail('otf2-print %s: still reading after 300 s' % anchor)
+            ck.fail('otf2-print %s: still reading after 300 s' % anchor)
         if p.returncode != 0:
-            raise Fail('otf2-print %s: exit %d: %s' % (anchor, p.returncode, p.stderr[-500:]))
+            ck.fail('otf2-print %s: exit %d: %s' % (anchor, p.returncode, p.stderr[-500:]))
 
 
 class Summary:
@@ -239,7 +159,7 @@ def read_back(prefix, exit_status=None, min_locations=1, allow_open=False, first
     only); returns Summary objects (first = PREFIX)."""
     dirs = archives(prefix)[:1] if first_only else archives(prefix)
     if not dirs:
-        raise Fail('no archive at %s*' % prefix)
+        ck.fail('no archive at %s*' % prefix)
     out = []
     for d in dirs:
         anchor = tc.find_anchor(d)
@@ -260,7 +180,7 @@ def read_back(prefix, exit_status=None, min_locations=1, allow_open=False, first
             nloc, nev = len(tr.locations), len(tr.events())
         out.append(Summary(d, nloc, nev, enters, names))
     if out[0].nloc < min_locations:
-        raise Fail('%s: %d locations, expected at least %d (%s)' %
+        ck.fail('%s: %d locations, expected at least %d (%s)' %
                    (dirs[0], out[0].nloc, min_locations, out[0].names))
     return out
 
@@ -305,14 +225,14 @@ def pair(name, argv, setup=None, env=None, tenv=None, alloc=None, order='before'
         envt['LD_PRELOAD'] = preload(before, after)
         envt['TRACER_OUTPUT'] = prefix
         argvt = argv
-    ru = run(argv, u, envu, timeout)
-    rt = run(argvt, t, envt, timeout)
+    ru = rc.run_timed(argv, u, envu, timeout)
+    rt = rc.run_timed(argvt, t, envt, timeout)
     nfiles = compare(name, ru, rt, u, t)
     trs = read_back(prefix, ru.rc if ru.rc >= 0 else None, min_locations)
     print('ok %s: %s, %d files identical, untraced %.2fs traced %.2fs, %d archive(s), %d locations, '
           '%d events, %d tracer: lines' % (name, rt.status(), nfiles, ru.elapsed, rt.elapsed, len(trs),
                                             trs[0].nloc, trs[0].nev,
-                                            len(tracer_lines(rt.err))))
+                                            len(rc.tracer_lines(rt.err))))
     return trs, rt
 
 
@@ -400,7 +320,7 @@ def python_threads():
     trs, _ = pair('python_threads', ['/usr/bin/python3', os.path.join(HERE, 'py_threads.py'), 'out.txt'],
                   min_locations=5)
     if not trs[0].enters:
-        raise Fail('python_threads: no Enter recorded')
+        ck.fail('python_threads: no Enter recorded')
 
 
 @case
@@ -409,7 +329,7 @@ def cxx_threads():
     regions = set(trs[0].enters)
     for r in ('pthread_mutex_lock', 'pthread_cond_wait'):
         if r not in regions:
-            raise Fail('cxx_threads: no region %s (have %s)' % (r, sorted(regions)[:30]))
+            ck.fail('cxx_threads: no region %s (have %s)' % (r, sorted(regions)[:30]))
 
 
 # ---- cases: a daemon that closes every descriptor ----
@@ -424,7 +344,7 @@ def daemon_case(name, alloc=None, order='before'):
     # close, at least 50000 after
     locks = trs[0].enters.get('pthread_mutex_lock', 0)
     if locks < 450000:
-        raise Fail('%s: %d pthread_mutex_lock recorded, expected >= 450000' % (name, locks))
+        ck.fail('%s: %d pthread_mutex_lock recorded, expected >= 450000' % (name, locks))
 
 
 @case
@@ -462,9 +382,9 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
             sys.exit(SKIP)
         envu['LD_PRELOAD'] = ALLOCATORS[alloc]
     argv = [bin_('real_malloc_storm'), '4']
-    ru = run(argv, u, envu, term_after=0.1)
+    ru = rc.run_timed(argv, u, envu, term_after=0.1)
     if ru.hung or ru.rc != -signal.SIGTERM:
-        raise Fail('%s: the untraced run: %s' % (name, ru.status()))
+        ck.fail('%s: the untraced run: %s' % (name, ru.status()))
     rng = random.Random(seed)
     worst = 0.0
     for i in range(runs):
@@ -479,20 +399,20 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
             envt['LD_PRELOAD'] = A.lib
         prefix = os.path.join(base, 'archive%02d' % i)
         envt['TRACER_OUTPUT'] = prefix
-        rt = run(argv, t, envt, term_after=delay, wait_ready=not early)
+        rt = rc.run_timed(argv, t, envt, term_after=delay, wait_ready=not early)
         what = '%s run %d (SIGTERM %.3fs after %s, LD_PRELOAD=%s)' % (name, i, delay,
                                                                   'start' if early else 'ready', envt['LD_PRELOAD'])
         if rt.hung or rt.rc != ru.rc:
-            raise Fail('%s: %s, untraced %s; stderr: %s' % (what, rt.status(), ru.status(),
+            ck.fail('%s: %s, untraced %s; stderr: %s' % (what, rt.status(), ru.status(),
                                                             rt.err.decode(errors='replace')[-500:]))
         if rt.out != b'ready\n' and not (early and rt.out == b''):
-            raise Fail('%s: stdout %r' % (what, rt.out[:200]))
+            ck.fail('%s: stdout %r' % (what, rt.out[:200]))
         if early and not os.path.exists(os.path.join(prefix, 'traces.otf2')):
             # killed before the tracer wrote anything: no anchor (at most
             # the directory's claim), never an empty or partial one
             leftovers = os.listdir(prefix) if os.path.isdir(prefix) else []
             if any(f.endswith('.otf2') or f.endswith('.part') for f in leftovers):
-                raise Fail('%s: partial anchor left: %r' % (what, leftovers))
+                ck.fail('%s: partial anchor left: %r' % (what, leftovers))
             continue
         try:
             if i % 10 == 0:
@@ -500,7 +420,7 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
             else:
                 otf2_print_ok(prefix)                  # the reference reader reads it all
         except Exception as e:   # CheckError, Fail, the reader's own errors
-            raise Fail('%s: archive %s: %s: %s' % (what, prefix, type(e).__name__, e))
+            ck.fail('%s: archive %s: %s: %s' % (what, prefix, type(e).__name__, e))
         worst = max(worst, rt.elapsed - delay)
         shutil.rmtree(prefix, ignore_errors=True)
     print('ok %s: %d runs died by SIGTERM like untraced, archives readable, slowest end %.2fs after the '
@@ -539,9 +459,9 @@ def expect_quiet(name, r, what):
     """stdout exactly '1', stderr exactly one tracer: line, the summary."""
     lines = r.err.decode(errors='replace').splitlines()
     if r.rc != 0 or r.out != b'1\n':
-        raise Fail('%s: %s: %s, stdout %r (expected exactly 1)' % (name, what, r.status(), r.out[:300]))
+        ck.fail('%s: %s: %s, stdout %r (expected exactly 1)' % (name, what, r.status(), r.out[:300]))
     if len(lines) != 1 or not lines[0].startswith('tracer: ') or 'archive' not in lines[0]:
-        raise Fail('%s: %s: stderr should be the one summary line, is %r' % (name, what, lines[:10]))
+        ck.fail('%s: %s: stderr should be the one summary line, is %r' % (name, what, lines[:10]))
     return lines[0]
 
 
@@ -555,12 +475,12 @@ def quiet_tracer_run():
     tracer-run prints the run's summary once, after the tree has ended."""
     base, u, t = fresh('quiet_tracer_run')
     prefix = os.path.join(base, 'archive')
-    r = run(tracer_run_argv(prefix, QUIET_CMD), t, clean_env())
+    r = rc.run_timed(tracer_run_argv(prefix, QUIET_CMD), t, clean_env())
     line = expect_quiet('quiet_tracer_run', r, 'tracer-run')
     otf2_print_ok(prefix)
     log = os.path.join(prefix, 'tracer.log')
     if not os.path.exists(log):
-        raise Fail('quiet_tracer_run: no %s' % log)
+        ck.fail('quiet_tracer_run: no %s' % log)
     print('ok quiet_tracer_run: stdout 1, stderr: %s' % line)
 
 
@@ -569,10 +489,10 @@ def quiet_preload():
     """Plain LD_PRELOAD: only the first process of the tree prints."""
     base, u, t = fresh('quiet_preload')
     prefix = os.path.join(base, 'archive')
-    r = run(QUIET_CMD, t, clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': prefix}))
+    r = rc.run_timed(QUIET_CMD, t, clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': prefix}))
     line = expect_quiet('quiet_preload', r, 'LD_PRELOAD')
     if prefix + '/traces.otf2' not in line:
-        raise Fail('quiet_preload: the summary is not the first process\'s: %s' % line)
+        ck.fail('quiet_preload: the summary is not the first process\'s: %s' % line)
     otf2_print_ok(prefix)
     print('ok quiet_preload: stdout 1, stderr: %s' % line)
 
@@ -586,9 +506,9 @@ def tracer_run_status():
     cases = [(['sh', '-c', 'exit 7'], 7), (['sh', '-c', 'kill -TERM $$'], -signal.SIGTERM),
              (['sh', '-c', 'kill -SEGV $$'], -signal.SIGSEGV)]
     for i, (argv, want) in enumerate(cases):
-        r = run(tracer_run_argv('%s%d' % (prefix, i), argv), t, clean_env())
+        r = rc.run_timed(tracer_run_argv('%s%d' % (prefix, i), argv), t, clean_env())
         if r.rc != want:
-            raise Fail('tracer_run_status: %s: %s, expected %d' % (argv, r.status(), want))
+            ck.fail('tracer_run_status: %s: %s, expected %d' % (argv, r.status(), want))
     # a forwarded SIGTERM: the program dies by it, so does tracer-run
     p = subprocess.Popen(tracer_run_argv(prefix + 'f', ['sh', '-c', 'echo ready; exec sleep 30']), cwd=t,
                          env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -599,21 +519,21 @@ def tracer_run_status():
         p.communicate(timeout=20)
     except subprocess.TimeoutExpired:
         p.kill()
-        raise Fail('tracer_run_status: SIGTERM not forwarded')
+        ck.fail('tracer_run_status: SIGTERM not forwarded')
     if p.returncode != -signal.SIGTERM:
-        raise Fail('tracer_run_status: forwarded SIGTERM: returncode %d' % p.returncode)
+        ck.fail('tracer_run_status: forwarded SIGTERM: returncode %d' % p.returncode)
     # an orphan that outlives the program: tracer-run waits for it
     t0 = time.monotonic()
-    r = run(tracer_run_argv(prefix + 'o', ['sh', '-c', '(sleep 1; echo orphan > orphan.txt) & exit 0']), t,
+    r = rc.run_timed(tracer_run_argv(prefix + 'o', ['sh', '-c', '(sleep 1; echo orphan > orphan.txt) & exit 0']), t,
             clean_env())
     if r.rc != 0 or not os.path.exists(os.path.join(t, 'orphan.txt')) or time.monotonic() - t0 < 0.9:
-        raise Fail('tracer_run_status: did not wait for the orphan (%s, %.2fs)' % (r.status(),
+        ck.fail('tracer_run_status: did not wait for the orphan (%s, %.2fs)' % (r.status(),
                                                                                  time.monotonic() - t0))
     # a child that changes directory writes to the same (absolute) place
-    r = run([A.tracer_run, '--lib', A.lib, '-o', 'rel_out', '--', 'sh', '-c', 'mkdir -p sub && cd sub && true'],
+    r = rc.run_timed([A.tracer_run, '--lib', A.lib, '-o', 'rel_out', '--', 'sh', '-c', 'mkdir -p sub && cd sub && true'],
             t, clean_env())
     if os.path.exists(os.path.join(t, 'sub', 'rel_out')) or not archives(os.path.join(t, 'rel_out')):
-        raise Fail('tracer_run_status: relative -o: %s' % sorted(os.listdir(t)))
+        ck.fail('tracer_run_status: relative -o: %s' % sorted(os.listdir(t)))
     print('ok tracer_run_status: exit 7, SIGTERM, SIGSEGV, forwarded SIGTERM, orphan waited for, -o absolute')
 
 
@@ -622,9 +542,9 @@ def tracer_run_status():
 def autoconf_tree(base):
     src = os.path.join(base, 'src')
     shutil.copytree(os.path.join(HERE, 'autoconf'), src)
-    r = run(['autoreconf', '-i'], src, clean_env(), timeout=300)
+    r = rc.run_timed(['autoreconf', '-i'], src, clean_env(), timeout=300)
     if r.rc != 0:
-        raise Fail('autoreconf: %s: %s' % (r.status(), r.err.decode(errors='replace')[-500:]))
+        ck.fail('autoreconf: %s: %s' % (r.status(), r.err.decode(errors='replace')[-500:]))
     shutil.rmtree(os.path.join(src, 'autom4te.cache'), ignore_errors=True)
     return src
 
@@ -645,33 +565,34 @@ def configure():
         shutil.copytree(src, d)
     prefix = os.path.join(base, 'archive')
     for step in (['./configure'], ['make', '-j2']):
-        ru = run(step, u, clean_env())
-        rt = run(tracer_run_argv(prefix, step), t, clean_env())
+        ru = rc.run_timed(step, u, clean_env())
+        rt = rc.run_timed(tracer_run_argv(prefix, step), t, clean_env())
         name = 'configure: ' + ' '.join(step)
         if rt.hung or rt.rc != ru.rc or ru.rc != 0:
-            raise Fail('%s: untraced %s, traced %s: %s' % (name, ru.status(), rt.status(),
+            ck.fail('%s: untraced %s, traced %s: %s' % (name, ru.status(), rt.status(),
                                                            rt.err.decode(errors='replace')[-800:]))
         ou, ot = normalized(ru.out, u), normalized(rt.out, t)
         if step[0] == 'make':   # parallel jobs: their lines in any order, untraced too
             ou, ot = sorted(ou.splitlines()), sorted(ot.splitlines())
         if ou != ot:
-            raise Fail('%s: stdout differs:\n--- untraced\n%s\n--- traced\n%s' %
+            ck.fail('%s: stdout differs:\n--- untraced\n%s\n--- traced\n%s' %
                        (name, normalized(ru.out, u)[-1500:], normalized(rt.out, t)[-1500:]))
-        tl = tracer_lines(rt.err)
-        if without_tracer_lines(ru.err) != without_tracer_lines(rt.err).replace(t, u) or len(tl) != 1:
-            raise Fail('%s: stderr: %d tracer: lines (expected the summary only): %s\n%s' %
-                       (name, len(tl), tl[:5], without_tracer_lines(rt.err)[-800:]))
+        tl = rc.tracer_lines(rt.err)
+        eu, et = ('\n'.join(rc.without_tracer_lines(r.err)) for r in (ru, rt))
+        if eu != et.replace(t, u) or len(tl) != 1:
+            ck.fail('%s: stderr: %d tracer: lines (expected the summary only): %s\n%s' %
+                    (name, len(tl), tl[:5], et[-800:]))
         if step[0] == './configure':
             for f in ('config.h',):
                 a, b = open(os.path.join(u, f), 'rb').read(), open(os.path.join(t, f), 'rb').read()
                 if a != b:
-                    raise Fail('configure: %s differs (first difference at byte %d)' % (f, first_diff(a, b)))
+                    ck.fail('configure: %s differs (first difference at byte %d)' % (f, rc.first_diff(a, b)))
         print('ok %s: %s, untraced %.2fs traced %.2fs; %s' % (name, rt.status(), ru.elapsed, rt.elapsed, tl[0]))
         # the whole tree (hundreds of processes, every compiler child): ONE
         # archive (TRACER_TREE=one, tests/tree), read back with otf2-print
         dirs = sorted(d for d in glob.glob(prefix + '*') if os.path.isdir(d))
         if dirs != [prefix] or 'processes' not in tl[0]:
-            raise Fail('%s: archives %s (expected one, the tree\'s), summary %s' % (name, dirs, tl[0]))
+            ck.fail('%s: archives %s (expected one, the tree\'s), summary %s' % (name, dirs, tl[0]))
         otf2_print_ok(prefix, single=True)
         trs = read_back(prefix, first_only=True)
         print('   one archive, %d locations, %d events, read back with otf2-print' % (trs[0].nloc, trs[0].nev))
@@ -679,9 +600,9 @@ def configure():
         for d in dirs:
             shutil.rmtree(d, ignore_errors=True)
     for prog in ('./hello', './worker'):
-        a, b = run([prog], u, clean_env()), run([prog], t, clean_env())
+        a, b = rc.run_timed([prog], u, clean_env()), rc.run_timed([prog], t, clean_env())
         if a.rc != 0 or a.out != b.out:
-            raise Fail('configure: %s built traced prints %r, untraced %r' % (prog, b.out, a.out))
+            ck.fail('configure: %s built traced prints %r, untraced %r' % (prog, b.out, a.out))
 
 
 # ---- thread names ----
@@ -694,7 +615,7 @@ def thread_names():
     names = sorted(trs[0].names)
     want = sorted(['the-boss', 'renamed-worker', 'named-by-main', 'Thread 3'])
     if names != want:
-        raise Fail('thread_names: locations %s, expected %s' % (names, want))
+        ck.fail('thread_names: locations %s, expected %s' % (names, want))
 
 
 # ---- programs that cannot be traced ----
@@ -723,18 +644,18 @@ def untraceable():
     with open(src, 'w') as f:
         f.write(STATIC_SRC)
     exe = os.path.join(base, 'static_prog')
-    r = run(['gcc', '-static', '-O1', '-o', exe, src], base, clean_env())
+    r = rc.run_timed(['gcc', '-static', '-O1', '-o', exe, src], base, clean_env())
     if r.rc != 0:
-        raise Fail('gcc -static: %s (libc6-dev has libc.a): %s' % (r.status(), r.err.decode()[-400:]))
+        ck.fail('gcc -static: %s (libc6-dev has libc.a): %s' % (r.status(), r.err.decode()[-400:]))
     prefix = os.path.join(base, 'archive')
-    ru = run([exe, 'a'], u, clean_env())
-    rt = run(tracer_run_argv(prefix, [exe, 'a']), t, clean_env())
+    ru = rc.run_timed([exe, 'a'], u, clean_env())
+    rt = rc.run_timed(tracer_run_argv(prefix, [exe, 'a']), t, clean_env())
     compare('untraceable static', ru, rt, u, t)
-    tl = tracer_lines(rt.err)
+    tl = rc.tracer_lines(rt.err)
     if len(tl) != 1 or 'statically linked' not in tl[0]:
-        raise Fail('untraceable: static: tracer: lines %s' % tl)
+        ck.fail('untraceable: static: tracer: lines %s' % tl)
     if archives(prefix):
-        raise Fail('untraceable: static: an archive was written')
+        ck.fail('untraceable: static: an archive was written')
     print('ok untraceable static: %s; %s' % (rt.status(), tl[0]))
     # set-uid for another user (root only: chown)
     if os.geteuid() == 0:
@@ -745,12 +666,12 @@ def untraceable():
         os.chown(suid, nobody, -1)
         os.chmod(suid, 0o4755)
         os.chmod(base, 0o755)
-        ru = run([suid, 'hello'], u, clean_env())
-        rt = run(tracer_run_argv(prefix, [suid, 'hello']), t, clean_env())
+        ru = rc.run_timed([suid, 'hello'], u, clean_env())
+        rt = rc.run_timed(tracer_run_argv(prefix, [suid, 'hello']), t, clean_env())
         compare('untraceable setuid', ru, rt, u, t)
-        tl = tracer_lines(rt.err)
+        tl = rc.tracer_lines(rt.err)
         if len(tl) != 1 or 'set-uid' not in tl[0]:
-            raise Fail('untraceable: setuid: tracer: lines %s' % tl)
+            ck.fail('untraceable: setuid: tracer: lines %s' % tl)
         print('ok untraceable setuid: %s; %s' % (rt.status(), tl[0]))
     # another architecture: an aarch64 ELF header (exec fails: 126, as from a shell)
     arm = os.path.join(base, 'arm_prog')
@@ -760,10 +681,10 @@ def untraceable():
     with open(arm, 'wb') as f:
         f.write(data)
     os.chmod(arm, 0o755)
-    rt = run(tracer_run_argv(prefix, [arm]), t, clean_env())
-    tl = tracer_lines(rt.err)
+    rt = rc.run_timed(tracer_run_argv(prefix, [arm]), t, clean_env())
+    tl = rc.tracer_lines(rt.err)
     if len(tl) != 1 or 'another architecture' not in tl[0] or rt.rc != 126:
-        raise Fail('untraceable: aarch64: %s, tracer: lines %s' % (rt.status(), tl))
+        ck.fail('untraceable: aarch64: %s, tracer: lines %s' % (rt.status(), tl))
     print('ok untraceable aarch64: %s; %s' % (rt.status(), tl[0]))
 
 
@@ -785,12 +706,7 @@ def main():
     A.bindir = os.path.abspath(A.bindir or '.')
     A.tracer_run = os.path.abspath(A.tracer_run) if A.tracer_run else None
     os.makedirs(A.work, exist_ok=True)
-    try:
-        CASES[A.case]()
-    except (Fail, tc.CheckError) as e:
-        print('FAIL: %s' % e)
-        return 1
-    return 0
+    return rc.run_case(CASES[A.case], A.case)
 
 
 if __name__ == '__main__':

@@ -12,22 +12,21 @@ import gzip
 import json
 import os
 import shutil
-import subprocess
 import sys
 
 SRC = os.environ.get('SRC', os.path.dirname(os.path.abspath(__file__)))
 WORK = os.environ.get('WORK', '/tmp/report-tests')
 PY = sys.executable
+sys.path.insert(0, os.path.join(SRC, '..', 'lib'))
+import runcheck  # noqa: E402  (not "rc": the cases name exit statuses rc)
+
+ck = runcheck.Checker(stop=True)   # a case stops at its first failed check
 
 
-def die(msg):
-    print('FAIL: ' + msg, file=sys.stderr)
-    sys.exit(1)
-
-
-def run(cmd, **kw):
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw)
-    return p.returncode, p.stdout.decode('utf-8', 'replace'), p.stderr.decode('utf-8', 'replace')
+def run(cmd, env=None, timeout=300, **kw):
+    """cmd in runcheck's clean environment plus env: (exit status, stdout, stderr)."""
+    p = runcheck.run_untraced(cmd, env, timeout=timeout, **kw)
+    return p.returncode, p.stdout, p.stderr
 
 
 def workdir(name):
@@ -42,16 +41,16 @@ def check_reader(path, min_events):
                         os.environ['OTF2R_DUMP'], path, str(min_events)])
     sys.stdout.write(out)
     if rc != 0:
-        die('reader differs from the reference on %s:\n%s' % (path, err[-3000:]))
+        ck.fail('reader differs from the reference on %s:\n%s' % (path, err[-3000:]))
 
 
 def traced_demo(name):
     d = workdir(name)
     out = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    env = dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
     rc, _, err = run([os.environ['DEMO']], env=env)
     if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
-        die('demo under the tracer: rc %d\n%s' % (rc, err))
+        ck.fail('demo under the tracer: rc %d\n%s' % (rc, err))
     return out
 
 
@@ -60,7 +59,7 @@ def py_archive(name, per=2000):
     out = os.path.join(d, 'archive')
     rc, _, err = run([PY, os.path.join(SRC, 'gen_pyarchive.py'), out, str(per)])
     if rc != 0:
-        die('gen_pyarchive.py: ' + err)
+        ck.fail('gen_pyarchive.py: ' + err)
     return out
 
 
@@ -69,20 +68,18 @@ def mpi_archive(name):
     out = os.path.join(d, 'archive')
     mpirun, prog = os.environ.get('MPIRUN'), os.environ.get('MPI_DEMO')
     if not mpirun or not prog:
-        print('no MPI: skipped')
-        sys.exit(77)
-    rc, _, err = run([mpirun, '--allow-run-as-root', '--oversubscribe', '-np', '2',
-                      '-x', 'LD_PRELOAD=' + os.environ['TRACER_LIB'], '-x', 'TRACER_OUTPUT=' + out,
-                      prog], timeout=120)
+        raise runcheck.Skip('no MPI: skipped')
+    p = runcheck.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + out], lib=os.environ['TRACER_LIB'], timeout=120)
+    rc, err = p.returncode, p.stderr
     if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
-        die('mpirun demo_mpi under the tracer: rc %d\n%s' % (rc, err[-2000:]))
+        ck.fail('mpirun demo_mpi under the tracer: rc %d\n%s' % (rc, err[-2000:]))
     return out
 
 
 def tracer(*args, ok=True):
     rc, out, err = run([os.environ['TRACER']] + list(args))
     if ok and rc != 0:
-        die('tracer %s: rc %d\n%s' % (' '.join(args), rc, err))
+        ck.fail('tracer %s: rc %d\n%s' % (' '.join(args), rc, err))
     return rc, out, err
 
 
@@ -192,7 +189,7 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
     for e in errors[:20]:
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
-        sys.exit(1)
+        ck.fail('%d figures differ from the reference reader\'s' % len(errors))
     print('report figures identical to the reference reader: %d locations, %d (location, region) '
           'pairs, %d events, %d messages, %d locks, %d samples'
           % (len(ours['locations']), compared, ours['events'], sum(sends.values()),
@@ -203,9 +200,9 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
 def case_report_pywriter():
     ours = compare_report(py_archive('report_pywriter'), 20, want_messages=True)
     if not sum(L['late_sender'] for L in ours['locations']):
-        die('no late-sender time in an archive with receives posted before their sends')
+        ck.fail('no late-sender time in an archive with receives posted before their sends')
     if not sum(L['late_receiver'] for L in ours['locations']):
-        die('no late-receiver time in an archive with sends before their receives')
+        ck.fail('no late-receiver time in an archive with sends before their receives')
 
 
 def case_report_demo():
@@ -216,15 +213,14 @@ def sampled_archive(name, **extra):
     """smp_accuracy (three CPU-bound leaves) sampled at 1 ms"""
     prog = os.environ.get('SMP_PROG')
     if not prog:
-        print('sampling test program not built: skipped')
-        sys.exit(77)
+        raise runcheck.Skip('sampling test program not built: skipped')
     d = workdir(name)
     out = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
+    env = dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out,
                TRACER_SAMPLING='1ms', SMP_CPU_SECONDS='0.3', **extra)
     rc, _, err = run([prog], env=env)
     if rc != 0:
-        die('sampled program: rc %d %s' % (rc, err))
+        ck.fail('sampled program: rc %d %s' % (rc, err))
     sampled_archive.stderr = err
     return d, out
 
@@ -234,7 +230,7 @@ def case_report_sampling():
     ours = compare_report(out, 2, want_samples=True, want_metrics=True)
     names = [f['name'] for f in ours['samples']['functions'][:3]]
     if sorted(names) != ['leaf_a', 'leaf_b', 'leaf_c'] or ':' not in ours['samples']['functions'][0]['line']:
-        die('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
+        ck.fail('top self functions %s (want the three leaves, with file:line)' % ours['samples']['functions'][:3])
     # the facts: asked and delivered rate, samples/deferred/lost as the tracer's exit line said
     import re
     _, text, _ = tracer('report', out)
@@ -242,24 +238,23 @@ def case_report_sampling():
     said = re.search(r'tracer: sampling: (\d+) samples on \d+ threads \((\d+) deferred, (\d+) lost',
                      sampled_archive.stderr)
     if not line or not said:
-        die('no sampling facts: report %r, exit line %r' % (line, sampled_archive.stderr))
+        ck.fail('no sampling facts: report %r, exit line %r' % (line, sampled_archive.stderr))
     m = re.search(r'asked (\d+)/s .*samples (\d+), deferred (\d+), lost (\d+)', line[0])
     if not m or m.group(1) != '1000' or m.groups()[1:] != said.groups():
-        die('sampling facts %r, the exit line said %s' % (line[0], said.groups()))
+        ck.fail('sampling facts %r, the exit line said %s' % (line[0], said.groups()))
 
 
 def traced_test_prog(name, var, what):
     """a test program of another area ($var) under the tracer"""
     prog = os.environ.get(var)
     if not prog:
-        print('%s test program not built: skipped' % what)
-        sys.exit(77)
+        raise runcheck.Skip('%s test program not built: skipped' % what)
     d = workdir(name)
     out = os.path.join(d, 'archive')
-    env = dict(os.environ, LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
+    env = dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out)
     rc, _, err = run([prog], env=env, cwd=d)
     if not os.path.exists(os.path.join(out, 'traces.otf2')):
-        die('%s program: rc %d %s' % (what, rc, err))
+        ck.fail('%s program: rc %d %s' % (what, rc, err))
     return out
 
 
@@ -272,7 +267,7 @@ def case_report_argobots():
     """Argobots work units (stand-in libabt.so of tests/argobots): tasks per thread"""
     ours = compare_report(traced_test_prog('report_argobots', 'ABT_PROG', 'Argobots'), 1)
     if not sum(L['tasks'][0] for L in ours['locations']):
-        die('no task created')
+        ck.fail('no task created')
 
 
 def case_report_mpi():
@@ -339,7 +334,7 @@ def check_chrome_json(path, archive, want_flows=False, min_regions=100):
     for e in errors:
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
-        sys.exit(1)
+        ck.fail('%d errors in %s' % (len(errors), path))
     print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread, '
           '%d message flows, %d counter values' % (path, len(evs), nb, len(flows), counters))
 
@@ -369,13 +364,13 @@ def case_convert_sampling():
     samples = [e for e in evs if e.get('cat') == 'sample']
     want = json.loads(tracer('report', '--json', a)[1])['samples']['total']
     if len(samples) != want or want < 10:
-        die('%d sample events, the archive has %d samples' % (len(samples), want))
+        ck.fail('%d sample events, the archive has %d samples' % (len(samples), want))
     if not any(e['name'].startswith('leaf_') and e['args']['stack'][-1] == e['name'] and
                'caller' in e['args']['stack'] for e in samples):
-        die('no sample in a leaf with its stack: %s' % samples[:3])
+        ck.fail('no sample in a leaf with its stack: %s' % samples[:3])
     counters = [e for e in evs if e['ph'] == 'C']
     if not counters or not all('minflt' in e['name'] for e in counters):
-        die('metric counters: %s' % counters[:3])
+        ck.fail('metric counters: %s' % counters[:3])
     print('convert_sampling: %d samples with stacks, %d counter values' % (len(samples), len(counters)))
 
 
@@ -384,57 +379,53 @@ def case_cli():
     for cmd in ('report', 'convert', 'run', 'merge', 'recover'):
         rc, out, err = tracer(cmd, '--help', ok=False)
         if rc != 0 or 'usage' not in out:
-            die('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
+            ck.fail('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
     rc, out, err = tracer('recover', 'x', ok=False)   # nothing to recover: one line, status 1
     if rc != 1 or not err.startswith('tracer: recover: nothing to recover') or len(err.splitlines()) != 1:
-        die('tracer recover: rc %d %r' % (rc, err))
+        ck.fail('tracer recover: rc %d %r' % (rc, err))
     rc, out, err = tracer('report', '/nonexistent', ok=False)
     if rc != 1 or not err.startswith('tracer: ') or len(err.splitlines()) != 1:
-        die('tracer report /nonexistent: rc %d %r' % (rc, err))
+        ck.fail('tracer report /nonexistent: rc %d %r' % (rc, err))
     rc, out, err = tracer('report', '--sort', 'bogus', 'x', ok=False)
     if rc != 2:
-        die('tracer report --sort bogus: rc %d' % rc)
+        ck.fail('tracer report --sort bogus: rc %d' % rc)
     rc, out, err = tracer('bogus', ok=False)
     if rc != 2:
-        die('tracer bogus: rc %d' % rc)
+        ck.fail('tracer bogus: rc %d' % rc)
     # tracer run = the launcher: the program runs and its archive is readable
     d = workdir('cli_run')
     out_dir = os.path.join(d, 'archive')
-    env = dict(os.environ)
-    env.pop('LD_PRELOAD', None)
-    p = subprocess.run([os.environ['TRACER'], 'run', '-o', out_dir, '--', os.environ['DEMO']],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    plain = subprocess.run([os.environ['DEMO']], stdout=subprocess.PIPE)
+    p = runcheck.run_untraced([os.environ['TRACER'], 'run', '-o', out_dir, '--', os.environ['DEMO']],
+                              {'TRACER_LIB': os.environ['TRACER_LIB']}, binary=True)
+    plain = runcheck.run_untraced([os.environ['DEMO']], binary=True)
     if p.returncode != 0 or p.stdout != plain.stdout:
-        die('tracer run demo: rc %d, stdout differs: %s' % (p.returncode, p.stdout != plain.stdout))
+        ck.fail('tracer run demo: rc %d, stdout differs: %s' % (p.returncode, p.stdout != plain.stdout))
     rc, out, err = tracer('report', out_dir)
     if 'pthread_create' not in out:
-        die('tracer report after tracer run: no pthread_create in\n' + out[:2000])
+        ck.fail('tracer report after tracer run: no pthread_create in\n' + out[:2000])
     # --sort, --limit, --location
     full = json.loads(tracer('report', '--json', '--limit', '0', out_dir)[1])
     for key in ('calls', 'incl', 'excl', 'max'):
         top = json.loads(tracer('report', '--json', '--limit', '1', '--sort', key, out_dir)[1])
         best = max(x[key] for x in full['regions'])
         if len(top['regions']) != 1 or top['regions'][0][key] != best:
-            die('--sort %s --limit 1: %s, want %s = %d' % (key, top['regions'], key, best))
+            ck.fail('--sort %s --limit 1: %s, want %s = %d' % (key, top['regions'], key, best))
     loc = full['locations'][-1]['id']
     one = json.loads(tracer('report', '--json', '--location', str(loc), out_dir)[1])
     if [x['id'] for x in one['locations']] != [loc]:
-        die('--location %d: %s' % (loc, [x['id'] for x in one['locations']]))
+        ck.fail('--location %d: %s' % (loc, [x['id'] for x in one['locations']]))
     print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location')
 
 
 def chromium(*args):
     exe = os.environ.get('CHROMIUM') or shutil.which('chromium')
     if not exe:
-        print('chromium not installed (scripts/install-deps): skipped')
-        sys.exit(77)
-    home = workdir('chromium_home')
-    env = dict(os.environ, HOME=home)
-    return subprocess.run([exe, '--headless', '--no-sandbox', '--disable-gpu',
-                           '--no-first-run', '--user-data-dir=' + home,
-                           '--enable-logging=stderr', '--v=0'] + list(args),
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+        raise runcheck.Skip('chromium not installed (scripts/install-deps): skipped')
+    home = workdir('chromium_home_%d' % os.getpid())   # one per test: ctest -j runs several
+    return runcheck.run_untraced([exe, '--headless', '--no-sandbox', '--disable-gpu',
+                                  '--no-first-run', '--user-data-dir=' + home,
+                                  '--enable-logging=stderr', '--v=0'] + list(args),
+                                 {'HOME': home}, timeout=120, binary=True)
 
 
 def case_html():
@@ -448,27 +439,27 @@ def case_html():
     text = open(page, encoding='utf-8').read()
     for bad in ('<link', ' src=', 'href=', '@import', 'url('):
         if bad in text:
-            die('page is not self-contained: %r' % bad)
+            ck.fail('page is not self-contained: %r' % bad)
     regions = json.loads(tracer('report', '--json', '--limit', '0', a)[1])['regions']
     p = chromium('--dump-dom', 'file://' + page)
     dom = p.stdout.decode('utf-8', 'replace')
     for r in regions:
         if r['name'] not in dom:
-            die('region %s not in the DOM' % r['name'])
+            ck.fail('region %s not in the DOM' % r['name'])
     if '<h2>Locks</h2>' not in dom:
-        die('no lock table in the page of the demo (a shared lock)')
+        ck.fail('no lock table in the page of the demo (a shared lock)')
     if 'class="lockwait"' not in dom:
-        die('no lock wait in the timeline of the demo')
+        ck.fail('no lock wait in the timeline of the demo')
     if dom.count('<rect') < 6:     # the background + at least one bar per thread
-        die('timeline has %d rects' % dom.count('<rect'))
+        ck.fail('timeline has %d rects' % dom.count('<rect'))
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
-        die('console messages:\n' + '\n'.join(errs[:10]))
+        ck.fail('console messages:\n' + '\n'.join(errs[:10]))
     shot = os.path.join(WORK, 'html', 'shot.png')
     p = chromium('--screenshot=' + shot, '--window-size=1200,900', 'file://' + page)
     if not os.path.exists(shot):
-        die('no screenshot: ' + p.stderr.decode()[-2000:])
+        ck.fail('no screenshot: ' + p.stderr.decode()[-2000:])
     w, h, rows = png.read(shot)
     colors = set()
     colored = 0
@@ -478,7 +469,7 @@ def case_html():
             if max(r, g, b) - min(r, g, b) > 60:    # saturated: timeline bars
                 colored += 1
     if len(colors) < 20 or colored < 500:
-        die('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
+        ck.fail('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
     print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
           '%d saturated samples' % (len(text), len(regions), w, h, len(colors), colored))
 
@@ -494,11 +485,11 @@ def case_html_sampling():
     flame = dom[i:dom.find('</svg>', i)] if i >= 0 else ''
     for name in ('leaf_a', 'leaf_b', 'caller', 'main'):
         if name not in flame:
-            die('%s not in the flame graph' % name)
+            ck.fail('%s not in the flame graph' % name)
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
-        die('console messages:\n' + '\n'.join(errs[:10]))
+        ck.fail('console messages:\n' + '\n'.join(errs[:10]))
     print('html_sampling: flame graph with %d boxes' % flame.count('<rect'))
 
 
@@ -513,14 +504,14 @@ def case_html_mpi():
     lines = dom.count('class="msg"')
     sent = sum(m['count'] for P in ours['processes'] for m in P['messages_to'])
     if lines != min(sent, 5000) or not sent:
-        die('%d message lines, %d messages sent' % (lines, sent))
+        ck.fail('%d message lines, %d messages sent' % (lines, sent))
     for P in ours['processes']:
         if P['name'] not in dom:
-            die('process %s not in the page' % P['name'])
+            ck.fail('process %s not in the page' % P['name'])
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
-        die('console messages:\n' + '\n'.join(errs[:10]))
+        ck.fail('console messages:\n' + '\n'.join(errs[:10]))
     print('html_mpi: %d message lines' % lines)
 
 
@@ -534,13 +525,12 @@ def case_reader_pywriter():
 
 def case_reader_dual():
     if not os.environ.get('FMT_DUAL'):
-        print('fmt_dual not built (no libotf2-trace-dev): skipped')
-        sys.exit(77)
+        raise runcheck.Skip('fmt_dual not built (no libotf2-trace-dev): skipped')
     for mode, n in (('all-py', 200), ('edge', 100000)):
         d = workdir('reader_dual_' + mode)
         rc, _, err = run([os.environ['FMT_DUAL'], mode, d])
         if rc != 0:
-            die('fmt_dual %s: %s' % (mode, err))
+            ck.fail('fmt_dual %s: %s' % (mode, err))
         for who in ('ref', 'ours'):   # libotf2-written and otf2w-written
             check_reader(os.path.join(d, who, 'traces.otf2'), n)
 
@@ -555,16 +545,16 @@ def case_reader_order():
     rc, per, err = run([os.environ['OTF2R_DUMP'], '--per-location', a])
     rc2, merged, err2 = run([os.environ['OTF2R_DUMP'], a])
     if rc or rc2:
-        die(err + err2)
+        ck.fail(err + err2)
     per = [x for x in per.splitlines() if x.startswith('EVT')]
     merged = [x for x in merged.splitlines() if x.startswith('EVT')]
     if sorted(per) != sorted(merged) or len(per) < 1000:
-        die('per-location and merged streams differ (%d / %d events)' % (len(per), len(merged)))
+        ck.fail('per-location and merged streams differ (%d / %d events)' % (len(per), len(merged)))
     last = -1
     for x in merged:
         t = int(x.split()[2])
         if t < last:
-            die('merged stream goes back in time: ' + x)
+            ck.fail('merged stream goes back in time: ' + x)
         last = t
     print('reader_order: %d events, merged in time order' % len(merged))
 
@@ -573,9 +563,9 @@ def main():
     case = sys.argv[1]
     fn = globals().get('case_' + case)
     if not fn:
-        die('unknown case ' + case)
-    fn()
+        sys.exit('unknown case ' + case)
+    return runcheck.run_case(fn, case)
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

@@ -15,21 +15,21 @@ every process's master location.
 usage: tree_tests.py CASE --lib LIB --bindir DIR --tracer-run PATH --work DIR
 (TREE_DURABLE=on in the environment: every run with TRACER_DURABLE=on)
 """
+import glob
 import os
 import re
-import shutil
 import signal
-import subprocess
 import sys
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, '..', 'real'))
 sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
-import real_tests as rt  # noqa: E402  (run, compare, Fail, ...)
+import real_tests as rt  # noqa: E402  (clean_env, pair, compare, read_back, ...)
+import runcheck as rc  # noqa: E402
 import tracecheck as tc  # noqa: E402
 
-Fail = rt.Fail
+ck = rt.ck   # tests/real's Checker(stop=True)
 CASES = {}
 
 # TREE_DURABLE=<value> (ctest tree.durable.*): every run with TRACER_DURABLE=<value>
@@ -53,7 +53,7 @@ class Group:
     def __init__(self, ref, name, creator):
         m = GNAME.match(name)
         if not m:
-            raise Fail('location group %r is not named "<program> (pid N)"' % name)
+            ck.fail('location group %r is not named "<program> (pid N)"' % name)
         self.ref, self.name, self.prog, self.pid, self.creator = ref, name, m.group(1), int(m.group(2)), creator
         self.locs = []
         self.master = None   # location id of its master thread
@@ -77,12 +77,12 @@ def groups_of(anchor):
 def check_tree(prefix, progs=None, exit_status=None, min_groups=1):
     """The checks of the module docstring on the one archive at prefix;
     progs: {program: exact number of images}. Returns (groups, trace)."""
-    dirs = rt.archives(prefix) + [d for d in rt.glob.glob(prefix + '*') if os.path.isdir(d) and d != prefix]
+    dirs = rt.archives(prefix) + [d for d in glob.glob(prefix + '*') if os.path.isdir(d) and d != prefix]
     if sorted(set(dirs)) != [prefix]:
-        raise Fail('expected one archive directory %s, found %s' % (prefix, sorted(set(dirs))))
+        ck.fail('expected one archive directory %s, found %s' % (prefix, sorted(set(dirs))))
     anchor = os.path.join(prefix, 'traces.otf2')
     if not os.path.exists(anchor):
-        raise Fail('%s: no traces.otf2 (%s)' % (prefix, sorted(os.listdir(prefix))))
+        ck.fail('%s: no traces.otf2 (%s)' % (prefix, sorted(os.listdir(prefix))))
     tr = tc.load(anchor)
     tc.otf2_print(tr.anchor)
     tc.check_timestamps(tr)
@@ -90,37 +90,37 @@ def check_tree(prefix, progs=None, exit_status=None, min_groups=1):
     tc.check_clock_range(tr)
     gs = groups_of(anchor)
     if len(gs) < min_groups:
-        raise Fail('%d location groups, expected at least %d' % (len(gs), min_groups))
+        ck.fail('%d location groups, expected at least %d' % (len(gs), min_groups))
     roots = [g for g in gs.values() if g.creator is None]
     if len(roots) != 1:
-        raise Fail('%d root groups (no creator): %s' % (len(roots), [g.name for g in roots]))
+        ck.fail('%d root groups (no creator): %s' % (len(roots), [g.name for g in roots]))
     for g in gs.values():
         if g.creator is not None and g.creator not in gs:
-            raise Fail('%s: creator %r not in the archive' % (g.name, g.creator))
+            ck.fail('%s: creator %r not in the archive' % (g.name, g.creator))
         # the chain of creators reaches the root without a cycle
         seen, c = set(), g
         while c.creator is not None:
             if c.ref in seen:
-                raise Fail('%s: creator cycle' % g.name)
+                ck.fail('%s: creator cycle' % g.name)
             seen.add(c.ref)
             c = gs[c.creator]
         if 'Master thread' not in g.locs:
-            raise Fail('%s: no master location (%s)' % (g.name, g.locs))
+            ck.fail('%s: no master location (%s)' % (g.name, g.locs))
     for g in gs.values():
         kinds = [e.kind for e in tr.loc(g.master).events]
         if not kinds or kinds[0] != 'ProgramBegin' or kinds[-1] != 'ProgramEnd':
-            raise Fail('%s: master events %s ... %s' % (g.name, kinds[:2], kinds[-2:]))
+            ck.fail('%s: master events %s ... %s' % (g.name, kinds[:2], kinds[-2:]))
     root = roots[0]
     rl = tr.loc(root.master)
     if exit_status is not None and rl.events[-1].ev.exit_status != exit_status:
-        raise Fail('root %s: ProgramEnd %d, expected %d' % (root.name, rl.events[-1].ev.exit_status, exit_status))
+        ck.fail('root %s: ProgramEnd %d, expected %d' % (root.name, rl.events[-1].ev.exit_status, exit_status))
     if progs:
         have = {}
         for g in gs.values():
             have[g.prog] = have.get(g.prog, 0) + 1
         for p, n in progs.items():
             if have.get(p, 0) != n:
-                raise Fail('%d images of %s, expected %d (groups: %s)' % (have.get(p, 0), p, n,
+                ck.fail('%d images of %s, expected %d (groups: %s)' % (have.get(p, 0), p, n,
                                                                          sorted(g.name for g in gs.values())))
     return gs, tr
 
@@ -143,16 +143,16 @@ def pair(name, argv, via_run=False, env=None, setup=None, timeout=300):
     else:
         envt.update({'LD_PRELOAD': rt.A.lib, 'TRACER_OUTPUT': prefix})
         argvt = argv
-    ru = rt.run(argv, u, rt.clean_env(env), timeout)
-    rtr = rt.run(argvt, t, envt, timeout)
+    ru = rc.run_timed(argv, u, rt.clean_env(env), timeout)
+    rtr = rc.run_timed(argvt, t, envt, timeout)
     rt.compare(name, ru, rtr, u, t)
     return ru, rtr, prefix
 
 
 def one_summary(name, r, want='processes'):
-    lines = rt.tracer_lines(r.err)
+    lines = rc.tracer_lines(r.err)
     if len(lines) != 1 or want not in lines[0] or '/traces.otf2' not in lines[0]:
-        raise Fail('%s: stderr should be the one summary line of the tree, is %r' % (name, lines))
+        ck.fail('%s: stderr should be the one summary line of the tree, is %r' % (name, lines))
     return lines[0]
 
 
@@ -170,7 +170,7 @@ def pipeline():
         # sh, then per command its fork child (which redirects) and the image it execs
         shs = [g for g in gs.values() if g.prog == 'sh']
         if len(gs) != 7 or len(shs) != 4 or len(exec_links(gs)) != 3:
-            raise Fail('%s: groups %s' % (name, sorted(g.name for g in gs.values())))
+            ck.fail('%s: groups %s' % (name, sorted(g.name for g in gs.values())))
         print('ok %s: %d groups, %d events; %s' % (name, len(gs), len(tr.events()), line))
 
 
@@ -179,7 +179,7 @@ def spawn():
     """fork (no exec), fork+exec, posix_spawn, system(), popen, vfork+exec of a C program."""
     ru, r, prefix = pair('spawn', [rt.bin_('tree_spawn'), 'all'])
     if ru.rc != 3:
-        raise Fail('spawn: untraced %s' % ru.status())
+        ck.fail('spawn: untraced %s' % ru.status())
     line = one_summary('spawn', r)
     gs, tr = check_tree(prefix, {'tree_spawn': 2, 'echo': 5, 'sh': 2}, exit_status=3)
     root = [g for g in gs.values() if g.creator is None][0]
@@ -187,10 +187,10 @@ def spawn():
     # fork child, fork+exec (nothing recorded before exec: no part of its
     # own), posix_spawn, system's sh, popen's sh, vfork+exec
     if direct != ['echo', 'echo', 'echo', 'sh', 'sh', 'tree_spawn']:
-        raise Fail('spawn: children of the root %s' % direct)
+        ck.fail('spawn: children of the root %s' % direct)
     for g in gs.values():
         if g.prog == 'echo' and gs[g.creator].prog == 'sh' and gs[g.creator].pid == g.pid:
-            raise Fail('spawn: %s is an exec of its sh' % g.name)   # sh -c forks, then execs echo
+            ck.fail('spawn: %s is an exec of its sh' % g.name)   # sh -c forks, then execs echo
     print('ok spawn: %d groups %s; %s' % (len(gs), sorted(g.prog for g in gs.values()), line))
 
 
@@ -204,12 +204,12 @@ def python_subprocess():
             'sys.exit(subprocess.run(["sh", "-c", "exit 4"]).returncode)\n')
     ru, r, prefix = pair('python_subprocess', ['/usr/bin/python3', '-c', code])
     if ru.rc != 4:
-        raise Fail('python_subprocess: untraced %s' % ru.status())
+        ck.fail('python_subprocess: untraced %s' % ru.status())
     one_summary('python_subprocess', r)
     gs, tr = check_tree(prefix, {'python3': 1, 'echo': 1, 'seq': 1, 'tac': 1}, exit_status=4)
     py = [g for g in gs.values() if g.prog == 'python3'][0]
     if py.creator is not None:
-        raise Fail('python_subprocess: python3 is not the root')
+        ck.fail('python_subprocess: python3 is not the root')
     print('ok python_subprocess: %d groups %s' % (len(gs), sorted(g.prog for g in gs.values())))
 
 
@@ -243,22 +243,22 @@ def make_j2():
     for d in (u, t):
         make_project(d)
     prefix = os.path.join(base, 'archive')
-    ru = rt.run(['make', '-j2'], u, rt.clean_env())
-    r = rt.run(rt.tracer_run_argv(prefix, ['make', '-j2']), t, rt.clean_env())
+    ru = rc.run_timed(['make', '-j2'], u, rt.clean_env())
+    r = rc.run_timed(rt.tracer_run_argv(prefix, ['make', '-j2']), t, rt.clean_env())
     if ru.rc != 0 or r.rc != 0:
-        raise Fail('make_j2: untraced %s, traced %s: %s' % (ru.status(), r.status(), r.err[-600:]))
+        ck.fail('make_j2: untraced %s, traced %s: %s' % (ru.status(), r.status(), r.err[-600:]))
     if sorted(ru.out.splitlines()) != sorted(r.out.splitlines()):
-        raise Fail('make_j2: output differs:\n%s\n%s' % (ru.out.decode(), r.out.decode()))
-    if rt.without_tracer_lines(ru.err) != rt.without_tracer_lines(r.err):
-        raise Fail('make_j2: stderr differs: %r' % rt.without_tracer_lines(r.err))
-    rt.compare_files(u, t)
+        ck.fail('make_j2: output differs:\n%s\n%s' % (ru.out.decode(), r.out.decode()))
+    if rc.without_tracer_lines(ru.err) != rc.without_tracer_lines(r.err):
+        ck.fail('make_j2: stderr differs: %r' % rc.without_tracer_lines(r.err))
+    rc.compare_dirs(ck, u, t)
     line = one_summary('make_j2', r)
     gs, tr = check_tree(prefix, {'make': 1}, exit_status=0, min_groups=12)
     progs = {}
     for g in gs.values():
         progs[g.prog] = progs.get(g.prog, 0) + 1
     if progs.get('cc', 0) + progs.get('gcc', 0) < 6 or progs.get('as', 0) < 5:
-        raise Fail('make_j2: compiler images %s' % progs)
+        ck.fail('make_j2: compiler images %s' % progs)
     print('ok make_j2: %d groups %s; %s' % (len(gs), progs, line))
 
 
@@ -273,10 +273,10 @@ def killed_child():
     gs, tr = check_tree(prefix, exit_status=0)
     ends = [l.events[-1].ev.exit_status for l in tr.locations if l.name == 'Master thread']
     if 128 + signal.SIGTERM not in ends:
-        raise Fail('killed_child: no image ended by SIGTERM: %s' % ends)
+        ck.fail('killed_child: no image ended by SIGTERM: %s' % ends)
     log = open(os.path.join(prefix, 'procs', 'tracer-merge.log')).read()
     if 'left out' not in log or len(gs) != 2:   # sh and the SIGTERMed sh; the SIGKILLed one named
-        raise Fail('killed_child: %d groups, merge log %r' % (len(gs), log))
+        ck.fail('killed_child: %d groups, merge log %r' % (len(gs), log))
     print('ok killed_child: %d groups, exit statuses %s; merge log: %s' % (len(gs), sorted(ends),
                                                                           log.strip().replace('\n', ' | ')[:300]))
 
@@ -288,14 +288,14 @@ def daemon():
     base, u, t = rt.fresh('daemon')
     prefix = os.path.join(base, 'archive')
     argv = [rt.bin_('tree_spawn'), 'daemon']
-    ru = rt.run(argv + [os.path.join(u, 'done.txt')], u, rt.clean_env())
-    r = rt.run(argv + [os.path.join(t, 'done.txt')], t,
+    ru = rc.run_timed(argv + [os.path.join(u, 'done.txt')], u, rt.clean_env())
+    r = rc.run_timed(argv + [os.path.join(t, 'done.txt')], t,
                rt.clean_env({'LD_PRELOAD': rt.A.lib, 'TRACER_OUTPUT': prefix}))
     if ru.rc != r.rc or ru.out != r.out:
-        raise Fail('daemon: untraced %s %r, traced %s %r' % (ru.status(), ru.out, r.status(), r.out))
-    lines = rt.tracer_lines(r.err)
+        ck.fail('daemon: untraced %s %r, traced %s %r' % (ru.status(), ru.out, r.status(), r.out))
+    lines = rc.tracer_lines(r.err)
     if len(lines) != 1 or 'is written when the last' not in lines[0]:
-        raise Fail('daemon: root summary %r' % lines)
+        ck.fail('daemon: root summary %r' % lines)
     # (the daemon keeps the pipes of stdout/stderr: run() returned after it ended)
     anchor, done = os.path.join(prefix, 'traces.otf2'), os.path.join(t, 'done.txt')
     for _ in range(200):
@@ -303,14 +303,14 @@ def daemon():
             break
         time.sleep(0.1)
     if not os.path.exists(anchor) or os.stat(anchor).st_mtime < os.stat(done).st_mtime:
-        raise Fail('daemon: traces.otf2 %s' % ('written before the daemon ended' if os.path.exists(anchor)
+        ck.fail('daemon: traces.otf2 %s' % ('written before the daemon ended' if os.path.exists(anchor)
                                                else 'never written'))
     gs, tr = check_tree(prefix, {'tree_spawn': 3}, exit_status=0)
     for _ in range(100):   # the untraced daemon
         if os.path.exists(os.path.join(u, 'done.txt')):
             break
         time.sleep(0.1)
-    rt.compare_files(u, t)
+    rc.compare_dirs(ck, u, t)
     print('ok daemon: root: %s; %d groups after the daemon ended' % (lines[0], len(gs)))
 
 
@@ -322,11 +322,11 @@ def tracer_run_status():
                                                            -signal.SIGTERM),
              (['sh', '-c', 'sh -c "kill -SEGV \\$\\$"; kill -SEGV $$'], -signal.SIGSEGV)]
     for i, (argv, want) in enumerate(cases):
-        ru = rt.run(argv, u, rt.clean_env())
+        ru = rc.run_timed(argv, u, rt.clean_env())
         prefix = os.path.join(base, 'archive%d' % i)
-        r = rt.run(rt.tracer_run_argv(prefix, argv), t, rt.clean_env())
+        r = rc.run_timed(rt.tracer_run_argv(prefix, argv), t, rt.clean_env())
         if ru.rc != want or r.rc != want:
-            raise Fail('tracer_run_status: %s: untraced %s, traced %s' % (argv, ru.status(), r.status()))
+            ck.fail('tracer_run_status: %s: untraced %s, traced %s' % (argv, ru.status(), r.status()))
         one_summary('tracer_run_status', r)
         gs, tr = check_tree(prefix, exit_status=want if want >= 0 else 128 - want, min_groups=2)
     print('ok tracer_run_status: exit 7, SIGTERM, SIGSEGV forwarded; one archive each')
@@ -338,7 +338,7 @@ def separate():
     ru, r, prefix = pair('separate', PIPELINE, env={'TRACER_TREE': 'separate'})
     dirs = rt.archives(prefix)
     if len(dirs) < 4 or os.path.exists(os.path.join(prefix, 'procs')):
-        raise Fail('separate: archives %s' % dirs)
+        ck.fail('separate: archives %s' % dirs)
     for d in dirs:
         tc.otf2_print(tc.find_anchor(d))
     print('ok separate: %d archives' % len(dirs))
