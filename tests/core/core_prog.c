@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -108,13 +109,16 @@ static void *leaf(void *a)
 	return a;
 }
 
+/* short threads joined so far (churn) */
+static volatile int joined;
+
 /* creates and joins short threads until the process ends */
 static void *spawner(void *a)
 {
 	for (;;) {
 		pthread_t t;
-		if (pthread_create(&t, NULL, leaf, NULL) == 0)
-			pthread_join(t, NULL);
+		if (pthread_create(&t, NULL, leaf, NULL) == 0 && pthread_join(t, NULL) == 0)
+			__atomic_add_fetch(&joined, 1, __ATOMIC_SEQ_CST);
 	}
 	return a;
 }
@@ -143,12 +147,21 @@ static void h_exit(int s)
 	exit(42);
 }
 
+/* malloc_storm READY: the file created once both threads storm */
+static const char *storm_ready;
+static volatile int storm_started;
+
 /* malloc/free of sizes beyond the thread cache (arena lock, mmap) forever */
 static void *storm(void *arg)
 {
 	unsigned x = (unsigned)(long)arg * 2654435761u + 1;
 	void *keep[16] = { 0 };
 	enter("storm");
+	if (__atomic_add_fetch(&storm_started, 1, __ATOMIC_SEQ_CST) == 2 && storm_ready) {
+		int fd = open(storm_ready, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
 	for (;;) {
 		x = x * 1103515245u + 12345u;
 		unsigned i = (x >> 8) % 16;
@@ -245,12 +258,17 @@ int main(int argc, char **argv)
 	if (!strcmp(m, "churn")) {             /* exit while threads come and go */
 		for (int i = 0; i < 4; i++)
 			pthread_create(&t[i], NULL, spawner, NULL);
-		msleep(50);
+		/* at least 20 short threads joined (the archive must have them
+		 * all), whatever the machine's load: a fixed sleep saw none run */
+		for (int i = 0; i < 30000 && joined < 20; i++)
+			msleep(1);
+		msleep(10);
 		if (argc > 2)
 			_exit(3);
 		return 3;
 	}
 	if (!strcmp(m, "malloc_storm")) {     /* killed by the parent (SIGTERM) */
+		storm_ready = argc > 2 ? argv[2] : NULL;
 		pthread_create(&t[0], NULL, storm, (void *)1L);
 		storm((void *)2L);
 	}
