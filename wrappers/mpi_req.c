@@ -393,12 +393,7 @@ static uint32_t poll_class = UINT32_MAX;
 
 void tr_mpi_poll_init(void)
 {
-	const char *v = getenv("TRACER_MPI_POLLING");
-	tr_mpi_fold = 1;
-	if (v && !strcmp(v, "all"))
-		tr_mpi_fold = 0;
-	else if (v && *v && strcmp(v, "fold") && tr_mpi_world_rank <= 0)
-		tr_log_warn("TRACER_MPI_POLLING=%s: accepted fold, all; using fold", v);
+	tr_mpi_fold = tr_cfg.mpi_polling == TR_MPI_POLL_FOLD;
 	if (!tr_mpi_fold || poll_class != UINT32_MAX)
 		return;
 	uint32_t m[2];
