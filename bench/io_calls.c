@@ -14,14 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_clock.h"
 #include <unistd.h>
-
-static double now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
 
 int main(int argc, char **argv)
 {
@@ -39,10 +33,10 @@ int main(int argc, char **argv)
 			return 1;
 		for (long i = 0; i < 10000; i++)
 			fwrite(buf, 1, 64, fp);
-		t0 = now_ns();
+		t0 = bench_cpu_ns();
 		for (long i = 0; i < n; i++)
 			fwrite(buf, 1, 64, fp);
-		t1 = now_ns();
+		t1 = bench_cpu_ns();
 		fclose(fp);
 	} else {
 		int rd = !strcmp(argv[1], "pread");
@@ -52,13 +46,13 @@ int main(int argc, char **argv)
 		for (long i = 0; i < 256; i++)   /* 1 MiB file, warm-up */
 			if (pwrite(fd, buf, 4096, i * 4096) != 4096)
 				return 1;
-		t0 = now_ns();
+		t0 = bench_cpu_ns();
 		for (long i = 0; i < n; i++) {
 			ssize_t r = rd ? pread(fd, buf, 4096, (i & 255) * 4096) : pwrite(fd, buf, 4096, (i & 255) * 4096);
 			if (r != 4096)
 				return 1;
 		}
-		t1 = now_ns();
+		t1 = bench_cpu_ns();
 		close(fd);
 	}
 	unlink(path);

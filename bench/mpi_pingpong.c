@@ -18,6 +18,18 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* One round trip of buf: rank 0 sends and receives, rank 1 the reverse. */
+static inline void round_trip(int rank, double *buf)
+{
+	if (rank == 0) {
+		MPI_Send(buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
+		MPI_Recv(buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else if (rank == 1) {
+		MPI_Recv(buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	int rank, size, n = argc > 1 ? atoi(argv[1]) : 100000;
@@ -45,27 +57,13 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	int per = n / BLOCKS > 0 ? n / BLOCKS : 1;
-	for (int w = 0; w < 1000; w++) {   /* warm-up */
-		if (rank == 0) {
-			MPI_Send(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
-			MPI_Recv(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-		} else if (rank == 1) {
-			MPI_Recv(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
-		}
-	}
+	for (int w = 0; w < 1000; w++)   /* warm-up */
+		round_trip(rank, &buf);
 	for (int b = 0; b < BLOCKS; b++) {
 		MPI_Barrier(MPI_COMM_WORLD);
 		double t0 = MPI_Wtime();
-		for (int i = 0; i < per; i++) {
-			if (rank == 0) {
-				MPI_Send(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD);
-				MPI_Recv(&buf, 1, MPI_DOUBLE, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			} else if (rank == 1) {
-				MPI_Recv(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-				MPI_Send(&buf, 1, MPI_DOUBLE, 0, 0, MPI_COMM_WORLD);
-			}
-		}
+		for (int i = 0; i < per; i++)
+			round_trip(rank, &buf);
 		lat[b] = (MPI_Wtime() - t0) / per / 2 * 1e6;
 	}
 	qsort(lat, BLOCKS, sizeof(double), cmp);

@@ -9,13 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double cpu_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -36,7 +30,7 @@ int main(int argc, char **argv)
 		      MPI_INFO_NULL, &fh);
 	for (int i = 0; i < 256; i++)   /* the file exists in full, the first calls warmed up */
 		MPI_File_write_at(fh, (MPI_Offset)i * 4096, buf, 4096, MPI_BYTE, &st);
-	double t0 = cpu_ns();
+	double t0 = bench_cpu_ns();
 	for (long i = 0; i < n; i++) {
 		MPI_Offset off = (MPI_Offset)(i % 256) * 4096;
 		if (!strcmp(kind, "read_at")) {
@@ -48,7 +42,7 @@ int main(int argc, char **argv)
 			MPI_File_write_at(fh, off, buf, 4096, MPI_BYTE, &st);
 		}
 	}
-	double t1 = cpu_ns();
+	double t1 = bench_cpu_ns();
 	printf("%.1f\n", (t1 - t0) / (double)n);
 	MPI_File_close(&fh);
 	MPI_Finalize();

@@ -24,13 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now_ns(clockid_t clk)
-{
-	struct timespec ts;
-	clock_gettime(clk, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -46,13 +40,13 @@ int main(int argc, char **argv)
 			counter++;
 			omp_unset_lock(&l);
 		}
-		t0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		t0 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 		for (long i = 0; i < n; i++) {
 			omp_set_lock(&l);
 			counter++;
 			omp_unset_lock(&l);
 		}
-		t1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		t1 = bench_ns(CLOCK_THREAD_CPUTIME_ID);
 		omp_destroy_lock(&l);
 		printf("%.3f\n", (t1 - t0) / n);
 		return counter == n + 10000 ? 0 : 1;
@@ -71,12 +65,12 @@ int main(int argc, char **argv)
 	clockid_t clk = nt == 1 ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC;
 	if (argc > 4 && !strcmp(argv[4], "cpu"))
 		clk = CLOCK_PROCESS_CPUTIME_ID;
-	t0 = now_ns(clk);
+	t0 = bench_ns(clk);
 	for (long i = 0; i < n; i++) {
 #pragma omp parallel num_threads(nt)
 		__asm__ __volatile__("" ::: "memory");   /* empty, but not removed */
 	}
-	t1 = now_ns(clk);
+	t1 = bench_ns(clk);
 	printf("%.3f\n", (t1 - t0) / n / 1e3);
 	return 0;
 }

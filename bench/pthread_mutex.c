@@ -15,14 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -38,13 +31,13 @@ int main(int argc, char **argv)
 		pthread_mutex_unlock(&m);
 	}
 	getrusage(RUSAGE_THREAD, &r0);
-	t0 = now_ns();
+	t0 = bench_cpu_ns();
 	for (long i = 0; i < n; i++) {
 		pthread_mutex_lock(&m);
 		counter++;
 		pthread_mutex_unlock(&m);
 	}
-	t1 = now_ns();
+	t1 = bench_cpu_ns();
 	getrusage(RUSAGE_THREAD, &r1);
 	double u = (r1.ru_utime.tv_sec - r0.ru_utime.tv_sec) * 1e9 + (r1.ru_utime.tv_usec - r0.ru_utime.tv_usec) * 1e3;
 	double s = (r1.ru_stime.tv_sec - r0.ru_stime.tv_sec) * 1e9 + (r1.ru_stime.tv_usec - r0.ru_stime.tv_usec) * 1e3;

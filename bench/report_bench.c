@@ -8,14 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench_clock.h"
 #include <sys/resource.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 #if BENCH_REF
 #include <otf2/otf2.h>
@@ -127,10 +121,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: report_bench ARCHIVE.otf2\n");
 		return 2;
 	}
-	double t0 = now();
+	double t0 = bench_wall_s();
 	if (read_all(argv[1]))
 		return 1;
-	double t1 = now();
+	double t1 = bench_wall_s();
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	double cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +

@@ -18,13 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e9 + ts.tv_nsec;
-}
+#include "bench_clock.h"
 
 int main(int argc, char **argv)
 {
@@ -44,12 +38,12 @@ int main(int argc, char **argv)
 		int h = 0;
 		funcdef("bench_region", 0, &h);
 		for (int r = 0; r < 5; r++) {
-			double t0 = now();
+			double t0 = bench_wall_ns();
 			for (long i = 0; i < n; i++) {
 				begin(h);
 				end(h);
 			}
-			double t = (now() - t0) / (double)n;
+			double t = (bench_wall_ns() - t0) / (double)n;
 			if (t < best)
 				best = t;
 		}
@@ -72,10 +66,10 @@ int main(int argc, char **argv)
 			return 1;
 		long long v[16];
 		for (int r = 0; r < 5; r++) {
-			double t0 = now();
+			double t0 = bench_wall_ns();
 			for (long i = 0; i < n; i++)
 				PAPI_read(es, v);
-			double t = (now() - t0) / (double)n;
+			double t = (bench_wall_ns() - t0) / (double)n;
 			if (t < best)
 				best = t;
 		}

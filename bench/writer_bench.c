@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include "bench_clock.h"
 
 #if BENCH_REF
 #include <otf2/otf2.h>
@@ -46,14 +47,6 @@ static void die(const char *what)
 {
 	fprintf(stderr, "writer_bench: %s\n", what);
 	exit(1);
-}
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 #if BENCH_REF
@@ -274,7 +267,7 @@ int main(int argc, char **argv)
 		die("THREADS must be 1..64");
 	pthread_barrier_init(&barrier, NULL, (unsigned)threads);
 
-	t0 = now();
+	t0 = bench_wall_s();
 	archive_open(argv[1], threads);
 	for (i = 0; i < threads; i++)
 		if (pthread_create(&tid[i], NULL, thread_main, (void *)(uintptr_t)i))
@@ -282,7 +275,7 @@ int main(int argc, char **argv)
 	for (i = 0; i < threads; i++)
 		pthread_join(tid[i], NULL);
 	archive_close(threads);
-	t1 = now();
+	t1 = bench_wall_s();
 
 	getrusage(RUSAGE_SELF, &ru);
 	printf("events=%llu seconds=%.6f bytes=%llu user=%.6f sys=%.6f\n",

@@ -275,6 +275,14 @@ void tr_cfg_load(void)
 		bad("TRACER_PTHREAD", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_MPI")) && tr_cfg_parse_bool(v, &tr_cfg.mpi))
 		bad("TRACER_MPI", v, "on/off/1/0/yes/no/true/false", "on");
+	if ((v = env_get("TRACER_MPI_POLLING")) && *v) {
+		if (!strcasecmp(v, "fold"))
+			tr_cfg.mpi_polling = TR_MPI_POLL_FOLD;
+		else if (!strcasecmp(v, "all"))
+			tr_cfg.mpi_polling = TR_MPI_POLL_ALL;
+		else if (tr_env_rank() <= 0)   /* one line per run, not one per rank */
+			bad("TRACER_MPI_POLLING", v, "fold, all", "fold");
+	}
 	if ((v = env_get("TRACER_OPENMP")) && tr_cfg_parse_bool(v, &tr_cfg.openmp))
 		bad("TRACER_OPENMP", v, "on/off/1/0/yes/no/true/false", "on");
 	if ((v = env_get("TRACER_IO")) && tr_cfg_parse_bool(v, &tr_cfg.io))

@@ -14,9 +14,11 @@ fields this script derives
   tr_ds_write_record()  the switch that writes a stored definition with its
                         otf2w_gdef_* writer (defs_write.c)
 
-The table below is what records.tab cannot say: which record a class is,
-which fields refer to which class, and the few classes stored differently
-(written by hand in defs_write.c).
+The classes are enum tr_def_class of tr_defs.h (read from there, never
+listed here). The tables below are what records.tab cannot say: which
+record a class is when its name does not tell, which fields refer to which
+class, and the few classes stored differently (written by hand in
+defs_write.c).
 
 usage: gen_defs.py records.tab OUT_HEADER
 """
@@ -27,39 +29,43 @@ sys.dont_write_bytecode = True   # no __pycache__ in the source tree
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'format'))
 from gen_records import Record, snake  # noqa: E402
 
-# enum tr_def_class order (tr_defs.h): (class, record, options)
+# The classes are enum tr_def_class of tr_defs.h (the one list, read by
+# classes()); a class TR_DEF_FOO_BAR stores the record FooBar unless OPTIONS
+# names another. OPTIONS (class -> options) holds what differs:
+#   record:   its record, when not the class's name in CamelCase (None: no record)
 #   variants: [(v0 value, record)]: the first value selects the record
 #   schema:   stored layout differs from the record (hand-written writer)
 #   hand:     written by defs_write.c (location members, two records, ...)
 #   extra:    kinds stored after the record's values (not written)
-CLASSES = [
-    ('STRING', None, {}),
-    ('ATTRIBUTE', 'Attribute', {}),
-    ('REGION', 'Region', {}),
-    ('GROUP', 'Group', {'hand': 'location members renumbered in a unified archive'}),
-    ('COMM', 'Comm', {'variants': [(1, 'InterComm'), (0, 'Comm')]}),
-    ('RMA_WIN', 'RmaWin', {}),
-    ('PARAMETER', 'Parameter', {}),
-    ('METRIC_MEMBER', 'MetricMember', {}),
-    ('METRIC', 'MetricClass', {'schema': 'vvv*m', 'hand': 'stored: occurrence, recorder kind, members'}),
-    ('METRIC_CLASS_RECORDER', 'MetricClassRecorder', {}),
-    ('SOURCE_CODE_LOCATION', 'SourceCodeLocation', {}),
-    ('CALLING_CONTEXT', 'CallingContext', {}),
-    ('CALLING_CONTEXT_PROPERTY', 'CallingContextProperty', {}),
-    ('INTERRUPT_GENERATOR', 'InterruptGenerator', {}),
-    ('CART_DIMENSION', 'CartDimension', {}),
-    ('CART_TOPOLOGY', 'CartTopology', {}),
-    ('CART_COORDINATE', 'CartCoordinate', {}),
-    ('CALLSITE', 'Callsite', {}),
-    ('CALLPATH', 'Callpath', {}),
-    ('LOCATION_PROPERTY', 'LocationProperty', {}),
-    ('LOCATION_GROUP_PROPERTY', 'LocationGroupProperty', {}),
-    ('IO_PARADIGM', 'IoParadigm', {'schema': 'vssvvvvV', 'hand': 'one property (VERSION)'}),
-    ('IO_FILE', 'IoRegularFile', {'schema': 'vss', 'hand': 'IoRegularFile or IoDirectory, scope from the host'}),
-    ('IO_FILE_PROPERTY', 'IoFileProperty', {}),
-    ('IO_HANDLE', 'IoHandle', {'extra': 'v'}),
-    ('IO_PRE_CREATED_HANDLE_STATE', 'IoPreCreatedHandleState', {}),
-]
+OPTIONS = {
+    'STRING': {'record': None},
+    'GROUP': {'hand': 'location members renumbered in a unified archive'},
+    'COMM': {'variants': [(1, 'InterComm'), (0, 'Comm')]},
+    'METRIC': {'record': 'MetricClass', 'schema': 'vvv*m', 'hand': 'stored: occurrence, recorder kind, members'},
+    'IO_PARADIGM': {'schema': 'vssvvvvV', 'hand': 'one property (VERSION)'},
+    'IO_FILE': {'record': 'IoRegularFile', 'schema': 'vss',
+                'hand': 'IoRegularFile or IoDirectory, scope from the host'},
+    'IO_HANDLE': {'extra': 'v'},
+}
+TR_DEFS_H = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'tr_defs.h')
+
+
+def classes():
+    """[(class, record, options)] in the order of enum tr_def_class (tr_defs.h)."""
+    import re
+    text = open(TR_DEFS_H).read()
+    body = re.search(r'enum tr_def_class \{(.*?)\};', text, re.S).group(1)
+    names = [n for n in re.findall(r'TR_DEF_(\w+)', body) if n != 'NCLASSES']
+    unknown = set(OPTIONS) - set(names)
+    if unknown:
+        raise SystemExit('gen_defs.py: OPTIONS for classes not in enum tr_def_class: %s' % sorted(unknown))
+    out = []
+    for n in names:
+        opt = OPTIONS.get(n, {})
+        rec = opt['record'] if 'record' in opt else ''.join(w.capitalize() for w in n.split('_'))
+        out.append((n, rec, opt))
+    return out
+
 
 # field name -> kind of the class it refers to (defset.h)
 KIND = {
@@ -140,10 +146,12 @@ def main():
                 r = Record(line)
                 recs[r.name] = r
     sch, cases, hand = [], [], []
-    for cls, rec, opt in CLASSES:
+    for cls, rec, opt in classes():
         if rec is None:
             sch.append('\t[TR_DEF_%s] = "",' % cls)
             continue
+        if rec not in recs:
+            raise SystemExit('gen_defs.py: class %s: no record %s in records.tab (OPTIONS record)' % (cls, rec))
         r = recs[rec]
         if 'schema' in opt:
             s = opt['schema']

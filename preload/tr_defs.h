@@ -13,7 +13,9 @@
 #include <stdint.h>
 #include "otf2w.h"
 
-/* Classes of the definition registry (ids are dense from 0 per class). */
+/* Classes of the definition registry (ids are dense from 0 per class): the
+ * one list, read by preload/gen_defs.py (a class TR_DEF_FOO_BAR stores the
+ * record FooBar unless its OPTIONS there say otherwise). */
 enum tr_def_class {
 	TR_DEF_STRING = 0, TR_DEF_ATTRIBUTE, TR_DEF_REGION, TR_DEF_GROUP, TR_DEF_COMM,
 	TR_DEF_RMA_WIN, TR_DEF_PARAMETER, TR_DEF_METRIC_MEMBER, TR_DEF_METRIC,

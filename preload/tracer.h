@@ -63,6 +63,7 @@ void tr_log_sigsafe(const char *fmt, ...);
 enum tr_on_full { TR_ON_FULL_FLUSH = 0, TR_ON_FULL_STOP = 1 };
 enum tr_clock_kind { TR_CLOCK_TSC = 0, TR_CLOCK_MONOTONIC = 1 };
 enum tr_tree_mode { TR_TREE_ONE = 0, TR_TREE_SEPARATE = 1 };
+enum tr_mpi_polling { TR_MPI_POLL_FOLD = 0, TR_MPI_POLL_ALL = 1 };
 
 struct tr_config {
 	char output[4096];        /* TRACER_OUTPUT ("" = default name, decided at start or by MPI) */
@@ -71,6 +72,7 @@ struct tr_config {
 	int on_full;              /* TRACER_ON_FULL */
 	int pthread;              /* TRACER_PTHREAD (default 1) */
 	int mpi;                  /* TRACER_MPI (default 1) */
+	int mpi_polling;          /* TRACER_MPI_POLLING: fold (default), all (wrappers/mpi_req.c) */
 	char filter[4096];        /* TRACER_FILTER file ("" = none) */
 	int verbose;              /* TRACER_VERBOSE (default 1) */
 	int clock;                /* TRACER_CLOCK: tsc (default where invariant) / monotonic */

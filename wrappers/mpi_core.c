@@ -79,6 +79,8 @@ struct win_slot {
 	_Atomic uintptr_t key;
 	struct tr_mpi_win w;
 };
+_Static_assert(offsetof(struct comm_slot, key) == 0 && offsetof(struct win_slot, key) == 0,
+	       "ht_probe finds a slot by its key, first");
 static struct comm_slot comm_tab[HT_SLOTS];
 static struct win_slot win_tab[HT_SLOTS / 4];
 
@@ -87,35 +89,40 @@ static inline uint32_t ht_hash(uintptr_t k, unsigned bits)
 	return (uint32_t)(((uint64_t)k * 0x9e3779b97f4a7c15ull) >> (64 - bits));
 }
 
-static struct comm_slot *comm_find(uintptr_t k)
+/* The slot of key k in a table of n slots (a power of two) of stride
+ * bytes each, its key first (NULL: absent); with free_slot, else the first
+ * free or removed slot on k's probe path (an insert, under tr_mpi_lock). */
+static inline void *ht_probe(void *tab, size_t stride, uint32_t n, unsigned bits, uintptr_t k, int free_slot)
 {
-	uint32_t h = ht_hash(k, HT_BITS);
-	for (uint32_t i = 0; i < HT_SLOTS; i++) {
-		struct comm_slot *s = &comm_tab[(h + i) & (HT_SLOTS - 1)];
-		uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
+	uint32_t h = ht_hash(k, bits);
+	for (uint32_t i = 0; i < n; i++) {
+		_Atomic uintptr_t *key = (_Atomic uintptr_t *)(void *)((char *)tab + ((h + i) & (n - 1)) * stride);
+		if (free_slot) {
+			uintptr_t cur = atomic_load_explicit(key, memory_order_relaxed);
+			if (cur == 0 || cur == HT_TOMB)
+				return key;
+			continue;
+		}
+		uintptr_t cur = atomic_load_explicit(key, memory_order_acquire);
 		if (cur == k)
-			return s;
+			return key;
 		if (!cur)
 			return NULL;
 	}
 	return NULL;
 }
 
+static struct comm_slot *comm_find(uintptr_t k)
+{
+	return ht_probe(comm_tab, sizeof(comm_tab[0]), HT_SLOTS, HT_BITS, k, 0);
+}
+
 /* Under tr_mpi_lock. */
 static struct comm_slot *comm_insert(uintptr_t k, const struct tr_mpi_comm *c)
 {
 	struct comm_slot *s = comm_find(k);
-	if (!s) {
-		uint32_t h = ht_hash(k, HT_BITS);
-		for (uint32_t i = 0; i < HT_SLOTS; i++) {
-			struct comm_slot *x = &comm_tab[(h + i) & (HT_SLOTS - 1)];
-			uintptr_t cur = atomic_load_explicit(&x->key, memory_order_relaxed);
-			if (cur == 0 || cur == HT_TOMB) {
-				s = x;
-				break;
-			}
-		}
-	}
+	if (!s)
+		s = ht_probe(comm_tab, sizeof(comm_tab[0]), HT_SLOTS, HT_BITS, k, 1);
 	if (!s)
 		return NULL;
 	atomic_store_explicit(&s->key, HT_TOMB, memory_order_relaxed);
@@ -126,33 +133,13 @@ static struct comm_slot *comm_insert(uintptr_t k, const struct tr_mpi_comm *c)
 
 static struct win_slot *win_find(uintptr_t k)
 {
-	const uint32_t n = HT_SLOTS / 4;
-	uint32_t h = ht_hash(k, HT_BITS - 2);
-	for (uint32_t i = 0; i < n; i++) {
-		struct win_slot *s = &win_tab[(h + i) & (n - 1)];
-		uintptr_t cur = atomic_load_explicit(&s->key, memory_order_acquire);
-		if (cur == k)
-			return s;
-		if (!cur)
-			return NULL;
-	}
-	return NULL;
+	return ht_probe(win_tab, sizeof(win_tab[0]), HT_SLOTS / 4, HT_BITS - 2, k, 0);
 }
 
 static struct win_slot *win_insert(uintptr_t k)
 {
-	const uint32_t n = HT_SLOTS / 4;
 	struct win_slot *s = win_find(k);
-	if (s)
-		return s;
-	uint32_t h = ht_hash(k, HT_BITS - 2);
-	for (uint32_t i = 0; i < n; i++) {
-		struct win_slot *x = &win_tab[(h + i) & (n - 1)];
-		uintptr_t cur = atomic_load_explicit(&x->key, memory_order_relaxed);
-		if (cur == 0 || cur == HT_TOMB)
-			return x;
-	}
-	return NULL;
+	return s ? s : ht_probe(win_tab, sizeof(win_tab[0]), HT_SLOTS / 4, HT_BITS - 2, k, 1);
 }
 
 /* ---- groups and communicators ----------------------------------------------------------- */

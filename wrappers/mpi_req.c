@@ -105,12 +105,13 @@ static inline void req_publish(struct tr_mpi_req *e, uintptr_t k)
 	atomic_store_explicit(&e->key, k, memory_order_release);
 }
 
-/* Takes the entry of handle k out of the table for a completion call (its
- * key becomes BUSY; req_done frees it or req_release puts it back). Several
- * entries may share one handle: Open MPI returns one shared, already
- * completed request for every send that finished at once, so a taken entry
- * must not be found again by the next element of the same Waitall. */
-static struct tr_mpi_req *req_take(uintptr_t k)
+/* The entry of handle k, NULL if none. take: taken out of the table for a
+ * completion call (its key becomes BUSY; req_done frees it or req_release
+ * puts it back). Several entries may share one handle: Open MPI returns one
+ * shared, already completed request for every send that finished at once,
+ * so a taken entry must not be found again by the next element of the same
+ * Waitall. */
+static struct tr_mpi_req *req_lookup(uintptr_t k, int take)
 {
 	if (!tr_mpi_reqs || k <= KEY_BUSY)
 		return NULL;
@@ -118,13 +119,24 @@ static struct tr_mpi_req *req_take(uintptr_t k)
 	for (uint32_t i = 0; i < REQ_PROBES; i++) {
 		struct tr_mpi_req *e = &tr_mpi_reqs[(h + i) & (REQ_SLOTS - 1)];
 		uintptr_t cur = atomic_load_explicit(&e->key, memory_order_acquire);
-		if (cur == k && atomic_compare_exchange_strong_explicit(&e->key, &cur, KEY_BUSY,
-									memory_order_acquire, memory_order_relaxed))
+		if (cur == k && (!take || atomic_compare_exchange_strong_explicit(&e->key, &cur, KEY_BUSY,
+										  memory_order_acquire,
+										  memory_order_relaxed)))
 			return e;
 		if (cur == KEY_EMPTY)
 			return NULL;
 	}
 	return NULL;
+}
+
+static inline struct tr_mpi_req *req_take(uintptr_t k)
+{
+	return req_lookup(k, 1);
+}
+
+static inline struct tr_mpi_req *req_find(uintptr_t k)
+{
+	return req_lookup(k, 0);
 }
 
 static inline void req_release(struct tr_mpi_req *e)
@@ -133,25 +145,24 @@ static inline void req_release(struct tr_mpi_req *e)
 		atomic_store_explicit(&e->key, e->handle, memory_order_release);
 }
 
-static struct tr_mpi_req *req_find(uintptr_t k)
-{
-	if (!tr_mpi_reqs || k <= KEY_BUSY)
-		return NULL;
-	uint32_t h = req_hash(k);
-	for (uint32_t i = 0; i < REQ_PROBES; i++) {
-		struct tr_mpi_req *e = &tr_mpi_reqs[(h + i) & (REQ_SLOTS - 1)];
-		uintptr_t cur = atomic_load_explicit(&e->key, memory_order_acquire);
-		if (cur == k)
-			return e;
-		if (cur == KEY_EMPTY)
-			return NULL;
-	}
-	return NULL;
-}
-
 static inline void req_remove(struct tr_mpi_req *e)
 {
 	atomic_store_explicit(&e->key, KEY_TOMB, memory_order_release);
+}
+
+/* A claimed entry for key: an active, not persistent request of kind on
+ * comm (a window, an I/O handle); the caller fills in the rest and
+ * publishes it. NULL: the table is full. */
+static struct tr_mpi_req *req_open(uintptr_t key, uint8_t kind, uint32_t comm)
+{
+	struct tr_mpi_req *e = req_claim(key);
+	if (e) {
+		e->kind = kind;
+		e->persistent = 0;
+		e->active = 1;
+		e->comm = comm;
+	}
+	return e;
 }
 
 void tr_mpi_req_p2p(struct tr_thread *t, uint64_t time, MPI_Request r, int kind, int persistent,
@@ -184,14 +195,10 @@ void tr_mpi_req_coll(struct tr_thread *t, uint64_t time, MPI_Request r, uint8_t 
 {
 	if (r == MPI_REQUEST_NULL)
 		return;
-	struct tr_mpi_req *e = req_claim((uintptr_t)r);
+	struct tr_mpi_req *e = req_open((uintptr_t)r, TR_MPI_REQ_COLL, comm);
 	if (!e)
 		return;
-	e->kind = TR_MPI_REQ_COLL;
-	e->persistent = 0;
-	e->active = 1;
 	e->op = op;
-	e->comm = comm;
 	e->root = root;
 	e->bytes = sent;
 	e->bytes2 = recvd;
@@ -204,26 +211,18 @@ void tr_mpi_req_rma(struct tr_thread *t, MPI_Request r, uint32_t win, uint64_t i
 {
 	if (r == MPI_REQUEST_NULL)
 		return;
-	struct tr_mpi_req *e = req_claim((uintptr_t)r);
+	struct tr_mpi_req *e = req_open((uintptr_t)r, TR_MPI_REQ_RMA, win);
 	if (!e)
 		return;
-	e->kind = TR_MPI_REQ_RMA;
-	e->persistent = 0;
-	e->active = 1;
-	e->comm = win;
 	e->id = id;
 	req_publish(e, (uintptr_t)r);
 }
 
 void tr_mpi_req_io(MPI_Request r, uint32_t handle, uint64_t id)
 {
-	struct tr_mpi_req *e = req_claim((uintptr_t)r);
+	struct tr_mpi_req *e = req_open((uintptr_t)r, TR_MPI_REQ_IO, handle);
 	if (!e)
 		return;
-	e->kind = TR_MPI_REQ_IO;
-	e->persistent = 0;
-	e->active = 1;
-	e->comm = handle;
 	e->id = id;
 	req_publish(e, (uintptr_t)r);
 }
@@ -249,26 +248,30 @@ void tr_mpi_msg_note(MPI_Message m, uint32_t comm)
 {
 	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
 		return;
-	struct tr_mpi_req *e = req_claim((uintptr_t)m);
+	struct tr_mpi_req *e = req_open((uintptr_t)m, TR_MPI_REQ_MSG, comm);
 	if (!e)
 		return;
-	e->kind = TR_MPI_REQ_MSG;
-	e->persistent = 0;
-	e->active = 1;
-	e->comm = comm;
 	req_publish(e, (uintptr_t)m);
+}
+
+/* The communicator of message m (tr_mpi_msg_note), its entry removed: 1;
+ * 0 for a message we do not know. */
+static int msg_take(MPI_Message m, uint32_t *comm)
+{
+	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+		return 0;
+	struct tr_mpi_req *e = req_find((uintptr_t)m);
+	if (!e || e->kind != TR_MPI_REQ_MSG)
+		return 0;
+	*comm = e->comm;
+	req_remove(e);
+	return 1;
 }
 
 void tr_mpi_mrecv_evt(struct tr_thread *t, uint64_t time, MPI_Message m, const MPI_Status *st)
 {
-	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
-		return;
-	struct tr_mpi_req *e = req_find((uintptr_t)m);
-	if (!e || e->kind != TR_MPI_REQ_MSG)
-		return;
-	uint32_t comm = e->comm;
-	req_remove(e);
-	if (st->MPI_SOURCE < 0)
+	uint32_t comm;
+	if (!msg_take(m, &comm) || st->MPI_SOURCE < 0)
 		return;
 	TR_MPI_REC(t, otf2w_evt_mpi_recv(t->w, NULL, time, (uint32_t)st->MPI_SOURCE, comm,
 					 (uint32_t)st->MPI_TAG, status_bytes(st)));
@@ -276,13 +279,9 @@ void tr_mpi_mrecv_evt(struct tr_thread *t, uint64_t time, MPI_Message m, const M
 
 void tr_mpi_imrecv(struct tr_thread *t, uint64_t time, MPI_Message m, MPI_Request r)
 {
-	if (m == MPI_MESSAGE_NULL || m == MPI_MESSAGE_NO_PROC)
+	uint32_t comm;
+	if (!msg_take(m, &comm))
 		return;
-	struct tr_mpi_req *e = req_find((uintptr_t)m);
-	if (!e || e->kind != TR_MPI_REQ_MSG)
-		return;
-	uint32_t comm = e->comm;
-	req_remove(e);
 	tr_mpi_req_p2p(t, time, r, TR_MPI_REQ_RECV, 0, MPI_ANY_SOURCE, MPI_ANY_TAG, comm, 0);
 }
 
@@ -373,10 +372,20 @@ static struct scratch *scratch_get(int count)
 	return s;
 }
 
-static void find_all(struct scratch *s, int count, const MPI_Request reqs[])
+/* The scratch arrays of a call on count requests, holding their tracked
+ * entries (taken from the table); *sts (sts NULL: the call has one status)
+ * is pointed at our own statuses when the caller ignores them. NULL if
+ * memory is short: the call's requests are then not recorded. */
+static struct scratch *scratch_find(int count, const MPI_Request reqs[], MPI_Status **sts)
 {
+	struct scratch *s = scratch_get(count);
+	if (!s)
+		return NULL;
 	for (int i = 0; i < count; i++)
 		s->ent[i] = reqs[i] != MPI_REQUEST_NULL ? req_take((uintptr_t)reqs[i]) : NULL;
+	if (sts && *sts == MPI_STATUSES_IGNORE)
+		*sts = s->st;
+	return s;
 }
 
 static void release_all(struct scratch *s, int count)
@@ -393,12 +402,7 @@ static uint32_t poll_class = UINT32_MAX;
 
 void tr_mpi_poll_init(void)
 {
-	const char *v = getenv("TRACER_MPI_POLLING");
-	tr_mpi_fold = 1;
-	if (v && !strcmp(v, "all"))
-		tr_mpi_fold = 0;
-	else if (v && *v && strcmp(v, "fold") && tr_mpi_world_rank <= 0)
-		tr_log_warn("TRACER_MPI_POLLING=%s: accepted fold, all; using fold", v);
+	tr_mpi_fold = tr_cfg.mpi_polling == TR_MPI_POLL_FOLD;
 	if (!tr_mpi_fold || poll_class != UINT32_MAX)
 		return;
 	uint32_t m[2];
@@ -513,12 +517,7 @@ TR_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 TR_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 {
 	BEGIN(MPI_Waitall, PMPI_Waitall(count, reqs, sts));
-	struct scratch *s = scratch_get(count);
-	if (s) {
-		find_all(s, count, reqs);
-		if (sts == MPI_STATUSES_IGNORE)
-			sts = s->st;
-	}
+	struct scratch *s = scratch_find(count, reqs, &sts);
 	int ret = PMPI_Waitall(count, reqs, sts);
 	uint64_t t1 = tr_time();
 	if (s) {
@@ -536,12 +535,7 @@ TR_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 TR_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status sts[])
 {
 	POLL_BEGIN(MPI_Testall, PMPI_Testall(count, reqs, flag, sts));
-	struct scratch *s = scratch_get(count);
-	if (s) {
-		find_all(s, count, reqs);
-		if (sts == MPI_STATUSES_IGNORE)
-			sts = s->st;
-	}
+	struct scratch *s = scratch_find(count, reqs, &sts);
 	int ret = PMPI_Testall(count, reqs, flag, sts);
 	uint64_t t1 = tr_time();
 	if (fold && ret == MPI_SUCCESS && !*flag && s)
@@ -568,9 +562,7 @@ TR_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status 
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
-	struct scratch *s = scratch_get(count);
-	if (s)
-		find_all(s, count, reqs);
+	struct scratch *s = scratch_find(count, reqs, NULL);
 	int ret = PMPI_Waitany(count, reqs, index, status);
 	uint64_t t1 = tr_time();
 	if (s && ret == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < count &&
@@ -589,9 +581,7 @@ TR_EXPORT int MPI_Testany(int count, MPI_Request reqs[], int *index, int *flag, 
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
-	struct scratch *s = scratch_get(count);
-	if (s)
-		find_all(s, count, reqs);
+	struct scratch *s = scratch_find(count, reqs, NULL);
 	int ret = PMPI_Testany(count, reqs, index, flag, status);
 	uint64_t t1 = tr_time();
 	/* flag true with MPI_UNDEFINED: no active request, nothing completed */
@@ -646,12 +636,7 @@ static int some_common(struct tr_thread *t, uint64_t t1, struct scratch *s, int 
 TR_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
 {
 	BEGIN(MPI_Waitsome, PMPI_Waitsome(incount, reqs, outcount, indices, sts));
-	struct scratch *s = scratch_get(incount);
-	if (s) {
-		find_all(s, incount, reqs);
-		if (sts == MPI_STATUSES_IGNORE)
-			sts = s->st;
-	}
+	struct scratch *s = scratch_find(incount, reqs, &sts);
 	int ret = PMPI_Waitsome(incount, reqs, outcount, indices, sts);
 	uint64_t t1 = tr_time();
 	some_common(t, t1, s, ret, incount, *outcount, indices, sts, 0);
@@ -661,12 +646,7 @@ TR_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int i
 TR_EXPORT int MPI_Testsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
 {
 	POLL_BEGIN(MPI_Testsome, PMPI_Testsome(incount, reqs, outcount, indices, sts));
-	struct scratch *s = scratch_get(incount);
-	if (s) {
-		find_all(s, incount, reqs);
-		if (sts == MPI_STATUSES_IGNORE)
-			sts = s->st;
-	}
+	struct scratch *s = scratch_find(incount, reqs, &sts);
 	int ret = PMPI_Testsome(incount, reqs, outcount, indices, sts);
 	uint64_t t1 = tr_time();
 	const int none = ret == MPI_SUCCESS && (*outcount == 0 || *outcount == MPI_UNDEFINED);

@@ -114,6 +114,18 @@ static int vt_get(struct tr_thread **out)
 	return VT_OK;
 }
 
+/* vt_get for a call whose arguments are checked first: VT_ERR_BADARG (the
+ * thread put back) unless args_ok. */
+static int vt_get_args(struct tr_thread **out, int args_ok)
+{
+	int rc = vt_get(out);
+	if (rc == VT_OK && !args_ok) {
+		tr_thread_put(*out);
+		rc = VT_ERR_BADARG;
+	}
+	return rc;
+}
+
 /* The stack VT calls of thread t use now. Owner thread only. */
 static struct tr_region_stack *vt_stack_of(struct tr_thread *t)
 {
@@ -414,13 +426,9 @@ static void vt_detailed_name(const char *name, int level, char *out, size_t cap,
 TR_EXPORT int VT_enterstate(const char *name, int *statehandle, int *truncated)
 {
 	struct tr_thread *t;
-	int rc = vt_get(&t);
+	int rc = vt_get_args(&t, name && statehandle);
 	if (rc)
 		return rc;
-	if (!name || !statehandle) {
-		tr_thread_put(t);
-		return VT_ERR_BADARG;
-	}
 	struct vt_state *st = *statehandle ? vt_state_lookup(*statehandle) : NULL;
 	if (!st) {
 		/* first call: define the state as DETAILED-STATES wants it */
@@ -458,13 +466,9 @@ TR_EXPORT int VT_enterstate(const char *name, int *statehandle, int *truncated)
 TR_EXPORT int VT_classdef(const char *classname, int *classhandle)
 {
 	struct tr_thread *t;
-	int rc = vt_get(&t);
+	int rc = vt_get_args(&t, classname && classhandle);
 	if (rc)
 		return rc;
-	if (!classname || !classhandle) {
-		tr_thread_put(t);
-		return VT_ERR_BADARG;
-	}
 	vt_init_classes();
 	char path[VT_NAME_MAX];
 	vt_path_append(path, 0, sizeof(path), classname, strlen(classname));
@@ -567,13 +571,9 @@ TR_EXPORT int VT_symdef(int statehandle, const char *symname, const char *activi
 TR_EXPORT int VT_scldef(const char *file, int line_nr, int *sclhandle)
 {
 	struct tr_thread *t;
-	int rc = vt_get(&t);
+	int rc = vt_get_args(&t, file && sclhandle && line_nr >= 0);
 	if (rc)
 		return rc;
-	if (!file || !sclhandle || line_nr < 0) {
-		tr_thread_put(t);
-		return VT_ERR_BADARG;
-	}
 	uint32_t def = tr_def_source_code_location(file, (uint32_t)line_nr);
 	char *copy = strdup(file);
 	vt_lock_take();

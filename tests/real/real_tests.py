@@ -633,6 +633,18 @@ int main(int argc, char **argv)
 """
 
 
+def untraceable_run(what, argv, u, t, prefix, says):
+    """argv untraced and under tracer-run: the same run (compare), and one
+    tracer: line, saying `says`."""
+    ru = rc.run_timed(argv, u, clean_env())
+    rt = rc.run_timed(tracer_run_argv(prefix, argv), t, clean_env())
+    compare('untraceable ' + what, ru, rt, u, t)
+    tl = rc.tracer_lines(rt.err)
+    if len(tl) != 1 or says not in tl[0]:
+        ck.fail('untraceable: %s: tracer: lines %s' % (what, tl))
+    print('ok untraceable %s: %s; %s' % (what, rt.status(), tl[0]))
+
+
 @case
 def untraceable():
     """A statically linked program, a set-uid program of another user and
@@ -648,15 +660,9 @@ def untraceable():
     if r.rc != 0:
         ck.fail('gcc -static: %s (libc6-dev has libc.a): %s' % (r.status(), r.err.decode()[-400:]))
     prefix = os.path.join(base, 'archive')
-    ru = rc.run_timed([exe, 'a'], u, clean_env())
-    rt = rc.run_timed(tracer_run_argv(prefix, [exe, 'a']), t, clean_env())
-    compare('untraceable static', ru, rt, u, t)
-    tl = rc.tracer_lines(rt.err)
-    if len(tl) != 1 or 'statically linked' not in tl[0]:
-        ck.fail('untraceable: static: tracer: lines %s' % tl)
+    untraceable_run('static', [exe, 'a'], u, t, prefix, 'statically linked')
     if archives(prefix):
         ck.fail('untraceable: static: an archive was written')
-    print('ok untraceable static: %s; %s' % (rt.status(), tl[0]))
     # set-uid for another user (root only: chown)
     if os.geteuid() == 0:
         import pwd
@@ -666,13 +672,7 @@ def untraceable():
         os.chown(suid, nobody, -1)
         os.chmod(suid, 0o4755)
         os.chmod(base, 0o755)
-        ru = rc.run_timed([suid, 'hello'], u, clean_env())
-        rt = rc.run_timed(tracer_run_argv(prefix, [suid, 'hello']), t, clean_env())
-        compare('untraceable setuid', ru, rt, u, t)
-        tl = rc.tracer_lines(rt.err)
-        if len(tl) != 1 or 'set-uid' not in tl[0]:
-            ck.fail('untraceable: setuid: tracer: lines %s' % tl)
-        print('ok untraceable setuid: %s; %s' % (rt.status(), tl[0]))
+        untraceable_run('setuid', [suid, 'hello'], u, t, prefix, 'set-uid')
     # another architecture: an aarch64 ELF header (exec fails: 126, as from a shell)
     arm = os.path.join(base, 'arm_prog')
     with open('/bin/true', 'rb') as f:
