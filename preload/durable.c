@@ -12,8 +12,9 @@
  *   (records stored after the tick may be cut by the kill: recovery ends
  *   the location there);
  * - NAME.recovery.otf2 + NAME.recovery.def (+ NAME.recovery/ with empty
- *   local files): a complete archive of the definitions, rewritten at a
- *   tick when definitions or locations were added since the last one.
+ *   local files): a complete archive of the definitions, replaced (written
+ *   aside, then renamed over: write_snapshot) at a tick when definitions
+ *   or locations were added since the last one.
  * Every interval the tick first reads the positions, then writes the
  * definitions, then publishes the positions: every event before a
  * published position refers only to definitions in the snapshot.
@@ -49,14 +50,17 @@ static void parse(void)
 	const char *v = tr_getenv("TRACER_DURABLE");
 	int b;
 	uint64_t ns;
-	if (!v || !*v)
+	if (!v || !*v) {
+		dur_interval_ns = TR_DURABLE_DEFAULT_NS;   /* on by default */
 		return;
+	}
 	if (tr_cfg_parse_bool(v, &b) == 0) {
 		dur_interval_ns = b ? TR_DURABLE_DEFAULT_NS : 0;
 	} else if (tr_cfg_parse_duration(v, &ns) == 0 && ns >= 10000000ull && ns <= 60000000000ull) {
 		dur_interval_ns = ns;
 	} else {
-		tr_log_error("TRACER_DURABLE=%s: expected off, on or an interval 10ms..60s (250ms, 1s); using off", v);
+		tr_log_error("TRACER_DURABLE=%s: expected off, on or an interval 10ms..60s (250ms, 1s); using 250ms", v);
+		dur_interval_ns = TR_DURABLE_DEFAULT_NS;
 	}
 }
 
@@ -99,16 +103,31 @@ static int open_index(void)
 	return 0;
 }
 
+/* Moves the files of NAME.recovery.new/ into NAME.recovery/ (one rename
+ * each: a local definitions file is whole, the old or the new one). */
+static void move_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)type;
+	char to[4700];
+	snprintf(to, sizeof(to), "%s/%s", (const char *)ud, name);
+	rename(path, to);
+}
+
 /* The definitions as a complete archive NAME.recovery (its event files are
- * empty; recovery takes its anchor and NAME.def). */
+ * empty; recovery takes its anchor and NAME.def). Never rewritten in place:
+ * written whole as NAME.recovery.new (its anchor last: the new snapshot is
+ * complete once NAME.recovery.new.otf2 exists), then renamed over the old
+ * one file by file, the anchor last. A kill before the new anchor leaves
+ * the previous snapshot whole; after it, `tracer recover` finishes the
+ * renames (tools/recover.c). Runs on tracer-io. */
 static int write_snapshot(void)
 {
-	char od[4400], name[128];
+	char od[4400], name[128], from[4500], to[4500];
 	tr_archive_own_path(od, sizeof(od), "");
 	char *slash = strrchr(od, '/');
 	if (!slash)
 		return -1;
-	snprintf(name, sizeof(name), "%s.recovery", slash + 1);
+	snprintf(name, sizeof(name), "%s.recovery.new", slash + 1);
 	*slash = 0;
 	otf2w_archive_params p;
 	memset(&p, 0, sizeof(p));
@@ -131,7 +150,21 @@ static int write_snapshot(void)
 	}
 	tr_defs_write_global(g, 0);
 	tr_defs_write_cc_maps(a);   /* sampled calling contexts: node -> definition */
-	return otf2w_archive_close(a) == OTF2W_OK ? 0 : -1;
+	if (otf2w_archive_close(a) != OTF2W_OK)
+		return -1;
+	/* the new snapshot is whole: over the old one, the anchor last */
+	tr_archive_own_path(from, sizeof(from), ".recovery.new.def");
+	tr_archive_own_path(to, sizeof(to), ".recovery.def");
+	if (rename(from, to) != 0)
+		return -1;
+	tr_archive_own_path(from, sizeof(from), ".recovery.new");
+	tr_archive_own_path(to, sizeof(to), ".recovery");
+	mkdir(to, 0755);
+	tr_dir_each(from, move_entry, to);
+	rmdir(from);
+	tr_archive_own_path(from, sizeof(from), ".recovery.new.otf2");
+	tr_archive_own_path(to, sizeof(to), ".recovery.otf2");
+	return rename(from, to);
 }
 
 /* The modules' definitions of what was recorded so far (sampled calling
@@ -172,13 +205,13 @@ static void tick(void)
 	modules_tick();
 	uint64_t sig = defs_signature();
 	if (!dur_snap_ok || sig != dur_sig) {
-		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
-			dur_sig = sig;
-			dur_snap_ok = 1;
-		}
+		/* not saved: the positions wait (they may refer to definitions
+		 * the last snapshot lacks) */
+		if (write_snapshot() != 0 || tr_archive_save_tdefs() != 0)
+			return;
+		dur_sig = sig;
+		dur_snap_ok = 1;
 	}
-	if (!dur_snap_ok)
-		return;
 	/* 3. publish: a slot per location (found by id, else appended) */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
@@ -263,8 +296,14 @@ void tr_durable_cleanup(int crash)
 	 * other ranks' locations) */
 	tr_dir_each(dir, unlink_entry, NULL);
 	rmdir(dir);
+	tr_archive_own_path(dir, sizeof(dir), ".recovery.new");
+	tr_dir_each(dir, unlink_entry, NULL);
+	rmdir(dir);
 	unlink_own(".recovery.otf2");
 	unlink_own(".recovery.def");
+	unlink_own(".recovery.new.otf2");
+	unlink_own(".recovery.new.otf2.part");
+	unlink_own(".recovery.new.def");
 	unlink_own(".durable");
 	(void)crash;
 }
