@@ -31,6 +31,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
 #include "durable_index.h"
@@ -176,13 +177,24 @@ static void modules_tick(void)
 			tr_g.modules[i]->durable_tick();
 }
 
+static uint64_t dur_last_pub;   /* when positions were last published (CLOCK_MONOTONIC ns) */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void tick(void)
 {
 	if (dur_stopped || !tr_g.ar || tr_g.finishing)
 		return;
 	if (!dur_idx && open_index() != 0)
 		return;
+	uint64_t t0 = mono_ns();
 	modules_tick();   /* (may be slow: sampled symbols) */
+	uint64_t t1 = mono_ns();
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
 	uint32_t n = 0;
@@ -229,6 +241,11 @@ static void tick(void)
 		__atomic_store_n(&dur_idx->slot[k].state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
 	}
 	dur_idx->ticks++;
+	uint64_t t2 = mono_ns();
+	if (dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
+		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (modules %.3f s, then %.3f s)",
+			     (double)(t2 - dur_last_pub) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
+	dur_last_pub = t2;
 }
 
 /* ---- life cycle ---- */
