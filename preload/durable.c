@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * durable.c - TRACER_DURABLE=<interval>: a readable archive after SIGKILL.
+ * durable.c - TRACER_DURABLE=<interval> (unset: 250 ms, the default; off: the
+ * flush writer of format/buffer.c): a readable archive after SIGKILL.
  *
  * What survives the process (all written by the tracer-io thread, never by
  * a traced thread):
