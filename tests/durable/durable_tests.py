@@ -153,10 +153,10 @@ def check_recovered(archive, out_lines, kill_time, what):
     return got, want, tr.nev if hasattr(tr, 'nev') else sum(len(l.events) for l in tr.locations)
 
 
-def killed_run(base, i, delay, durable=DURABLE_ENV, extra=()):
+def killed_run(base, i, delay, durable=DURABLE_ENV, extra=(), spin=SPIN):
     archive = os.path.join(base, 'archive%d' % i)
     env = clean_env(dict(durable, LD_PRELOAD=A.lib, TRACER_OUTPUT=archive))
-    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', SPIN] + list(extra), cwd=base, env=env,
+    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', spin] + list(extra), cwd=base, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     lines = [p.stdout.readline()]   # started
     t0 = time.monotonic()
@@ -197,7 +197,8 @@ def snapshot_kill():
     pending = 0
     for i in range(20):
         delay = rng.uniform(0.3, 2.0)
-        archive, lines, kill_time = killed_run(base, i, delay, {'TRACER_DURABLE': '10ms'}, ['churn'])
+        archive, lines, kill_time = killed_run(base, i, delay, {'TRACER_DURABLE': '10ms'}, ['churn'],
+                                               spin='50000')   # (fewer pairs: the reader is quick)
         pending += any('.recovery.new' in f for _, _, fs in os.walk(archive) for f in fs)
         if i == 19:
             break
