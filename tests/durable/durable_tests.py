@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 sys.path.insert(0, os.path.join(HERE, '..', 'real'))
 import real_tests as rt  # noqa: E402  (clean_env, Fail: shared with tests/real and tests/tree)
 import tracecheck as tc  # noqa: E402
+from runcheck import tracer_lines, without_tracer_lines  # noqa: E402,F401  (also for the other drivers)
 
 SKIP = 77
 A = None
@@ -55,14 +56,6 @@ def fresh(name):
 
 def bin_(name):
     return os.path.join(A.bindir, name)
-
-
-def tracer_lines(err):
-    return [l for l in err.splitlines() if l.startswith('tracer:')]
-
-
-def without_tracer_lines(err):
-    return '\n'.join(l for l in err.splitlines() if not l.startswith('tracer:'))
 
 
 def run(argv, cwd, env, timeout=300):

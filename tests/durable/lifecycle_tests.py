@@ -142,9 +142,10 @@ def daemon():
     end = time.time() + 60
     anchors = []
     while time.time() < end:
+        # (the names first: a snapshot's files are renamed while the daemon runs)
         anchors = [a for a in glob.glob(os.path.join(base, 'archive*', '**', '*.otf2'), recursive=True)
-                   if os.path.getsize(a) > 0 and '.recovery' not in a and '/procs/' not in a and
-                   '/ranks/' not in a]
+                   if '.recovery' not in a and '/procs/' not in a and '/ranks/' not in a and
+                   os.path.getsize(a) > 0]
         busy = glob.glob(os.path.join(base, 'archive*', '**', '*.claim'), recursive=True) + \
             glob.glob(os.path.join(base, 'archive*', '**', '*.durable'), recursive=True)
         if anchors and not busy:
