@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * durable.c - TRACER_DURABLE=<interval>: a readable archive after SIGKILL.
+ * durable.c - TRACER_DURABLE=<interval> (unset: 250 ms, the default; off: the
+ * flush writer of format/buffer.c): a readable archive after SIGKILL.
  *
  * What survives the process (all written by the tracer-io thread, never by
  * a traced thread):
@@ -12,8 +13,9 @@
  *   (records stored after the tick may be cut by the kill: recovery ends
  *   the location there);
  * - NAME.recovery.otf2 + NAME.recovery.def (+ NAME.recovery/ with empty
- *   local files): a complete archive of the definitions, rewritten at a
- *   tick when definitions or locations were added since the last one.
+ *   local files): a complete archive of the definitions, replaced (written
+ *   aside, then renamed over: write_snapshot) at a tick when definitions
+ *   or locations were added since the last one.
  * Every interval the tick first reads the positions, then writes the
  * definitions, then publishes the positions: every event before a
  * published position refers only to definitions in the snapshot.
@@ -30,6 +32,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
 #include "durable_index.h"
@@ -49,14 +52,17 @@ static void parse(void)
 	const char *v = tr_getenv("TRACER_DURABLE");
 	int b;
 	uint64_t ns;
-	if (!v || !*v)
+	if (!v || !*v) {
+		dur_interval_ns = TR_DURABLE_DEFAULT_NS;   /* on by default */
 		return;
+	}
 	if (tr_cfg_parse_bool(v, &b) == 0) {
 		dur_interval_ns = b ? TR_DURABLE_DEFAULT_NS : 0;
 	} else if (tr_cfg_parse_duration(v, &ns) == 0 && ns >= 10000000ull && ns <= 60000000000ull) {
 		dur_interval_ns = ns;
 	} else {
-		tr_log_error("TRACER_DURABLE=%s: expected off, on or an interval 10ms..60s (250ms, 1s); using off", v);
+		tr_log_error("TRACER_DURABLE=%s: expected off, on or an interval 10ms..60s (250ms, 1s); using 250ms", v);
+		dur_interval_ns = TR_DURABLE_DEFAULT_NS;
 	}
 }
 
@@ -99,16 +105,31 @@ static int open_index(void)
 	return 0;
 }
 
+/* Moves the files of NAME.recovery.new/ into NAME.recovery/ (one rename
+ * each: a local definitions file is whole, the old or the new one). */
+static void move_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)type;
+	char to[4700];
+	snprintf(to, sizeof(to), "%s/%s", (const char *)ud, name);
+	rename(path, to);
+}
+
 /* The definitions as a complete archive NAME.recovery (its event files are
- * empty; recovery takes its anchor and NAME.def). */
+ * empty; recovery takes its anchor and NAME.def). Never rewritten in place:
+ * written whole as NAME.recovery.new (its anchor last: the new snapshot is
+ * complete once NAME.recovery.new.otf2 exists), then renamed over the old
+ * one file by file, the anchor last. A kill before the new anchor leaves
+ * the previous snapshot whole; after it, `tracer recover` finishes the
+ * renames (tools/recover.c). Runs on tracer-io. */
 static int write_snapshot(void)
 {
-	char od[4400], name[128];
+	char od[4400], name[128], from[4500], to[4500];
 	tr_archive_own_path(od, sizeof(od), "");
 	char *slash = strrchr(od, '/');
 	if (!slash)
 		return -1;
-	snprintf(name, sizeof(name), "%s.recovery", slash + 1);
+	snprintf(name, sizeof(name), "%s.recovery.new", slash + 1);
 	*slash = 0;
 	otf2w_archive_params p;
 	memset(&p, 0, sizeof(p));
@@ -131,7 +152,21 @@ static int write_snapshot(void)
 	}
 	tr_defs_write_global(g, 0);
 	tr_defs_write_cc_maps(a);   /* sampled calling contexts: node -> definition */
-	return otf2w_archive_close(a) == OTF2W_OK ? 0 : -1;
+	if (otf2w_archive_close(a) != OTF2W_OK)
+		return -1;
+	/* the new snapshot is whole: over the old one, the anchor last */
+	tr_archive_own_path(from, sizeof(from), ".recovery.new.def");
+	tr_archive_own_path(to, sizeof(to), ".recovery.def");
+	if (rename(from, to) != 0)
+		return -1;
+	tr_archive_own_path(from, sizeof(from), ".recovery.new");
+	tr_archive_own_path(to, sizeof(to), ".recovery");
+	mkdir(to, 0755);
+	tr_dir_each(from, move_entry, to);
+	rmdir(from);
+	tr_archive_own_path(from, sizeof(from), ".recovery.new.otf2");
+	tr_archive_own_path(to, sizeof(to), ".recovery.otf2");
+	return rename(from, to);
 }
 
 /* The modules' definitions of what was recorded so far (sampled calling
@@ -143,13 +178,24 @@ static void modules_tick(void)
 			tr_g.modules[i]->durable_tick();
 }
 
+static uint64_t dur_last_pub;   /* when positions were last published (CLOCK_MONOTONIC ns) */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void tick(void)
 {
 	if (dur_stopped || !tr_g.ar || tr_g.finishing)
 		return;
 	if (!dur_idx && open_index() != 0)
 		return;
+	uint64_t t0 = mono_ns();
 	modules_tick();   /* (may be slow: sampled symbols) */
+	uint64_t t1 = mono_ns();
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
 	uint32_t n = 0;
@@ -172,13 +218,13 @@ static void tick(void)
 	modules_tick();
 	uint64_t sig = defs_signature();
 	if (!dur_snap_ok || sig != dur_sig) {
-		if (write_snapshot() == 0 && tr_archive_save_tdefs() == 0) {
-			dur_sig = sig;
-			dur_snap_ok = 1;
-		}
+		/* not saved: the positions wait (they may refer to definitions
+		 * the last snapshot lacks) */
+		if (write_snapshot() != 0 || tr_archive_save_tdefs() != 0)
+			return;
+		dur_sig = sig;
+		dur_snap_ok = 1;
 	}
-	if (!dur_snap_ok)
-		return;
 	/* 3. publish: a slot per location (found by id, else appended) */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
@@ -196,6 +242,11 @@ static void tick(void)
 		__atomic_store_n(&dur_idx->slot[k].state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
 	}
 	dur_idx->ticks++;
+	uint64_t t2 = mono_ns();
+	if (dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
+		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (modules %.3f s, then %.3f s)",
+			     (double)(t2 - dur_last_pub) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
+	dur_last_pub = t2;
 }
 
 /* ---- life cycle ---- */
@@ -263,8 +314,14 @@ void tr_durable_cleanup(int crash)
 	 * other ranks' locations) */
 	tr_dir_each(dir, unlink_entry, NULL);
 	rmdir(dir);
+	tr_archive_own_path(dir, sizeof(dir), ".recovery.new");
+	tr_dir_each(dir, unlink_entry, NULL);
+	rmdir(dir);
 	unlink_own(".recovery.otf2");
 	unlink_own(".recovery.def");
+	unlink_own(".recovery.new.otf2");
+	unlink_own(".recovery.new.otf2.part");
+	unlink_own(".recovery.new.def");
 	unlink_own(".durable");
 	(void)crash;
 }

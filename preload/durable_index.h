@@ -12,7 +12,7 @@
 #define TR_DURABLE_MAGIC "TRDUR01"          /* 8 bytes with the NUL */
 #define TR_DURABLE_SLOTS 4096
 #define TR_DURABLE_VALID 1
-#define TR_DURABLE_DEFAULT_NS 250000000ull   /* TRACER_DURABLE=on: 250 ms */
+#define TR_DURABLE_DEFAULT_NS 250000000ull   /* the default (unset, on): 250 ms */
 
 struct tr_durable_slot {
 	uint64_t location;   /* location id */

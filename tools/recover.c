@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,11 +140,25 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 		return -1;
 	memset(res, 0, sizeof(*res));
 	uint64_t size = (uint64_t)st.st_size;
+	uint8_t *buf = calloc(1, cs + 64);
 	if (size % cs != 0) {
-		close(fd);   /* ended by the process itself (cut after 02 01) */
+		/* ended by the process itself (cut after 02 01), perhaps after
+		 * the last tick: its last time (ClockProperties cover it) */
+		for (uint64_t c = size / cs + 1; buf && c-- > 0 && !res->last_time && c + 2 > size / cs;) {
+			uint64_t len = size - c * cs < cs ? size - c * cs : cs;
+			if (read_full(fd, buf, len, (off_t)(c * cs)) != (int)len || buf[0] != 0x03)
+				break;
+			for (size_t at = HDR, l; at < len && buf[at] != 0 && buf[at] != 2; at += l) {
+				if (!(l = rec_len(buf + at, buf + len)))
+					break;
+				if (buf[at] == 5)
+					memcpy(&res->last_time, buf + at + 1, 8);
+			}
+		}
+		free(buf);
+		close(fd);
 		return 1;
 	}
-	uint8_t *buf = calloc(1, cs + 64);
 	uint32_t *stack = NULL;
 	size_t depth = 0, cap = 0;
 	int begin = 0, end = 0, ret = 0;
@@ -416,6 +431,46 @@ static void unlink_own(const char *d, const char *name, const char *sfx)
 	unlink(p);
 }
 
+/* The definitions snapshot is replaced by writing NAME.recovery.new whole
+ * (its anchor last), then renaming it over NAME.recovery file by file, the
+ * anchor last (preload/durable.c, write_snapshot). A kill between the two:
+ * with NAME.recovery.new.otf2 the new snapshot is whole and its renames are
+ * finished here; without it, the new one was cut and goes (the previous
+ * snapshot is whole). */
+static void settle_snapshot(const char *d, const char *name)
+{
+	char nw[4400], old[4400], p[8800], q[8800];
+	snprintf(nw, sizeof(nw), "%.4000s/%.255s.recovery.new", d, name);
+	snprintf(old, sizeof(old), "%.4000s/%.255s.recovery", d, name);
+	snprintf(p, sizeof(p), "%s.otf2", nw);
+	int whole = access(p, F_OK) == 0;
+	DIR *dd = opendir(nw);
+	struct dirent *e;
+	if (whole)
+		mkdir(old, 0755);
+	while (dd && (e = readdir(dd))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%.255s", nw, e->d_name);
+		snprintf(q, sizeof(q), "%s/%.255s", old, e->d_name);
+		if (!whole || rename(p, q) != 0)
+			unlink(p);
+	}
+	if (dd)
+		closedir(dd);
+	rmdir(nw);
+	snprintf(p, sizeof(p), "%s.def", nw);
+	snprintf(q, sizeof(q), "%s.def", old);
+	if (!whole || (access(p, F_OK) == 0 && rename(p, q) != 0))
+		unlink(p);
+	snprintf(p, sizeof(p), "%s.otf2", nw);
+	snprintf(q, sizeof(q), "%s.otf2", old);
+	if (whole && rename(p, q) != 0)
+		unlink(p);
+	snprintf(p, sizeof(p), "%s.otf2.part", nw);
+	unlink(p);
+}
+
 /* A process is still running (its pid exists). */
 static int pid_alive(uint64_t pid)
 {
@@ -455,6 +510,7 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 		free(ix);
 		return 1;
 	}
+	settle_snapshot(d, name);
 	snprintf(q, sizeof(q), "%.4000s/%.255s.recovery.otf2", d, name);
 	if (access(q, R_OK) != 0) {
 		if (msg)
@@ -611,6 +667,20 @@ static int recover_in(const char *d, FILE *msg, int part, int only_dead, struct 
 	}
 	free(names);
 	return n;
+}
+
+int tracer_recover_killed(const char *d, const char *name)
+{
+	char p[4400];
+	struct tr_durable_index h;
+	snprintf(p, sizeof(p), "%.4000s/%.255s.durable", d, name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int n = read_full(fd, &h, offsetof(struct tr_durable_index, slot), 0);
+	close(fd);
+	return n == (int)offsetof(struct tr_durable_index, slot) && !memcmp(h.magic, TR_DURABLE_MAGIC, 8) &&
+	       !pid_alive(h.pid);
 }
 
 int tracer_recover_parts(const char *d, FILE *msg, int only_dead, struct tr_recover_totals *tot)
@@ -783,7 +853,7 @@ static int recover_tree(const char *dir)
 static const char recover_usage[] =
 	"usage: tracer recover DIR\n"
 	"\n"
-	"Rebuild the archive of a process traced with TRACER_DURABLE that was killed\n"
+	"Rebuild the archive of a traced process (TRACER_DURABLE, on by default) killed\n"
 	"(SIGKILL, OOM killer, time limit) before it wrote it: every event up to its\n"
 	"last durability tick, open regions closed at the last recorded time, ProgramEnd\n"
 	"with status 137, anchor property TRACER::RUN_END. DIR is the archive directory:\n"

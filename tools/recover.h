@@ -22,6 +22,9 @@ int tracer_recover_dir(const char *dir, FILE *msg);
  * events; only_dead: parts whose process still runs are left alone. One
  * line per part to msg (NULL: none). Returns the number recovered. */
 int tracer_recover_parts(const char *d, FILE *msg, int only_dead, struct tr_recover_totals *tot);
+/* 1 when d/NAME.durable is left by a process that is gone (killed: to be
+ * recovered), else 0. */
+int tracer_recover_killed(const char *d, const char *name);
 /* Runs tracer-merge [--final] dir (next to this program), its output
  * appended to log (NULL: inherited). Its exit status, -1 when it could not
  * run, -2 when it is not there; secs: its wall time. */

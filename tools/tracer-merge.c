@@ -34,9 +34,10 @@
  * "processes locations events bytes killed".
  *
  * TRACER_DURABLE: a part whose process was killed (SIGKILL, OOM killer)
- * left NAME.durable instead of its anchor; the parts of a tree are first
- * recovered here (tools/recover.c; without --final only those whose
- * process is gone). A recovered part (rank or process image) has
+ * left NAME.durable instead of its anchor; the parts (ranks, processes
+ * of a tree) are first recovered here (tools/recover.c; without --final
+ * only those whose process is gone; --wait counts a killed rank's
+ * NAME.durable as its archive). A recovered part (rank or process image) has
  * "killed" in its NAME.end: the unified archive then gets the anchor
  * property TRACER::RUN_END naming how many were killed.
  */
@@ -560,7 +561,10 @@ int main(int argc, char **argv)
 		long long sum = 0;
 		for (int r = 0; r < want; r++) {
 			long long sz = file_size(r, ".otf2"), dsz = file_size(r, ".tdefs");
-			have += sz > 64 && dsz > 0;
+			char part[64];
+			snprintf(part, sizeof(part), "%s%d", pfx, r);
+			/* (a killed rank of TRACER_DURABLE: recovered below) */
+			have += (sz > 64 && dsz > 0) || tracer_recover_killed(rdir, part);
 			sum += sz + dsz;
 		}
 		stable = have == want && sum == last_sum ? stable + 1 : 0;
@@ -591,12 +595,11 @@ int main(int argc, char **argv)
 		printf("tracer-merge: %s exists already\n", p1);
 		return 0;
 	}
-	if (tree) {
-		/* the parts of killed processes (TRACER_DURABLE); --final: every
-		 * process of the tree has ended */
-		struct tr_recover_totals rt = { 0 };
-		tracer_recover_parts(rdir, stdout, !final, &rt);
-	}
+	/* the parts of killed processes (TRACER_DURABLE: ranks killed by the
+	 * launcher, processes of a tree); --final: every process of the tree
+	 * has ended */
+	struct tr_recover_totals rt = { 0 };
+	tracer_recover_parts(rdir, stdout, !final, &rt);
 	DIR *d = opendir(rdir);
 	if (!d) {
 		fprintf(stderr, "tracer-merge: %s: %s\n", rdir, strerror(errno));

@@ -11,12 +11,15 @@ Cases (durable_tests.py CASE --lib LIB --bindir DIR --work DIR ...):
             archive passes the reference reader and the checks (regions
             closed, ProgramEnd 137, TRACER::RUN killed), and holds at least
             the lock pairs the program had counted 1 s before the kill.
+  snapshot_kill  kills while the definitions snapshot is replaced (every
+            10 ms): recovery never reads a cut one.
   timeout_kill  the same under `timeout -s KILL`.
   tracer_run_kill  tracer-run recovers by itself when its child is killed.
   fulldisk  a 1 MiB tmpfs as archive directory: no SIGBUS, one tracer: line,
             program output unchanged.
 """
 import argparse
+import glob
 import os
 import random
 import shutil
@@ -30,6 +33,7 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 sys.path.insert(0, os.path.join(HERE, '..', 'real'))
 import real_tests as rt  # noqa: E402  (clean_env, Fail: shared with tests/real and tests/tree)
 import tracecheck as tc  # noqa: E402
+from runcheck import tracer_lines, without_tracer_lines  # noqa: E402,F401  (also for the other drivers)
 
 SKIP = 77
 A = None
@@ -52,14 +56,6 @@ def fresh(name):
 
 def bin_(name):
     return os.path.join(A.bindir, name)
-
-
-def tracer_lines(err):
-    return [l for l in err.splitlines() if l.startswith('tracer:')]
-
-
-def without_tracer_lines(err):
-    return '\n'.join(l for l in err.splitlines() if not l.startswith('tracer:'))
 
 
 def run(argv, cwd, env, timeout=300):
@@ -150,10 +146,10 @@ def check_recovered(archive, out_lines, kill_time, what):
     return got, want, tr.nev if hasattr(tr, 'nev') else sum(len(l.events) for l in tr.locations)
 
 
-def killed_run(base, i, delay):
+def killed_run(base, i, delay, durable=DURABLE_ENV, extra=(), spin=SPIN):
     archive = os.path.join(base, 'archive%d' % i)
-    env = clean_env(dict(DURABLE_ENV, LD_PRELOAD=A.lib, TRACER_OUTPUT=archive))
-    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', SPIN], cwd=base, env=env,
+    env = clean_env(dict(durable, LD_PRELOAD=A.lib, TRACER_OUTPUT=archive))
+    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', spin] + list(extra), cwd=base, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     lines = [p.stdout.readline()]   # started
     t0 = time.monotonic()
@@ -181,6 +177,54 @@ def kill20():
         total += got
         shutil.rmtree(archive)
     print('ok kill20: 20 recovered archives valid')
+
+
+@case
+def snapshot_kill():
+    """The definitions snapshot is replaced at every tick (a new thread every 10 ms, TRACER_DURABLE=10ms) and
+    the program killed at 20 random moments: recovery never reads a cut snapshot (the new one is written
+    aside, then renamed over the old one). Then the two states a kill can leave, made by hand on the last
+    archive: a cut new snapshot without its anchor (ignored), a whole new one not yet renamed (taken)."""
+    base = fresh('snapshot_kill')
+    rng = random.Random(int(os.environ.get('DURABLE_SEED', '17')))
+    pending = 0
+    for i in range(20):
+        delay = rng.uniform(0.3, 2.0)
+        archive, lines, kill_time = killed_run(base, i, delay, {'TRACER_DURABLE': '10ms'}, ['churn'],
+                                               spin='50000')   # (fewer pairs: the reader is quick)
+        pending += any('.recovery.new' in f for _, _, fs in os.walk(archive) for f in fs)
+        if i == 19:
+            break
+        got, want, nev = check_recovered(archive, lines, kill_time, 'run %d (killed after %.2fs)' % (i, delay))
+        print('ok run %d: killed after %.2fs, %d pairs >= %d, %d events' % (i, delay, got, want, nev))
+        shutil.rmtree(archive)
+    # the last archive, not recovered yet: a new snapshot cut by the kill (no anchor) is ignored
+    # (a part of the process tree: DIR/procs/proc<N>.recovery.*)
+    snaps = glob.glob(os.path.join(archive, '**', '*.recovery.otf2'), recursive=True)
+    if len(snaps) != 1:
+        raise Fail('snapshot anchors of the last run: %r' % snaps)
+    snap = snaps[0][:-len('.otf2')]
+    with open(snap + '.def', 'rb') as f:
+        whole = f.read()
+    with open(snap + '.new.def', 'wb') as f:
+        f.write(whole[:len(whole) // 2])
+    saved = os.path.join(base, 'saved')
+    shutil.copytree(archive, saved)
+    check_recovered(archive, lines, kill_time, 'a cut new snapshot left')
+    left = [f for _, ds, fs in os.walk(archive) for f in ds + fs if '.recovery' in f]
+    if left:
+        raise Fail('recovery files left: %r' % left)
+    # a whole new snapshot (its anchor written) over a cut old one: the renames are finished
+    shutil.rmtree(archive)
+    shutil.move(saved, archive)
+    os.rename(snap + '.otf2', snap + '.new.otf2')
+    with open(snap + '.new.def', 'wb') as f:
+        f.write(whole)
+    with open(snap + '.def', 'wb') as f:
+        f.write(whole[:len(whole) // 3])
+    got, want, nev = check_recovered(archive, lines, kill_time, 'a whole new snapshot not renamed')
+    print('ok snapshot_kill: 20 kills (%d while a new snapshot was being written) recovered; a cut new snapshot '
+          'ignored, a whole one taken (%d pairs >= %d)' % (pending, got, want))
 
 
 @case
@@ -278,6 +322,15 @@ def fulldisk():
 
 # ---- step 5: a killed 3-rank MPI job ----
 
+def in_env(pid, var):
+    """Process pid has var (NAME=value) in its environment."""
+    try:
+        with open('/proc/%s/environ' % pid, 'rb') as f:
+            return var.encode() in f.read().split(b'\0')
+    except OSError:
+        return False
+
+
 @case
 def mpi_kill():
     base = fresh('mpi_kill')
@@ -290,8 +343,9 @@ def mpi_kill():
                          universal_newlines=True, start_new_session=True)
     p.stdout.readline()
     time.sleep(2.0)
-    ranks = subprocess.run(['pgrep', '-f', '^' + prog], stdout=subprocess.PIPE,
-                           universal_newlines=True).stdout.split()
+    ranks = [r for r in subprocess.run(['pgrep', '-f', '^' + prog], stdout=subprocess.PIPE,
+                                       universal_newlines=True).stdout.split()
+             if in_env(r, 'TRACER_OUTPUT=' + archive)]   # (other tests run the program too)
     if len(ranks) != 3:
         os.killpg(p.pid, signal.SIGKILL)
         raise Fail('mpi_kill: %d rank processes found, expected 3' % len(ranks))

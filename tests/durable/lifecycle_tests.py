@@ -2,7 +2,7 @@
 """lifecycle_tests.py - the tracer-io thread against the program's life cycle
 (default mode: tracer-io always runs; TRACER_DURABLE=off where named).
 
-Cases (lifecycle_tests.py CASE --lib LIB --bindir DIR --work DIR):
+Cases (lifecycle_tests.py CASE --lib LIB --bindir DIR --work DIR, the options of durable_tests.py):
   mainexit_race  `lastthreads mainexit` 30 times: main calls pthread_exit and
                  8 threads end at the same moment; every run ends by itself
                  (20 s limit), status 0, the atexit handler's line, an archive
@@ -15,7 +15,6 @@ Cases (lifecycle_tests.py CASE --lib LIB --bindir DIR --work DIR):
                  file: it gets 0 and every open gets 0, as untraced; every
                  archive the run leaves reads back.
 """
-import argparse
 import glob
 import os
 import shutil
@@ -28,10 +27,13 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 sys.path.insert(0, os.path.join(HERE, '..', 'real'))
 import real_tests as rt  # noqa: E402  (clean_env, Fail)
 import tracecheck as tc  # noqa: E402
+import durable_tests as dt  # noqa: E402  (options, fresh, run, main)
 
-A = None
 CASES = {}
 Fail = rt.Fail
+fresh = dt.fresh
+run = dt.run
+no_tracer = dt.without_tracer_lines
 
 
 def case(fn):
@@ -39,24 +41,8 @@ def case(fn):
     return fn
 
 
-def fresh(name):
-    d = os.path.join(A.work, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
-
-
 def prog():
-    return os.path.join(A.bindir, 'durable_lastthreads')
-
-
-def run(argv, cwd, env, timeout=60):
-    return subprocess.run(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          universal_newlines=True, timeout=timeout)
-
-
-def no_tracer(err):
-    return '\n'.join(l for l in err.splitlines() if not l.startswith('tracer:'))
+    return os.path.join(dt.A.bindir, 'durable_lastthreads')
 
 
 def otf2_print(anchor):
@@ -67,11 +53,11 @@ def otf2_print(anchor):
     return p.stdout
 
 
-DEFAULT = {'TRACER_DURABLE': 'on'}   # the coming default (tracer-io always on)
+DEFAULT = {}   # TRACER_DURABLE unset: durable (tracer-io always on)
 
 
 def traced_env(base, extra=None):
-    env = rt.clean_env({'LD_PRELOAD': A.lib, 'TRACER_OUTPUT': os.path.join(base, 'archive')})
+    env = rt.clean_env({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': os.path.join(base, 'archive')})
     env.update(DEFAULT)
     env.update(extra or {})
     return env
@@ -156,9 +142,10 @@ def daemon():
     end = time.time() + 60
     anchors = []
     while time.time() < end:
+        # (the names first: a snapshot's files are renamed while the daemon runs)
         anchors = [a for a in glob.glob(os.path.join(base, 'archive*', '**', '*.otf2'), recursive=True)
-                   if os.path.getsize(a) > 0 and '.recovery' not in a and '/procs/' not in a and
-                   '/ranks/' not in a]
+                   if '.recovery' not in a and '/procs/' not in a and '/ranks/' not in a and
+                   os.path.getsize(a) > 0]
         busy = glob.glob(os.path.join(base, 'archive*', '**', '*.claim'), recursive=True) + \
             glob.glob(os.path.join(base, 'archive*', '**', '*.durable'), recursive=True)
         if anchors and not busy:
@@ -174,21 +161,8 @@ def daemon():
     print('ok daemon: descriptor 0 free for the daemon, %d lock events in %d archive(s)' % (n, len(anchors)))
 
 
-def main():
-    global A
-    ap = argparse.ArgumentParser()
-    ap.add_argument('case')
-    ap.add_argument('--lib', required=True)
-    ap.add_argument('--bindir', required=True)
-    ap.add_argument('--work', required=True)
-    A = ap.parse_args()
-    try:
-        CASES[A.case]()
-    except (Fail, tc.CheckError) as e:
-        print('FAIL %s: %s' % (A.case, e))
-        return 1
-    return 0
-
-
 if __name__ == '__main__':
-    sys.exit(main())
+    # the options and failure reporting of durable_tests.py
+    dt.CASES.clear()
+    dt.CASES.update(CASES)
+    sys.exit(dt.main())

@@ -11,11 +11,15 @@
  * usage: lock_prog SECONDS [NTHREADS] [SPIN]
  *        lock_prog nCOUNT [NTHREADS] [SPIN]   every thread takes the lock COUNT
  *        times; only "done pairs N" is printed (deterministic output)
+ *        lock_prog SECONDS NTHREADS SPIN churn   main also starts and joins a
+ *        short thread every 10 ms (a new location: TRACER_DURABLE rewrites
+ *        its definitions snapshot at every tick)
  */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -26,6 +30,14 @@ static long counts[MAXT * 8];   /* one cache line each */
 static long spin = 200;
 static long fixed;   /* nCOUNT: pairs per thread */
 static volatile long sink;
+
+static void *short_thread(void *arg)
+{
+	pthread_mutex_lock(&mu);
+	sink++;
+	pthread_mutex_unlock(&mu);
+	return arg;
+}
 
 static void *locker(void *arg)
 {
@@ -64,6 +76,7 @@ int main(int argc, char **argv)
 	int nt = argc > 2 ? atoi(argv[2]) : 4;
 	if (argc > 3)
 		spin = atol(argv[3]);
+	int churn = argc > 4 && !strcmp(argv[4], "churn");
 	if (nt < 1 || nt > MAXT)
 		nt = 4;
 	pthread_t th[MAXT];
@@ -77,7 +90,12 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		if (t >= end)
 			break;
-		usleep(50000);
+		for (int k = 0; k < 5; k++) {
+			pthread_t s;
+			if (churn && pthread_create(&s, NULL, short_thread, NULL) == 0)
+				pthread_join(s, NULL);
+			usleep(10000);
+		}
 	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
 	for (int i = 0; i < nt; i++)

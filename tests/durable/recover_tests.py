@@ -296,12 +296,12 @@ def sampling_kill():
         tc.check_all(tr, exit_status=137)
         tc.check_clock_range(tr)
         got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
-        # The 1-second bound is asserted without sampling (kill20, tree_kill, ...). With sampling the ticks
-        # also read symbols on tracer-io and, under load, come more than 1 s apart (a known defect, issue
-        # 13): here every pair complete 4 s before the kill must be there.
-        want = pairs_before(out, kill_time - 4.0)
+        # The 1-second bound (+ 0.5 s for load: the ticks read symbols on tracer-io; only the first tick
+        # with samples opens the objects' symbol sessions, 0.2 s on a quiet machine, later ones 0-11 ms;
+        # TRACER_VERBOSE=2 logs a tick that published more than 2 intervals after the last).
+        want = pairs_before(out, kill_time - 1.5)
         if want == 0 or got < want:
-            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 4 s before the kill' % (tree, got, want))
+            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1.5 s before the kill' % (tree, got, want))
         roots = sample_roots(tr.anchor)
         threads = sum(v for (m, _), v in roots.items() if not m)
         # the lock threads' samples all lie below their thread function

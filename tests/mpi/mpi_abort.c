@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 		MPI_Sendrecv(&rank, 1, MPI_INT, right, 1, &v, 1, MPI_INT, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Allreduce(&rank, &v, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	if (rank == size - 1) {
-		usleep(100000);
+		usleep(600000);   /* > 2 durability intervals: the killed ranks' traffic is saved */
 		if (argc > 1 && argv[1][0] == 's')
 			raise(SIGSEGV);
 		MPI_Abort(MPI_COMM_WORLD, 3);

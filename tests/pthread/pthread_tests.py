@@ -3,7 +3,7 @@
 """tests/pthread: traced programs read back with the reference OTF2 reader.
 
 usage: pthread_tests.py CASE --lib libtracer.so --bindir DIR --demo PATH --work DIR
-CASE: sigterm | sigrec | locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | vtexit | exitsampling
+CASE: sigterm | sigrec | locks | sync | exit | churn | mainexit | fork | mpi | demo | off | xz | onfull | cancelflush | cancelflush_durable | vtexit | exitsampling
 """
 import argparse
 import collections
@@ -368,14 +368,18 @@ def case_onfull(args):
     expect(seqs(waits) == seqs(ends) == seqs(begins), "ThreadWait/End/Begin seqs differ")
 
 
-def case_cancelflush(args):
+def case_cancelflush(args, durable=False):
     """A thread cancelled while its tiny buffer keeps flushing: the pending
     cancel must not act inside the tracer's write() (guard and in_record
     held, buffer half switched) but at the program's pthread_testcancel, so
     every worker is complete: balanced regions and locks, ThreadEnd last,
-    flushes recorded."""
-    tr, p = trace_of(args, "cancelflush", [os.path.join(args.bindir, "pth_misc"), "cancelflush"],
-                     env_extra={"TRACER_BUFFER": "256K", "TRACER_CHUNK": "256K"}, timeout=60)
+    flushes recorded. The flush writer (TRACER_DURABLE=off); its durable
+    twin (cancelflush_durable) cancels while the workers switch mapped
+    windows (256 KiB chunks: every worker fills several)."""
+    name = "cancelflush_durable" if durable else "cancelflush"
+    env = {"TRACER_BUFFER": "256K", "TRACER_CHUNK": "256K", "TRACER_DURABLE": "on" if durable else "off"}
+    tr, p = trace_of(args, name, [os.path.join(args.bindir, "pth_misc"), "cancelflush"],
+                     env_extra=env, timeout=60)
     expect(b"8 of 8 threads cancelled" in p.stdout, "program output %r" % p.stdout)
     creates, begins, ends, waits = check_all(tr)
     expect(len(begins) == 8 and len(ends) == 8 and len(waits) == 8,
@@ -385,11 +389,19 @@ def case_cancelflush(args):
         evs = tr.events[loc]
         nfl = sum(1 for e in evs if type(e).__name__ == "BufferFlush")
         flushes += nfl
-        expect(nfl >= 1, "%s: no BufferFlush: the buffer never filled" % tr.names[loc])
+        if durable:
+            expect(nfl == 0, "%s: %d BufferFlush records in durable mode" % (tr.names[loc], nfl))
+        else:
+            expect(nfl >= 1, "%s: no BufferFlush: the buffer never filled" % tr.names[loc])
         expect(len(tr.enters(loc, "pthread_mutex_lock")) >= 10000,
                "%s: only %d lock regions before the cancel acted" % (tr.names[loc],
                                                                     len(tr.enters(loc, "pthread_mutex_lock"))))
-    print("cancelflush: %d BufferFlush records on the workers" % flushes)
+    if durable:
+        sizes = sorted(os.path.getsize(f)
+                       for f in glob.glob(os.path.join(args.work, name, "**", "*.evt"), recursive=True))
+        expect(len(sizes) >= 9 and sizes[-8] > 256 * 1024,
+               "event files of %r bytes: not every worker filled a 256 KiB chunk" % sizes)
+    print("%s: %d BufferFlush records on the workers" % (name, flushes))
 
 
 def case_vtexit(args):
@@ -534,6 +546,7 @@ def case_sigrec(args):
 CASES = {"mallocstress": case_mallocstress, "sigterm": case_sigterm, "sigrec": case_sigrec, "locks": case_locks, "mpi": case_mpi, "fork": case_fork, "churn": case_churn, "mainexit": case_mainexit, "sync": case_sync, "exit": case_exit, "demo": case_demo,
          "off": case_off, "xz": case_xz,
          "onfull": case_onfull, "cancelflush": case_cancelflush,
+         "cancelflush_durable": lambda a: case_cancelflush(a, durable=True),
          "vtexit": case_vtexit, "exitsampling": case_exitsampling}
 
 

@@ -782,8 +782,11 @@ def case_depth(args):
                 # real pthread_join, may follow it)
                 cut = len(nm) - 1 - nm[::-1].index("[truncated]") if "[truncated]" in nm else -1
                 own = nm[cut:] if cut >= 0 else nm
+                # (a sample inside the tracer's own code, e.g. a thread
+                # waiting for tracer-io under load: its innermost frames
+                # collapse to [tracer], fewer than 3 remain)
                 expect((cut == 0 and len(nm) == 4) or
-                       (cut > 0 and "[tracer]" in own and 2 <= len(own) <= 4),
+                       (cut >= 0 and "[tracer]" in own and 2 <= len(own) <= 4),
                        "sample %s: expected [truncated] + 3 frames" % nm)
                 if nm[-1].startswith("leaf_"):
                     expect(nm[-3:-1] in (["main", "caller"], ["worker", "caller"], ["calibrate", "best_time"]),

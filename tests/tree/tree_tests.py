@@ -13,7 +13,7 @@ creator an image of the same pid, ProgramBegin first and ProgramEnd last on
 every process's master location.
 
 usage: tree_tests.py CASE --lib LIB --bindir DIR --tracer-run PATH --work DIR
-(TREE_DURABLE=on in the environment: every run with TRACER_DURABLE=on)
+(TREE_DURABLE=off in the environment: every run with TRACER_DURABLE=off, the flush writer)
 """
 import glob
 import os
@@ -32,7 +32,7 @@ import tracecheck as tc  # noqa: E402
 ck = rt.ck   # tests/real's Checker(stop=True)
 CASES = {}
 
-# TREE_DURABLE=<value> (ctest tree.durable.*): every run with TRACER_DURABLE=<value>
+# TREE_DURABLE=<value> (ctest tree.flush_*: off): every run with TRACER_DURABLE=<value>
 if os.environ.get('TREE_DURABLE'):
     _clean_env = rt.clean_env
 
