@@ -13,23 +13,21 @@
 # traced thread or on tracer-io when the program has several threads) and
 # for TRACER_DURABLE=on (records go straight into shared file mappings:
 # full chunks are left to the kernel's writeback). Last line: the traced
-# thread's user + system ns per call with TRACER_DURABLE=on.
+# thread's user + system ns per call with TRACER_DURABLE=on. Before it, when
+# valgrind is installed, the instructions per traced pair (callgrind, runs of
+# 2m and m pairs: start-up and shut-down cancel), untraced, default writer
+# and TRACER_DURABLE=on: the one figure the machine's load does not move.
 #   PTH_BENCH_N (default 10000000), PTH_BENCH_REPS (default 5)
 set -e
-top=${TRACER_TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-build=${TRACER_BUILD_DIR:-$top/build-bench}
+. "$(dirname "$0")/common.sh"
 n=${PTH_BENCH_N:-10000000}
 reps=${PTH_BENCH_REPS:-5}
+bench_setup pthread bench/bench_pthread_mutex lib/libtracer.so
 bin=$build/bench/bench_pthread_mutex
 lib=$build/lib/libtracer.so
-for f in "$bin" "$lib"; do
-	[ -e "$f" ] || { echo "bench/pthread: $f missing (build first)" >&2; exit 1; }
-done
-work=$(mktemp -d "${TMPDIR:-/tmp}/tracer-bench-pthread.XXXXXX")
-trap 'rm -rf "$work"' EXIT INT TERM
 
-# median of column ${1:-1}
-median() { awk -v c="${1:-1}" '{ print $c }' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median of column ${1:-1} (common.sh's median: column 1)
+median() { awk -v c="${1:-1}" '{ print $c }' | sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 col() { awk -v c="$1" '{ printf "%s ", $c }' "$2"; }
 
 : >"$work/plain"; : >"$work/traced"; : >"$work/off"; : >"$work/durable"
@@ -62,5 +60,19 @@ awk -v p="$plain" -v o="$off" 'BEGIN { printf "  pass-through ns per call: %.1f\
 awk -v p="$plain" -v t="$traced" 'BEGIN { printf "pthread overhead ns per call: %.1f\n", (t - p) / 2 }'
 awk -v u="$(median 2 <"$work/traced")" -v s="$(median 3 <"$work/traced")" \
 	'BEGIN { printf "  traced thread user+system ns per call, default writer: %.1f\n", (u + s) / 2 }'
+# Instructions per pair: callgrind's count for 2m and m pairs.
+if command -v valgrind >/dev/null 2>&1; then
+	m=100000
+	ir()
+	{
+		rm -rf "$work/trace"
+		env ${2:+LD_PRELOAD="$lib"} ${3:+TRACER_DURABLE=on} TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 \
+			valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" 2>&1 >/dev/null |
+			sed -n 's/.*refs: *//p' | tr -d ,
+	}
+	per() { echo $((($(ir $((2 * m)) "$@") - $(ir $m "$@")) / m)); }
+	echo "  instructions per lock/unlock pair (callgrind): untraced $(per), traced $(per 1)," \
+		"TRACER_DURABLE=on $(per 1 1)"
+fi
 awk -v u="$(median 2 <"$work/durable")" -v s="$(median 3 <"$work/durable")" \
 	'BEGIN { printf "pthread traced-thread ns per call: %.1f\n", (u + s) / 2 }'

@@ -72,12 +72,8 @@ static inline uint8_t *otf2w__put_f32(uint8_t *p, float v)
  * Stores 4 (8) bytes unconditionally: the reservation covers the maximum. */
 static inline uint8_t *otf2w__put_cu32(uint8_t *p, uint32_t v)
 {
-	if (v == 0) {
-		*p = 0;
-		return p + 1;
-	}
-	if (v == UINT32_MAX) {
-		*p = 0xff;
+	if (otf2w_unlikely(v + 1 <= 1)) {	/* 0 or all ones: one byte */
+		*p = v ? 0xff : 0;
 		return p + 1;
 	}
 	unsigned n = (unsigned)(39 - __builtin_clz(v)) >> 3;
@@ -93,12 +89,8 @@ static inline uint8_t *otf2w__put_cu32(uint8_t *p, uint32_t v)
 
 static inline uint8_t *otf2w__put_cu64(uint8_t *p, uint64_t v)
 {
-	if (v == 0) {
-		*p = 0;
-		return p + 1;
-	}
-	if (v == UINT64_MAX) {
-		*p = 0xff;
+	if (otf2w_unlikely(v + 1 <= 1)) {
+		*p = v ? 0xff : 0;
 		return p + 1;
 	}
 	unsigned n = (unsigned)(71 - __builtin_clzll(v)) >> 3;
@@ -198,6 +190,20 @@ static inline void otf2w__rec_close(uint8_t *start, uint8_t *p, size_t payload_m
 		start[-1] = (uint8_t)len;
 	else
 		memcpy(start - 8, &len, 8);
+}
+
+/* Timestamp record before the next event record, unless the last one
+ * holds already (time 0 always gets one). Caller reserved 9 bytes and
+ * checked that time does not go back. */
+static inline uint8_t *otf2w__put_time(struct otf2w_fast *f, uint8_t *p, uint64_t time)
+{
+	if (time != f->last_time || time == 0) {
+		*p = 5;
+		memcpy(p + 1, &time, 8);
+		p += 9;
+		f->last_time = time;
+	}
+	return p;
 }
 
 /* Finish a record: advance the write position and count it. */

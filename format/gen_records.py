@@ -232,6 +232,22 @@ def main():
                 rmax = 1 + static
             else:
                 rmax = 1 + (1 if static < 255 else 9) + static
+            put_fn = 'otf2w_evt_put_%s' % snake(r.name)
+            args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params]
+            h.append('#define OTF2W_EVT_%s_ID %d' % (snake(r.name).upper(), r.id))
+            h.append('#define OTF2W_EVT_%s_MAX %d' % (snake(r.name).upper(), rmax))
+            h.append('static inline uint8_t *%s(%s)' % (put_fn, ', '.join(args)))
+            h.append('{')
+            if r.single:
+                h.append('\t*p++ = %d;' % r.id)
+            else:
+                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %d);' % (r.id, static))
+            for f in r.fields:
+                h.append('\t' + put(f, f.c, r))
+            if not r.single:
+                h.append('\totf2w__rec_close(start, p, %d);' % static)
+            h.append('\treturn p;')
+            h.append('}')
             h.append(proto(r, slow) + ';')
             h.append('static inline ' + proto(r))
             h.append('{')
@@ -242,21 +258,8 @@ def main():
             h.append('\tif (otf2w_unlikely(al != NULL || (size_t)(f->end - p) < %d ||' % (9 + rmax))
             h.append('\t\t\t    time < f->last_time))')
             h.append('\t\treturn %s(%s);' % (slow, ', '.join(['w', 'al', 'time'] + [x.c for x in r.params])))
-            h.append('\tif (time != f->last_time || time == 0) {')
-            h.append('\t\t*p = 5;')
-            h.append('\t\tmemcpy(p + 1, &time, 8);')
-            h.append('\t\tp += 9;')
-            h.append('\t\tf->last_time = time;')
-            h.append('\t}')
-            if r.single:
-                h.append('\t*p++ = %d;' % r.id)
-            else:
-                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %d);' % (r.id, static))
-            for f in r.fields:
-                h.append('\t' + put(f, f.c, r))
-            if not r.single:
-                h.append('\totf2w__rec_close(start, p, %d);' % static)
-            h.append('\tf->pos = p;')
+            h.append('\tp = otf2w__put_time(f, p, time);')
+            h.append('\tf->pos = %s(%s);' % (put_fn, ', '.join(['p'] + [x.c for x in r.params])))
             h.append('\tf->nevents++;')
             h.append('\treturn OTF2W_OK;')
             h.append('}')

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * events.c - the hot path (tr_enter/tr_leave), modules and measurement
- * on/off.
+ * events.c - the general path of tr_enter/tr_leave (tracer.h has the
+ * inline fast path), modules and measurement on/off.
  */
 #include <string.h>
 #include "tr_int.h"
@@ -29,7 +29,16 @@ void tr_evt_status_slow(struct tr_thread *t, otf2w_status s)
 	tr_error_note(s);
 }
 
-void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
+/* tr_evt_general (tracer.h): why Enter/Leave take the general path */
+enum {
+	TR_EVT_GEN_START = 1,    /* modules not started yet (filter not known) */
+	TR_EVT_GEN_FILTER = 2,   /* TRACER_FILTER rules */
+	TR_EVT_GEN_HOOKS = 4,    /* an on_enter/on_leave observer or a write_enter/leave module */
+};
+int tr_evt_general = TR_EVT_GEN_START;
+
+/* The general path of tr_enter/tr_leave (tracer.h has the fast one). */
+void tr_enter_slow(struct tr_thread *t, uint64_t time, uint32_t region)
 {
 	if (tr_unlikely(tr_region_is_filtered(region)))
 		return;
@@ -55,7 +64,7 @@ void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 	tr_rec_end(t);
 }
 
-void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
+void tr_leave_slow(struct tr_thread *t, uint64_t time, uint32_t region)
 {
 	t->saved_errno = errno;   /* the errno of the wrapped call (see tr_thread_put) */
 	if (tr_unlikely(tr_region_is_filtered(region)))
@@ -126,6 +135,8 @@ void tr_module_register(const struct tr_module *m)
 	tr_g.modules[tr_g.nmodules++] = m;
 	if (m->on_enter || m->on_leave)
 		tr_g.nobservers++;
+	if (tr_g.nobservers || tr_g.writer_module)
+		__atomic_fetch_or(&tr_evt_general, TR_EVT_GEN_HOOKS, __ATOMIC_RELAXED);
 	int started = tr_g.modules_started;
 	tr_unlock(&tr_mod_lock);
 	tr_log_debug("module %s registered", m->name ? m->name : "?");
@@ -161,6 +172,11 @@ void tr_modules_start(void)
 	}
 	tr_g.modules_started = 1;
 	int n = tr_g.nmodules;
+	/* from now on Enter/Leave are plain records unless a filter or a
+	 * module needs the general path */
+	if (tr_filter_active)
+		__atomic_fetch_or(&tr_evt_general, TR_EVT_GEN_FILTER, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&tr_evt_general, ~TR_EVT_GEN_START, __ATOMIC_RELAXED);
 	tr_unlock(&tr_mod_lock);
 	if (!tr_g.active)
 		return;

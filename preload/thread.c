@@ -187,6 +187,7 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	struct tr_thread *t = tr_xcalloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
+	t->errnop = &errno;   /* the hot path's errno (tracer.h) */
 	t->index = index;
 	t->location = tr_location_id(index);
 	t->pthread_self = (uint64_t)pthread_self();

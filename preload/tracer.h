@@ -46,6 +46,8 @@ extern "C" {
 #define tr_likely(x)   __builtin_expect(!!(x), 1)
 #define tr_unlikely(x) __builtin_expect(!!(x), 0)
 #define TR_TLS __thread __attribute__((tls_model("initial-exec")))
+/* The hot path's helpers: inlined whatever the optimizer's size estimate. */
+#define TR_ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* ---- logging (never on the hot path; "tracer: " prefix, one line) ------------ */
 
@@ -133,6 +135,7 @@ struct tr_thread {
 	int state;                 /* enum tr_thread_state */
 	volatile int guard;        /* > 0 while inside the tracer (recursion guard) */
 	int saved_errno;           /* errno at tr_thread_get, restored by tr_thread_put */
+	int *errnop;               /* &errno of the thread (no __errno_location call on the hot path) */
 	volatile int in_record;    /* set by tr_enter/tr_leave while writing (sampler defers) */
 	/* termination signals (bit 1 << sig) that arrived inside a record: the
 	 * handler returned, tr_rec_end raises them again when the record is
@@ -175,7 +178,7 @@ static inline struct tr_thread *tr_thread_get(void)
 	struct tr_thread *t = tr_tls_self;
 	if (tr_likely(t && t->state == TR_T_ACTIVE && t->guard == 0)) {
 		t->guard = 1;
-		t->saved_errno = errno;
+		t->saved_errno = *t->errnop;
 		return t;
 	}
 	return tr_thread_get_slow();
@@ -186,7 +189,13 @@ static inline struct tr_thread *tr_thread_get(void)
  * errno to the program). */
 static inline void tr_thread_put(struct tr_thread *t)
 {
-	errno = t->saved_errno;
+	*t->errnop = t->saved_errno;
+	t->guard--;
+}
+/* tr_thread_put when errno is the wrapped call's already (nothing since
+ * the call returned may have changed it): the guard only. */
+static inline void tr_thread_put_keep(struct tr_thread *t)
+{
 	t->guard--;
 }
 /* The calling thread's state without guard/creation (NULL if none yet).
@@ -276,12 +285,6 @@ void tr_thread_set_location_name(struct tr_thread *t, const char *name);
 
 /* ---- events (hot path) -------------------------------------------------------------- */
 
-/* Enter/Leave a region. Applies the filter (region filtered: nothing
- * recorded), the region-enter hooks (metrics) and, when a module installed
- * an enter/leave override (sampling: CallingContextEnter/Leave), that one. */
-void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region);
-void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region);
-
 /* Wrappers that write otf2w_evt_* records themselves (ThreadCreate, MPI
  * records, ...) bracket them with these: tr_rec_begin returns 0 when the
  * location may not be written any more (shut-down started on another thread,
@@ -313,6 +316,110 @@ static inline int tr_rec_begin(struct tr_thread *t)
 		return 1;
 	tr_rec_end(t);
 	return 0;
+}
+
+/*
+ * Record groups (the hot path of wrappers and of tr_enter/tr_leave):
+ * fixed-size records at one time with one record bracket and one bounds
+ * check. tr_fast_begin opens the bracket (tr_rec_begin) and returns where
+ * the first record goes (the timestamp written), or NULL when the location
+ * may not be written (as tr_rec_begin) or its chunk has no room for max
+ * bytes of records (otf2w_evt_group_begin): the bracket is closed again,
+ * nothing was written; write the records the general way (tr_rec_begin,
+ * otf2w_evt_*), which switches chunks. The caller stores its records with
+ * otf2w_evt_put_<record> (max: the sum of their OTF2W_EVT_<RECORD>_MAX) and
+ * ends with tr_fast_end(t, p, number of records).
+ */
+static TR_ALWAYS_INLINE uint8_t *tr_fast_begin(struct tr_thread *t, uint64_t time, size_t max)
+{
+	t->in_record = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (tr_likely(t->state == TR_T_ACTIVE && !t->off && t->w)) {
+		uint8_t *p = otf2w_evt_group_begin(t->w, time, max);
+		if (tr_likely(p != NULL))
+			return p;
+	}
+	tr_rec_end(t);
+	return NULL;
+}
+static TR_ALWAYS_INLINE void tr_fast_end(struct tr_thread *t, uint8_t *p, uint32_t nrecords)
+{
+	otf2w_evt_group_end(t->w, p, nrecords);
+	tr_rec_end(t);
+}
+
+/* Nonzero while Enter/Leave need the general path (tr_enter_slow,
+ * tr_leave_slow): before the modules started, with a TRACER_FILTER file, a
+ * module observing Enter/Leave (metrics) or writing them itself (calling
+ * contexts). Kept by preload/events.c; read-only elsewhere. */
+extern int tr_evt_general;
+
+/* Enter/Leave a region. Applies the filter (region filtered: nothing
+ * recorded), the region-enter hooks (metrics) and, when a module installed
+ * an enter/leave override (sampling: CallingContextEnter/Leave), that one.
+ * Inline: when none of them applies (tr_evt_general is 0), Enter/Leave are
+ * one record group each (tr_fast_begin). */
+void tr_enter_slow(struct tr_thread *t, uint64_t time, uint32_t region);
+void tr_leave_slow(struct tr_thread *t, uint64_t time, uint32_t region);
+static TR_ALWAYS_INLINE void tr_enter(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	uint8_t *p;
+
+	if (tr_likely(!tr_evt_general) && (p = tr_fast_begin(t, time, OTF2W_EVT_ENTER_MAX)) != NULL) {
+		if (tr_likely(t->depth < sizeof(t->stack) / sizeof(t->stack[0])))
+			t->stack[t->depth] = region;
+		t->depth++;
+		tr_fast_end(t, otf2w_evt_put_enter(p, region), 1);
+		return;
+	}
+	tr_enter_slow(t, time, region);
+}
+static TR_ALWAYS_INLINE void tr_leave(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	uint8_t *p;
+
+	if (tr_likely(!tr_evt_general) && (p = tr_fast_begin(t, time, OTF2W_EVT_LEAVE_MAX)) != NULL) {
+		t->saved_errno = *t->errnop;   /* the errno of the wrapped call (see tr_thread_put) */
+		if (tr_likely(t->depth > 0))
+			t->depth--;
+		tr_fast_end(t, otf2w_evt_put_leave(p, region), 1);
+		return;
+	}
+	tr_leave_slow(t, time, region);
+}
+
+/* A call recorded at one time by its wrapper (a lock taken at once):
+ * Enter(region), the wrapper's records, Leave(region), one record group.
+ * The region's Enter and Leave are encoded once (tr_call_code, e.g. when
+ * the region is defined). tr_call_begin returns where the wrapper's
+ * records go (max: their size), or NULL (nothing written: tr_enter, its
+ * records, tr_leave). tr_call_end writes the Leave (nrecords: the
+ * wrapper's records). The shadow stack is left as it was. Nothing of this
+ * touches errno: when the wrapped call returned right before, end with
+ * tr_thread_put_keep (the program gets the call's errno, as with tr_leave
+ * and tr_thread_put). */
+struct tr_call_code {
+	otf2w_code enter, leave;
+};
+static inline void tr_call_code(struct tr_call_code *c, uint32_t region)
+{
+	uint8_t b[16];
+
+	c->enter = otf2w_code_of(b, otf2w_evt_put_enter(b, region));
+	c->leave = otf2w_code_of(b, otf2w_evt_put_leave(b, region));
+}
+static TR_ALWAYS_INLINE uint8_t *tr_call_begin(struct tr_thread *t, uint64_t time, const struct tr_call_code *c, size_t max)
+{
+	uint8_t *p;
+
+	if (tr_unlikely(tr_evt_general) ||
+	    !(p = tr_fast_begin(t, time, OTF2W_EVT_ENTER_MAX + max + OTF2W_EVT_LEAVE_MAX + OTF2W_CODE_SLACK)))
+		return NULL;
+	return otf2w_put_code(p, c->enter);
+}
+static TR_ALWAYS_INLINE void tr_call_end(struct tr_thread *t, uint8_t *p, const struct tr_call_code *c, uint32_t nrecords)
+{
+	tr_fast_end(t, otf2w_put_code(p, c->leave), nrecords + 2);
 }
 
 /* Account the status of any otf2w_evt_* call made directly by a wrapper

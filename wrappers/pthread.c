@@ -58,6 +58,7 @@ static const struct {
 } pth_rgn_def[R_N] = { TR_PTH_FUNCS(PTH_RGN_R, PTH_RGN_N) };
 
 uint32_t tr_pth_rgn[R_N];
+struct tr_call_code tr_pth_code[R_N];
 uint32_t tr_pth_comm;
 _Atomic int tr_pth_on;
 TR_TLS int tr_pth_resolving;
@@ -146,6 +147,8 @@ static void pth_init(void)
 	for (int i = 0; i < R_N; i++)
 		tr_pth_rgn[i] = tr_def_region(pth_rgn_def[i].name, pth_rgn_def[i].name, "", pth_rgn_def[i].role,
 					   OTF2W_PARADIGM_PTHREAD, OTF2W_REGION_FLAG_NONE, "", 0, 0);
+	for (int i = 0; i < R_N; i++)
+		tr_call_code(&tr_pth_code[i], tr_pth_rgn[i]);
 	tr_pth_comm = tr_def_thread_comm(OTF2W_PARADIGM_PTHREAD, "pthread threads");
 	atomic_store_explicit(&tr_pth_on, 1, memory_order_release);
 }

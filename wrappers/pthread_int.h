@@ -22,7 +22,10 @@ struct tr_pth_lock {
 	_Atomic uint32_t id;       /* dense lock id + 1; 0 while being published */
 	_Atomic uint32_t order;    /* acquisitions so far = last acquisitionOrder */
 	_Atomic uint32_t holder;   /* location index + 1 of the last acquirer */
-	uint32_t pad[3];           /* 32 bytes: a slot never straddles a cache line */
+	uint32_t pad;
+	/* the lock's model and id encoded for its records (an otf2w_code of
+	 * wrappers/pthread_wrap.h, 0 until its first recorded acquisition) */
+	_Atomic uint64_t code;     /* 32 bytes: a slot never straddles a cache line */
 };
 
 #define TR_PTH_LOCK_BITS   18                      /* 256Ki slots, 8 MiB virtual */

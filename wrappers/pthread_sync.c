@@ -11,10 +11,10 @@
 #include "pthread_wrap.h"
 
 /*
- * Body of a lock call. TRY: the non-blocking attempt, at one timestamp
- * with Enter and Leave when it succeeds; BLOCKING: when it does not, CALL
- * (the real call) waits between them. EOWNERDEAD (robust mutex) means
- * acquired.
+ * Body of a lock call. TRY: the non-blocking attempt; when it succeeds
+ * (the hot path), Enter, ThreadAcquireLock and Leave at one timestamp
+ * (pth_took, which releases the guard); BLOCKING: when it does not, CALL (the real call) waits
+ * between Enter and Leave. EOWNERDEAD (robust mutex) means acquired.
  */
 #define PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, BLOCKING)      \
 	struct tr_thread *t = pth_get();                            \
@@ -22,14 +22,20 @@
 		return CALL;                                        \
 	int ret = TRY;                                              \
 	uint64_t now = tr_time();                                   \
-	tr_enter(t, now, tr_pth_rgn[R]);                            \
-	if ((BLOCKING) && ret != 0 && ret != EOWNERDEAD) {          \
-		ret = CALL;                                         \
-		now = tr_time();                                    \
+	if (tr_likely(ret == 0 || ret == EOWNERDEAD)) {             \
+		pth_took(t, now, R, ADDR, SHARED);                  \
+		return ret;                                         \
 	}                                                           \
-	if (ret == 0 || ret == EOWNERDEAD)                          \
-		now = pth_acquired(t, now, ADDR, SHARED);           \
-	tr_leave(t, now, tr_pth_rgn[R]);                            \
+	{                                                           \
+		tr_enter(t, now, tr_pth_rgn[R]);                    \
+		if (BLOCKING) {                                     \
+			ret = CALL;                                 \
+			now = tr_time();                            \
+		}                                                   \
+		if (ret == 0 || ret == EOWNERDEAD)                  \
+			now = pth_acquired(t, now, ADDR, SHARED);   \
+		tr_leave(t, now, tr_pth_rgn[R]);                    \
+	}                                                           \
 	tr_thread_put(t);                                           \
 	return ret
 #define PTH_LOCK_BODY(R, SHARED, ADDR, TRY, CALL) PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, 1)

@@ -35,6 +35,7 @@ enum tr_pth_rgn {
 };
 
 extern uint32_t tr_pth_rgn[R_N];         /* region ids, set by pth_init */
+extern struct tr_call_code tr_pth_code[R_N];   /* their Enter/Leave records encoded */
 extern uint32_t tr_pth_comm;             /* PTHREAD thread contingent */
 extern _Atomic int tr_pth_on;            /* 1 once pth_init defined everything (TRACER_PTHREAD on) */
 extern TR_TLS int tr_pth_resolving;      /* inside the resolver (dlsym may lock a mutex) */
@@ -51,6 +52,7 @@ void tr_pth_resolve_slow(void **slot, const char *name);
 #define PTH_MAX_HELD 32
 struct pth_held {
 	uintptr_t addr;
+	otf2w_code code;   /* model and id encoded (pth_lock_code) */
 	uint32_t id;
 	uint32_t order;
 };
@@ -95,8 +97,8 @@ static inline void pth_clock_fence(void)
 /*
  * The lock at addr was acquired by this thread; `time` was read right after
  * the lock call returned. shared: other holders may acquire it concurrently
- * (read lock): count atomically. Returns the timestamp of the acquisition
- * (use it for the Leave).
+ * (read lock): count atomically. Sets the lock's id and this acquisition's
+ * order and returns the timestamp of the acquisition.
  *
  * rdtsc is not ordered with the atomic instruction that took the lock: when
  * the lock's cache line comes from another core (the lock was handed over),
@@ -105,54 +107,119 @@ static inline void pth_clock_fence(void)
  * acquisition times follow acquisition orders. A lock taken again by its
  * last holder (the uncontended case) needs no fence.
  */
-static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
+static inline struct tr_pth_lock *pth_acquire_note(struct tr_thread *t, uint64_t *time, const void *addr,
+						  int shared, uint32_t *id, uint32_t *order)
 {
 	struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
-	uint32_t id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
 	uint32_t me = t->index + 1;
-	uint32_t order;
 
+	*id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
 	if (tr_unlikely(atomic_load_explicit(&l->holder, memory_order_relaxed) != me)) {
 		uint64_t again;
 
 		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
 		pth_clock_fence();
 		again = tr_time();
-		if (again > time)   /* never before the Enter already written */
-			time = again;
+		if (again > *time)   /* never before the Enter already written */
+			*time = again;
 	}
 
 	if (shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <= TR_PTH_LOCK_OVERFLOW)) {
-		order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
+		*order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
 	} else {
 		/* Exclusive holder: the lock itself orders the increments. */
-		order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
-		atomic_store_explicit(&l->order, order, memory_order_relaxed);
+		*order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
+		atomic_store_explicit(&l->order, *order, memory_order_relaxed);
 	}
-	/* Not recorded (measurement off, location stopped): nor is its release. */
-	if (!tr_rec_begin(t))
-		return time;
-	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
-	tr_rec_end(t);
+	return l;
+}
+
+/* The model and id of lock l (id) encoded for its records: computed by the
+ * first acquisition recorded, the same value by any thread. */
+static inline otf2w_code pth_lock_code(struct tr_pth_lock *l, uint32_t id)
+{
+	otf2w_code c = atomic_load_explicit(&l->code, memory_order_relaxed);
+
+	if (tr_unlikely(c == 0)) {
+		c = otf2w_code_thread_lock(OTF2W_PARADIGM_PTHREAD, id);
+		atomic_store_explicit(&l->code, c, memory_order_relaxed);
+	}
+	return c;
+}
+
+/* A recorded acquisition: its release repeats id and order. */
+static inline void pth_hold(const void *addr, otf2w_code code, uint32_t id, uint32_t order)
+{
 	if (tr_likely(tr_pth_tls.nheld < PTH_MAX_HELD)) {
 		struct pth_held *h = &tr_pth_tls.held[tr_pth_tls.nheld++];
 
 		h->addr = (uintptr_t)addr;
+		h->code = code;
 		h->id = id;
 		h->order = order;
 	} else {
 		tr_pth_tls.lost++;
 	}
+}
+
+/* pth_acquire_note, then the ThreadAcquireLock at the returned time (use
+ * it for the Leave). */
+static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
+{
+	uint32_t id, order;
+	struct tr_pth_lock *l = pth_acquire_note(t, &time, addr, shared, &id, &order);
+
+	/* Not recorded (measurement off, location stopped): nor is its release. */
+	if (!tr_rec_begin(t))
+		return time;
+	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
+	tr_rec_end(t);
+	pth_hold(addr, pth_lock_code(l, id), id, order);
 	return time;
 }
 
+/* The lock at addr was taken at once by the call of region r (its
+ * non-blocking attempt succeeded; `time` read right after): Enter,
+ * ThreadAcquireLock and Leave at one time, one record group (the hot path
+ * of every lock wrapper); the general way when the group cannot be written
+ * (tr_call_begin) or the acquisition is later than time (handed over).
+ * Then the guard is released: tr_thread_put(t), or tr_thread_put_keep(t)
+ * when only the group was written (errno is still the call's). */
+static TR_ALWAYS_INLINE void pth_took(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, const void *addr,
+				       int shared)
+{
+	uint32_t id, order;
+	uint64_t at = time;
+	struct tr_pth_lock *l = pth_acquire_note(t, &at, addr, shared, &id, &order);
+	otf2w_code code = pth_lock_code(l, id);
+	uint8_t *p;
+
+	if (tr_likely(at == time) &&
+	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
+		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
+		tr_call_end(t, p, &tr_pth_code[r], 1);
+		pth_hold(addr, code, id, order);
+		tr_thread_put_keep(t);
+		return;
+	}
+	tr_enter(t, time, tr_pth_rgn[r]);
+	if (tr_rec_begin(t)) {
+		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, at, OTF2W_PARADIGM_PTHREAD, id, order));
+		tr_rec_end(t);
+		pth_hold(addr, code, id, order);
+	}
+	tr_leave(t, at, tr_pth_rgn[r]);
+	tr_thread_put(t);
+}
+
 /* Find and forget the held entry of addr. 1: found (id/order set). */
-static inline int pth_unhold(const void *addr, uint32_t *id, uint32_t *order)
+static inline int pth_unhold(const void *addr, otf2w_code *code, uint32_t *id, uint32_t *order)
 {
 	uint32_t n = tr_pth_tls.nheld;
 
 	while (n-- > 0) {
 		if (tr_pth_tls.held[n].addr == (uintptr_t)addr) {
+			*code = tr_pth_tls.held[n].code;
 			*id = tr_pth_tls.held[n].id;
 			*order = tr_pth_tls.held[n].order;
 			for (uint32_t i = n + 1; i < tr_pth_tls.nheld; i++)
@@ -168,6 +235,7 @@ static inline int pth_unhold(const void *addr, uint32_t *id, uint32_t *order)
 		tr_pth_tls.lost--;
 		*id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
 		*order = atomic_load_explicit(&l->order, memory_order_relaxed);
+		*code = pth_lock_code(l, *id);
 		return 1;
 	}
 	return 0;   /* acquired untraced (before init, or by another thread) */
@@ -175,14 +243,21 @@ static inline int pth_unhold(const void *addr, uint32_t *id, uint32_t *order)
 
 /* The lock at addr is about to be released (time: 0 = read the clock only
  * if the release is recorded). 1 if a ThreadReleaseLock was written. */
-static inline int pth_released(struct tr_thread *t, uint64_t time, const void *addr)
+static TR_ALWAYS_INLINE int pth_released(struct tr_thread *t, uint64_t time, const void *addr)
 {
+	otf2w_code code;
 	uint32_t id, order;
+	uint8_t *p;
 
-	if (!pth_unhold(addr, &id, &order))
+	if (!pth_unhold(addr, &code, &id, &order))
 		return 0;
 	if (!time)
 		time = tr_time();
+	p = tr_fast_begin(t, time, OTF2W_EVT_THREAD_RELEASE_LOCK_MAX + OTF2W_CODE_SLACK);
+	if (tr_likely(p != NULL)) {
+		tr_fast_end(t, otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_RELEASE_LOCK_ID, code, order), 1);
+		return 1;
+	}
 	if (!tr_rec_begin(t))
 		return 0;
 	tr_evt_status(t, otf2w_evt_thread_release_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
