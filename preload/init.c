@@ -212,6 +212,13 @@ void tr_init(void)
 	on_exit(tr_on_exit, NULL);
 	at_quick_exit(tr_on_quick_exit);
 	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
+	/* A termination signal between our handler's installation and
+	 * ProgramBegin stays pending until the master location has begun (in
+	 * durable mode mapping its first window takes a while): else the
+	 * handler wrote a ProgramEnd as the master's first event, an archive
+	 * no reader accepts (real.soak_startup). */
+	sigset_t old_mask;
+	tr_signals_block(&old_mask);
 	tr_signals_init();
 	tr_g.initialized = 1;
 	if (tr_g.active) {
@@ -221,6 +228,7 @@ void tr_init(void)
 			     tr_g.dir, tr_clock_is_tsc ? "tsc" : "monotonic",
 			     (unsigned long long)tr_clock_resolution());
 	}
+	tr_signals_restore(&old_mask);
 	tr_tls_creating--;
 	tr_g.initializing = 0;
 	errno = saved;
