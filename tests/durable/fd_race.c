@@ -12,32 +12,11 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int stop;
-static long counter;
-
-static void *locker(void *arg)
-{
-	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&mu);
-		counter++;
-		pthread_mutex_unlock(&mu);
-	}
-	return arg;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
+#include "lockers.h"
 
 int main(int argc, char **argv)
 {
@@ -47,15 +26,13 @@ int main(int argc, char **argv)
 	}
 	double secs = argc > 2 ? atof(argv[2]) : 3;
 	int nt = argc > 3 ? atoi(argv[3]) : 3;
-	pthread_t th[16];
-	if (nt < 1 || nt > 16)
+	if (nt < 1 || nt > LK_MAXT)
 		nt = 3;
-	for (int i = 0; i < nt; i++)
-		pthread_create(&th[i], NULL, locker, NULL);
+	lockers_start(nt);
 	long opens = 0, other = 0;
 	int seen_other = -1;
-	double end = now() + secs;
-	while (now() < end) {
+	double end = lk_now() + secs;
+	while (lk_now() < end) {
 		for (int k = 0; k < 100; k++) {
 			int fd = open(argv[1], O_WRONLY | O_CREAT, 0644);
 			if (fd < 0) {
@@ -70,9 +47,7 @@ int main(int argc, char **argv)
 			close(fd);
 		}
 	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < nt; i++)
-		pthread_join(th[i], NULL);
+	lockers_stop(nt);
 	/* stdout is compared with the untraced run: counts only */
 	printf("fd_race: opens returned another number than 3: %ld\n", other);
 	if (other)

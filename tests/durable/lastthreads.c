@@ -16,18 +16,15 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "lockers.h"
+
 static pthread_barrier_t bar;
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int stop;
-static long counter;
 
 static void bye(void)
 {
@@ -36,28 +33,11 @@ static void bye(void)
 
 static void *leaver(void *arg)
 {
-	pthread_mutex_lock(&mu);
-	counter++;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&lk_mu);
+	lk_sink++;
+	pthread_mutex_unlock(&lk_mu);
 	pthread_barrier_wait(&bar);
 	return arg;
-}
-
-static void *locker(void *arg)
-{
-	while (!__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&mu);
-		counter++;
-		pthread_mutex_unlock(&mu);
-	}
-	return arg;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 static void close_from(unsigned int first)
@@ -71,13 +51,11 @@ static void close_from(unsigned int first)
  * descriptor from `from`; returns the opens that got another number. */
 static long race(const char *path, unsigned int from, double secs, long *opens)
 {
-	pthread_t th[3];
 	long bad = 0;
-	for (int i = 0; i < 3; i++)
-		pthread_create(&th[i], NULL, locker, NULL);
-	double end = now() + secs;
+	lockers_start(3);
+	double end = lk_now() + secs;
 	*opens = 0;
-	while (now() < end) {
+	while (lk_now() < end) {
 		close_from(from);
 		int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (fd != (int)from)
@@ -86,9 +64,7 @@ static long race(const char *path, unsigned int from, double secs, long *opens)
 			close(fd);
 		(*opens)++;
 	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < 3; i++)
-		pthread_join(th[i], NULL);
+	lockers_stop(3);
 	return bad;
 }
 

@@ -16,76 +16,36 @@
  *        its definitions snapshot at every tick)
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define MAXT 16
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static volatile int stop;
-static long counts[MAXT * 8];   /* one cache line each */
-static long spin = 200;
-static long fixed;   /* nCOUNT: pairs per thread */
-static volatile long sink;
+#include "lockers.h"
 
 static void *short_thread(void *arg)
 {
-	pthread_mutex_lock(&mu);
-	sink++;
-	pthread_mutex_unlock(&mu);
+	pthread_mutex_lock(&lk_mu);
+	lk_sink++;
+	pthread_mutex_unlock(&lk_mu);
 	return arg;
-}
-
-static void *locker(void *arg)
-{
-	long *c = arg;
-	while (fixed ? *c < fixed : !__atomic_load_n(&stop, __ATOMIC_ACQUIRE)) {
-		pthread_mutex_lock(&mu);
-		sink++;
-		pthread_mutex_unlock(&mu);
-		__atomic_store_n(c, *c + 1, __ATOMIC_RELEASE);
-		for (long i = 0; i < spin; i++)
-			sink += i;
-	}
-	return NULL;
-}
-
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static long total(int nt)
-{
-	long s = 0;
-	for (int i = 0; i < nt; i++)
-		s += __atomic_load_n(&counts[i * 8], __ATOMIC_ACQUIRE);
-	return s;
 }
 
 int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 5;
 	if (argc > 1 && argv[1][0] == 'n')
-		fixed = atol(argv[1] + 1);
+		lk_fixed = atol(argv[1] + 1);
 	int nt = argc > 2 ? atoi(argv[2]) : 4;
-	if (argc > 3)
-		spin = atol(argv[3]);
+	lk_spin = argc > 3 ? atol(argv[3]) : 200;
 	int churn = argc > 4 && !strcmp(argv[4], "churn");
-	if (nt < 1 || nt > MAXT)
+	if (nt < 1 || nt > LK_MAXT)
 		nt = 4;
-	pthread_t th[MAXT];
-	for (int i = 0; i < nt; i++)
-		pthread_create(&th[i], NULL, locker, &counts[i * 8]);
-	double end = now() + secs;
-	for (; !fixed;) {
-		double t = now();
-		long n = total(nt);   /* read after t: every pair counted ended before it was printed */
+	lockers_start(nt);
+	double end = lk_now() + secs;
+	for (; !lk_fixed;) {
+		double t = lk_now();
+		long n = lockers_total(nt);   /* read after t: every pair counted ended before it was printed */
 		printf("t %.6f pairs %ld\n", t, n);
 		fflush(stdout);
 		if (t >= end)
@@ -97,9 +57,7 @@ int main(int argc, char **argv)
 			usleep(10000);
 		}
 	}
-	__atomic_store_n(&stop, 1, __ATOMIC_RELEASE);
-	for (int i = 0; i < nt; i++)
-		pthread_join(th[i], NULL);
-	printf("done pairs %ld\n", total(nt));
+	lockers_stop(nt);
+	printf("done pairs %ld\n", lockers_total(nt));
 	return 0;
 }

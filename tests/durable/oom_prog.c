@@ -11,50 +11,26 @@
  * usage: oom_prog [STEP_MIB] [SPIN]
  */
 #define _GNU_SOURCE
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#define NT 2
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static long counts[NT * 8];   /* one cache line each */
-static long spin = 5000;
-static volatile long sink;
+#include "lockers.h"
 
-static void *locker(void *arg)
-{
-	long *c = arg;
-	for (;;) {
-		pthread_mutex_lock(&mu);
-		sink++;
-		pthread_mutex_unlock(&mu);
-		__atomic_store_n(c, *c + 1, __ATOMIC_RELEASE);
-		for (long i = 0; i < spin; i++)
-			sink += i;
-	}
-	return NULL;
-}
+#define NT 2
 
 int main(int argc, char **argv)
 {
 	long step = argc > 1 ? atol(argv[1]) : 2;
-	if (argc > 2)
-		spin = atol(argv[2]);
+	lk_spin = argc > 2 ? atol(argv[2]) : 5000;
 	if (step < 1)
 		step = 1;
-	pthread_t th[NT];
-	for (int i = 0; i < NT; i++)
-		pthread_create(&th[i], NULL, locker, &counts[i * 8]);
+	lockers_start(NT);   /* never stopped */
 	for (long mib = 0;; mib += step) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		long n = 0;
-		for (int i = 0; i < NT; i++)
-			n += __atomic_load_n(&counts[i * 8], __ATOMIC_ACQUIRE);
-		printf("t %.6f pairs %ld mib %ld\n", ts.tv_sec + ts.tv_nsec * 1e-9, n, mib);
+		double t = lk_now();
+		long n = lockers_total(NT);
+		printf("t %.6f pairs %ld mib %ld\n", t, n, mib);
 		fflush(stdout);
 		char *p = malloc((size_t)step << 20);
 		if (p)
