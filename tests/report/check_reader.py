@@ -13,18 +13,21 @@ with otf2-print -A (record, location, time, counts) and otf2-marker (every
 field).
 Fields our dump has and the reference API hides (attic fields, array
 counts) are compared where the reference gives them. Fails on the first
-differences; MIN_EVENTS guards against comparing two empty streams.
+differences (the first ten records that differ); MIN_EVENTS guards against
+comparing two empty streams. The tools run in runcheck's clean environment;
+the failures are a runcheck.Checker's.
 """
 import os
 import re
 import struct
-import subprocess
 import sys
 
 import _otf2
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(sys.argv[1]))))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
 from gen_records import Record  # noqa: E402
+import runcheck  # noqa: E402
 
 
 def av_raw(v, t):
@@ -181,14 +184,22 @@ SEVERITY = ['NONE', 'LOW', 'MEDIUM', 'HIGH']
 SCOPE = ['GLOBAL', 'LOCATION', 'LOCATION_GROUP', 'SYSTEM_TREE_NODE', 'GROUP', 'COMM']
 
 
-def check_markers(path, ours):
+def tool(argv):
+    """A reader tool's run (clean environment): its stdout and stderr as
+    text (undecodable bytes kept as surrogates), exit status."""
+    p = runcheck.run_untraced(argv, timeout=600, binary=True)
+    return (p.stdout.decode('utf-8', 'surrogateescape'), p.stderr.decode('utf-8', 'surrogateescape'),
+            p.returncode)
+
+
+def check_markers(ck, path, ours):
     """our DefMarker/Marker records against otf2-marker's listing (the python
     bindings cannot read marker files: RegisterMarkerCallbacks raises)"""
     if not os.path.exists(path[:-len('.otf2')] + '.marker'):
-        return 0, []
-    p = subprocess.run(['otf2-marker', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        return 0, ['otf2-marker failed: ' + p.stderr.decode()]
+        return 0
+    out, err, status = tool(['otf2-marker', path])
+    if not ck.expect(status == 0, 'otf2-marker failed: ' + err):
+        return 0
     defs = [o for o in ours if o[0] == 'MARKER' and o[1] == 'DefMarker']
     marks = [o for o in ours if o[0] == 'MARKER' and o[1] == 'Marker']
     want = []
@@ -204,22 +215,22 @@ def check_markers(path, ours):
                 sc += ':' + m['scopeRef']
             want.append('MARKER      Time: %s, Duration %s, Scope: %s, Text: "%s"'
                         % (m['timestamp'], m['duration'], sc, m['text']))
-    got = p.stdout.decode('utf-8', 'surrogateescape').splitlines()
-    if want != got:
-        return 0, ['markers differ from otf2-marker:\n  ours %s\n  otf2-marker %s' % (want, got)]
-    return len(defs) + len(marks), []
+    got = out.splitlines()
+    if not ck.expect(want == got, 'markers differ from otf2-marker:\n  ours %s\n  otf2-marker %s' % (want, got)):
+        return 0
+    return len(defs) + len(marks)
 
 
-def check_snapshots(path, ours):
+def check_snapshots(ck, path, ours):
     """our snapshot records against otf2-print -A (the python bindings have no
     snapshot reader): per location the sequence of (record, time) - the
     snapshot time for SnapshotStart/End, else origEventTime - and the counts
     of SnapshotStart (# Events) and SnapshotEnd (Cont. Read Position)"""
     mine = [o for o in ours if o[0].startswith('SNAP ')]
-    p = subprocess.run(['otf2-print', '-A', path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    text = p.stdout.decode('utf-8', 'surrogateescape')
+    text = tool(['otf2-print', '-A', path])[0]
     if '=== Snapshots' not in text:
-        return 0, ([] if not mine else ['otf2-print shows no snapshot, ours %d' % len(mine)])
+        ck.expect(not mine, 'otf2-print shows no snapshot, ours %d' % len(mine))
+        return 0
     want = {}
     for line in text.split('=== Snapshots', 1)[1].splitlines()[3:]:
         w = line.split()
@@ -240,12 +251,12 @@ def check_snapshots(path, ours):
             v.get('contReadPos', '') if name == 'SnapshotEnd' else ''
         upper = rename.get(name) or re.sub(r'([a-z0-9])([A-Z])', r'\1_\2', name).upper()
         got.setdefault(int(loc), []).append((upper, t, extra))
-    if got != want:
-        for loc in sorted(set(got) | set(want)):
-            if got.get(loc) != want.get(loc):
-                return 0, ['snapshots of location %d differ from otf2-print:\n  ours %s\n  otf2-print %s'
-                           % (loc, got.get(loc, [])[:6], want.get(loc, [])[:6])]
-    return len(mine), []
+    for loc in sorted(set(got) | set(want)):
+        if not ck.expect(got.get(loc) == want.get(loc),
+                         'snapshots of location %d differ from otf2-print:\n  ours %s\n  otf2-print %s'
+                         % (loc, got.get(loc, [])[:6], want.get(loc, [])[:6])):
+            return 0
+    return len(mine)
 
 
 def parse_ours(text):
@@ -277,46 +288,44 @@ def parse_ours(text):
     return out
 
 
+def same(o, r):
+    """Our record o is the reference's r: key, name, every field the
+    reference gives, the attributes of an event."""
+    if o[0] != r[0] or o[1] != r[1]:
+        return False
+    if any(k not in o[2] or o[2][k] != val for k, val in r[2].items()):
+        return False
+    return r[0] in ('DEF', 'MARKER') or sorted(o[3]) == sorted(r[3])
+
+
 def main():
     tab, dump, path = sys.argv[1:4]
     min_events = int(sys.argv[4]) if len(sys.argv) > 4 else 1
     if os.path.isdir(path):
         names = sorted(f for f in os.listdir(path) if f.endswith('.otf2'))
         path = os.path.join(path, 'traces.otf2' if 'traces.otf2' in names else names[0])
-    p = subprocess.run([dump, path], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        raise SystemExit('otf2r_dump failed: ' + p.stderr.decode())
-    ours = parse_ours(p.stdout.decode('utf-8', 'surrogateescape'))
+    ck = runcheck.Checker()
+    out, err, status = tool([dump, path])
+    if not ck.expect(status == 0, 'otf2r_dump failed: ' + err):
+        return ck.done()
+    ours = parse_ours(out)
     ref = reference(tab, path)
-    nmark, errors = check_markers(path, ours)
-    nsnap, serr = check_snapshots(path, ours)
-    errors += serr
+    nmark = check_markers(ck, path, ours)
+    nsnap = check_snapshots(ck, path, ours)
     ours = [o for o in ours if o[0] != 'MARKER' and not o[0].startswith('SNAP')]
-    if len(ours) != len(ref):
-        errors.append('record count: ours %d, reference %d' % (len(ours), len(ref)))
+    ck.expect(len(ours) == len(ref), 'record count: ours %d, reference %d' % (len(ours), len(ref)))
+    ndiff = 0
     for i, (o, r) in enumerate(zip(ours, ref)):
-        bad = o[0] != r[0] or o[1] != r[1]
-        if not bad:
-            for k, val in r[2].items():
-                if k not in o[2] or o[2][k] != val:
-                    bad = True
-            if r[0] not in ('DEF', 'MARKER') and sorted(o[3]) != sorted(r[3]):
-                bad = True
-        if bad:
-            errors.append('#%d ours %s\n    reference %s' % (i, o, r))
-        if len(errors) > 10:
-            break
+        if not ck.expect(same(o, r), '#%d ours %s\n    reference %s' % (i, o, r)):
+            ndiff += 1
+            if ndiff > 10:
+                break
     nevt = sum(1 for r in ref if r[0].startswith('EVT'))
     ndef = len(ref) - nevt
-    if nevt < min_events:
-        errors.append('only %d events (want >= %d)' % (nevt, min_events))
-    for e in errors:
-        print('FAIL: ' + e, file=sys.stderr)
-    if errors:
-        sys.exit(1)
-    print('check_reader: %s: %d definitions, %d events, %d snapshot records, %d marker records identical'
-          % (path, ndef, nevt, nsnap, nmark))
+    ck.expect(nevt >= min_events, 'only %d events (want >= %d)' % (nevt, min_events))
+    return ck.done('check_reader: %s: %d definitions, %d events, %d snapshot records, %d marker records identical'
+                   % (path, ndef, nevt, nsnap, nmark))
 
 
 if __name__ == '__main__':
-    main()
+    sys.exit(main())

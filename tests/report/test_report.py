@@ -41,7 +41,7 @@ def check_reader(path, min_events):
                         os.environ['OTF2R_DUMP'], path, str(min_events)])
     sys.stdout.write(out)
     if rc != 0:
-        ck.fail('reader differs from the reference on %s:\n%s' % (path, err[-3000:]))
+        ck.fail('reader differs from the reference on %s:\n%s' % (path, (out + err)[-3000:]))
 
 
 def traced_demo(name):
