@@ -14,12 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-
 static uintptr_t lo[8], hi[8];
 static int nrange, ready;
 
@@ -67,53 +61,12 @@ static void check(void *ra, const char *fn)
 	}
 }
 
-void *malloc(size_t n)
-{
-	check(__builtin_return_address(0), "malloc");
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t m)
-{
-	check(__builtin_return_address(0), "calloc");
-	return __libc_calloc(n, m);
-}
-
-void *realloc(void *p, size_t n)
-{
-	check(__builtin_return_address(0), "realloc");
-	return __libc_realloc(p, n);
-}
-
 /* free is not checked: at exit the tracer frees what libdw allocated for it
  * (symbol resolution runs libdw, which uses the program's allocator, on the
  * exit path only). */
-void free(void *p)
-{
-	__libc_free(p);
-}
-
-void *aligned_alloc(size_t a, size_t n)
-{
-	check(__builtin_return_address(0), "aligned_alloc");
-	return __libc_memalign(a, n);
-}
-
-void *memalign(size_t a, size_t n)
-{
-	check(__builtin_return_address(0), "memalign");
-	return __libc_memalign(a, n);
-}
-
-int posix_memalign(void **out, size_t a, size_t n)
-{
-	check(__builtin_return_address(0), "posix_memalign");
-	void *p = __libc_memalign(a, n);
-	if (!p)
-		return 12;
-	*out = p;
-	return 0;
-}
+#define ALLOC_HOOK(fn) check(__builtin_return_address(0), fn)
+#define FREE_HOOK() ((void)0)
+#include "../lib/libc_alloc.h"
 
 char *strdup(const char *s)
 {

@@ -20,12 +20,6 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-extern void *__libc_malloc(size_t);
-extern void *__libc_calloc(size_t, size_t);
-extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
-extern void *__libc_memalign(size_t, size_t);
-
 static volatile unsigned long handler_allocs, allocs;
 
 static int in_handler(void)
@@ -44,48 +38,9 @@ static inline void note(void)
 		__atomic_fetch_add(&handler_allocs, 1, __ATOMIC_RELAXED);
 }
 
-void *malloc(size_t n)
-{
-	note();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t n, size_t m)
-{
-	note();
-	return __libc_calloc(n, m);
-}
-
-void *realloc(void *p, size_t n)
-{
-	note();
-	return __libc_realloc(p, n);
-}
-
-void free(void *p)
-{
-	note();
-	__libc_free(p);
-}
-
-void *memalign(size_t a, size_t n)
-{
-	note();
-	return __libc_memalign(a, n);
-}
-
-void *aligned_alloc(size_t a, size_t n)
-{
-	note();
-	return __libc_memalign(a, n);
-}
-
-int posix_memalign(void **r, size_t a, size_t n)
-{
-	note();
-	*r = __libc_memalign(a, n);
-	return *r ? 0 : 12;
-}
+#define ALLOC_HOOK(fn) note()
+#define FREE_HOOK() note()
+#include "../lib/libc_alloc.h"
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static double budget = 1.0;
