@@ -275,13 +275,7 @@ def case_sigterm_malloc():
         p = subprocess.Popen([PROG, 'malloc_storm', ready], env=e, cwd=WORK, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
         storm_ready(p, ready, 'run %d' % i)
-        p.send_signal(signal.SIGTERM)
-        try:
-            out, err = p.communicate(timeout=30)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            raise rc.CheckFailed('run %d: no exit 30 s after SIGTERM (deadlock)' % i)
+        out, err = rc.term_wait(p, 30, 'run %d: no exit 30 s after SIGTERM (deadlock)' % i)
         check(p.returncode == -signal.SIGTERM, 'run %d: status %d %s' % (i, p.returncode, err))
         check(out == 'mode malloc_storm\n', 'run %d: stdout %r' % (i, out))
         tr = tc.load(d)
@@ -312,13 +306,7 @@ def case_sigterm_own_malloc():
         p = subprocess.Popen([os.environ['ALLOC_PROG']], env=e, cwd=WORK, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, universal_newlines=True)
         time.sleep(0.3)
-        p.send_signal(signal.SIGTERM)
-        try:
-            out, err = p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            raise rc.CheckFailed('run %d: hung after SIGTERM (tracer inside the program allocator\'s lock)' % i)
+        out, err = rc.term_wait(p, 20, 'run %d: hung after SIGTERM (tracer inside the program allocator\'s lock)' % i)
         check(p.returncode == -signal.SIGTERM, 'run %d: status %d, stderr %r' % (i, p.returncode, err))
         tr = tc.load(d)
         tc.check_all(tr, exit_status=128 + signal.SIGTERM)

@@ -143,13 +143,7 @@ def sigterm_soak(name, runs, env, preload_first=None):
         p = subprocess.Popen([PROG, 'mallocloop'], env=e, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         check(b'ready' in p.stdout.readline(), '%s run %d: no start' % (name, i))
         time.sleep(rnd.uniform(0.05, 0.5))
-        p.send_signal(signal.SIGTERM)
-        try:
-            _, err = p.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.communicate()
-            raise rc.CheckFailed('%s run %d: still running 20 s after SIGTERM (deadlock)' % (name, i))
+        _, err = rc.term_wait(p, 20, '%s run %d: still running 20 s after SIGTERM (deadlock)' % (name, i))
         check(p.returncode == -signal.SIGTERM, '%s run %d: exit %d, want death by SIGTERM'
               % (name, i, p.returncode))
         tr = tc.load(out)

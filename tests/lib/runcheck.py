@@ -30,7 +30,8 @@ first failed check (CheckFailed, tracecheck's CheckError), or the Skip.
 Programs that write files run in a directory of their own (cwd=) and
 compare_dirs checks the traced run wrote the same files. run_timed is for
 runs that must be timed, signalled (SIGTERM after 'ready') or may hang
-(killed with their process group, reported, not raised).
+(killed with their process group, reported, not raised); term_wait ends a
+run the test started itself (SIGTERM, a hang raised).
 
 Clean environment: the caller's environment without LD_PRELOAD and every
 TRACER_* variable (a developer's own settings never leak into a test), plus
@@ -178,6 +179,18 @@ def run_timed(argv, cwd, env, timeout=120, term_after=None, term_timeout=20, wai
         out, err = p.communicate()
         return Timed(p.returncode, first + out, err, time.monotonic() - t0, hung=True)
     return Timed(p.returncode, first + out, err, time.monotonic() - t0)
+
+
+def term_wait(p, timeout, hung):
+    """SIGTERM to the running Popen p, then its (stdout, stderr); still
+    running timeout seconds later: killed, and CheckFailed(hung) raised."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        return p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise CheckFailed(hung)
 
 
 def find_anchor(outdir):

@@ -514,12 +514,10 @@ def tracer_run_status():
                          env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdout.readline()
     time.sleep(0.2)
-    p.send_signal(signal.SIGTERM)
     try:
-        p.communicate(timeout=20)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        ck.fail('tracer_run_status: SIGTERM not forwarded')
+        rc.term_wait(p, 20, 'tracer_run_status: SIGTERM not forwarded')
+    except rc.CheckFailed as e:
+        ck.fail(str(e))
     if p.returncode != -signal.SIGTERM:
         ck.fail('tracer_run_status: forwarded SIGTERM: returncode %d' % p.returncode)
     # an orphan that outlives the program: tracer-run waits for it
