@@ -46,14 +46,6 @@ static int holds_archive(const char *dir)
 	return found;
 }
 
-static void sanitize(char *s)
-{
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-		      *s == '-' || *s == '_' || *s == '.'))
-			*s = '_';
-}
-
 /* A job id shared by the ranks of one mpirun (for a common default name). */
 static int job_id(char *out, size_t n)
 {
@@ -63,7 +55,7 @@ static int job_id(char *out, size_t n)
 		const char *v = tr_getenv(vars[i]);
 		if (v && *v) {
 			snprintf(out, n, "%s", v);
-			sanitize(out);
+			tr_name_sanitize(out);
 			return 0;
 		}
 	}
@@ -162,24 +154,20 @@ int tr_ar_choose_dir(void)
 	int explicit = tr_cfg.output[0] != 0;
 
 	snprintf(prog, sizeof(prog), "%s", tr_proc.progname[0] ? tr_proc.progname : "prog");
-	sanitize(prog);
+	tr_name_sanitize(prog);
 	if (explicit) {
 		snprintf(base, sizeof(base), "%s", tr_cfg.output);
 		size_t l = strlen(base);
 		while (l > 1 && base[l - 1] == '/')
 			base[--l] = 0;
 	} else {
-		char when[64], job[200];
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+		char job[200];
 		if (tr_g.mpi_expected && job_id(job, sizeof(job)) == 0) {
 			snprintf(base, sizeof(base), "tracer-%.200s-%.200s", prog, job);
 			tr_g.dir_from_job = 1;
 		}
 		else
-			snprintf(base, sizeof(base), "tracer-%.200s-%s-%d", prog, when, (int)getpid());
+			tr_default_dir_name(base, sizeof(base), prog);
 	}
 	tr_ar_set_arname();
 	/* never overwrite an existing archive: <base>, <base>.1, <base>.2 ... */

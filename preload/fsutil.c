@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * fsutil.c - file-system helpers shared by the core and tools/tracer-merge
- * (which compiles this file in; no other core dependency).
+ * and tracer-run (which compile this file in; no other core dependency).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "fsutil.h"
 
@@ -94,4 +95,24 @@ void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name,
 	}
 	if (d >= 0)
 		close(d);
+}
+
+void tr_name_sanitize(char *s)
+{
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+		      *s == '-' || *s == '_' || *s == '.'))
+			*s = '_';
+}
+
+void tr_default_dir_name(char *out, size_t n, const char *prog)
+{
+	char when[64], p[256];
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
+	snprintf(p, sizeof(p), "%s", prog);
+	tr_name_sanitize(p);
+	snprintf(out, n, "tracer-%.200s-%s-%d", p, when, (int)getpid());
 }

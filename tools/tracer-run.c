@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "recover.h"
+#include "fsutil.h"
 
 static void usage(FILE *f)
 {
@@ -370,18 +371,8 @@ static void make_output(const char *prog, char *dir, size_t n)
 	if (o && *o) {
 		snprintf(base, sizeof(base), "%s", o);
 	} else {
-		char when[64], p[256];
-		time_t now = time(NULL);
-		struct tm tm;
-		localtime_r(&now, &tm);
-		strftime(when, sizeof(when), "%Y%m%d-%H%M%S", &tm);
 		const char *b = strrchr(prog, '/');
-		snprintf(p, sizeof(p), "%s", b ? b + 1 : prog);
-		for (char *s = p; *s; s++)
-			if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-			      *s == '-' || *s == '_' || *s == '.'))
-				*s = '_';
-		snprintf(base, sizeof(base), "tracer-%.200s-%s-%d", p, when, (int)getpid());
+		tr_default_dir_name(base, sizeof(base), b ? b + 1 : prog);
 	}
 	size_t l = strlen(base);
 	while (l > 1 && base[l - 1] == '/')

@@ -1,5 +1,7 @@
 # tools/tracer-run: launcher (scripts/tracer-run execs it): preloads
 # libtracer.so, waits for the whole process tree (child subreaper), prints
 # the run's summary once, ends like the program.
-add_executable(tracer-run ${CMAKE_CURRENT_LIST_DIR}/tracer-run.c ${CMAKE_CURRENT_LIST_DIR}/recover.c)
+add_executable(tracer-run ${CMAKE_CURRENT_LIST_DIR}/tracer-run.c ${CMAKE_CURRENT_LIST_DIR}/recover.c
+  ${CMAKE_SOURCE_DIR}/preload/fsutil.c)
+target_include_directories(tracer-run PRIVATE ${CMAKE_SOURCE_DIR}/preload)
 set_target_properties(tracer-run PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
