@@ -806,15 +806,29 @@ static long running_member(const char *procs)
 	return found;
 }
 
+/* The archives of an MPI run's ranks in DIR/ranks, recovered (recovered:
+ * tracer_recover_dir's status 0): tracer-merge unifies them into one and
+ * prints its line. 0 done, 1 nothing to do, 2 error. */
+static int unify_ranks(const char *dir, const char *ranks, int recovered)
+{
+	if (recovered != 0)
+		return 1;
+	int m = tracer_run_merge(dir, 0, NULL, NULL);
+	if (m != 0) {
+		fprintf(stderr, "tracer: recover: tracer-merge %s failed (%d): the ranks' archives stay in %s\n",
+			dir, m, ranks);
+		return 2;
+	}
+	return 0;
+}
+
 /* A process tree's parts in DIR/procs: tracer-merge --final recovers the
  * killed ones and unifies. 0 done, 1 nothing to do, 2 error. */
-static int recover_tree(const char *dir)
+static int recover_tree(const char *dir, const char *procs, int recovered)
 {
-	char procs[4200], log[4300], p[4300], line[1024];
+	char log[4300], p[4300], line[1024];
 	struct stat st;
-	snprintf(procs, sizeof(procs), "%.4000s/procs", dir);
-	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
-		return 1;
+	(void)recovered;
 	snprintf(p, sizeof(p), "%s/ranks", dir);
 	if (stat(p, &st) == 0)
 		return 1;   /* a launcher traced around MPI ranks: the ranks' archive is the run's */
@@ -861,9 +875,20 @@ static const char recover_usage[] =
 	"DIR/traces.otf2 (tracer-merge --final), so are an MPI run's ranks (DIR/ranks).\n"
 	"Exit status: 0 recovered, 1 nothing to recover, 2 errors.\n";
 
+/* The directories of parts an archive directory may hold, in this order:
+ * each unified (the killed processes' parts recovered first) into the one
+ * archive DIR/traces.otf2. */
+static const struct {
+	const char *name;
+	int (*unify)(const char *dir, const char *sub, int recovered);   /* 0 done, 1 nothing to do, 2 error */
+} part_kinds[] = {
+	{"ranks", unify_ranks},
+	{"procs", recover_tree},
+};
+
 int tracer_recover_main(int argc, char **argv)
 {
-	char r[4200];
+	char sub[4200];
 	struct stat st;
 	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		fputs(recover_usage, argc < 2 ? stderr : stdout);
@@ -871,19 +896,14 @@ int tracer_recover_main(int argc, char **argv)
 	}
 	const char *dir = argv[1];
 	int rc = tracer_recover_dir(dir, stderr);
-	snprintf(r, sizeof(r), "%.4000s/ranks", dir);
-	if (rc == 0 && stat(r, &st) == 0) {
-		/* the ranks' one archive (tracer-merge prints its line) */
-		int m = tracer_run_merge(dir, 0, NULL, NULL);
-		if (m != 0) {
-			fprintf(stderr, "tracer: recover: tracer-merge %s failed (%d): the ranks' archives stay in %s\n",
-				dir, m, r);
-			rc = 2;
-		}
+	for (size_t i = 0; i < sizeof(part_kinds) / sizeof(part_kinds[0]); i++) {
+		snprintf(sub, sizeof(sub), "%.4000s/%s", dir, part_kinds[i].name);
+		if (stat(sub, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		int k = part_kinds[i].unify(dir, sub, rc);
+		if (k != 1)
+			rc = rc == 2 || k == 2 ? 2 : 0;
 	}
-	int t = recover_tree(dir);
-	if (t != 1)
-		rc = rc == 2 || t == 2 ? 2 : 0;
 	if (rc == 1)
 		fprintf(stderr, "tracer: recover: nothing to recover in %s (no NAME.durable: the archive was "
 			"written, or TRACER_DURABLE was off)\n", dir);
