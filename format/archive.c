@@ -293,18 +293,26 @@ struct otf2w_buf *otf2w__vec_find(const struct otf2w_vec *v, uint64_t loc)
 	return NULL;
 }
 
+/* The start of every writer request: its arguments, the archive not
+ * abandoned, the archive lock taken (0) or the error. */
+static otf2w_status writer_request(otf2w_archive *ar, const void *out)
+{
+	if (!ar || !out)
+		return OTF2W_E_INVALID_ARGUMENT;
+	if (ar->abandoned)
+		return OTF2W_E_INVALID_CALL;
+	return otf2w__lock(ar);
+}
+
 static otf2w_status get_loc_writer(otf2w_archive *ar, struct otf2w_vec *v, int kind,
 				   uint64_t loc, void **out)
 {
 	otf2w_status st;
 	struct otf2w_buf *b;
 
-	if (!ar || !out)
-		return OTF2W_E_INVALID_ARGUMENT;
-	*out = NULL;
-	if (ar->abandoned)
-		return OTF2W_E_INVALID_CALL;
-	st = otf2w__lock(ar);
+	if (ar && out)
+		*out = NULL;
+	st = writer_request(ar, out);
 	if (st)
 		return st;
 	b = otf2w__vec_find(v, loc);
@@ -345,11 +353,7 @@ static otf2w_status get_archive_writer(otf2w_archive *ar, int kind, struct otf2w
 	otf2w_status st;
 	int created = 0;
 
-	if (!ar || !out)
-		return OTF2W_E_INVALID_ARGUMENT;
-	if (ar->abandoned)
-		return OTF2W_E_INVALID_CALL;
-	st = otf2w__lock(ar);
+	st = writer_request(ar, out);
 	if (st)
 		return st;
 	struct otf2w_buf *b;
