@@ -517,68 +517,53 @@ static int tr_exec_prepare(int would_run)
 	return 1;
 }
 
-static void tr_exec_failed(int was, int err)
+/* An exec returned r (it failed): with the archive written before it (was),
+ * the process tree and a warning are told; errno kept. Returns r. */
+static int tr_exec_returned(int was, int r)
 {
+	int err = errno;
 	if (was)
 		tr_tree_exec_failed();
 	if (was)
 		tr_log_warn("exec failed (%s) after the archive was written; the rest of this process is not "
 			    "traced", strerror(err));
+	errno = err;
+	return r;
 }
 
 TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
 	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)));
-	int r = real_execve(path, argv, envp);
-	int e = errno;
-	tr_exec_failed(was, e);
-	errno = e;
-	return r;
+	return tr_exec_returned(was, real_execve(path, argv, envp));
 }
 
 TR_EXPORT int execv(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
 	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
-	int r = real_execv(path, argv);
-	int e = errno;
-	tr_exec_failed(was, e);
-	errno = e;
-	return r;
+	return tr_exec_returned(was, real_execv(path, argv));
 }
 
 TR_EXPORT int execvp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
 	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
-	int r = real_execvp(file, argv);
-	int e = errno;
-	tr_exec_failed(was, e);
-	errno = e;
-	return r;
+	return tr_exec_returned(was, real_execvp(file, argv));
 }
 
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
 	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)));
-	int r = real_execvpe(file, argv, envp);
-	int e = errno;
-	tr_exec_failed(was, e);
-	errno = e;
-	return r;
+	return tr_exec_returned(was, real_execvpe(file, argv, envp));
 }
 
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
 	int was = tr_exec_prepare(1);
-	int r = real_fexecve(fd, argv, envp);
-	int e = errno;
-	tr_exec_failed(was, e);
-	errno = e;
-	return r;
+	return tr_exec_returned(was, real_fexecve(fd, argv, envp));
 }
 
 /* execl, execlp, execle: collect the variadic arguments, then the v form. */
