@@ -890,13 +890,20 @@ def case_lazy_init():
     check(enters(tr, 'preinit') == 1 and enters(tr, 'outer') == 10, 'preinit region')
 
 
+def traced_mpi(prog_var, name):
+    """The program named by the environment variable prog_var on 2 ranks
+    (MPIRUN) under the full tracer into WORK/name; mpirun must succeed.
+    Returns (its CompletedProcess, the archive directory)."""
+    d = os.path.join(WORK, name)
+    p = rc.run_mpi(os.environ.get('MPIRUN'), 2, [os.environ.get(prog_var)], ['TRACER_OUTPUT=' + d], lib=FULL,
+                   timeout=120, cwd=WORK)
+    check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
+    return p, d
+
+
 def case_mpi_unify():
     # rank-specific definitions: the unified archive must map every rank's ids
-    mpirun = os.environ.get('MPIRUN')
-    prog = os.environ.get('MPI_PROG')
-    d = os.path.join(WORK, 'mpi')
-    p = rc.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + d], lib=FULL, timeout=120, cwd=WORK)
-    check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
+    p, d = traced_mpi('MPI_PROG', 'mpi')
     tr = tc.load(d)
     tc.check_all(tr, exit_status=0)
     groups = sorted(set(l.group for l in tr.locations))
@@ -935,11 +942,7 @@ def case_mpi_unify():
 def case_mpi_vt_groups():
     # definitions made by module fini hooks (VT class REGIONS groups) must be
     # in the unified archive: MPI_Finalize packs them (tr_modules_fini)
-    mpirun = os.environ.get('MPIRUN')
-    prog = os.environ.get('MPI_VT_PROG')
-    d = os.path.join(WORK, 'mpivt')
-    p = rc.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + d], lib=FULL, timeout=120, cwd=WORK)
-    check(p.returncode == 0, 'mpirun: %d %s' % (p.returncode, p.stderr[-2000:]))
+    p, d = traced_mpi('MPI_VT_PROG', 'mpivt')
     check(sorted(p.stdout.split('\n')) == ['', 'rank 0 done', 'rank 1 done'], 'stdout %r' % p.stdout)
     anchor = os.path.join(d, 'traces.otf2')
     check(os.path.exists(anchor), 'no unified archive')
