@@ -13,49 +13,56 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include "bench_clock.h"
 #include <unistd.h>
+#include "bench_clock.h"
+
+static char buf[BENCH_BLOCK];
+static int fd;
+static FILE *fp;
+
+static int do_pwrite(void *ctx, long i)
+{
+	(void)ctx;
+	return pwrite(fd, buf, BENCH_BLOCK, BENCH_OFFSET(i)) != BENCH_BLOCK;
+}
+
+static int do_pread(void *ctx, long i)
+{
+	(void)ctx;
+	return pread(fd, buf, BENCH_BLOCK, BENCH_OFFSET(i)) != BENCH_BLOCK;
+}
+
+static int do_fwrite(void *ctx, long i)
+{
+	(void)ctx;
+	(void)i;
+	fwrite(buf, 1, 64, fp);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
-	static char buf[4096];
 	char path[4096];
 	if (argc < 4)
 		return 2;
 	long n = atol(argv[3]);
 	snprintf(path, sizeof(path), "%s/io_calls.dat", argv[2]);
 	memset(buf, 'b', sizeof(buf));
-	double t0, t1;
+	int r;
 	if (!strcmp(argv[1], "fwrite")) {
-		FILE *fp = fopen(path, "w");
+		fp = fopen(path, "w");
 		if (!fp)
 			return 1;
-		for (long i = 0; i < 10000; i++)
-			fwrite(buf, 1, 64, fp);
-		t0 = bench_cpu_ns();
-		for (long i = 0; i < n; i++)
-			fwrite(buf, 1, 64, fp);
-		t1 = bench_cpu_ns();
+		r = bench_time_calls(10000, do_fwrite, n, do_fwrite, NULL);
 		fclose(fp);
 	} else {
-		int rd = !strcmp(argv[1], "pread");
-		int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 		if (fd < 0)
 			return 1;
-		for (long i = 0; i < 256; i++)   /* 1 MiB file, warm-up */
-			if (pwrite(fd, buf, 4096, i * 4096) != 4096)
-				return 1;
-		t0 = bench_cpu_ns();
-		for (long i = 0; i < n; i++) {
-			ssize_t r = rd ? pread(fd, buf, 4096, (i & 255) * 4096) : pwrite(fd, buf, 4096, (i & 255) * 4096);
-			if (r != 4096)
-				return 1;
-		}
-		t1 = bench_cpu_ns();
+		r = bench_time_calls(BENCH_NBLOCKS, do_pwrite, n, !strcmp(argv[1], "pread") ? do_pread : do_pwrite,
+				     NULL);
 		close(fd);
 	}
 	unlink(path);
-	printf("%.1f\n", (t1 - t0) / n);
-	return 0;
+	return r;
 }

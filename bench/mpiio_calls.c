@@ -8,16 +8,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "bench_clock.h"
+
+static char buf[BENCH_BLOCK];
+static MPI_File fh;
+
+static int do_write_at(void *ctx, long i)
+{
+	MPI_Status st;
+	(void)ctx;
+	MPI_File_write_at(fh, BENCH_OFFSET(i), buf, BENCH_BLOCK, MPI_BYTE, &st);
+	return 0;
+}
+
+static int do_read_at(void *ctx, long i)
+{
+	MPI_Status st;
+	(void)ctx;
+	MPI_File_read_at(fh, BENCH_OFFSET(i), buf, BENCH_BLOCK, MPI_BYTE, &st);
+	return 0;
+}
+
+static int do_iwrite_at(void *ctx, long i)
+{
+	MPI_Status st;
+	MPI_Request rq;
+	(void)ctx;
+	MPI_File_iwrite_at(fh, BENCH_OFFSET(i), buf, BENCH_BLOCK, MPI_BYTE, &rq);
+	MPI_Wait(&rq, &st);
+	return 0;
+}
 
 int main(int argc, char **argv)
 {
-	static char buf[4096];
 	char path[4096];
-	MPI_File fh;
-	MPI_Status st;
-	MPI_Request rq;
 	MPI_Init(&argc, &argv);
 	if (argc < 4) {
 		fprintf(stderr, "usage: mpiio_calls write_at|read_at|iwrite_at DIR N\n");
@@ -28,22 +52,9 @@ int main(int argc, char **argv)
 	snprintf(path, sizeof(path), "%s/mpiio_calls.bin", argv[2]);
 	MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
 		      MPI_INFO_NULL, &fh);
-	for (int i = 0; i < 256; i++)   /* the file exists in full, the first calls warmed up */
-		MPI_File_write_at(fh, (MPI_Offset)i * 4096, buf, 4096, MPI_BYTE, &st);
-	double t0 = bench_cpu_ns();
-	for (long i = 0; i < n; i++) {
-		MPI_Offset off = (MPI_Offset)(i % 256) * 4096;
-		if (!strcmp(kind, "read_at")) {
-			MPI_File_read_at(fh, off, buf, 4096, MPI_BYTE, &st);
-		} else if (!strcmp(kind, "iwrite_at")) {
-			MPI_File_iwrite_at(fh, off, buf, 4096, MPI_BYTE, &rq);
-			MPI_Wait(&rq, &st);
-		} else {
-			MPI_File_write_at(fh, off, buf, 4096, MPI_BYTE, &st);
-		}
-	}
-	double t1 = bench_cpu_ns();
-	printf("%.1f\n", (t1 - t0) / (double)n);
+	bench_time_calls(BENCH_NBLOCKS, do_write_at, n,
+			 !strcmp(kind, "read_at") ? do_read_at : !strcmp(kind, "iwrite_at") ? do_iwrite_at : do_write_at,
+			 NULL);
 	MPI_File_close(&fh);
 	MPI_Finalize();
 	return 0;
