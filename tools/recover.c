@@ -709,7 +709,10 @@ static double now_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-int tracer_run_merge(const char *dir, int final, const char *log, double *secs)
+/* Runs tracer-merge [--final] dir (next to this program), its output
+ * appended to log (NULL: inherited). Its exit status, -1 when it could not
+ * run, -2 when it is not there; secs: its wall time. */
+static int tracer_run_merge(const char *dir, int final, const char *log, double *secs)
 {
 	char exe[4096], merge[4200];
 	ssize_t l = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -747,7 +750,10 @@ int tracer_run_merge(const char *dir, int final, const char *log, double *secs)
 	return pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
+/* The one line of a unified process tree (DIR/procs/unified): "tracer:
+ * archive ..." or "tracer: recovered ..." when parts were killed. 0, or -1
+ * when tracer-merge left no totals. */
+static int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
 {
 	char p[4200];
 	unsigned long long np = 0, nl = 0, ne = 0, nb = 0, nk = 0;
@@ -766,6 +772,16 @@ int tracer_tree_line(const char *dir, double secs, char *line, size_t n)
 		snprintf(line, n, "tracer: archive %s/traces.otf2: %llu process%s, %llu locations, %llu events, "
 			 "%llu bytes (unified in %.3f s)\n", dir, np, np == 1 ? "" : "es", nl, ne, nb, secs);
 	return 0;
+}
+
+int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_t n)
+{
+	double secs = 0;
+	snprintf(log, nlog, "%.4000s/procs/tracer-merge.log", dir);
+	int rc = tracer_run_merge(dir, 1, log, &secs);
+	if (rc == -2)
+		return -2;
+	return rc != 0 || tracer_tree_line(dir, secs, line, n) ? -1 : 0;
 }
 
 /* A member of the tree in procs still runs (live.<pid>: "<start time>
@@ -848,15 +864,13 @@ static int recover_tree(const char *dir, const char *procs, int recovered)
 			"is written when the last process ends)\n", pid, dir);
 		return 2;
 	}
-	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
-	double secs = 0;
-	int rc = tracer_run_merge(dir, 1, log, &secs);
+	int rc = tracer_unify_tree(dir, log, sizeof(log), line, sizeof(line));
 	if (rc == -2) {
 		fprintf(stderr, "tracer: recover: tracer-merge not found next to this program: run tracer-merge "
 			"--final %s\n", dir);
 		return 2;
 	}
-	if (rc != 0 || tracer_tree_line(dir, secs, line, sizeof(line))) {
+	if (rc != 0) {
 		fprintf(stderr, "tracer: recover: unifying the process tree in %s failed (see %s)\n", dir, log);
 		return 2;
 	}

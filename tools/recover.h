@@ -25,14 +25,11 @@ int tracer_recover_parts(const char *d, FILE *msg, int only_dead, struct tr_reco
 /* 1 when d/NAME.durable is left by a process that is gone (killed: to be
  * recovered), else 0. */
 int tracer_recover_killed(const char *d, const char *name);
-/* Runs tracer-merge [--final] dir (next to this program), its output
- * appended to log (NULL: inherited). Its exit status, -1 when it could not
- * run, -2 when it is not there; secs: its wall time. */
-int tracer_run_merge(const char *dir, int final, const char *log, double *secs);
-/* The one line of a unified process tree (DIR/procs/unified): "tracer:
- * archive ..." or "tracer: recovered ..." when parts were killed. 0, or -1
- * when tracer-merge left no totals. */
-int tracer_tree_line(const char *dir, double secs, char *line, size_t n);
+/* The process tree in DIR/procs recovered and unified (tracer-merge
+ * --final DIR, its output appended to log: DIR/procs/tracer-merge.log):
+ * the run's one line in line. 0, -2 when tracer-merge is not next to this
+ * program, -1 when it failed. */
+int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_t n);
 int tracer_recover_main(int argc, char **argv);
 
 #endif

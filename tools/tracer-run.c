@@ -327,15 +327,13 @@ static int unify_tree(const char *dir, int quiet)
 	snprintf(procs, sizeof(procs), "%s/procs", dir);
 	if (stat(procs, &st) || !S_ISDIR(st.st_mode))
 		return 0;
-	snprintf(log, sizeof(log), "%s/tracer-merge.log", procs);
-	double secs = 0;
-	int rc = tracer_run_merge(dir, 1, log, &secs);
+	int rc = tracer_unify_tree(dir, log, sizeof(log), line, sizeof(line));
 	if (rc == -2) {
 		fprintf(stderr, "tracer: warning: tracer-merge not found next to tracer-run: run tracer-merge %s to get "
 			"one archive of the process tree (its parts are in %s)\n", dir, procs);
 		return 1;
 	}
-	if (rc != 0 || tracer_tree_line(dir, secs, line, sizeof(line)))
+	if (rc != 0)
 		fprintf(stderr, "tracer: error: unifying the process tree in %s failed (see %s); its parts are in %s\n",
 			dir, log, procs);
 	else if (!quiet || !strncmp(line, "tracer: recovered", 17))
