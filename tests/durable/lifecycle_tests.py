@@ -45,14 +45,6 @@ def prog():
     return os.path.join(dt.A.bindir, 'durable_lastthreads')
 
 
-def otf2_print(anchor):
-    p = subprocess.run([tc.OTF2_PRINT, anchor], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    if p.returncode != 0:
-        raise Fail('otf2-print %s: status %d: %s' % (anchor, p.returncode, p.stderr[-500:]))
-    return p.stdout
-
-
 DEFAULT = {}   # TRACER_DURABLE unset: durable (tracer-io always on)
 
 
@@ -82,7 +74,7 @@ def mainexit_race():
             if t.returncode != 0 or t.stdout != want or no_tracer(t.stderr) != no_tracer(u.stderr):
                 raise Fail('%s mode, run %d: rc %d, stdout %r, stderr %r' % (mode, i, t.returncode, t.stdout,
                                                                             t.stderr))
-            out = otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
+            out = tc.otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
             ends = out.count('THREAD_END') + out.count('PROGRAM_END')
             if ends < 9:
                 raise Fail('%s mode, run %d: %d ThreadEnd/ProgramEnd records, expected 9' % (mode, i, ends))
@@ -102,7 +94,7 @@ def closeall():
         raise Fail('untraced run: rc %d, %r' % (ru.returncode, ru.stdout))
     if rtr.returncode != ru.returncode or rtr.stdout != ru.stdout or no_tracer(rtr.stderr) != no_tracer(ru.stderr):
         raise Fail('traced run differs: rc %d, stdout %r, stderr %r' % (rtr.returncode, rtr.stdout, rtr.stderr))
-    out = otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
+    out = tc.otf2_print(tc.find_anchor(os.path.join(base, 'archive')))
     n = out.count('"pthread_mutex_lock"')
     if n < 1000:
         raise Fail('only %d pthread_mutex_lock events: the threads recorded too little' % n)
@@ -155,7 +147,7 @@ def daemon():
         raise Fail('no archive written')
     n = 0
     for a in anchors:
-        n += otf2_print(a).count('"pthread_mutex_lock"')
+        n += tc.otf2_print(a).count('"pthread_mutex_lock"')
     if n < 100:
         raise Fail('only %d pthread_mutex_lock events in %s' % (n, anchors))
     print('ok daemon: descriptor 0 free for the daemon, %d lock events in %d archive(s)' % (n, len(anchors)))
