@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "smp_int.h"
@@ -443,9 +444,16 @@ static void smp_dwfl_end(void)
 /* Nodes defined so far (under smp_obj_lock): a TRACER_DURABLE tick
  * defines the nodes so far, later calls those after them. Without MPI
  * smp_map[i] is node i's deduplicated definition. */
-static uint32_t smp_ndefined;
-static uint32_t *smp_map;
-static uint32_t smp_capmap;
+static uint32_t smp_ndefined;   /* atomic: read by tr_smp_snapshot_defs without the lock */
+static uint32_t *smp_map;       /* tr_smp_node_cap entries, mapped once (never moves) */
+
+/* A map of tr_smp_node_cap entries (lazily backed), NULL when none. */
+static uint32_t *smp_map_new(void)
+{
+	void *m = mmap(NULL, sizeof(uint32_t) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
 
 uint32_t tr_smp_define_contexts(uint32_t n, int last)
 {
@@ -462,17 +470,12 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
 		m++;
 	n = m;
-	if (!by_index && n > smp_capmap) {
-		uint32_t *g = realloc(smp_map, sizeof(*g) * n);
-		if (!g) {
-			tr_log_error("sampling: no memory to map %u calling contexts", n);
-			goto unlock;
-		}
-		smp_map = g;
-		smp_capmap = n;
+	if (!by_index && !smp_map && !(smp_map = smp_map_new())) {
+		tr_log_error("sampling: no memory to map %u calling contexts", n);
+		goto unlock;
 	}
 	distinct = n;
-	if (from >= n)
+	if (from >= n)   /* (also the symbol thread after the last definitions) */
 		goto unlock;
 
 	struct smp_res *nres = malloc(sizeof(*nres) * n);
@@ -552,7 +555,7 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 		tr_def_calling_context_map(map, n);
 		tr_log_debug("sampling: %u calling-context nodes, %u distinct contexts", n, distinct);
 	}
-	smp_ndefined = n;
+	__atomic_store_n(&smp_ndefined, n, __ATOMIC_RELEASE);
 	if (bad)
 		tr_log_error("sampling: %u calling-context ids differ from the recorded ones; samples may be misattributed",
 			     bad);
@@ -576,4 +579,66 @@ unlock:
 	}
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
 	return distinct;
+}
+
+/* ---- TRACER_DURABLE snapshots ------------------------------------------------------ */
+
+/* The calling contexts of the complete nodes the symbol thread has not
+ * defined yet, for one snapshot (struct tr_module.durable_snapshot: on
+ * tracer-io, the registry held, dropped after the snapshot): a node of an
+ * address gets a Region named by its address "0x<address>" (no symbol is
+ * read; the next snapshots carry its real definition once the symbol
+ * thread made it), parents first. Never takes smp_obj_lock (the symbol
+ * thread holds it while reading symbols). */
+void tr_smp_snapshot_defs(void)
+{
+	static uint32_t *pmap;   /* node -> definition in this snapshot (without MPI) */
+	int by_index = tr_proc.rank >= 0;
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	/* with MPI the ids are the node numbers: those defined so far */
+	uint32_t from = by_index ? tr_defs_count(TR_DEF_CALLING_CONTEXT) : __atomic_load_n(&smp_ndefined, __ATOMIC_ACQUIRE);
+	uint32_t m = from;   /* (the nodes before are complete) */
+	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
+		m++;
+	n = m;
+	if (from >= n || (!by_index && !pmap && !(pmap = smp_map_new())))
+		return;
+	if (!by_index && from)
+		memcpy(pmap, smp_map, sizeof(*pmap) * from);
+	uint32_t trunc_r = SMP_UNDEF, tracer_r = SMP_UNDEF;
+	for (uint32_t i = from; i < n; i++) {
+		const struct smp_node *nd = &tr_smp_nodes[i];
+		uint32_t r;
+		if (nd->key & SMP_KEY_REGION) {
+			r = (uint32_t)(nd->key & 0xffffffffu);
+		} else if (nd->key == SMP_KEY_TRUNC) {
+			if (trunc_r == SMP_UNDEF)
+				trunc_r = smp_pseudo_region("[truncated]", "frames beyond TRACER_SAMPLING_DEPTH");
+			r = trunc_r;
+		} else if (nd->key & SMP_KEY_PSEUDO) {
+			if (tracer_r == SMP_UNDEF)
+				tracer_r = smp_pseudo_region("[tracer]", "time spent inside libtracer.so");
+			r = tracer_r;
+		} else {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)SMP_KEY_ADDR(nd->key));
+			r = tr_def_region(buf, buf, "not resolved at the last durability tick", OTF2W_ROLE_FUNCTION,
+					  OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE, NULL, 0, 0);
+		}
+		if (by_index)
+			tr_def_calling_context_new(r, SMP_UNDEF, nd->parent);
+		else
+			pmap[i] = tr_def_calling_context(r, SMP_UNDEF, nd->parent == SMP_UNDEF ? SMP_UNDEF : pmap[nd->parent]);
+	}
+	if (!by_index)
+		tr_def_calling_context_map(pmap, n);
+}
+
+/* fork child: the symbol thread (which may have held the table's lock) is
+ * not there. */
+void tr_smp_objects_fork_child(void)
+{
+	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
 }
