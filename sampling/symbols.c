@@ -10,6 +10,9 @@
  * generation it was created in, so an address of a library that was
  * dlclose'd before the end is still resolved against the right file.
  *
+ * With TRACER_DURABLE the symbol thread "tracer-sym" (sampler_module.c)
+ * resolves the nodes so far in batches during the run; durability
+ * snapshots name the rest by address (tr_smp_snapshot_defs).
  * At shut-down (never in the handler) each address is resolved with libdw
  * (libdwfl): the function from the ELF symbol tables (.symtab, .dynsym,
  * MiniDebugInfo, separate debuginfo by build-id), file and line from DWARF,
