@@ -53,9 +53,16 @@ struct smp_obj {
 volatile uint32_t tr_smp_obj_gen;
 uintptr_t tr_smp_self_lo, tr_smp_self_hi;
 
+/* The object table: mapped once (never moves), entries appended (the
+ * count published last) and only marked gone, so the definitions read it
+ * without its lock: a refresh (thread start/end, dlclose) never waits for
+ * symbol reading. smp_obj_lock: the refreshes; smp_def_lock: the
+ * definitions (symbol thread, shut-down) and the symbol sessions. */
+#define SMP_MAX_OBJS 16384
 static struct smp_obj *smp_objs;
-static uint32_t smp_nobjs, smp_capobjs;
+static uint32_t smp_nobjs;   /* atomic */
 static atomic_flag smp_obj_lock = ATOMIC_FLAG_INIT;
+static atomic_flag smp_def_lock = ATOMIC_FLAG_INIT;
 static unsigned long long smp_last_adds = ~0ull, smp_last_subs = ~0ull;
 
 struct smp_cur {
@@ -127,14 +134,15 @@ static char *smp_exe_path(void)
 
 static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 {
-	if (smp_nobjs == smp_capobjs) {
-		uint32_t nc = smp_capobjs ? smp_capobjs * 2 : 64;
-		struct smp_obj *nv = realloc(smp_objs, nc * sizeof(*nv));
-		if (!nv)
+	if (!smp_objs) {
+		void *m = mmap(NULL, sizeof(*smp_objs) * SMP_MAX_OBJS, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
 			return -1;
-		smp_objs = nv;
-		smp_capobjs = nc;
+		smp_objs = m;
 	}
+	if (smp_nobjs == SMP_MAX_OBJS)
+		return -1;   /* (frames of later objects are named by address) */
 	struct smp_obj *o = &smp_objs[smp_nobjs];
 	memset(o, 0, sizeof(*o));
 	if (!c->name[0]) {
@@ -151,7 +159,7 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 	o->gen_from = gen;
 	o->gen_to = UINT32_MAX;
 	o->live = 1;
-	smp_nobjs++;
+	__atomic_store_n(&smp_nobjs, smp_nobjs + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -182,7 +190,7 @@ void tr_smp_objects_refresh(void)
 		}
 		if (!found) {
 			o->live = 0;
-			o->gen_to = gen;
+			__atomic_store_n(&o->gen_to, gen, __ATOMIC_RELAXED);
 			changed = 1;
 		}
 	}
@@ -250,14 +258,15 @@ static int smp_addr_cmp(const void *a, const void *b)
 
 static uint32_t smp_obj_of(uint64_t a, uint32_t gen)
 {
-	uint32_t best = UINT32_MAX;
-	for (uint32_t i = 0; i < smp_nobjs; i++) {
+	uint32_t best = UINT32_MAX, n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
 		const struct smp_obj *o = &smp_objs[i];
+		uint32_t to = __atomic_load_n(&o->gen_to, __ATOMIC_RELAXED);
 		if (a < o->lo || a >= o->hi)
 			continue;
-		if (o->gen_from <= gen && gen < o->gen_to)
+		if (o->gen_from <= gen && gen < to)
 			return i;
-		if (gen < o->gen_to && best == UINT32_MAX)
+		if (gen < to && best == UINT32_MAX)
 			best = i;   /* loaded after the node's generation was taken */
 	}
 	return best;
@@ -434,7 +443,8 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 /* The symbol sessions end (the last definitions were made). */
 static void smp_dwfl_end(void)
 {
-	for (uint32_t i = 0; i < smp_nobjs; i++) {
+	uint32_t n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
 		/* a session of another descriptor table is only forgotten: closing
 		 * its numbers here would close the program's files */
 		if (smp_objs[i].dwfl && smp_objs[i].on_io == tr_io_is_self())
@@ -444,7 +454,7 @@ static void smp_dwfl_end(void)
 	}
 }
 
-/* Nodes defined so far (under smp_obj_lock): a TRACER_DURABLE tick
+/* Nodes defined so far (under smp_def_lock): a TRACER_DURABLE tick
  * defines the nodes so far, later calls those after them. Without MPI
  * smp_map[i] is node i's deduplicated definition. */
 static uint32_t smp_ndefined;   /* atomic: read by tr_smp_snapshot_defs without the lock */
@@ -464,7 +474,7 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 	int by_index = tr_proc.rank >= 0;
 	if (!n)
 		return 0;
-	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&smp_def_lock, memory_order_acquire))
 		sched_yield();
 	/* the complete nodes after those defined already (a node being created
 	 * has depth 0; every node an event refers to is complete) */
@@ -580,7 +590,7 @@ unlock:
 		for (uint32_t i = 0; i < smp_ndefined; i++)
 			distinct = smp_map[i] + 1 > distinct ? smp_map[i] + 1 : distinct;
 	}
-	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	atomic_flag_clear_explicit(&smp_def_lock, memory_order_release);
 	return distinct;
 }
 
@@ -591,7 +601,7 @@ unlock:
  * tracer-io, the registry held, dropped after the snapshot): a node of an
  * address gets a Region named by its address "0x<address>" (no symbol is
  * read; the next snapshots carry its real definition once the symbol
- * thread made it), parents first. Never takes smp_obj_lock (the symbol
+ * thread made it), parents first. Never takes smp_def_lock (the symbol
  * thread holds it while reading symbols). */
 void tr_smp_snapshot_defs(void)
 {
@@ -639,9 +649,9 @@ void tr_smp_snapshot_defs(void)
 		tr_def_calling_context_map(pmap, n);
 }
 
-/* fork child: the symbol thread (which may have held the table's lock) is
- * not there. */
+/* fork child: the symbol thread (which may have held a lock) is not there. */
 void tr_smp_objects_fork_child(void)
 {
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	atomic_flag_clear_explicit(&smp_def_lock, memory_order_release);
 }
