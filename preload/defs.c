@@ -18,6 +18,7 @@ static const struct def *local_view(const struct defset *s, const struct def *d)
 
 struct defset tr_local = { .view = local_view };
 struct tr_lock tr_reg_lock = TR_LOCK_INIT;
+TR_TLS int tr_reg_held;
 
 /* Thread comms (tr_def_thread_comm): groups completed at shut-down. */
 struct tr_tcomm {
@@ -32,6 +33,16 @@ struct tr_coff tr_coffs[TR_MAX_COFFS];
 int tr_ncoffs;
 uint32_t *tr_cc_map;
 uint32_t tr_cc_nmap;
+static uint64_t tr_reg_version;
+
+/* The registry as before the provisional definitions (tr_defs_provisional_begin). */
+static struct {
+	int on;
+	uint32_t n[TR_DEF_NCLASSES];
+	uint32_t paradigm[TR_NPARADIGMS];
+	uint32_t *map;
+	uint32_t nmap;
+} prov;
 
 struct tr_lock *tr_defs_lock(void)
 {
@@ -42,9 +53,9 @@ struct tr_lock *tr_defs_lock(void)
 
 static uint32_t reg_insert(uint32_t cls, const uint64_t *v, uint32_t n)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	uint32_t id = tr_ds_insert(&tr_local, cls, v, n);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return id;
 }
 
@@ -62,9 +73,9 @@ uint32_t tr_def_string(const char *s)
 {
 	if (!s)
 		return UNDEF;
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	uint32_t id = tr_ds_string(&tr_local, s);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return id;
 }
 
@@ -75,11 +86,11 @@ uint32_t tr_def_region(const char *name, const char *canonical_name, const char 
 	uint64_t v[9] = { sref_empty(name), sref_empty(canonical_name ? canonical_name : name),
 			  sref_empty(description), role, paradigm, flags, sref(source_file),
 			  begin_line, end_line };
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	tr_ds_use_paradigm(&tr_local, paradigm);
 	uint32_t n0 = tr_local.n[TR_DEF_REGION];
 	uint32_t id = tr_ds_insert(&tr_local, TR_DEF_REGION, v, 9);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	if (id != UNDEF && id >= n0)
 		tr_filter_region_defined(id, name ? name : "");
 	return id;
@@ -107,9 +118,9 @@ uint32_t tr_def_interrupt_generator(const char *name, uint8_t mode, uint8_t base
 				    uint64_t period)
 {
 	uint64_t v[5] = { sref_empty(name), mode, base, (uint64_t)exponent, period };
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	tr_ds_use_paradigm(&tr_local, OTF2W_PARADIGM_SAMPLING);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return reg_insert(TR_DEF_INTERRUPT_GENERATOR, v, 5);
 }
 
@@ -161,10 +172,10 @@ uint32_t tr_def_group(const char *name, uint8_t group_type, uint8_t paradigm, ui
 	v[4] = n;
 	for (uint32_t i = 0; i < n; i++)
 		v[5 + i] = members[i];
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	tr_ds_use_paradigm(&tr_local, paradigm);
 	uint32_t id = tr_ds_insert(&tr_local, TR_DEF_GROUP, v, 5 + n);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	free(v);
 	return id;
 }
@@ -213,7 +224,7 @@ uint32_t tr_def_callsite(const char *file, uint32_t line, uint32_t entered_regio
 uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name)
 {
 	uint32_t comm = UNDEF;
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	for (int i = 0; i < tr_ntcomms; i++)
 		if (tr_tcomms[i].paradigm == paradigm) {
 			comm = tr_tcomms[i].comm;
@@ -243,7 +254,7 @@ uint32_t tr_def_thread_comm(uint8_t paradigm, const char *name)
 		if (tc->cl_group != UNDEF && tc->cg_group != UNDEF && comm != UNDEF)
 			tr_ntcomms++;
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return comm;
 }
 
@@ -283,7 +294,7 @@ void tr_def_io_pre_created_handle_state(uint32_t handle, uint8_t mode, uint32_t 
 
 void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	/* times must be strictly increasing for the reader */
 	if (tr_ncoffs < (int)(sizeof(tr_coffs) / sizeof(tr_coffs[0])) &&
 	    (tr_ncoffs == 0 || time > tr_coffs[tr_ncoffs - 1].time)) {
@@ -292,7 +303,7 @@ void tr_def_clock_offset(uint64_t time, int64_t offset, double stddev)
 		tr_coffs[tr_ncoffs].stddev = stddev;
 		tr_ncoffs++;
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 uint32_t tr_defs_count(int cls)
@@ -303,19 +314,19 @@ uint32_t tr_defs_count(int cls)
 uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t parent)
 {
 	uint64_t v[3] = { region, scl, parent };
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	uint32_t id = tr_local.n[TR_DEF_CALLING_CONTEXT];
 	if (tr_ds_append(&tr_local, TR_DEF_CALLING_CONTEXT, v, 3))
 		id = UNDEF;
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return id;
 }
 
 uint32_t tr_defs_cc_mapped(void)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	uint32_t n = tr_cc_nmap;
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return n;
 }
 
@@ -326,11 +337,50 @@ void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
 		return;
 	if (n)
 		memcpy(m, map, sizeof(*m) * n);
-	tr_lock(&tr_reg_lock);
-	free(tr_cc_map);
+	reg_lock();
+	if (!prov.on || tr_cc_map != prov.map)
+		free(tr_cc_map);   /* (the registry's own map is kept for after the snapshot) */
 	tr_cc_map = m;
 	tr_cc_nmap = n;
+	if (!prov.on)
+		tr_reg_version++;
+	reg_unlock();
+}
+
+/* ---- provisional definitions (TRACER_DURABLE snapshots) ---- */
+
+/* Begin: the calling thread (tracer-io) holds the registry until
+ * tr_defs_provisional_end; what is defined meanwhile (modules'
+ * durable_snapshot hooks) is written and saved with the snapshot, then
+ * dropped: the registry is as before, ids included. */
+void tr_defs_provisional_begin(void)
+{
+	tr_lock(&tr_reg_lock);
+	tr_reg_held = 1;
+	prov.on = 1;
+	memcpy(prov.n, tr_local.n, sizeof(prov.n));
+	memcpy(prov.paradigm, tr_local.paradigm_name, sizeof(prov.paradigm));
+	prov.map = tr_cc_map;
+	prov.nmap = tr_cc_nmap;
+}
+
+void tr_defs_provisional_end(void)
+{
+	tr_ds_truncate(&tr_local, prov.n);
+	memcpy(tr_local.paradigm_name, prov.paradigm, sizeof(prov.paradigm));
+	if (tr_cc_map != prov.map)
+		free(tr_cc_map);
+	tr_cc_map = prov.map;
+	tr_cc_nmap = prov.nmap;
+	prov.on = 0;
+	tr_reg_held = 0;
 	tr_unlock(&tr_reg_lock);
+}
+
+/* Changes of the registry that keep the counts (a new calling-context map). */
+uint64_t tr_defs_version(void)
+{
+	return tr_reg_version;
 }
 
 /* ---- the process ---- */
@@ -354,7 +404,7 @@ void tr_defs_init(void)
 {
 	char buf[300];
 	tr_defs_set_error_log(tr_log_error);
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	for (int i = 0; i < TR_NPARADIGMS; i++)
 		tr_local.paradigm_name[i] = UNDEF;
 	tr_ds_string(&tr_local, "");
@@ -367,7 +417,7 @@ void tr_defs_init(void)
 	tr_ds_string(&tr_local, "Thread");
 	group_name(buf, sizeof(buf));
 	tr_sid_gname = tr_ds_string(&tr_local, buf);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 /* After tr_set_rank / fork: the location group name. */

@@ -14,6 +14,20 @@
 /* The process-local set; the registry lock guards all of this. */
 extern struct defset tr_local;
 extern struct tr_lock tr_reg_lock;
+/* The registry lock as taken by the tr_def_* functions: a thread that holds
+ * it for a durability snapshot (tr_defs_provisional_begin, tracer-io) does
+ * not take it again. */
+extern TR_TLS int tr_reg_held;
+static inline void reg_lock(void)
+{
+	if (!tr_reg_held)
+		tr_lock(&tr_reg_lock);
+}
+static inline void reg_unlock(void)
+{
+	if (!tr_reg_held)
+		tr_unlock(&tr_reg_lock);
+}
 
 /* Clock offsets (MPI clock synchronisation), strictly increasing times. */
 #define TR_MAX_COFFS 64

@@ -146,7 +146,7 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 	if (!g)
 		return;
 	if (!crash)
-		tr_lock(&tr_reg_lock);
+		reg_lock();
 	/* no ClockOffset records in this archive: its own clock */
 	int ncoffs = tr_ncoffs;
 	tr_ncoffs = 0;
@@ -164,7 +164,7 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 			tr_log_error("writing the global definitions: %s", otf2w_status_str(st));
 	}
 	if (!crash)
-		tr_unlock(&tr_reg_lock);
+		reg_unlock();
 }
 
 int tr_defs_pack(void **buf, size_t *len)
@@ -177,16 +177,16 @@ int tr_defs_pack(void **buf, size_t *len)
 	/* definitions the modules add at the end (VT class groups, sampled
 	 * calling contexts) must be in the packed (unified) set */
 	tr_modules_fini();
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (local_proc(&p, 0)) {
-		tr_unlock(&tr_reg_lock);
+		reg_unlock();
 		return -1;
 	}
 	tr_defs_complete_thread_comms(&p);
 	local_begin(&p);
 	tr_ds_pack(&b, &tr_local);
 	local_end();
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	free(p.locs);
 	if (b.err) {
 		free(b.p);
@@ -211,7 +211,7 @@ int tr_defs_install_unified(const void *buf, size_t len)
 		tr_log_error("MPI unification: unified definitions unreadable");
 		return -1;
 	}
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (local_proc(&p, 0) == 0) {
 		tr_defs_complete_thread_comms(&p);
 		free(p.locs);
@@ -222,7 +222,7 @@ int tr_defs_install_unified(const void *buf, size_t len)
 			gi = i;
 	missing = tr_ds_map_into(&tr_local, u, gi, map);
 	if (missing < 0) {
-		tr_unlock(&tr_reg_lock);
+		reg_unlock();
 		tr_ds_free(u);
 		free(u);
 		return -1;
@@ -239,7 +239,7 @@ int tr_defs_install_unified(const void *buf, size_t len)
 	}
 	tr_unified = u;
 	tr_g.unified = 1;
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	/* this rank's mapping tables */
 	tr_archive_unified_installed();
 	return 0;
@@ -249,7 +249,7 @@ int tr_defs_install_unified(const void *buf, size_t len)
  * tr_def_calling_context_map in every location's local definitions. */
 void tr_defs_write_cc_maps(otf2w_archive *a)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (!tr_g.unified && tr_cc_map) {
 		for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 			otf2w_def_writer *dw;
@@ -270,14 +270,14 @@ void tr_defs_write_cc_maps(otf2w_archive *a)
 			otf2w_archive_close_def_writer(a, dw);
 		}
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 void tr_defs_write_local_to(otf2w_def_writer *dw)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	tr_ds_write_maps(dw, tr_g.unified ? tr_umap : NULL, tr_local.n, tr_coffs, (uint32_t)tr_ncoffs);
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 /* Totals of the unified set for rank 0's exit line: ranks, locations and
@@ -289,7 +289,7 @@ int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nl
 	int ok = 0;
 	*nranks = *nlocs = 0;
 	*events = 0;
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (tr_unified) {
 		ok = 1;
 		for (uint32_t i = 0; i < tr_unified->nprocs; i++) {
@@ -304,7 +304,7 @@ int tr_defs_unified_totals(uint64_t final_events, uint32_t *nranks, uint32_t *nl
 			*events += ev;
 		}
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return ok;
 }
 
@@ -314,20 +314,20 @@ void tr_defs_local_range(uint64_t *first, uint64_t *last)
 {
 	struct tr_procinfo p;
 	*first = *last = 0;
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (local_proc(&p, 0) == 0) {
 		*first = p.t_first;
 		*last = p.t_last;
 		free(p.locs);
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 /* Widen the time range of a rank of the unified set (its final range,
  * known only when it ended: events after MPI_Finalize). */
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	for (uint32_t i = 0; tr_unified && i < tr_unified->nprocs; i++) {
 		struct tr_procinfo *p = &tr_unified->procs[i];
 		if (p->rank != rank)
@@ -337,7 +337,7 @@ void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last)
 		if (last > p->t_last)
 			p->t_last = last;
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 /* Id of one of this process's locations in the unified archive, or
@@ -345,7 +345,7 @@ void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last)
 uint64_t tr_defs_unified_gid(uint64_t loc)
 {
 	uint64_t g = UINT64_MAX;
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (tr_unified) {
 		for (uint32_t i = 0; i < tr_unified->nprocs; i++) {
 			const struct tr_procinfo *p = &tr_unified->procs[i];
@@ -356,7 +356,7 @@ uint64_t tr_defs_unified_gid(uint64_t loc)
 					g = tr_ds_location_gid(tr_unified, loc);
 		}
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 	return g;
 }
 
@@ -365,7 +365,7 @@ uint64_t tr_defs_unified_gid(uint64_t loc)
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud)
 {
-	tr_lock(&tr_reg_lock);
+	reg_lock();
 	if (tr_unified) {
 		otf2w_status st = tr_ds_write_set(g, tr_unified, 1, tr_clock_freq());
 		if (st)
@@ -375,7 +375,7 @@ void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, 
 			for (uint32_t k = 0; k < tr_unified->procs[i].nlocs; k++)
 				each_loc(gid++, tr_unified->procs[i].locs[k].id, tr_unified->procs[i].rank, ud);
 	}
-	tr_unlock(&tr_reg_lock);
+	reg_unlock();
 }
 
 /* The packed local definitions into a file (MPI ranks, for tracer-merge).
@@ -408,7 +408,7 @@ int tr_defs_save(const char *path, int crash)
 		b.cap = tr_arena_size;
 		b.fixed = 1;
 	} else {
-		tr_lock(&tr_reg_lock);
+		reg_lock();
 	}
 	if (local_proc(&p, crash) == 0) {
 		local_begin(&p);
@@ -431,7 +431,7 @@ int tr_defs_save(const char *path, int crash)
 		}
 	}
 	if (!crash) {
-		tr_unlock(&tr_reg_lock);
+		reg_unlock();
 		free(b.p);
 	}
 	return ret;

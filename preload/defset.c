@@ -248,6 +248,24 @@ int tr_ds_append(struct defset *s, uint32_t cls, const void *data, uint32_t len)
 	return 0;
 }
 
+/* Remove every definition after the first n[cls] of each class (the
+ * registry's provisional definitions of a durability snapshot). */
+void tr_ds_truncate(struct defset *s, const uint32_t n[TR_DEF_NCLASSES])
+{
+	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
+		while (s->n[c] > n[c]) {
+			struct def *d = s->items[c][--s->n[c]];
+			struct def **pp = &s->buckets[d->hash & (s->nbuckets - 1)];
+			while (*pp && *pp != d)
+				pp = &(*pp)->hnext;
+			if (*pp)
+				*pp = d->hnext;
+			s->count--;
+			free(d);
+		}
+	}
+}
+
 /* String id of s in the set (no insertion; UNDEF if absent). */
 uint32_t tr_ds_sid_find(const struct defset *set, const char *s)
 {

@@ -100,6 +100,8 @@ struct def *tr_ds_find(const struct defset *s, uint32_t cls, const void *data, u
 uint32_t tr_ds_insert(struct defset *s, uint32_t cls, const void *data, uint32_t len);
 /* Append without deduplication (ids stay as given): 0 or -1. */
 int tr_ds_append(struct defset *s, uint32_t cls, const void *data, uint32_t len);
+/* Drop the definitions after the first n[cls] of every class. */
+void tr_ds_truncate(struct defset *s, const uint32_t n[TR_DEF_NCLASSES]);
 /* Replace the content of an existing definition. */
 void tr_ds_replace(struct defset *s, uint32_t cls, uint32_t id, const uint64_t *v, uint32_t len);
 void tr_ds_free(struct defset *s);

@@ -169,13 +169,21 @@ static int write_snapshot(void)
 	return rename(from, to);
 }
 
-/* The modules' definitions of what was recorded so far (sampled calling
- * contexts: struct tr_module.durable_tick). */
+/* The modules' cues (struct tr_module.durable_tick: the sampler's symbol
+ * thread) and their definitions for one snapshot (durable_snapshot, with
+ * the registry held). */
 static void modules_tick(void)
 {
 	for (int i = 0; i < tr_g.nmodules; i++)
 		if (tr_g.modules[i]->durable_tick)
 			tr_g.modules[i]->durable_tick();
+}
+
+static void modules_snapshot(void)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->durable_snapshot)
+			tr_g.modules[i]->durable_snapshot();
 }
 
 static uint64_t dur_last_pub;   /* when positions were last published (CLOCK_MONOTONIC ns) */
@@ -194,7 +202,7 @@ static void tick(void)
 	if (!dur_idx && open_index() != 0)
 		return;
 	uint64_t t0 = mono_ns();
-	modules_tick();   /* (may be slow: sampled symbols) */
+	modules_tick();   /* (a cue only: nothing slow) */
 	uint64_t t1 = mono_ns();
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
@@ -213,18 +221,28 @@ static void tick(void)
 		now[n].state = TR_DURABLE_VALID;
 		n++;
 	}
-	/* 2. definitions (only when something was added; modules add theirs:
-	 * again, for what came since the slow first call above) */
-	modules_tick();
-	uint64_t sig = defs_signature();
+	/* 2. definitions, when something was added: the registry, and what the
+	 * modules define for this snapshot only (sampled contexts whose symbols
+	 * are not read yet: placeholders; VT class groups), all of it referring
+	 * to what was recorded before the positions above. The registry is held
+	 * meanwhile (program threads defining something wait for the write). */
+	tr_defs_provisional_begin();
+	uint64_t sig = defs_signature() * 1000003u + tr_defs_version();
+	modules_snapshot();
+	sig = sig * 1000003u + defs_signature();
+	int saved = 1;
 	if (!dur_snap_ok || sig != dur_sig) {
 		/* not saved: the positions wait (they may refer to definitions
 		 * the last snapshot lacks) */
-		if (write_snapshot() != 0 || tr_archive_save_tdefs() != 0)
-			return;
-		dur_sig = sig;
-		dur_snap_ok = 1;
+		saved = write_snapshot() == 0 && tr_archive_save_tdefs() == 0;
+		if (saved) {
+			dur_sig = sig;
+			dur_snap_ok = 1;
+		}
 	}
+	tr_defs_provisional_end();
+	if (!saved)
+		return;
 	/* 3. publish: a slot per location (found by id, else appended) */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
@@ -244,7 +262,7 @@ static void tick(void)
 	dur_idx->ticks++;
 	uint64_t t2 = mono_ns();
 	if (dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
-		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (modules %.3f s, then %.3f s)",
+		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (module cues %.3f s, then %.3f s)",
 			     (double)(t2 - dur_last_pub) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
 	dur_last_pub = t2;
 }

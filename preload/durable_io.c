@@ -308,6 +308,54 @@ void tr_io_quiesce(void)
 	__atomic_store_n(&io_state, IO_OFF, __ATOMIC_SEQ_CST);
 }
 
+/* ---- helper threads of tracer-io ---- */
+
+struct io_helper {
+	void (*fn)(void);
+	const char *name;
+};
+static struct io_helper io_h;   /* the one helper (the sampler's symbol thread) */
+
+static void *io_helper_main(void *arg)
+{
+	const struct io_helper *h = arg;
+	io_self = 1;   /* tracer-io's descriptor table: its requests run here */
+	tr_tls_creating = 1;
+	syscall(SYS_prctl, PR_SET_NAME, h->name, 0, 0, 0);
+	/* below the program's threads (one `nice` step of 5) */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), getpriority(PRIO_PROCESS, 0) + 5);
+	h->fn();
+	syscall(SYS_exit, 0);   /* uncounted: never through glibc */
+	return NULL;
+}
+
+/* On tracer-io: start fn on a thread of its own that shares tracer-io's
+ * descriptor table (created from it, after its unshare), every signal
+ * blocked, out of glibc's thread count, niced by 5; fn never returns into
+ * glibc (it may return: the thread then ends with the exit system call).
+ * 0, or -1 (not on tracer-io, or no way to keep it out of the count: the
+ * caller does the work itself). */
+int tr_io_spawn(void (*fn)(void), const char *name)
+{
+	struct io_helper *h = &io_h;
+	if (!io_self || !__atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST) || !io_real_create || h->fn)
+		return -1;
+	h->fn = fn;
+	h->name = name;
+	pthread_t th;
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+	int ret = io_real_create(&th, &at, io_helper_main, h);   /* (tracer-io's mask: every signal blocked) */
+	pthread_attr_destroy(&at);
+	if (ret != 0) {
+		h->fn = NULL;
+		return -1;
+	}
+	uncount();
+	return 0;
+}
+
 /* Call fn on the service thread every ns (durable.c), before it starts. */
 void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed)
 {
@@ -405,6 +453,7 @@ void tr_io_thread_exiting(void)
 void tr_io_fork_child(void)
 {
 	io_state = IO_NONE;
+	memset(&io_h, 0, sizeof(io_h));   /* (no helper in the child) */
 	io_head = NULL;
 	io_seq = 0;
 	io_busy = 0;

@@ -184,7 +184,14 @@ void tr_defs_local_range(uint64_t *first, uint64_t *last);
 uint64_t tr_defs_unified_gid(uint64_t loc);
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
 void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
-uint32_t tr_defs_cc_mapped(void);   /* nodes in that map so far (durable.c: snapshot when it grew) */
+uint32_t tr_defs_cc_mapped(void);
+/* TRACER_DURABLE snapshot (tracer-io): the registry held by the caller from
+ * begin to end; definitions made in between (modules' durable_snapshot
+ * hooks) are dropped at the end. tr_defs_version: bumped by changes that
+ * keep the counts (calling-context map), provisional ones excepted. */
+void tr_defs_provisional_begin(void);
+void tr_defs_provisional_end(void);
+uint64_t tr_defs_version(void);   /* nodes in that map so far (durable.c: snapshot when it grew) */
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
 void tr_defs_process_renamed(void);

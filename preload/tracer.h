@@ -262,6 +262,12 @@ void tr_io_thread_exiting(void);
  * opened them. */
 int tr_io_run(void (*fn)(void *), void *arg);
 int tr_io_is_self(void);
+/* On tracer-io only: run fn on one helper thread of the tracer that shares
+ * tracer-io's descriptor table (tr_io_is_self is 1 there too, its tr_io_run
+ * calls run in place), every signal blocked, niced by 5, never counted as a
+ * thread of the program (exit_group ends it). 0, or -1: none (the caller
+ * does the work itself). One helper per process (the sampler's symbols). */
+int tr_io_spawn(void (*fn)(void), const char *name);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
 /* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
@@ -536,9 +542,9 @@ struct tr_module {
 	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
 	void (*on_sigaction)(int sig, const void *act);
 	/* TRACER_DURABLE, every tick on the tracer-io thread, before the
-	 * definitions are saved: define what the events recorded so far refer
-	 * to and fini would define only at the end (sampled calling contexts).
-	 * A normal thread (may lock, allocate); the program runs on. May be NULL. */
+	 * positions are read: a cue (the sampler wakes its symbol thread).
+	 * Never waits for anything slow: the tick must come every interval.
+	 * May be NULL. */
 	void (*durable_tick)(void);
 	/* On the thread t itself, right before the layer that owns the thread
 	 * writes its last records (wrappers/pthread: the ThreadEnd, through
@@ -547,6 +553,13 @@ struct tr_module {
 	 * that ThreadEnd stays the last record. Guard held; called again (and
 	 * then a no-op) before thread_fini. May be NULL. */
 	void (*thread_ending)(struct tr_thread *t);
+	/* TRACER_DURABLE, every tick on tracer-io, with the registry held for
+	 * the snapshot: define (tr_def_*) what the events recorded so far need
+	 * and fini defines only at the end, for this snapshot only (dropped
+	 * after it: sampled contexts not resolved yet as placeholders, VT class
+	 * groups as far as defined). Quick: no symbol reading, no lock the
+	 * program may hold. May be NULL. */
+	void (*durable_snapshot)(void);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

@@ -13,10 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <sys/time.h>
 
 #include "smp_sampler.h"
+
+static int smp_cue;        /* futex word: bumped by every tick (symbol thread, below) */
+static int smp_sym_state;  /* 0 not started, 1 running, -1 none (the tick defines, as before) */
 
 /* ---- SIGPROF ownership --------------------------------------------------------------- */
 
@@ -313,6 +319,8 @@ static void smp_fork_child(void)
 		tr_smp_timer_start(mine);
 	}
 	tr_smp_src_process(1);
+	smp_sym_state = 0;   /* no symbol thread in the child: its tracer-io starts one */
+	tr_smp_objects_fork_child();
 }
 
 static struct tr_module smp_module;
@@ -362,18 +370,53 @@ static void smp_fini_crash(otf2w_gdef_writer *g)
 	}
 }
 
-/* TRACER_DURABLE tick (tracer-io thread): the calling contexts of the
- * nodes so far (and their mapping), so that a recovered archive defines
- * every context its samples refer to. */
+/* ---- TRACER_DURABLE: the symbol thread ---------------------------------------------
+ * A tick never reads symbols (the first session of an object takes 0.2 s,
+ * seconds under load): it cues "tracer-sym", a helper of tracer-io (its
+ * descriptor table: the libdw sessions stay out of the program's), which
+ * defines the contexts of the nodes so far with their symbols; the
+ * snapshot of a tick carries what it has defined, and placeholders
+ * (tr_smp_snapshot_defs) for the rest. */
+
+static void smp_sym_main(void)
+{
+	for (;;) {
+		int c = __atomic_load_n(&smp_cue, __ATOMIC_ACQUIRE);
+		if (tr_smp_frozen)
+			return;   /* the last definitions are made by fini */
+		uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+		if (n > tr_smp_node_cap)
+			n = tr_smp_node_cap;
+		tr_smp_objects_refresh();   /* objects loaded since: their symbols */
+		tr_smp_define_contexts(n, 0);
+		syscall(SYS_futex, &smp_cue, FUTEX_WAIT_PRIVATE, c, NULL, NULL, 0);
+	}
+}
+
+/* TRACER_DURABLE tick (tracer-io): a cue for the symbol thread, nothing slow. */
 static void smp_durable_tick(void)
 {
 	if (!tr_smp_nodes || tr_smp_frozen)
 		return;
-	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-	if (n > tr_smp_node_cap)
-		n = tr_smp_node_cap;
-	tr_smp_objects_refresh();   /* objects loaded since: their symbols */
-	tr_smp_define_contexts(n, 0);
+	if (!smp_sym_state)
+		smp_sym_state = tr_io_spawn(smp_sym_main, "tracer-sym") == 0 ? 1 : -1;
+	if (smp_sym_state < 0) {
+		/* no helper thread (another C library): on tracer-io as before */
+		uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+		tr_smp_objects_refresh();
+		tr_smp_define_contexts(n > tr_smp_node_cap ? tr_smp_node_cap : n, 0);
+		return;
+	}
+	__atomic_add_fetch(&smp_cue, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* TRACER_DURABLE snapshot (tracer-io, registry held): the contexts the
+ * symbol thread has not defined yet, as placeholders for this snapshot. */
+static void smp_durable_snapshot(void)
+{
+	if (tr_smp_nodes && !tr_smp_frozen)
+		tr_smp_snapshot_defs();
 }
 
 static struct tr_module smp_module = {
@@ -387,6 +430,7 @@ static struct tr_module smp_module = {
 	.fini_crash = smp_fini_crash,
 	.on_sigaction = smp_on_sigaction,
 	.durable_tick = smp_durable_tick,
+	.durable_snapshot = smp_durable_snapshot,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)

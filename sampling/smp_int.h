@@ -67,6 +67,10 @@ void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
  * indices). n = node count. */
 /* returns the distinct contexts defined; last: no call follows (not a durable tick) */
 uint32_t tr_smp_define_contexts(uint32_t n, int last);
+/* TRACER_DURABLE snapshot (tracer-io, registry held): placeholder contexts
+ * of the nodes not defined yet, for that snapshot only. */
+void tr_smp_snapshot_defs(void);
+void tr_smp_objects_fork_child(void);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */
 

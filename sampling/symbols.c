@@ -10,6 +10,9 @@
  * generation it was created in, so an address of a library that was
  * dlclose'd before the end is still resolved against the right file.
  *
+ * With TRACER_DURABLE the symbol thread "tracer-sym" (sampler_module.c)
+ * resolves the nodes so far in batches during the run; durability
+ * snapshots name the rest by address (tr_smp_snapshot_defs).
  * At shut-down (never in the handler) each address is resolved with libdw
  * (libdwfl): the function from the ELF symbol tables (.symtab, .dynsym,
  * MiniDebugInfo, separate debuginfo by build-id), file and line from DWARF,
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "smp_int.h"
@@ -49,9 +53,16 @@ struct smp_obj {
 volatile uint32_t tr_smp_obj_gen;
 uintptr_t tr_smp_self_lo, tr_smp_self_hi;
 
+/* The object table: mapped once (never moves), entries appended (the
+ * count published last) and only marked gone, so the definitions read it
+ * without its lock: a refresh (thread start/end, dlclose) never waits for
+ * symbol reading. smp_obj_lock: the refreshes; smp_def_lock: the
+ * definitions (symbol thread, shut-down) and the symbol sessions. */
+#define SMP_MAX_OBJS 16384
 static struct smp_obj *smp_objs;
-static uint32_t smp_nobjs, smp_capobjs;
+static uint32_t smp_nobjs;   /* atomic */
 static atomic_flag smp_obj_lock = ATOMIC_FLAG_INIT;
+static atomic_flag smp_def_lock = ATOMIC_FLAG_INIT;
 static unsigned long long smp_last_adds = ~0ull, smp_last_subs = ~0ull;
 
 struct smp_cur {
@@ -123,14 +134,15 @@ static char *smp_exe_path(void)
 
 static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 {
-	if (smp_nobjs == smp_capobjs) {
-		uint32_t nc = smp_capobjs ? smp_capobjs * 2 : 64;
-		struct smp_obj *nv = realloc(smp_objs, nc * sizeof(*nv));
-		if (!nv)
+	if (!smp_objs) {
+		void *m = mmap(NULL, sizeof(*smp_objs) * SMP_MAX_OBJS, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
 			return -1;
-		smp_objs = nv;
-		smp_capobjs = nc;
+		smp_objs = m;
 	}
+	if (smp_nobjs == SMP_MAX_OBJS)
+		return -1;   /* (frames of later objects are named by address) */
 	struct smp_obj *o = &smp_objs[smp_nobjs];
 	memset(o, 0, sizeof(*o));
 	if (!c->name[0]) {
@@ -147,7 +159,7 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 	o->gen_from = gen;
 	o->gen_to = UINT32_MAX;
 	o->live = 1;
-	smp_nobjs++;
+	__atomic_store_n(&smp_nobjs, smp_nobjs + 1, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -178,7 +190,7 @@ void tr_smp_objects_refresh(void)
 		}
 		if (!found) {
 			o->live = 0;
-			o->gen_to = gen;
+			__atomic_store_n(&o->gen_to, gen, __ATOMIC_RELAXED);
 			changed = 1;
 		}
 	}
@@ -246,14 +258,15 @@ static int smp_addr_cmp(const void *a, const void *b)
 
 static uint32_t smp_obj_of(uint64_t a, uint32_t gen)
 {
-	uint32_t best = UINT32_MAX;
-	for (uint32_t i = 0; i < smp_nobjs; i++) {
+	uint32_t best = UINT32_MAX, n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
 		const struct smp_obj *o = &smp_objs[i];
+		uint32_t to = __atomic_load_n(&o->gen_to, __ATOMIC_RELAXED);
 		if (a < o->lo || a >= o->hi)
 			continue;
-		if (o->gen_from <= gen && gen < o->gen_to)
+		if (o->gen_from <= gen && gen < to)
 			return i;
-		if (gen < o->gen_to && best == UINT32_MAX)
+		if (gen < to && best == UINT32_MAX)
 			best = i;   /* loaded after the node's generation was taken */
 	}
 	return best;
@@ -430,7 +443,8 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 /* The symbol sessions end (the last definitions were made). */
 static void smp_dwfl_end(void)
 {
-	for (uint32_t i = 0; i < smp_nobjs; i++) {
+	uint32_t n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
 		/* a session of another descriptor table is only forgotten: closing
 		 * its numbers here would close the program's files */
 		if (smp_objs[i].dwfl && smp_objs[i].on_io == tr_io_is_self())
@@ -440,12 +454,19 @@ static void smp_dwfl_end(void)
 	}
 }
 
-/* Nodes defined so far (under smp_obj_lock): a TRACER_DURABLE tick
+/* Nodes defined so far (under smp_def_lock): a TRACER_DURABLE tick
  * defines the nodes so far, later calls those after them. Without MPI
  * smp_map[i] is node i's deduplicated definition. */
-static uint32_t smp_ndefined;
-static uint32_t *smp_map;
-static uint32_t smp_capmap;
+static uint32_t smp_ndefined;   /* atomic: read by tr_smp_snapshot_defs without the lock */
+static uint32_t *smp_map;       /* tr_smp_node_cap entries, mapped once (never moves) */
+
+/* A map of tr_smp_node_cap entries (lazily backed), NULL when none. */
+static uint32_t *smp_map_new(void)
+{
+	void *m = mmap(NULL, sizeof(uint32_t) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
 
 uint32_t tr_smp_define_contexts(uint32_t n, int last)
 {
@@ -453,7 +474,7 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 	int by_index = tr_proc.rank >= 0;
 	if (!n)
 		return 0;
-	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
+	while (atomic_flag_test_and_set_explicit(&smp_def_lock, memory_order_acquire))
 		sched_yield();
 	/* the complete nodes after those defined already (a node being created
 	 * has depth 0; every node an event refers to is complete) */
@@ -462,17 +483,12 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
 		m++;
 	n = m;
-	if (!by_index && n > smp_capmap) {
-		uint32_t *g = realloc(smp_map, sizeof(*g) * n);
-		if (!g) {
-			tr_log_error("sampling: no memory to map %u calling contexts", n);
-			goto unlock;
-		}
-		smp_map = g;
-		smp_capmap = n;
+	if (!by_index && !smp_map && !(smp_map = smp_map_new())) {
+		tr_log_error("sampling: no memory to map %u calling contexts", n);
+		goto unlock;
 	}
 	distinct = n;
-	if (from >= n)
+	if (from >= n)   /* (also the symbol thread after the last definitions) */
 		goto unlock;
 
 	struct smp_res *nres = malloc(sizeof(*nres) * n);
@@ -552,7 +568,7 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 		tr_def_calling_context_map(map, n);
 		tr_log_debug("sampling: %u calling-context nodes, %u distinct contexts", n, distinct);
 	}
-	smp_ndefined = n;
+	__atomic_store_n(&smp_ndefined, n, __ATOMIC_RELEASE);
 	if (bad)
 		tr_log_error("sampling: %u calling-context ids differ from the recorded ones; samples may be misattributed",
 			     bad);
@@ -574,6 +590,68 @@ unlock:
 		for (uint32_t i = 0; i < smp_ndefined; i++)
 			distinct = smp_map[i] + 1 > distinct ? smp_map[i] + 1 : distinct;
 	}
-	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	atomic_flag_clear_explicit(&smp_def_lock, memory_order_release);
 	return distinct;
+}
+
+/* ---- TRACER_DURABLE snapshots ------------------------------------------------------ */
+
+/* The calling contexts of the complete nodes the symbol thread has not
+ * defined yet, for one snapshot (struct tr_module.durable_snapshot: on
+ * tracer-io, the registry held, dropped after the snapshot): a node of an
+ * address gets a Region named by its address "0x<address>" (no symbol is
+ * read; the next snapshots carry its real definition once the symbol
+ * thread made it), parents first. Never takes smp_def_lock (the symbol
+ * thread holds it while reading symbols). */
+void tr_smp_snapshot_defs(void)
+{
+	static uint32_t *pmap;   /* node -> definition in this snapshot (without MPI) */
+	int by_index = tr_proc.rank >= 0;
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	/* with MPI the ids are the node numbers: those defined so far */
+	uint32_t from = by_index ? tr_defs_count(TR_DEF_CALLING_CONTEXT) : __atomic_load_n(&smp_ndefined, __ATOMIC_ACQUIRE);
+	uint32_t m = from;   /* (the nodes before are complete) */
+	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
+		m++;
+	n = m;
+	if (from >= n || (!by_index && !pmap && !(pmap = smp_map_new())))
+		return;
+	if (!by_index && from)
+		memcpy(pmap, smp_map, sizeof(*pmap) * from);
+	uint32_t trunc_r = SMP_UNDEF, tracer_r = SMP_UNDEF;
+	for (uint32_t i = from; i < n; i++) {
+		const struct smp_node *nd = &tr_smp_nodes[i];
+		uint32_t r;
+		if (nd->key & SMP_KEY_REGION) {
+			r = (uint32_t)(nd->key & 0xffffffffu);
+		} else if (nd->key == SMP_KEY_TRUNC) {
+			if (trunc_r == SMP_UNDEF)
+				trunc_r = smp_pseudo_region("[truncated]", "frames beyond TRACER_SAMPLING_DEPTH");
+			r = trunc_r;
+		} else if (nd->key & SMP_KEY_PSEUDO) {
+			if (tracer_r == SMP_UNDEF)
+				tracer_r = smp_pseudo_region("[tracer]", "time spent inside libtracer.so");
+			r = tracer_r;
+		} else {
+			char buf[64];
+			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)SMP_KEY_ADDR(nd->key));
+			r = tr_def_region(buf, buf, "not resolved at the last durability tick", OTF2W_ROLE_FUNCTION,
+					  OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE, NULL, 0, 0);
+		}
+		if (by_index)
+			tr_def_calling_context_new(r, SMP_UNDEF, nd->parent);
+		else
+			pmap[i] = tr_def_calling_context(r, SMP_UNDEF, nd->parent == SMP_UNDEF ? SMP_UNDEF : pmap[nd->parent]);
+	}
+	if (!by_index)
+		tr_def_calling_context_map(pmap, n);
+}
+
+/* fork child: the symbol thread (which may have held a lock) is not there. */
+void tr_smp_objects_fork_child(void)
+{
+	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
+	atomic_flag_clear_explicit(&smp_def_lock, memory_order_release);
 }

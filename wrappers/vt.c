@@ -862,13 +862,16 @@ TR_EXPORT int VT_getthrank(int *thrank)
 	return VT_OK;
 }
 
-/* ---- module: class groups at shut-down ------------------------------------------ */
+/* ---- module: class groups at shut-down (and in every durability snapshot) --------- */
 
 static void vt_mod_init(void)
 {
 	vt_start_time = tr_time();
 }
 
+/* Every class as a REGIONS group of its regions: at shut-down (fini), and
+ * for one snapshot at every TRACER_DURABLE tick (durable_snapshot: dropped
+ * after it, so the final groups are defined once, complete). */
 static void vt_mod_fini(void)
 {
 	uint32_t nc = atomic_load(&vt_nclasses);
@@ -907,6 +910,7 @@ static const struct tr_module vt_module = {
 	.init = vt_mod_init,
 	.fini = vt_mod_fini,
 	.fork_child = vt_mod_fork_child,
+	.durable_snapshot = vt_mod_fini,
 };
 
 __attribute__((constructor(201))) static void vt_register(void)

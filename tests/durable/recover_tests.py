@@ -24,8 +24,10 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
                    tracer-run recovers and unifies by itself, one line
                    "tracer: recovered", ends like its program (SIGKILL).
   sampling_kill    TRACER_SAMPLING as well: the calling contexts the
-                   samples refer to are defined (and resolved) in the
-                   recovered archive, tree part and separate archive.
+                   samples refer to are defined (and resolved: at most 2 %
+                   of the samples below a placeholder) in the recovered
+                   archive, tree part and separate archive; every pair
+                   complete 1.1 s before the kill is in it.
   oom_kill         a program allocating without end in a 256 MiB memory
                    cgroup (v1, root; else skipped with the reason) is
                    killed by the OOM killer; the recovered archive is valid
@@ -250,20 +252,24 @@ def tracer_run_tree():
 
 
 def sample_roots(anchor):
-    """{(master location?, 'locker' on the path): samples} (reference reader: every context defined)."""
+    """({(master location?, 'locker' on the path): samples}, samples with a context the durability snapshot
+    left unresolved (a placeholder Region "0x<address>") on their path) (reference reader: every context
+    defined)."""
     import otf2
-    out = {}
+    out, unresolved = {}, 0
     with otf2.reader.open(anchor) as r:
         for loc, ev in r.events:
             if type(ev).__name__ != 'CallingContextSample':
                 continue
-            c, names = ev.calling_context, []
+            c, names, placeholder = ev.calling_context, [], False
             while c is not None:
                 names.append(c.region.name)
+                placeholder |= c.region.description.startswith('not resolved')
                 c = c.parent
             k = (loc.name == 'Master thread', 'locker' in names)
             out[k] = out.get(k, 0) + 1
-    return out
+            unresolved += placeholder
+    return out, unresolved
 
 
 @case
@@ -296,18 +302,26 @@ def sampling_kill():
         tc.check_all(tr, exit_status=137)
         tc.check_clock_range(tr)
         got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
-        # The 1-second bound (+ 0.5 s for load: the ticks read symbols on tracer-io; only the first tick
-        # with samples opens the objects' symbol sessions, 0.2 s on a quiet machine, later ones 0-11 ms;
-        # TRACER_VERBOSE=2 logs a tick that published more than 2 intervals after the last).
-        want = pairs_before(out, kill_time - 1.5)
+        # The 1-second bound + 0.1 s for load: the tick never waits for symbols (they are read by the
+        # symbol thread), so it comes every 250 ms plus the time to write a snapshot; at the load of a
+        # parallel ctest (2 cores, load 10) ticks came at most 0.38 s apart; 0.1 s for a tick (an ordinary
+        # thread) delayed by the scheduler beyond that. TRACER_VERBOSE=2 logs a tick that published more
+        # than 2 intervals after the last.
+        want = pairs_before(out, kill_time - 1.1)
         if want == 0 or got < want:
-            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1.5 s before the kill' % (tree, got, want))
-        roots = sample_roots(tr.anchor)
+            raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1.1 s before the kill' % (tree, got, want))
+        roots, unresolved = sample_roots(tr.anchor)
         threads = sum(v for (m, _), v in roots.items() if not m)
-        # the lock threads' samples all lie below their thread function
+        # the lock threads' samples all lie below their thread function (named: resolved)
         if threads < 50 or roots.get((False, False), 0) > threads // 20:
             raise Fail('sampling_kill (%s): samples of the lock threads: %s' % (tree, roots))
-        print('ok sampling_kill (%s): %d pairs >= %d, samples %s' % (tree, got, want, roots))
+        # real function names as at a normal end: only contexts first seen since the symbol thread's last
+        # batch before the kill may still be placeholders
+        total = sum(roots.values())
+        if unresolved * 50 > total:
+            raise Fail('sampling_kill (%s): %d of %d samples below an unresolved placeholder' % (tree, unresolved, total))
+        print('ok sampling_kill (%s): %d pairs >= %d, samples %s, %d below a placeholder' % (tree, got, want, roots,
+                                                                                          unresolved))
 
 
 @case
@@ -322,10 +336,10 @@ def sampling_tree():
     if r.returncode != 0:
         raise Fail('sampling_tree: rc %d %r' % (r.returncode, r.stderr))
     gs, tr = tt.check_tree(prefix, {PROG: 2}, exit_status=0)
-    roots = sample_roots(tr.anchor)
+    roots, unresolved = sample_roots(tr.anchor)
     threads = sum(v for (m, _), v in roots.items() if not m)
-    if threads < 50 or roots.get((False, False), 0) > threads // 20:
-        raise Fail('sampling_tree: samples of the lock threads: %s' % roots)
+    if threads < 50 or roots.get((False, False), 0) > threads // 20 or unresolved:
+        raise Fail('sampling_tree: samples of the lock threads: %s, %d unresolved' % (roots, unresolved))
     print('ok sampling_tree: %d groups, samples %s' % (len(gs), roots))
 
 
