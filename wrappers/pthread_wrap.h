@@ -84,6 +84,8 @@ static TR_ALWAYS_INLINE struct tr_thread *pth_enter(void)
 		t->guard = 1;
 		return t;
 	}
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed))
+		return NULL;   /* TRACER_PTHREAD=off (or not yet): pass through at once */
 	return tr_pth_get_slow();
 }
 
