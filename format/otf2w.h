@@ -474,11 +474,19 @@ static inline uint8_t *otf2w_evt_group_begin(otf2w_evt_writer *w, uint64_t time,
 	struct otf2w_fast *f = OTF2W__FAST(w);
 	uint8_t *p = f->pos;
 
-	if (otf2w_unlikely((size_t)(f->end - p) < 9 + max || time < f->last_time))
+	if (otf2w_unlikely((size_t)(f->end - p) < 9 + max))
 		return NULL;
 	if (p == NULL)   /* room implies a chunk: lets callers skip their test */
 		__builtin_unreachable();
-	return otf2w__put_time(f, p, time);
+	if (otf2w_likely(time > f->last_time)) {   /* otf2w__put_time, one compare */
+		*p = 5;
+		memcpy(p + 1, &time, 8);
+		f->last_time = time;
+		return p + 9;
+	}
+	/* the same time (no timestamp record), unless it is 0 (always one:
+	 * the general way writes it); earlier: NULL */
+	return time == f->last_time && time != 0 ? p : NULL;
 }
 
 static inline void otf2w_evt_group_end(otf2w_evt_writer *w, uint8_t *p, uint32_t nrecords)
@@ -531,6 +539,16 @@ static inline otf2w_code otf2w_code_thread_lock(uint8_t model, uint32_t lock_id)
 
 	b[0] = model;
 	return otf2w_code_of(b, otf2w__put_cu32(b + 1, lock_id));
+}
+
+/* The lock id of a code of otf2w_code_thread_lock. */
+static inline uint32_t otf2w_code_thread_lock_id(otf2w_code c)
+{
+	unsigned n = (unsigned)(c >> 8) & 0xff;   /* the compressed id's first byte */
+
+	if (n == 0 || n == 0xff)
+		return n ? UINT32_MAX : 0;
+	return (uint32_t)((c >> 16) & (UINT64_MAX >> (64 - 8 * n)));
 }
 
 static inline uint8_t *otf2w_evt_put_thread_lock_code(uint8_t *p, uint8_t id, otf2w_code c, uint32_t order)

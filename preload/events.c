@@ -37,8 +37,10 @@ enum {
 };
 int tr_evt_general = TR_EVT_GEN_START;
 
-/* The general path of tr_enter/tr_leave (tracer.h has the fast one). */
-void tr_enter_slow(struct tr_thread *t, uint64_t time, uint32_t region)
+/* The general path of tr_enter/tr_leave (tracer.h has the fast one): the
+ * filter, the observers, the writer module or the plain record, the shadow
+ * stack. leave: 0 for an Enter, 1 for a Leave. */
+static void tr_region_event(struct tr_thread *t, uint64_t time, uint32_t region, int leave)
 {
 	if (tr_unlikely(tr_region_is_filtered(region)))
 		return;
@@ -46,52 +48,48 @@ void tr_enter_slow(struct tr_thread *t, uint64_t time, uint32_t region)
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (tr_likely(t->state == TR_T_ACTIVE && !t->off)) {
 		if (tr_unlikely(tr_g.nobservers)) {
-			for (int i = 0; i < tr_g.nmodules; i++)
-				if (tr_g.modules[i]->on_enter)
-					tr_g.modules[i]->on_enter(t, time, region);
+			for (int i = 0; i < tr_g.nmodules; i++) {
+				const struct tr_module *m = tr_g.modules[i];
+				void (*on)(struct tr_thread *, uint64_t, uint32_t) = leave ? m->on_leave : m->on_enter;
+				if (on)
+					on(t, time, region);
+			}
 		}
 		if (tr_unlikely(tr_g.writer_module != NULL)) {
-			tr_g.writer_module->write_enter(t, time, region);
+			if (leave)
+				tr_g.writer_module->write_leave(t, time, region);
+			else
+				tr_g.writer_module->write_enter(t, time, region);
 		} else {
-			otf2w_status s = otf2w_evt_enter(t->w, NULL, time, region);
-			if (tr_unlikely(s != OTF2W_OK))
+			otf2w_status s = leave ? otf2w_evt_leave(t->w, NULL, time, region) :
+						 otf2w_evt_enter(t->w, NULL, time, region);
+			if (tr_unlikely(s != OTF2W_OK)) {
 				tr_evt_status_slow(t, s);
+				/* a region left while stopped: its Leave is due at resume */
+				if (leave && t->stop_seen && t->depth > 0 && t->depth - 1 < t->stop_min)
+					t->stop_min = t->depth - 1;
+			}
 		}
-		if (tr_likely(t->depth < TR_SHADOW_DEPTH))
-			t->stack[t->depth] = region;
-		t->depth++;
+		if (!leave) {
+			if (tr_likely(t->depth < TR_SHADOW_DEPTH))
+				t->stack[t->depth] = region;
+			t->depth++;
+		} else if (tr_likely(t->depth > 0)) {
+			t->depth--;
+		}
 	}
 	tr_rec_end(t);
+}
+
+void tr_enter_slow(struct tr_thread *t, uint64_t time, uint32_t region)
+{
+	tr_region_event(t, time, region, 0);
 }
 
 void tr_leave_slow(struct tr_thread *t, uint64_t time, uint32_t region)
 {
 	t->saved_errno = errno;   /* the errno of the wrapped call (see tr_thread_put) */
-	if (tr_unlikely(tr_region_is_filtered(region)))
-		return;
-	t->in_record = 1;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	if (tr_likely(t->state == TR_T_ACTIVE && !t->off)) {
-		if (tr_unlikely(tr_g.nobservers)) {
-			for (int i = 0; i < tr_g.nmodules; i++)
-				if (tr_g.modules[i]->on_leave)
-					tr_g.modules[i]->on_leave(t, time, region);
-		}
-		if (tr_unlikely(tr_g.writer_module != NULL)) {
-			tr_g.writer_module->write_leave(t, time, region);
-		} else {
-			otf2w_status s = otf2w_evt_leave(t->w, NULL, time, region);
-			if (tr_unlikely(s != OTF2W_OK)) {
-				tr_evt_status_slow(t, s);
-				/* a region left while stopped: its Leave is due at resume */
-				if (t->stop_seen && t->depth > 0 && t->depth - 1 < t->stop_min)
-					t->stop_min = t->depth - 1;
-			}
-		}
-		if (tr_likely(t->depth > 0))
-			t->depth--;
-	}
-	tr_rec_end(t);
+	tr_region_event(t, time, region, 1);
 }
 
 void tr_measurement(struct tr_thread *t, int on)

@@ -83,6 +83,20 @@ void tr_pth_resolve_slow(void **slot, const char *name)
 	}
 }
 
+/* pth_enter when the thread's state is not cached (its first call, or
+ * not recorded now): cache it when its pthread calls are recorded. */
+struct tr_thread *tr_pth_get_slow(void)
+{
+	struct tr_thread *t;
+
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_acquire) || tr_pth_tls.ended)
+		return NULL;
+	t = tr_thread_get();
+	if (t)
+		tr_pth_tls.self = t;
+	return t;
+}
+
 /* ---- cancellation inside a recorded blocking call (pthread_int.h) ---- */
 
 void tr_pth_cu_handler(void *p)

@@ -10,104 +10,155 @@
 
 #include "pthread_wrap.h"
 
+/* ---- the lock paths' slow parts (pthread_wrap.h has the inline ones) ---- */
+
+/* pth_took beyond its inline case (errno not saved yet). */
+void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, const void *addr, int shared)
+{
+	uint32_t id, order;
+	uint64_t at = time;
+	struct tr_pth_lock *l;
+	otf2w_code code;
+	uint8_t *p;
+
+	t->saved_errno = *t->errnop;
+	l = pth_acquire_note(t, &at, addr, shared, &id, &order);
+	code = pth_lock_code(l, id);
+	if (tr_likely(at == time) &&
+	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
+		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
+		tr_call_end(t, p, &tr_pth_code[r], 1);
+		pth_hold(addr, code, order);
+		tr_thread_put_keep(t);
+		return;
+	}
+	tr_enter(t, time, tr_pth_rgn[r]);
+	if (tr_rec_begin(t)) {
+		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, at, OTF2W_PARADIGM_PTHREAD, id, order));
+		tr_rec_end(t);
+		pth_hold(addr, code, order);
+	}
+	tr_leave(t, at, tr_pth_rgn[r]);
+	tr_thread_put(t);
+}
+
+/* A lock call whose non-blocking attempt failed (ret): Enter at `now`,
+ * then (blocking) the real call (a nonzero clk or ts: its timeout) and the
+ * acquisition, Leave; the guard released. EOWNERDEAD (robust mutex) means
+ * acquired. The real calls of the blocking wrappers, by region: */
+static int pth_lock_call(enum tr_pth_rgn r, void *l, clockid_t clk, const struct timespec *ts);
+
+static __attribute__((noinline)) int pth_lock_wait(struct tr_thread *t, uint64_t now, enum tr_pth_rgn r,
+						   void *l, int shared, int ret, int blocking, clockid_t clk,
+						   const struct timespec *ts)
+{
+	t->saved_errno = *t->errnop;
+	tr_enter(t, now, tr_pth_rgn[r]);
+	if (blocking) {
+		ret = pth_lock_call(r, l, clk, ts);
+		now = tr_time();
+	}
+	if (ret == 0 || ret == EOWNERDEAD)
+		now = pth_acquired(t, now, l, shared);
+	tr_leave(t, now, tr_pth_rgn[r]);
+	tr_thread_put(t);
+	return ret;
+}
+
+/* Find and forget the held entry of addr. 1: found (code/order set). */
+static int pth_unhold(const void *addr, otf2w_code *code, uint32_t *order)
+{
+	uint32_t n = tr_pth_tls.nheld;
+
+	while (n-- > 0) {
+		if (tr_pth_tls.held[n].addr == (uintptr_t)addr) {
+			*code = tr_pth_tls.held[n].code;
+			*order = tr_pth_tls.held[n].order;
+			for (uint32_t i = n + 1; i < tr_pth_tls.nheld; i++)
+				tr_pth_tls.held[i - 1] = tr_pth_tls.held[i];
+			tr_pth_tls.nheld--;
+			return 1;
+		}
+	}
+	if (tr_pth_tls.lost) {
+		/* Held beyond PTH_MAX_HELD: best effort, the lock's last order. */
+		struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
+
+		tr_pth_tls.lost--;
+		*order = atomic_load_explicit(&l->order, memory_order_relaxed);
+		*code = pth_lock_code(l, atomic_load_explicit(&l->id, memory_order_relaxed) - 1);
+		return 1;
+	}
+	return 0;   /* acquired untraced (before init, or by another thread) */
+}
+
+int tr_pth_released(struct tr_thread *t, uint64_t time, const void *addr)
+{
+	otf2w_code code;
+	uint32_t order;
+	uint8_t *p;
+
+	if (!pth_unhold(addr, &code, &order))
+		return 0;
+	if (!time)
+		time = tr_time();
+	p = tr_fast_begin(t, time, OTF2W_EVT_THREAD_RELEASE_LOCK_MAX + OTF2W_CODE_SLACK);
+	if (tr_likely(p != NULL)) {
+		tr_fast_end(t, otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_RELEASE_LOCK_ID, code, order), 1);
+		return 1;
+	}
+	if (!tr_rec_begin(t))
+		return 0;
+	tr_evt_status(t, otf2w_evt_thread_release_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD,
+						       otf2w_code_thread_lock_id(code), order));
+	tr_rec_end(t);
+	return 1;
+}
+
+void tr_pth_unlocking_slow(struct tr_thread *t, uint64_t time, const void *addr)
+{
+	t->saved_errno = *t->errnop;
+	tr_pth_released(t, time, addr);
+	*t->errnop = t->saved_errno;
+}
+
+/* ---- the lock wrappers, generated ---------------------------------------------------------- */
+
 /*
- * Body of a lock call. TRY: the non-blocking attempt; when it succeeds
- * (the hot path), Enter, ThreadAcquireLock and Leave at one timestamp
- * (pth_took, which releases the guard); BLOCKING: when it does not, CALL (the real call) waits
- * between Enter and Leave. EOWNERDEAD (robust mutex) means acquired.
- */
-#define PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, BLOCKING)      \
-	struct tr_thread *t = pth_get();                            \
-	if (!t)                                                     \
-		return CALL;                                        \
-	int ret = TRY;                                              \
-	uint64_t now = tr_time();                                   \
-	if (tr_likely(ret == 0 || ret == EOWNERDEAD)) {             \
-		pth_took(t, now, R, ADDR, SHARED);                  \
-		return ret;                                         \
-	}                                                           \
-	{                                                           \
-		tr_enter(t, now, tr_pth_rgn[R]);                    \
-		if (BLOCKING) {                                     \
-			ret = CALL;                                 \
-			now = tr_time();                            \
-		}                                                   \
-		if (ret == 0 || ret == EOWNERDEAD)                  \
-			now = pth_acquired(t, now, ADDR, SHARED);   \
-		tr_leave(t, now, tr_pth_rgn[R]);                    \
-	}                                                           \
-	tr_thread_put(t);                                           \
-	return ret
-#define PTH_LOCK_BODY(R, SHARED, ADDR, TRY, CALL) PTH_ACQUIRE_BODY(R, SHARED, ADDR, TRY, CALL, 1)
-#define PTH_TRY_BODY(R, SHARED, ADDR, CALL) PTH_ACQUIRE_BODY(R, SHARED, ADDR, CALL, CALL, 0)
-
-/* Body of an unlock: ReleaseLock (before the real unlock, so the next
- * holder's acquisition is later in time). */
-#define PTH_UNLOCK_BODY(ADDR, CALL)                                 \
-	struct tr_thread *t = pth_get();                            \
-	if (!t)                                                     \
-		return CALL;                                        \
-	pth_released(t, 0, ADDR);                                   \
-	int ret = CALL;                                             \
-	tr_thread_put(t);                                           \
-	return ret
-
-/* ---- mutexes ------------------------------------------------------------------------ */
-
-TR_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
-{
-	if (tr_unlikely(!real_pthread_mutex_lock || !real_pthread_mutex_trylock)) {
-		if (tr_pth_resolving)
-			return 0;   /* bootstrap: dlsym's allocator, single-threaded */
-		PTH_INIT(pthread_mutex_lock);
-	}
-	PTH_LOCK_BODY(R_MUTEX_LOCK, 0, m, real_pthread_mutex_trylock(m), real_pthread_mutex_lock(m));
-}
-
-TR_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m)
-{
-	if (tr_unlikely(!real_pthread_mutex_trylock)) {
-		if (tr_pth_resolving)
-			return 0;
-		PTH_INIT(pthread_mutex_trylock);
-	}
-	PTH_TRY_BODY(R_MUTEX_TRYLOCK, 0, m, real_pthread_mutex_trylock(m));
-}
-
-TR_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
-{
-	if (tr_unlikely(!real_pthread_mutex_unlock)) {
-		if (tr_pth_resolving)
-			return 0;
-		PTH_INIT(pthread_mutex_unlock);
-	}
-	PTH_UNLOCK_BODY(m, real_pthread_mutex_unlock(m));
-}
-
-/* ---- the other lock wrappers, generated -------------------------------------------------------- */
-
-/*
- * LOCK(fn, region, shared, the non-blocking attempt, lock type, shape),
- * TRY(fn, region, shared, lock type), UNLOCK(fn, lock type). shared: a
- * reader's acquisition. shape: the parameters after the lock, PLAIN (none),
- * TIMED (an absolute timeout), CLOCK (a clock and an absolute timeout).
+ * LOCK(fn, region, shared, the non-blocking attempt, lock type, shape, init),
+ * TRY(fn, region, shared, lock type, init), UNLOCK(fn, lock type, init).
+ * shared: a reader's acquisition. shape: the parameters after the lock,
+ * PLAIN (none), TIMED (an absolute timeout), CLOCK (a clock and an absolute
+ * timeout). init: how a call made before the tables are resolved finds its
+ * real function, LAZY (the resolver) or BOOT (the mutex functions: inside
+ * the resolver, dlsym's allocator may lock a mutex, single-threaded: 0).
  * Their prototypes are checked against pthread_list.h (pthread_int.h).
+ *
+ * A lock call: its non-blocking attempt; when it succeeds (the hot path),
+ * Enter, ThreadAcquireLock and Leave at one timestamp (pth_took, which
+ * releases the guard); when it does not, pth_lock_wait. An unlock:
+ * ThreadReleaseLock (before the real unlock, so the next holder's
+ * acquisition is later in time). Only a call that is not recorded needs its
+ * real function looked at (pth_enter: recorded implies resolved).
  */
 #define PTH_LOCK_WRAPPERS(LOCK, TRY, UNLOCK)                                                          \
-	LOCK(pthread_mutex_timedlock, MUTEX_TIMEDLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, TIMED)  \
-	LOCK(pthread_mutex_clocklock, MUTEX_CLOCKLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, CLOCK)  \
-	LOCK(pthread_rwlock_rdlock, RW_RDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, PLAIN)      \
-	TRY(pthread_rwlock_tryrdlock, RW_TRYRDLOCK, 1, pthread_rwlock_t)                                  \
-	LOCK(pthread_rwlock_timedrdlock, RW_TIMEDRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, TIMED) \
-	LOCK(pthread_rwlock_clockrdlock, RW_CLOCKRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, CLOCK) \
-	LOCK(pthread_rwlock_wrlock, RW_WRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, PLAIN)      \
-	TRY(pthread_rwlock_trywrlock, RW_TRYWRLOCK, 0, pthread_rwlock_t)                                  \
-	LOCK(pthread_rwlock_timedwrlock, RW_TIMEDWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, TIMED) \
-	LOCK(pthread_rwlock_clockwrlock, RW_CLOCKWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, CLOCK) \
-	UNLOCK(pthread_rwlock_unlock, pthread_rwlock_t)                                                   \
-	LOCK(pthread_spin_lock, SPIN_LOCK, 0, pthread_spin_trylock, pthread_spinlock_t, PLAIN)            \
-	TRY(pthread_spin_trylock, SPIN_TRYLOCK, 0, pthread_spinlock_t)                                    \
-	UNLOCK(pthread_spin_unlock, pthread_spinlock_t)
+	LOCK(pthread_mutex_lock, MUTEX_LOCK, 0, pthread_mutex_trylock, pthread_mutex_t, PLAIN, BOOT)     \
+	TRY(pthread_mutex_trylock, MUTEX_TRYLOCK, 0, pthread_mutex_t, BOOT)                              \
+	UNLOCK(pthread_mutex_unlock, pthread_mutex_t, BOOT)                                              \
+	LOCK(pthread_mutex_timedlock, MUTEX_TIMEDLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, TIMED, LAZY) \
+	LOCK(pthread_mutex_clocklock, MUTEX_CLOCKLOCK, 0, pthread_mutex_trylock, pthread_mutex_t, CLOCK, LAZY) \
+	LOCK(pthread_rwlock_rdlock, RW_RDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, PLAIN, LAZY) \
+	TRY(pthread_rwlock_tryrdlock, RW_TRYRDLOCK, 1, pthread_rwlock_t, LAZY)                           \
+	LOCK(pthread_rwlock_timedrdlock, RW_TIMEDRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, TIMED, LAZY) \
+	LOCK(pthread_rwlock_clockrdlock, RW_CLOCKRDLOCK, 1, pthread_rwlock_tryrdlock, pthread_rwlock_t, CLOCK, LAZY) \
+	LOCK(pthread_rwlock_wrlock, RW_WRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, PLAIN, LAZY) \
+	TRY(pthread_rwlock_trywrlock, RW_TRYWRLOCK, 0, pthread_rwlock_t, LAZY)                           \
+	LOCK(pthread_rwlock_timedwrlock, RW_TIMEDWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, TIMED, LAZY) \
+	LOCK(pthread_rwlock_clockwrlock, RW_CLOCKWRLOCK, 0, pthread_rwlock_trywrlock, pthread_rwlock_t, CLOCK, LAZY) \
+	UNLOCK(pthread_rwlock_unlock, pthread_rwlock_t, LAZY)                                            \
+	LOCK(pthread_spin_lock, SPIN_LOCK, 0, pthread_spin_trylock, pthread_spinlock_t, PLAIN, LAZY)     \
+	TRY(pthread_spin_trylock, SPIN_TRYLOCK, 0, pthread_spinlock_t, LAZY)                             \
+	UNLOCK(pthread_spin_unlock, pthread_spinlock_t, LAZY)
 
 #define PTH_PARAMS_PLAIN
 #define PTH_PARAMS_TIMED , const struct timespec *ts
@@ -115,28 +166,75 @@ TR_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m)
 #define PTH_ARGS_PLAIN
 #define PTH_ARGS_TIMED , ts
 #define PTH_ARGS_CLOCK , clk, ts
+#define PTH_WAIT_ARGS_PLAIN 0, NULL
+#define PTH_WAIT_ARGS_TIMED 0, ts
+#define PTH_WAIT_ARGS_CLOCK clk, ts
+#define PTH_INIT_LAZY(fn) PTH_INIT(fn)
+#define PTH_INIT_BOOT(fn)                                                                             \
+	do {                                                                                          \
+		if (tr_unlikely(!real_##fn)) {                                                        \
+			if (tr_pth_resolving)                                                         \
+				return 0;   /* bootstrap: dlsym's allocator, single-threaded */       \
+			PTH_INIT(fn);                                                                 \
+		}                                                                                     \
+	} while (0)
 
-#define PTH_GEN_LOCK(fn, REGION, shared, tryfn, type, shape)                                         \
+/* Body of a lock (blocking 1) or try (0) wrapper of lock l. */
+#define PTH_ACQUIRE_BODY(fn, REGION, shared, tryfn, shape, init, blocking)                           \
+	struct tr_thread *t = pth_enter();                                                            \
+	if (!t) {                                                                                     \
+		PTH_INIT_##init(fn);                                                                  \
+		return real_##fn(l PTH_ARGS_##shape);                                                 \
+	}                                                                                             \
+	int ret = real_##tryfn(l);                                                                    \
+	uint64_t now = tr_time();                                                                     \
+	if (tr_likely(ret == 0 || ret == EOWNERDEAD)) {                                               \
+		pth_took(t, now, R_##REGION, (const void *)l, shared);                                       \
+		return ret;                                                                           \
+	}                                                                                             \
+	return pth_lock_wait(t, now, R_##REGION, (void *)l, shared, ret, blocking, PTH_WAIT_ARGS_##shape)
+
+#define PTH_GEN_LOCK(fn, REGION, shared, tryfn, type, shape, init)                                   \
 	TR_EXPORT int fn(type *l PTH_PARAMS_##shape)                                                  \
 	{                                                                                             \
-		PTH_INIT(fn);   /* resolves every real function, tryfn too */                      \
-		PTH_LOCK_BODY(R_##REGION, shared, (const void *)l, real_##tryfn(l),                   \
-			      real_##fn(l PTH_ARGS_##shape));                                         \
+		PTH_ACQUIRE_BODY(fn, REGION, shared, tryfn, shape, init, 1);                          \
 	}
-#define PTH_GEN_TRY(fn, REGION, shared, type)                                                        \
+#define PTH_GEN_TRY(fn, REGION, shared, type, init)                                                  \
 	TR_EXPORT int fn(type *l)                                                                     \
 	{                                                                                             \
-		PTH_INIT(fn);                                                                         \
-		PTH_TRY_BODY(R_##REGION, shared, (const void *)l, real_##fn(l));                      \
+		PTH_ACQUIRE_BODY(fn, REGION, shared, fn, PLAIN, init, 0);                             \
 	}
-#define PTH_GEN_UNLOCK(fn, type)                                                                     \
+#define PTH_GEN_UNLOCK(fn, type, init)                                                               \
 	TR_EXPORT int fn(type *l)                                                                     \
 	{                                                                                             \
-		PTH_INIT(fn);                                                                         \
-		PTH_UNLOCK_BODY((const void *)l, real_##fn(l));                                       \
+		struct tr_thread *t = pth_enter();                                                    \
+		if (!t) {                                                                             \
+			PTH_INIT_##init(fn);                                                          \
+			return real_##fn(l);                                                          \
+		}                                                                                     \
+		pth_unlocking(t, (const void *)l);                                                    \
+		int ret = real_##fn(l);                                                               \
+		tr_thread_put_keep(t);   /* errno: untouched (pth_unlocking), the call's */           \
+		return ret;                                                                           \
 	}
 
 PTH_LOCK_WRAPPERS(PTH_GEN_LOCK, PTH_GEN_TRY, PTH_GEN_UNLOCK)
+
+/* pth_lock_wait's real calls: the blocking wrappers' functions by region. */
+#define PTH_CALL_LOCK(fn, REGION, shared, tryfn, type, shape, init)                                  \
+	case R_##REGION:                                                                              \
+		return real_##fn((type *)l PTH_ARGS_##shape);
+#define PTH_CALL_NONE(...)
+static int pth_lock_call(enum tr_pth_rgn r, void *l, clockid_t clk, const struct timespec *ts)
+{
+	(void)clk;
+	(void)ts;
+	switch (r) {
+	PTH_LOCK_WRAPPERS(PTH_CALL_LOCK, PTH_CALL_NONE, PTH_CALL_NONE)
+	default:
+		return EINVAL;   /* not a blocking lock region */
+	}
+}
 
 /* ---- cancellation points ---- */
 
@@ -192,7 +290,7 @@ static inline int pth_cond_wait(enum tr_pth_rgn r, enum pth_kind k, pthread_cond
 	uint64_t now = tr_time();
 
 	tr_enter(t, now, tr_pth_rgn[r]);
-	if (pth_released(t, now, m))
+	if (tr_pth_released(t, now, m))
 		cu.mutex = m;
 	int ret = pth_cond_call(&cu, k, c, m, clk, ts);
 	now = tr_time();

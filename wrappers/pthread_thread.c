@@ -160,6 +160,7 @@ static void pth_thread_end(void *unused)
 	t = tr_thread_peek();
 	if (t && t->index != 0) {
 		tr_pth_tls.ended = 1;
+		tr_pth_tls.self = NULL;
 		tr_thread_end(t);
 	}
 	pthread_setcancelstate(old, NULL);
@@ -212,6 +213,7 @@ static void *pth_quiet_routine(void *p)
 	free(p);
 	tr_pth_tls.quiet = 1;
 	tr_pth_tls.ended = 1;
+	tr_pth_tls.self = NULL;
 	return q.fn(q.arg);
 }
 

@@ -52,13 +52,16 @@ void tr_pth_resolve_slow(void **slot, const char *name);
 #define PTH_MAX_HELD 32
 struct pth_held {
 	uintptr_t addr;
-	otf2w_code code;   /* model and id encoded (pth_lock_code) */
-	uint32_t id;
+	otf2w_code code;   /* model and id encoded (pth_lock_code; the id: pth_code_id) */
 	uint32_t order;
 };
 
 /* Per-thread state: initial-exec so that an access never allocates. */
 struct pth_thread_state {
+	/* the thread's tracer state (tr_tls_self) once a call found its
+	 * pthread calls recorded (tr_pth_on, not ended): pth_enter's one TLS
+	 * load; NULL: ask tr_pth_get_slow. Cleared when ended is set. */
+	struct tr_thread *self;
 	int ended;                  /* no pthread events: ThreadEnd written, or quiet */
 	int quiet;                  /* internal thread of a wrapped library (see pth_quiet_routine) */
 	uint32_t nheld;
@@ -67,12 +70,33 @@ struct pth_thread_state {
 };
 extern TR_TLS struct pth_thread_state tr_pth_tls;
 
-/* The calling thread's tracer state when its pthread calls are recorded. */
+/* The calling thread's tracer state when its pthread calls are recorded,
+ * guard taken as by tr_thread_get but errno not saved (the lock and unlock
+ * paths: their records leave errno alone, their slow parts save it
+ * themselves); NULL: call the real function untraced. A state returned
+ * implies tr_pth_on, hence the real functions resolved. */
+struct tr_thread *tr_pth_get_slow(void);
+static TR_ALWAYS_INLINE struct tr_thread *pth_enter(void)
+{
+	struct tr_thread *t = tr_pth_tls.self;
+
+	if (tr_likely(t && t->state == TR_T_ACTIVE && t->guard == 0)) {
+		t->guard = 1;
+		return t;
+	}
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed))
+		return NULL;   /* TRACER_PTHREAD=off (or not yet): pass through at once */
+	return tr_pth_get_slow();
+}
+
+/* The same with errno saved (tr_thread_get): every other wrapper. */
 static inline struct tr_thread *pth_get(void)
 {
-	if (tr_unlikely(!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || tr_pth_tls.ended))
-		return NULL;
-	return tr_thread_get();
+	struct tr_thread *t = pth_enter();
+
+	if (t)
+		t->saved_errno = *t->errnop;
+	return t;
 }
 
 /* tr_thread_put, then the errno the real call left (errno-reporting calls). */
@@ -135,7 +159,8 @@ static inline struct tr_pth_lock *pth_acquire_note(struct tr_thread *t, uint64_t
 }
 
 /* The model and id of lock l (id) encoded for its records: computed by the
- * first acquisition recorded, the same value by any thread. */
+ * first acquisition recorded, the same value by any thread (nonzero: the
+ * id is published). */
 static inline otf2w_code pth_lock_code(struct tr_pth_lock *l, uint32_t id)
 {
 	otf2w_code c = atomic_load_explicit(&l->code, memory_order_relaxed);
@@ -147,16 +172,16 @@ static inline otf2w_code pth_lock_code(struct tr_pth_lock *l, uint32_t id)
 	return c;
 }
 
-/* A recorded acquisition: its release repeats id and order. */
-static inline void pth_hold(const void *addr, otf2w_code code, uint32_t id, uint32_t order)
+/* A recorded acquisition: its release repeats code (model and id) and order. */
+static TR_ALWAYS_INLINE void pth_hold(const void *addr, otf2w_code code, uint32_t order)
 {
-	if (tr_likely(tr_pth_tls.nheld < PTH_MAX_HELD)) {
-		struct pth_held *h = &tr_pth_tls.held[tr_pth_tls.nheld++];
+	uint32_t n = tr_pth_tls.nheld;
 
-		h->addr = (uintptr_t)addr;
-		h->code = code;
-		h->id = id;
-		h->order = order;
+	if (tr_likely(n < PTH_MAX_HELD)) {
+		tr_pth_tls.held[n].addr = (uintptr_t)addr;
+		tr_pth_tls.held[n].code = code;
+		tr_pth_tls.held[n].order = order;
+		tr_pth_tls.nheld = n + 1;
 	} else {
 		tr_pth_tls.lost++;
 	}
@@ -174,95 +199,81 @@ static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const vo
 		return time;
 	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
 	tr_rec_end(t);
-	pth_hold(addr, pth_lock_code(l, id), id, order);
+	pth_hold(addr, pth_lock_code(l, id), order);
 	return time;
 }
 
-/* The lock at addr was taken at once by the call of region r (its
+/*
+ * The lock at addr was taken at once by the call of region r (its
  * non-blocking attempt succeeded; `time` read right after): Enter,
  * ThreadAcquireLock and Leave at one time, one record group (the hot path
- * of every lock wrapper); the general way when the group cannot be written
- * (tr_call_begin) or the acquisition is later than time (handed over).
- * Then the guard is released: tr_thread_put(t), or tr_thread_put_keep(t)
- * when only the group was written (errno is still the call's). */
+ * of every lock wrapper), then the guard is released (tr_thread_put_keep:
+ * errno is still the call's). Inline only when the lock is in its home
+ * slot of the table with its code known and this thread was its last
+ * holder (no fence, see pth_acquire_note) and the group fits; everything
+ * else is tr_pth_took_slow (pthread_sync.c), which goes the general way
+ * when the acquisition is later than time (handed over) or the group
+ * cannot be written (tr_call_begin).
+ */
+void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, const void *addr, int shared);
 static TR_ALWAYS_INLINE void pth_took(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, const void *addr,
 				       int shared)
 {
-	uint32_t id, order;
-	uint64_t at = time;
-	struct tr_pth_lock *l = pth_acquire_note(t, &at, addr, shared, &id, &order);
-	otf2w_code code = pth_lock_code(l, id);
+	struct tr_pth_lock *l = &tr_pth_lock_tab[tr_pth_lock_hash((uintptr_t)addr)];
+	otf2w_code code;
 	uint8_t *p;
 
-	if (tr_likely(at == time) &&
+	if (tr_likely(atomic_load_explicit(&l->key, memory_order_acquire) == (uintptr_t)addr &&
+		      (code = atomic_load_explicit(&l->code, memory_order_relaxed)) != 0 &&
+		      atomic_load_explicit(&l->holder, memory_order_relaxed) == t->index + 1) &&
 	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
+		uint32_t order;
+
+		/* a known code means a published id; the home slot is no
+		 * overflow slot: exclusive holders order the increments */
+		if (shared) {
+			order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
+		} else {
+			order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
+			atomic_store_explicit(&l->order, order, memory_order_relaxed);
+		}
+		pth_hold(addr, code, order);   /* first: less to keep across tr_call_end */
 		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
 		tr_call_end(t, p, &tr_pth_code[r], 1);
-		pth_hold(addr, code, id, order);
 		tr_thread_put_keep(t);
 		return;
 	}
-	tr_enter(t, time, tr_pth_rgn[r]);
-	if (tr_rec_begin(t)) {
-		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, at, OTF2W_PARADIGM_PTHREAD, id, order));
-		tr_rec_end(t);
-		pth_hold(addr, code, id, order);
-	}
-	tr_leave(t, at, tr_pth_rgn[r]);
-	tr_thread_put(t);
-}
-
-/* Find and forget the held entry of addr. 1: found (id/order set). */
-static inline int pth_unhold(const void *addr, otf2w_code *code, uint32_t *id, uint32_t *order)
-{
-	uint32_t n = tr_pth_tls.nheld;
-
-	while (n-- > 0) {
-		if (tr_pth_tls.held[n].addr == (uintptr_t)addr) {
-			*code = tr_pth_tls.held[n].code;
-			*id = tr_pth_tls.held[n].id;
-			*order = tr_pth_tls.held[n].order;
-			for (uint32_t i = n + 1; i < tr_pth_tls.nheld; i++)
-				tr_pth_tls.held[i - 1] = tr_pth_tls.held[i];
-			tr_pth_tls.nheld--;
-			return 1;
-		}
-	}
-	if (tr_pth_tls.lost) {
-		/* Held beyond PTH_MAX_HELD: best effort, the lock's last order. */
-		struct tr_pth_lock *l = tr_pth_lock_get((uintptr_t)addr);
-
-		tr_pth_tls.lost--;
-		*id = atomic_load_explicit(&l->id, memory_order_relaxed) - 1;
-		*order = atomic_load_explicit(&l->order, memory_order_relaxed);
-		*code = pth_lock_code(l, *id);
-		return 1;
-	}
-	return 0;   /* acquired untraced (before init, or by another thread) */
+	tr_pth_took_slow(t, time, r, addr, shared);
 }
 
 /* The lock at addr is about to be released (time: 0 = read the clock only
- * if the release is recorded). 1 if a ThreadReleaseLock was written. */
-static TR_ALWAYS_INLINE int pth_released(struct tr_thread *t, uint64_t time, const void *addr)
+ * if the release is recorded; guard held, errno saved). 1 if a
+ * ThreadReleaseLock was written. pthread_sync.c. */
+int tr_pth_released(struct tr_thread *t, uint64_t time, const void *addr);
+
+/*
+ * An unlock call (guard held by pth_enter, errno not saved): the
+ * ThreadReleaseLock of the lock at addr before the real unlock. Inline when
+ * it is the lock acquired last (held list) and the record fits (one group);
+ * else tr_pth_unlocking_slow (pthread_sync.c: errno saved and restored
+ * around tr_pth_released, at the time read here).
+ */
+void tr_pth_unlocking_slow(struct tr_thread *t, uint64_t time, const void *addr);
+static TR_ALWAYS_INLINE void pth_unlocking(struct tr_thread *t, const void *addr)
 {
-	otf2w_code code;
-	uint32_t id, order;
+	uint64_t time = tr_time();   /* first: less to keep across its call (clock_gettime) */
+	uint32_t n = tr_pth_tls.nheld;
 	uint8_t *p;
 
-	if (!pth_unhold(addr, &code, &id, &order))
-		return 0;
-	if (!time)
-		time = tr_time();
-	p = tr_fast_begin(t, time, OTF2W_EVT_THREAD_RELEASE_LOCK_MAX + OTF2W_CODE_SLACK);
-	if (tr_likely(p != NULL)) {
-		tr_fast_end(t, otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_RELEASE_LOCK_ID, code, order), 1);
-		return 1;
+	if (tr_likely(n > 0 && tr_pth_tls.held[n - 1].addr == (uintptr_t)addr) &&
+	    (p = tr_fast_begin(t, time, OTF2W_EVT_THREAD_RELEASE_LOCK_MAX + OTF2W_CODE_SLACK)) != NULL) {
+		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_RELEASE_LOCK_ID, tr_pth_tls.held[n - 1].code,
+						   tr_pth_tls.held[n - 1].order);
+		tr_pth_tls.nheld = n - 1;
+		tr_fast_end(t, p, 1);
+		return;
 	}
-	if (!tr_rec_begin(t))
-		return 0;
-	tr_evt_status(t, otf2w_evt_thread_release_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
-	tr_rec_end(t);
-	return 1;
+	tr_pth_unlocking_slow(t, time, addr);
 }
 
 /* A non-blocking call: Enter/Leave at one timestamp. ERRNO: the call
