@@ -11,8 +11,9 @@
  * -Wl,--wrap=malloc,... (CMakeLists.txt, TR_MEM_WRAPPED): every call the
  * tracer's own objects (format/, preload/, wrappers/, sampling/) make to
  * malloc & co. lands here. Libraries we call (libdw, PAPI, libunwind, libc's
- * own opendir/fopen) keep the program's allocator: they run at start-up and
- * at exit only.
+ * own opendir/fopen) keep the program's allocator: they run at start-up, at
+ * exit, and (libdw, TRACER_DURABLE with sampling) on the tracer's own symbol
+ * thread "tracer-sym", which no wrapped call and no signal handler runs on.
  *
  * Layout: size classes 16 B .. 64 KiB (powers of two) carved from arenas
  * (mmap'ed blocks of growing size, at most TR_MEM_ARENAS of them); larger
