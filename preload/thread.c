@@ -375,7 +375,12 @@ void tr_thread_end(struct tr_thread *t)
 		tr_unlock(&tr_g.lock);
 		return;
 	}
-	t->in_record = 1;   /* the exiting thread waits for us */
+	/* the exiting thread waits for us: tr_threads_stop_all leaves the
+	 * location ACTIVE until it is DEAD (in_record alone is not enough:
+	 * the modules' records below clear it, and would be refused once
+	 * DYING: an OpenMP worker's last ThreadTeamEnd was lost) */
+	__atomic_store_n(&t->ending, 1, __ATOMIC_SEQ_CST);
+	t->in_record = 1;
 	tr_unlock(&tr_g.lock);
 	tr_io_thread_exiting();   /* the last thread: tracer-io ends first */
 
@@ -406,8 +411,16 @@ void tr_thread_end(struct tr_thread *t)
 	errno = saved;
 }
 
+/* t is inside tr_thread_end on its own thread, not DEAD yet. */
+static int stop_ending(struct tr_thread *t)
+{
+	return __atomic_load_n(&t->ending, __ATOMIC_SEQ_CST) &&
+	       __atomic_load_n(&t->state, __ATOMIC_SEQ_CST) != TR_T_DEAD;
+}
+
 /* Shut-down: every other thread stops recording; wait (bounded) until none
- * is inside a record. Safe in a signal handler. */
+ * is inside a record nor ending (tr_thread_end: it writes its last records
+ * itself). Safe in a signal handler. */
 void tr_threads_stop_all(struct tr_thread *self, int may_lock)
 {
 	int others = 0;
@@ -417,6 +430,10 @@ void tr_threads_stop_all(struct tr_thread *self, int may_lock)
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		if (t == self)
 			continue;
+		if (stop_ending(t)) {
+			others++;   /* ending on its own thread (tr_thread_end): wait */
+			continue;
+		}
 		if (t->state == TR_T_ACTIVE)
 			__atomic_store_n(&t->state, TR_T_DYING, __ATOMIC_SEQ_CST);
 		if (t->state == TR_T_DYING)
@@ -431,7 +448,7 @@ void tr_threads_stop_all(struct tr_thread *self, int may_lock)
 	for (int i = 0; i < 500; i++) {
 		int busy = 0;
 		for (struct tr_thread *t = tr_g.threads; t; t = t->next)
-			if (t != self && __atomic_load_n(&t->in_record, __ATOMIC_SEQ_CST))
+			if (t != self && (__atomic_load_n(&t->in_record, __ATOMIC_SEQ_CST) || stop_ending(t)))
 				busy++;
 		if (!busy)
 			return;

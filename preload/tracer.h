@@ -120,6 +120,16 @@ static inline uint64_t tr_time(void)
 #endif
 	return tr_time_monotonic();
 }
+/* Wait until every earlier instruction has completed, then read the clock
+ * (rdtsc is not ordered with them: e.g. the atomic that took a lock). */
+static inline void tr_clock_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__asm__ __volatile__("lfence" ::: "memory");
+#else
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
 uint64_t tr_clock_resolution(void);    /* ticks per second */
 /* Convert a tick difference to ns (for reports, not hot path). */
 uint64_t tr_ticks_to_ns(uint64_t ticks);
@@ -157,6 +167,9 @@ struct tr_thread {
 	uint64_t errors;
 	uint32_t name_sid;         /* String id of the location name */
 	int closed;                /* event writer closed */
+	/* tr_thread_end runs on the thread (set under tr_g.lock while ACTIVE):
+	 * shut-down leaves the location to it and waits until it is DEAD */
+	volatile int ending;
 	/* TRACER_ON_FULL=stop: the regions open in the archive when the
 	 * location stopped, and the lowest depth reached while stopped (the
 	 * Leaves and Enters written when recording resumes at the end) */

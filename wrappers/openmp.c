@@ -189,6 +189,8 @@ struct omp_lock {
 	_Atomic uint64_t key;      /* 0 = free */
 	_Atomic uint32_t id;       /* id + 1; 0 while being published */
 	_Atomic uint32_t order;    /* acquisitions so far */
+	_Atomic uint32_t holder;   /* location index + 1 of the last acquirer */
+	uint32_t pad[3];           /* 32 bytes: a slot never straddles a cache line */
 };
 
 static struct omp_lock omp_locks[OMP_LOCK_SLOTS];
@@ -235,16 +237,31 @@ uint32_t tr_omp_lock_count(void)
 	return atomic_load_explicit(&omp_next_lock, memory_order_relaxed);
 }
 
-void tr_omp_lock_acquired(struct tr_thread *t, uint64_t now, uint64_t key)
+/* `now` was read after the runtime call that took the lock returned; the
+ * clock read is not ordered with the atomic that took it (rdtsc): when
+ * another thread held it last, the time is read again once the lock is
+ * surely ours, so the acquisition orders stay in time order (as the
+ * pthread layer's pth_acquire_note). Returns the acquisition's time (for
+ * the Leave that follows). */
+uint64_t tr_omp_lock_acquired(struct tr_thread *t, uint64_t now, uint64_t key)
 {
 	struct omp_lock *l = omp_lock_get(key);
+	uint32_t me = t->index + 1;
+	if (tr_unlikely(atomic_load_explicit(&l->holder, memory_order_relaxed) != me)) {
+		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
+		tr_clock_fence();
+		uint64_t again = tr_time();
+		if (again > now)   /* never before the Enter already written */
+			now = again;
+	}
 	uint32_t order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
 	if (!tr_rec_begin(t))
-		return;
+		return now;
 	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, now, OTF2W_PARADIGM_OPENMP,
 						       atomic_load_explicit(&l->id, memory_order_relaxed) - 1,
 						       order));
 	tr_rec_end(t);
+	return now;
 }
 
 void tr_omp_lock_released(struct tr_thread *t, uint64_t now, uint64_t key)

@@ -41,7 +41,7 @@ uint64_t tr_gomp_untraced_tasks(void)
  * region is left at once (`leave`) or at the release. */
 static void gomp_acquired(struct tr_thread *t, int r, uint64_t key, int leave, uint64_t now)
 {
-	tr_omp_lock_acquired(t, now, key);
+	now = tr_omp_lock_acquired(t, now, key);
 	if (r >= 0 && leave)
 		tr_leave(t, now, tr_omp_rgn[r]);
 }
@@ -102,8 +102,8 @@ GOMP_LOCKS(GOMP_LOCK_WRAP)
 			return;                                           \
 		}                                                         \
 		if (real_##test && real_##test(l) > 0) {                  \
-			/* the clock is read once held: the acquisition  \
-			 * orders stay in time order */                   \
+			/* the clock is read once held (and again if     \
+			 * handed over): orders stay in time order */     \
 			uint64_t now = tr_time();                         \
 			tr_enter(t, now, tr_omp_rgn[r]);                  \
 			gomp_acquired(t, r, (uintptr_t)l, 1, now);        \

@@ -53,7 +53,7 @@ void tr_omp_join(struct tr_thread *t, uint64_t now);
 void tr_omp_team_begin(struct tr_thread *t, uint64_t now);
 void tr_omp_team_end(struct tr_thread *t, uint64_t now);
 /* Lock records for the lock known by `key` (an address or TR_OMP_KEY_*). */
-void tr_omp_lock_acquired(struct tr_thread *t, uint64_t now, uint64_t key);
+uint64_t tr_omp_lock_acquired(struct tr_thread *t, uint64_t now, uint64_t key);   /* the time used */
 void tr_omp_lock_released(struct tr_thread *t, uint64_t now, uint64_t key);
 /* Tasks: ids are creator location index << 32 | generation (0: the
  * thread's implicit task). */

@@ -334,8 +334,7 @@ static void cb_mutex_acquired(int kind, uint64_t wait_id, const void *ra)
 {
 	(void)ra;
 	OMPT_GET(t);
-	uint64_t now = tr_time();
-	tr_omp_lock_acquired(t, now, wait_id);
+	uint64_t now = tr_omp_lock_acquired(t, tr_time(), wait_id);
 	int r = mutex_region(kind);
 	if (r >= 0 && !mutex_region_spans_hold(kind))
 		tr_leave(t, now, tr_omp_rgn[r]);
@@ -362,7 +361,7 @@ static void cb_nest_lock(int endpoint, uint64_t wait_id, const void *ra)
 	uint64_t now = tr_time();
 	if (endpoint == SCOPE_BEGIN) {
 		/* mutex_acquire entered the region already */
-		tr_omp_lock_acquired(t, now, wait_id);
+		now = tr_omp_lock_acquired(t, now, wait_id);
 		tr_leave(t, now, tr_omp_rgn[TR_OMP_SET_NEST_LOCK]);
 	} else {
 		tr_omp_lock_released(t, now, wait_id);

@@ -108,16 +108,6 @@ static inline void pth_put_errno(struct tr_thread *t, int err)
 
 /* ---- lock events (inline: the hot path of every lock wrapper) ---- */
 
-/* Wait until every earlier instruction has completed (then read the clock). */
-static inline void pth_clock_fence(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__asm__ __volatile__("lfence" ::: "memory");
-#else
-	atomic_thread_fence(memory_order_seq_cst);
-#endif
-}
-
 /*
  * The lock at addr was acquired by this thread; `time` was read right after
  * the lock call returned. shared: other holders may acquire it concurrently
@@ -142,7 +132,7 @@ static inline struct tr_pth_lock *pth_acquire_note(struct tr_thread *t, uint64_t
 		uint64_t again;
 
 		atomic_store_explicit(&l->holder, me, memory_order_relaxed);
-		pth_clock_fence();
+		tr_clock_fence();
 		again = tr_time();
 		if (again > *time)   /* never before the Enter already written */
 			*time = again;
