@@ -454,6 +454,14 @@ void tr_threads_stop_all(struct tr_thread *self, int may_lock)
 			return;
 		nanosleep(&ms, NULL);
 	}
+	/* a thread still ending records no more from here: the finisher
+	 * writes its last records, as for any other thread */
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
+		int active = TR_T_ACTIVE;
+		if (t != self && stop_ending(t))
+			__atomic_compare_exchange_n(&t->state, &active, TR_T_DYING, 0, __ATOMIC_SEQ_CST,
+						    __ATOMIC_SEQ_CST);
+	}
 	tr_log_sigsafe("warning: a thread stayed inside a record at shut-down; its last event may be cut");
 }
 
