@@ -108,6 +108,20 @@ static inline void pth_put_errno(struct tr_thread *t, int err)
 
 /* ---- lock events (inline: the hot path of every lock wrapper) ---- */
 
+/* The next acquisition order of lock l: counted atomically when other
+ * holders may acquire it concurrently (a read lock, an overflow slot shared
+ * by several locks); an exclusive holder's lock orders the increments. */
+static TR_ALWAYS_INLINE uint32_t pth_next_order(struct tr_pth_lock *l, int concurrent)
+{
+	uint32_t order;
+
+	if (concurrent)
+		return atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
+	order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
+	atomic_store_explicit(&l->order, order, memory_order_relaxed);
+	return order;
+}
+
 /*
  * The lock at addr was acquired by this thread; `time` was read right after
  * the lock call returned. shared: other holders may acquire it concurrently
@@ -138,13 +152,8 @@ static inline struct tr_pth_lock *pth_acquire_note(struct tr_thread *t, uint64_t
 			*time = again;
 	}
 
-	if (shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <= TR_PTH_LOCK_OVERFLOW)) {
-		*order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
-	} else {
-		/* Exclusive holder: the lock itself orders the increments. */
-		*order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
-		atomic_store_explicit(&l->order, *order, memory_order_relaxed);
-	}
+	*order = pth_next_order(l, shared || tr_unlikely(atomic_load_explicit(&l->key, memory_order_relaxed) <=
+							 TR_PTH_LOCK_OVERFLOW));
 	return l;
 }
 
@@ -221,12 +230,7 @@ static TR_ALWAYS_INLINE void pth_took(struct tr_thread *t, uint64_t time, enum t
 
 		/* a known code means a published id; the home slot is no
 		 * overflow slot: exclusive holders order the increments */
-		if (shared) {
-			order = atomic_fetch_add_explicit(&l->order, 1, memory_order_relaxed) + 1;
-		} else {
-			order = atomic_load_explicit(&l->order, memory_order_relaxed) + 1;
-			atomic_store_explicit(&l->order, order, memory_order_relaxed);
-		}
+		order = pth_next_order(l, shared);
 		pth_hold(addr, code, order);   /* first: less to keep across tr_call_end */
 		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
 		tr_call_end(t, p, &tr_pth_code[r], 1);
