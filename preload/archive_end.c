@@ -53,6 +53,7 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 }
 
 static void emergency(int status, int sig);
+static void emergency_here(int status, int sig);
 
 /* ---- the shut-down's file work on the tracer-io thread ---- */
 
@@ -329,6 +330,24 @@ void tr_finish(void)
 	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
 }
 
+struct emergency_call {
+	int status, sig;
+};
+
+static void emergency_call(void *p)
+{
+	struct emergency_call *c = p;
+	emergency_here(c->status, c->sig);
+}
+
+/* The lock-free end, on the crash stack (crash_stack.c: the stack the
+ * signal found may be a small alternate one). */
+static void emergency(int status, int sig)
+{
+	struct emergency_call c = { status, sig };
+	tr_crash_stack_run(emergency_call, &c);
+}
+
 /* Crash path (signal handler): no locks, no malloc. */
 void tr_emergency(int sig)
 {
@@ -358,7 +377,7 @@ static void wait_other_finisher(void)
 		nanosleep(&ms, NULL);
 }
 
-static void emergency(int status, int sig)
+static void emergency_here(int status, int sig)
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
 		return;

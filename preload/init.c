@@ -219,6 +219,8 @@ void tr_init(void)
 	 * no reader accepts (real.soak_startup). */
 	sigset_t old_mask;
 	tr_signals_block(&old_mask);
+	if (tr_g.active)
+		tr_crash_stack_init();
 	tr_signals_init();
 	tr_g.initialized = 1;
 	if (tr_g.active) {

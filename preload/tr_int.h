@@ -217,6 +217,8 @@ int tr_archive_open(void);
 void tr_archive_fork_child(void);
 void tr_emergency(int sig);         /* crash path */
 void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
+void tr_crash_stack_init(void);     /* crash_stack.c: the crash path's own stack */
+void tr_crash_stack_run(void (*fn)(void *), void *arg);
 int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
 void tr_archive_unified_installed(void);   /* write this rank's mapping tables */
 

@@ -435,6 +435,15 @@ int main(int argc, char **argv)
 		enter("crashing");
 		return recurse(0);
 	}
+	if (!strcmp(m, "small_altstack")) {  /* a stack overflow on a program's own 16 KiB */
+		static char alt[16384];      /* alternate stack (Rust's threads: SIGSTKSZ) */
+		stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) };
+		if (sigaltstack(&ss, NULL))
+			return 2;
+		work(3);
+		enter("crashing");
+		return recurse(0);
+	}
 	if (!strcmp(m, "crash_threads")) {   /* 5 threads SIGSEGV at once */
 		pthread_barrier_init(&crash_bar, NULL, 5);
 		for (long i = 0; i < 4; i++)

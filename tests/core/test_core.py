@@ -324,6 +324,16 @@ def case_stack_overflow():
     check(any('signal %d' % signal.SIGSEGV in l for l in tracer_lines(p.stderr)), 'crash summary: %r' % p.stderr)
 
 
+def case_small_altstack():
+    # the program's own alternate signal stack is small (16 KiB, as Rust's
+    # threads have): the crash path writes the archive on a stack of its own
+    p, d = traced(['small_altstack'])
+    check(p.returncode == -signal.SIGSEGV, 'status %d' % p.returncode)
+    tr = tc.load(d)
+    tc.check_all(tr, exit_status=128 + signal.SIGSEGV)
+    check(enters(tr, 'outer') == 3 and enters(tr, 'crashing') == 1, 'events before the overflow')
+
+
 def case_crash_threads():
     # 5 threads SIGSEGV at once: the later ones wait for the first
     # one's archive instead of ending the process under it
