@@ -451,7 +451,7 @@ def case_xz(args):
     rnd = random.Random(11)
     words = ["%x" % rnd.getrandbits(rnd.choice((8, 16, 24, 32))) for _ in range(5000)]
     with open(src, "w") as f:
-        for _ in range(3 * 2 ** 20 // 64):
+        for _ in range(6 * 2 ** 20 // 64):   # 6 blocks of 1 MiB: each worker compresses several
             f.write(" ".join(rnd.choice(words) for _ in range(10)) + "\n")
     cmd = ["xz", "-T2", "-3", "--block-size=1MiB", "-c", src]
     ref = subprocess.run(cmd, stdout=subprocess.PIPE, check=True).stdout
@@ -469,7 +469,9 @@ def case_xz(args):
         pr = props.get(loc, {})
         cpu = float(pr.get("SAMPLING::CPU_NS", 0))
         print("  %s: %d samples, %.3f s of CPU" % (loc, n, cpu / 1e9))
-        if loc != "Master thread" and cpu >= 0.2e9:
+        # a worker's share: at least one block (~0.12 s of CPU on this machine,
+        # a 2:4 split of the 6 blocks leaves it ~0.25 s)
+        if loc != "Master thread" and cpu >= 0.08e9:
             workers += 1
             expect(n >= 0.8 * cpu / 1e6, "%s: %d samples for %.3f s of CPU" % (loc, n, cpu / 1e9))
             lz = [e for e in lst if isinstance(e, CallingContextSample)
