@@ -237,7 +237,7 @@ int otf2w__buf_close_own(struct otf2w_buf *b)
 static otf2w_status buf_open(struct otf2w_buf *b)
 {
 	otf2w_archive *ar = b->ar;
-	char path[4096];
+	char path[4096], why[1024];
 	otf2w_status st;
 
 	if (b->fd >= 0)
@@ -253,7 +253,8 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 		 * descriptors) continues the file: chunks go to fixed offsets */
 		int fd = otf2w__open(path, O_WRONLY | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 		if (fd < 0) {
-			st = otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
+			st = otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
+				     otf2w__open_error(path, errno, why, sizeof(why)));
 		} else {
 			note_identity(b, fd);
 			b->fd = fd;

@@ -80,7 +80,7 @@ static uint64_t count_locations(const otf2w_archive *ar)
  * Async-signal-safe when emerg. */
 static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 {
-	char path[4096], part[4096];
+	char path[4096], why[1024], part[4096];
 	struct sink s;
 	int fd;
 
@@ -98,7 +98,8 @@ static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 	fd = otf2w__open(part, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	if (fd < 0)
 		return emerg ? OTF2W_E_IO
-			     : otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
+			     : otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
+				     otf2w__open_error(path, errno, why, sizeof(why)));
 	s.fd = fd;
 	s.n = 0;
 	s.err = 0;

@@ -228,6 +228,31 @@ void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir)
 	}
 }
 
+const char *otf2w__open_error(const char *path, int err, char *buf, size_t n)
+{
+	char p[4096];
+	struct stat sb;
+	snprintf(buf, n, "%s", strerror(err));
+	if (err != ENOTDIR || snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return buf;
+	/* the first component, from the root, that exists and is no directory */
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = 0;
+		if (lstat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+			snprintf(buf, n, "%s (%s is %s of %lld bytes, mode %o, modified %lld.%09ld)", strerror(err), p,
+				 S_ISREG(sb.st_mode) ? "a regular file" : S_ISLNK(sb.st_mode) ? "a symbolic link"
+											: "not a directory",
+				 (long long)sb.st_size, (unsigned)(sb.st_mode & 07777), (long long)sb.st_mtim.tv_sec,
+				 sb.st_mtim.tv_nsec);
+			return buf;
+		}
+		*s = '/';
+	}
+	return buf;
+}
+
 int otf2w__path_exists(const char *dir, const char *name, const char *ext)
 {
 	char path[4096];

@@ -50,6 +50,9 @@ otf2w_status otf2w__make_dirs(otf2w_archive *ar, int loc_dir);
 void otf2w__make_dirs_nolock(otf2w_archive *ar, int loc_dir);
 /* 1 if dir/nameext exists. */
 int otf2w__path_exists(const char *dir, const char *name, const char *ext);
+/* strerror(err) of a failed open of path; for ENOTDIR also which component
+ * is not a directory and what it is (diagnostics of a failed run) */
+const char *otf2w__open_error(const char *path, int err, char *buf, size_t n);
 
 /* fileio.c (async-signal-safe) */
 #include <sys/types.h>

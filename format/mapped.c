@@ -97,7 +97,7 @@ static otf2w_status map_window(void *arg)
 	struct map_call *c = arg;
 	struct otf2w_buf *b = c->b;
 	otf2w_archive *ar = b->ar;
-	char path[4096];
+	char path[4096], why[1024];
 	otf2w_status st;
 
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
@@ -115,7 +115,8 @@ static otf2w_status map_window(void *arg)
 	}
 	int fd = otf2w__open(path, O_RDWR | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
-		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path, strerror(errno));
+		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
+				     otf2w__open_error(path, errno, why, sizeof(why)));
 	b->file_used = 1;
 	uint64_t cs = b->chunk_size, len = cs;
 	int e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)cs);

@@ -168,6 +168,35 @@ Test(archive, unwritable_directory_reports_path)
 	ut_rmrf(dir);
 }
 
+/* The archive's location directory exists as a regular file (made by
+ * someone else): the error names that file and says what it is. */
+Test(archive, location_dir_taken_by_a_file)
+{
+	char dir[512], taken[600];
+	otf2w_archive *ar;
+	otf2w_evt_writer *w;
+	ut_tmpdir(dir, sizeof(dir), "notdir");
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	snprintf(taken, sizeof(taken), "%s/traces", dir);
+	FILE *f = fopen(taken, "w");
+	cr_assert_not_null(f);
+	fputs("x", f);
+	fclose(f);
+	otf2w_archive_params p = { .path = dir, .event_chunk_size = 262144, .max_chunks = 1 };
+	cr_assert_eq(otf2w_archive_open(&p, &ar), OTF2W_OK);
+	ut_defs(ar, 1, 1);
+	cr_assert_eq(otf2w_archive_get_evt_writer(ar, 0, &w), OTF2W_OK);
+	otf2w_status st = OTF2W_OK;
+	for (uint64_t t = 1; t < 100000 && st == OTF2W_OK; t++)
+		st = otf2w_evt_enter(w, NULL, t, 0);
+	cr_assert_eq(st, OTF2W_E_IO, "%s", otf2w_status_str(st));
+	char want[700];
+	snprintf(want, sizeof(want), "Not a directory (%s is a regular file of 1 bytes", taken);
+	cr_assert(strstr(otf2w_archive_error(ar), want) != NULL, "%s", otf2w_archive_error(ar));
+	otf2w_archive_close(ar);
+	ut_rmrf(dir);
+}
+
 static otf2w_flush_type always_flush(void *ud, uint64_t loc, int final)
 {
 	return OTF2W_FLUSH;
