@@ -69,17 +69,13 @@ def count_enters(tr, region):
 
 def otf2_print_counts(archive, region):
     """(Enter of region, BufferFlush) counted in otf2-print's output; it must exit 0."""
-    p = subprocess.Popen([tc.OTF2_PRINT, tc.find_anchor(archive)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, universal_newlines=True)
     n = flushes = 0
-    for line in p.stdout:
-        if line.startswith('ENTER') and ('"%s"' % region) in line:
-            n += 1
-        elif line.startswith('BUFFER_FLUSH'):
-            flushes += 1
-    err = p.stderr.read()
-    if p.wait() != 0:
-        raise Fail('otf2-print %s: exit %d: %s' % (archive, p.returncode, err[-400:]))
+    with tc.otf2_print_stream(archive) as out:
+        for line in out:
+            if line.startswith('ENTER') and ('"%s"' % region) in line:
+                n += 1
+            elif line.startswith('BUFFER_FLUSH'):
+                flushes += 1
     return n, flushes
 
 

@@ -24,6 +24,7 @@ Library use (tests/<area>/*.py):
     tr.program_begin / tr.program_end    # the events (or None)
     tc.check_all_print(path, 143)        # check_all on otf2-print's output (millions of events)
     for kind, loc, time, attrs in tc.print_events(path): ...   # otf2-print's events
+    tc.otf2_print_count(path, '"pthread_mutex_lock"')   # occurrences in otf2-print's output
 
 Every Ev has .kind (reference class name: 'Enter', 'Leave', 'ProgramBegin',
 'ThreadCreate', 'MpiSend', ...), .time, .loc (location id), .ev (the
@@ -40,6 +41,7 @@ runs check_all plus the given expectations and prints a one-line summary;
 exit status 0 when everything holds, 1 otherwise.
 """
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -261,21 +263,49 @@ def check_all(tr, exit_status=None, allow_open=False):
     check_program(tr, exit_status)
 
 
+@contextlib.contextmanager
+def otf2_print_stream(path, text=True):
+    """otf2-print's output as a stream (for archives whose text would take gigabytes); otf2-print must exit 0
+    (CheckError once the stream was read to its end); killed if the reader stops early."""
+    anchor = find_anchor(path)
+    with tempfile.TemporaryFile('w+b') as err:
+        p = subprocess.Popen([OTF2_PRINT, anchor], stdout=subprocess.PIPE, stderr=err, universal_newlines=text)
+        try:
+            yield p.stdout
+        except BaseException:
+            p.kill()
+            raise
+        finally:
+            p.stdout.close()
+            p.wait()
+        if p.returncode != 0:
+            err.seek(0)
+            raise CheckError('otf2-print %s: exit %d: %s' % (anchor, p.returncode,
+                                                             err.read().decode(errors='replace').strip()[-500:]))
+
+
 def print_events(path):
     """The events as otf2-print prints them (libotf2's reader in C: ~0.3 us per event, the Python reader ~4 us),
     in time order, each location's in its file order: (KIND, location id, time, attributes) with KIND as
     otf2-print names it (ENTER, THREAD_ACQUIRE_LOCK, ...) and the attributes as printed. otf2-print must exit 0
     (raises CheckError after the last event otherwise)."""
-    anchor = find_anchor(path)
-    with tempfile.TemporaryFile('w+') as err:
-        p = subprocess.Popen([OTF2_PRINT, anchor], stdout=subprocess.PIPE, stderr=err, universal_newlines=True)
-        for line in p.stdout:
+    with otf2_print_stream(path) as out:
+        for line in out:
             f = line.split(None, 3)
             if len(f) >= 3 and f[2].isdigit() and f[1].isdigit():
                 yield f[0], int(f[1]), int(f[2]), f[3].rstrip('\n') if len(f) > 3 else ''
-        if p.wait() != 0:
-            err.seek(0)
-            raise CheckError('otf2-print %s: exit %d: %s' % (anchor, p.returncode, err.read().strip()[-500:]))
+
+
+def otf2_print_count(path, text):
+    """How many times text occurs in otf2-print's output (it must exit 0), counted block by block."""
+    key, n, tail = text.encode(), 0, b''
+    with otf2_print_stream(path, text=False) as out:
+        for block in iter(lambda: out.read(1 << 20), b''):
+            block = tail + block
+            cut = block.rfind(b'\n') + 1   # whole lines: text holds no newline
+            n += block.count(key, 0, cut)
+            tail = block[cut:]
+    return n + tail.count(key)
 
 
 def check_all_print(path, exit_status=None, allow_open=False):
