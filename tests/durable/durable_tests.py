@@ -10,7 +10,8 @@ Cases (durable_tests.py CASE --lib LIB --bindir DIR --work DIR ...):
             program; `tracer recover` rebuilds each archive; every recovered
             archive passes the reference reader and the checks (regions
             closed, ProgramEnd 137, TRACER::RUN killed), and holds at least
-            the lock pairs the program had counted 1 s before the kill.
+            the lock pairs the program had counted 1 s before the kill; some
+            location went through 3 mapped windows (256K chunks) or more.
   snapshot_kill  kills while the definitions snapshot is replaced (every
             10 ms): recovery never reads a cut one.
   timeout_kill  the same under `timeout -s KILL`.

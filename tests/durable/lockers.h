@@ -20,7 +20,7 @@
 static pthread_mutex_t lk_mu = PTHREAD_MUTEX_INITIALIZER;
 static volatile int lk_stop;
 static long lk_counts[LK_MAXT * 8];   /* one cache line each */
-static long lk_spin;    /* work between two pairs: iterations of the loop of locker */
+static long lk_spin;    /* work between two pairs: iterations of locker's loop */
 static long lk_fixed;   /* pairs per thread, 0: until lockers_stop */
 static volatile long lk_sink;
 static pthread_t lk_th[LK_MAXT];

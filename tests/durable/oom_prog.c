@@ -4,9 +4,10 @@
  * mutex in a loop (WORK_US microseconds of work between two locks of a
  * thread, as lock_prog.c) while the main thread allocates and touches STEP
  * MiB every 20 ms without end, printing after each step CLOCK_MONOTONIC, the
- * lock/unlock pairs complete so far and the MiB allocated, flushed at once. Run in a memory-limited
- * cgroup (recover_tests.py oom_kill): the last line printed tells how many
- * pairs were complete shortly before the kill.
+ * lock/unlock pairs complete so far and the MiB allocated, flushed at
+ * once. Run in a memory-limited cgroup (recover_tests.py oom_kill): the
+ * last line printed tells how many pairs were complete shortly before the
+ * kill.
  *
  * usage: oom_prog [STEP_MIB] [WORK_US]
  */
