@@ -10,7 +10,8 @@ Cases (durable_tests.py CASE --lib LIB --bindir DIR --work DIR ...):
             program; `tracer recover` rebuilds each archive; every recovered
             archive passes the reference reader and the checks (regions
             closed, ProgramEnd 137, TRACER::RUN killed), and holds at least
-            the lock pairs the program had counted 1 s before the kill.
+            the lock pairs the program had counted 1 s before the kill; some
+            location went through 3 mapped windows (256K chunks) or more.
   snapshot_kill  kills while the definitions snapshot is replaced (every
             10 ms): recovery never reads a cut one.
   timeout_kill  the same under `timeout -s KILL`.
@@ -69,17 +70,13 @@ def count_enters(tr, region):
 
 def otf2_print_counts(archive, region):
     """(Enter of region, BufferFlush) counted in otf2-print's output; it must exit 0."""
-    p = subprocess.Popen([tc.OTF2_PRINT, tc.find_anchor(archive)], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, universal_newlines=True)
     n = flushes = 0
-    for line in p.stdout:
-        if line.startswith('ENTER') and ('"%s"' % region) in line:
-            n += 1
-        elif line.startswith('BUFFER_FLUSH'):
-            flushes += 1
-    err = p.stderr.read()
-    if p.wait() != 0:
-        raise Fail('otf2-print %s: exit %d: %s' % (archive, p.returncode, err[-400:]))
+    with tc.otf2_print_stream(archive) as out:
+        for line in out:
+            if line.startswith('ENTER') and ('"%s"' % region) in line:
+                n += 1
+            elif line.startswith('BUFFER_FLUSH'):
+                flushes += 1
     return n, flushes
 
 
@@ -112,8 +109,14 @@ def fd_race():
 
 # ---- step 2: SIGKILL and recovery ----
 
-DURABLE_ENV = {'TRACER_DURABLE': '250ms'}
-SPIN = '5000'   # ~20k lock pairs per second: the python reader stays fast
+# 256K, the smallest chunk: fewer events than 1M chunks need still fill several mapped windows per location
+DURABLE_ENV = {'TRACER_DURABLE': '250ms', 'TRACER_CHUNK': '256K'}
+CHUNK = 256 << 10
+# 10 us of work between two pairs of a thread (lockers.h: time-based, whatever the CPU): 4 threads on the
+# 2-core VM make 60-100k lock pairs per second (4 events each; the 5000-iteration spin used before made
+# ~420k pairs/s: 5M events in 3 s, 21 s for the python reader); each location fills a 256K window every
+# 0.25-0.4 s
+WORK = '10'
 
 
 def pairs_before(lines, limit):
@@ -146,10 +149,10 @@ def check_recovered(archive, out_lines, kill_time, what):
     return got, want, tr.nev if hasattr(tr, 'nev') else sum(len(l.events) for l in tr.locations)
 
 
-def killed_run(base, i, delay, durable=DURABLE_ENV, extra=(), spin=SPIN):
+def killed_run(base, i, delay, durable=DURABLE_ENV, extra=(), work=WORK):
     archive = os.path.join(base, 'archive%d' % i)
     env = clean_env(dict(durable, LD_PRELOAD=A.lib, TRACER_OUTPUT=archive))
-    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', spin] + list(extra), cwd=base, env=env,
+    p = subprocess.Popen([bin_('durable_lock_prog'), '30', '4', work] + list(extra), cwd=base, env=env,
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
     lines = [p.stdout.readline()]   # started
     t0 = time.monotonic()
@@ -167,16 +170,22 @@ def killed_run(base, i, delay, durable=DURABLE_ENV, extra=(), spin=SPIN):
 def kill20():
     base = fresh('kill20')
     rng = random.Random(int(os.environ.get('DURABLE_SEED', '13')))
-    total = 0
+    total = windows = 0
     for i in range(20):
         delay = rng.uniform(0.3, 3.0)   # the definitions are saved from the first tick on
         archive, lines, kill_time = killed_run(base, i, delay)
         got, want, nev = check_recovered(archive, lines, kill_time, 'run %d (killed after %.2fs)' % (i, delay))
-        print('ok run %d: killed after %.2fs, %d pairs recovered >= %d complete 1s before, %d events' %
-              (i, delay, got, want, nev))
+        # the mapped windows the busiest location went through (its event file is cut at the last tick)
+        w = max(os.path.getsize(f) for f in glob.glob(os.path.join(archive, 'traces', '*.evt'))) // CHUNK + 1
+        print('ok run %d: killed after %.2fs, %d pairs recovered >= %d complete 1s before, %d events, %d windows' %
+              (i, delay, got, want, nev, w))
         total += got
+        windows = max(windows, w)
         shutil.rmtree(archive)
-    print('ok kill20: 20 recovered archives valid')
+    if windows < 3:
+        raise Fail('kill20: no location went beyond its second window of %s: the kills did not test the switch'
+                   % DURABLE_ENV['TRACER_CHUNK'])
+    print('ok kill20: 20 recovered archives valid, up to %d windows per location' % windows)
 
 
 @case
@@ -191,7 +200,7 @@ def snapshot_kill():
     for i in range(20):
         delay = rng.uniform(0.3, 2.0)
         archive, lines, kill_time = killed_run(base, i, delay, {'TRACER_DURABLE': '10ms'}, ['churn'],
-                                               spin='50000')   # (fewer pairs: the reader is quick)
+                                               work='100')   # (fewer pairs: the reader is quick)
         pending += any('.recovery.new' in f for _, _, fs in os.walk(archive) for f in fs)
         if i == 19:
             break
@@ -235,7 +244,7 @@ def timeout_kill():
     start = time.clock_gettime(time.CLOCK_MONOTONIC)
     # timeout itself untraced: it execs env, which execs the program preloaded
     r = run(['timeout', '-s', 'KILL', '2.5', 'env', 'LD_PRELOAD=' + A.lib, bin_('durable_lock_prog'), '30', '4',
-             SPIN], base, env)
+             WORK], base, env)
     end = time.clock_gettime(time.CLOCK_MONOTONIC)
     if r.returncode != 137 and r.returncode != -9:
         raise Fail('timeout -s KILL: rc %d' % r.returncode)
@@ -253,7 +262,7 @@ def tracer_run_kill():
     archive = os.path.join(base, 'archive')
     env = clean_env(DURABLE_ENV)
     p = subprocess.Popen([A.tracer_run, '--lib', A.lib, '-o', archive, '--', bin_('durable_lock_prog'), '30', '4',
-                          SPIN], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          WORK], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True)
     lines = [p.stdout.readline()]
     time.sleep(1.6)
@@ -338,7 +347,7 @@ def mpi_kill():
     env = clean_env({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
     prog = bin_('durable_lock_prog')
     cmd = ['mpirun', '--oversubscribe', '--bind-to', 'none', '-np', '3', '-x', 'TRACER_OUTPUT=' + archive,
-           '-x', 'TRACER_DURABLE=250ms', '-x', 'LD_PRELOAD=' + A.lib, prog, '30', '2', SPIN]
+           '-x', 'TRACER_DURABLE=250ms', '-x', 'TRACER_CHUNK=256K', '-x', 'LD_PRELOAD=' + A.lib, prog, '30', '2', WORK]
     p = subprocess.Popen(cmd, cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     p.stdout.readline()

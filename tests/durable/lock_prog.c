@@ -1,19 +1,19 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lock_prog.c - 4 threads take one mutex in a loop (a little work between
- * two locks) until SECONDS have passed; the main thread prints, every
- * 50 ms, CLOCK_MONOTONIC and the number of lock/unlock pairs completed so
- * far (each thread's count is bumped after its unlock returned, so every
- * counted pair has its events recorded), flushed at once: a test that
- * kills the program knows how many pairs were complete at any time before
- * the kill.
+ * lock_prog.c - 4 threads take one mutex in a loop (WORK_US microseconds of
+ * work between two locks of a thread) until SECONDS have passed; the main
+ * thread prints, every 50 ms, CLOCK_MONOTONIC and the number of lock/unlock
+ * pairs completed so far (each thread's count is bumped after its unlock
+ * returned, so every counted pair has its events recorded), flushed at
+ * once: a test that kills the program knows how many pairs were complete at
+ * any time before the kill.
  *
- * usage: lock_prog SECONDS [NTHREADS] [SPIN]
- *        lock_prog nCOUNT [NTHREADS] [SPIN]   every thread takes the lock COUNT
- *        times; only "done pairs N" is printed (deterministic output)
- *        lock_prog SECONDS NTHREADS SPIN churn   main also starts and joins a
- *        short thread every 10 ms (a new location: TRACER_DURABLE rewrites
- *        its definitions snapshot at every tick)
+ * usage: lock_prog SECONDS [NTHREADS] [WORK_US]
+ *        lock_prog nCOUNT [NTHREADS] [WORK_US]   every thread takes the lock
+ *        COUNT times; only "done pairs N" is printed (deterministic output)
+ *        lock_prog SECONDS NTHREADS WORK_US churn   main also starts and
+ *        joins a short thread every 10 ms (a new location: TRACER_DURABLE
+ *        rewrites its definitions snapshot at every tick)
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	if (argc > 1 && argv[1][0] == 'n')
 		lk_fixed = atol(argv[1] + 1);
 	int nt = argc > 2 ? atoi(argv[2]) : 4;
-	lk_spin = argc > 3 ? atol(argv[3]) : 200;
+	lk_spin = lk_spin_for_us(argc > 3 ? atof(argv[3]) : 25);
 	int churn = argc > 4 && !strcmp(argv[4], "churn");
 	if (nt < 1 || nt > LK_MAXT)
 		nt = 4;

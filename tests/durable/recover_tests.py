@@ -57,7 +57,7 @@ import durable_tests as dt  # noqa: E402  (options, fresh, tracer_lines, main)
 
 CASES = {}
 Fail = rt.Fail
-SPIN = dt.SPIN
+WORK = dt.WORK
 fresh = dt.fresh
 tracer_lines = dt.tracer_lines
 without_tracer_lines = dt.without_tracer_lines
@@ -125,14 +125,14 @@ def check_archive(prefix, root_status, killed):
     return gs, tr
 
 
-TWO = '"$P" 30 2 %s > o1 & echo $! > p1; "$P" 30 2 %s > o2 & echo $! > p2; wait' % (SPIN, SPIN)
+TWO = '"$P" 30 2 %s > o1 & echo $! > p1; "$P" 30 2 %s > o2 & echo $! > p2; wait' % (WORK, WORK)
 
 
 @case
 def tree_kill():
     base = fresh('tree_kill')
     prefix = os.path.join(base, 'archive')
-    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_DURABLE': '250ms'})
+    env = env_for(dict(dt.DURABLE_ENV, LD_PRELOAD=dt.A.lib, TRACER_OUTPUT=prefix))
     p = subprocess.Popen(['sh', '-c', TWO], cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     try:
@@ -168,7 +168,7 @@ def kill_child_run(d, env):
     """sh: program 1 (30 s) in the background, program 2 (3 s) in the foreground, then waits for 1;
     program 1 is killed after 1.5 s. Returns (result, kill time)."""
     script = ('"$P" 30 2 %s > o1 & echo $! > p1; "$P" 3 2 %s > o2; wait $(cat p1); echo "first ended: $?"'
-              % (SPIN, SPIN))
+              % (WORK, WORK))
     p = subprocess.Popen(['sh', '-c', script], cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     try:
@@ -191,8 +191,7 @@ def tree_kill_child():
     os.makedirs(t)
     prefix = os.path.join(base, 'archive')
     ru, _ = kill_child_run(u, env_for())
-    rr, kill_time = kill_child_run(t, env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix,
-                                               'TRACER_DURABLE': '250ms'}))
+    rr, kill_time = kill_child_run(t, env_for(dict(dt.DURABLE_ENV, LD_PRELOAD=dt.A.lib, TRACER_OUTPUT=prefix)))
     if ru.rc != 0 or ru.out != 'first ended: 137\n':
         raise Fail('tree_kill_child: untraced %s %r %r' % (ru.status(), ru.out, ru.err))
     if rr.rc != ru.rc or rr.out != ru.out or without_tracer_lines(rr.err) != without_tracer_lines(ru.err):
@@ -226,7 +225,7 @@ def tracer_run_tree():
     base = fresh('tracer_run_tree')
     prefix = os.path.join(base, 'archive')
     p = subprocess.Popen([dt.A.tracer_run, '--lib', dt.A.lib, '-o', prefix, '--', 'sh', '-c', TWO], cwd=base,
-                         env=env_for({'TRACER_DURABLE': '250ms'}), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         env=env_for(dt.DURABLE_ENV), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     try:
         wait_lines([os.path.join(base, f) for f in ('o1', 'o2', 'p1', 'p2')])
@@ -281,10 +280,10 @@ def sampling_kill():
     for tree in ('one', 'separate'):
         archive = os.path.join(base, 'archive_' + tree)
         out = os.path.join(base, 'out_' + tree)
-        env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': archive, 'TRACER_DURABLE': '250ms',
-                       'TRACER_SAMPLING': '1ms', 'TRACER_TREE': tree})
+        env = env_for(dict(dt.DURABLE_ENV, LD_PRELOAD=dt.A.lib, TRACER_OUTPUT=archive, TRACER_SAMPLING='1ms',
+                           TRACER_TREE=tree))
         with open(out, 'w') as f:
-            p = subprocess.Popen([env['P'], '30', '4', SPIN], cwd=base, env=env, stdout=f, stderr=subprocess.PIPE,
+            p = subprocess.Popen([env['P'], '30', '4', WORK], cwd=base, env=env, stdout=f, stderr=subprocess.PIPE,
                                  universal_newlines=True)
         try:
             wait_lines([out])
@@ -331,7 +330,7 @@ def sampling_tree():
     base = fresh('sampling_tree')
     prefix = os.path.join(base, 'archive')
     env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_SAMPLING': '1ms'})
-    r = subprocess.run(['sh', '-c', '"$P" 1 2 %s; "$P" 1 2 %s' % (SPIN, SPIN)], cwd=base, env=env,
+    r = subprocess.run(['sh', '-c', '"$P" 1 2 %s; "$P" 1 2 %s' % (WORK, WORK)], cwd=base, env=env,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, timeout=120)
     if r.returncode != 0:
         raise Fail('sampling_tree: rc %d %r' % (r.returncode, r.stderr))
@@ -396,14 +395,14 @@ def oom_kill():
         sys.exit(77)
     prefix = os.path.join(base, 'archive')
     out = os.path.join(base, 'out')
-    env = env_for({'LD_PRELOAD': dt.A.lib, 'TRACER_OUTPUT': prefix, 'TRACER_DURABLE': '250ms'})
+    env = env_for(dict(dt.DURABLE_ENV, LD_PRELOAD=dt.A.lib, TRACER_OUTPUT=prefix))
 
     def enter_cgroup():
         with open(os.path.join(cg, 'cgroup.procs'), 'w') as f:
             f.write(str(os.getpid()))
     try:
         with open(out, 'w') as f:
-            p = subprocess.Popen([os.path.join(dt.A.bindir, 'durable_oom_prog'), '2', SPIN], cwd=base, env=env,
+            p = subprocess.Popen([os.path.join(dt.A.bindir, 'durable_oom_prog'), '2', WORK], cwd=base, env=env,
                                  stdout=f, stderr=subprocess.PIPE, universal_newlines=True, preexec_fn=enter_cgroup)
         try:
             err = p.communicate(timeout=180)[1]
@@ -457,7 +456,7 @@ def mpich_kill():
     archive = os.path.join(base, 'archive')
     prog = os.path.join(dt.A.bindir, PROG)
     cmd = [mpirun, '-np', '3', '-genv', 'TRACER_OUTPUT', archive, '-genv', 'TRACER_DURABLE', '250ms',
-           '-genv', 'LD_PRELOAD', dt.A.lib, prog, '30', '2', SPIN]
+           '-genv', 'TRACER_CHUNK', '256K', '-genv', 'LD_PRELOAD', dt.A.lib, prog, '30', '2', WORK]
     p = subprocess.Popen(cmd, cwd=base, env=rt.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     try:

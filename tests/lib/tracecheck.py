@@ -22,6 +22,9 @@ Library use (tests/<area>/*.py):
     tc.check_clock_range(tr)             # every event within ClockProperties
     tc.check_nesting(tr, allow_open=False)   # Enter/Leave balanced and nested
     tr.program_begin / tr.program_end    # the events (or None)
+    tc.check_all_print(path, 143)        # check_all on otf2-print's output (millions of events)
+    for kind, loc, time, attrs in tc.print_events(path): ...   # otf2-print's events
+    tc.otf2_print_count(path, '"pthread_mutex_lock"')   # occurrences in otf2-print's output
 
 Every Ev has .kind (reference class name: 'Enter', 'Leave', 'ProgramBegin',
 'ThreadCreate', 'MpiSend', ...), .time, .loc (location id), .ev (the
@@ -38,9 +41,11 @@ runs check_all plus the given expectations and prints a one-line summary;
 exit status 0 when everything holds, 1 otherwise.
 """
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
+import tempfile
 
 import otf2
 
@@ -256,6 +261,107 @@ def check_all(tr, exit_status=None, allow_open=False):
     check_timestamps(tr)
     check_nesting(tr, allow_open=allow_open)
     check_program(tr, exit_status)
+
+
+@contextlib.contextmanager
+def otf2_print_stream(path, text=True):
+    """otf2-print's output as a stream (for archives whose text would take gigabytes); otf2-print must exit 0
+    (CheckError once the stream was read to its end); killed if the reader stops early."""
+    anchor = find_anchor(path)
+    with tempfile.TemporaryFile('w+b') as err:
+        p = subprocess.Popen([OTF2_PRINT, anchor], stdout=subprocess.PIPE, stderr=err, universal_newlines=text)
+        try:
+            yield p.stdout
+        except BaseException:
+            p.kill()
+            raise
+        finally:
+            p.stdout.close()
+            p.wait()
+        if p.returncode != 0:
+            err.seek(0)
+            raise CheckError('otf2-print %s: exit %d: %s' % (anchor, p.returncode,
+                                                             err.read().decode(errors='replace').strip()[-500:]))
+
+
+def print_events(path):
+    """The events as otf2-print prints them (libotf2's reader in C: ~0.3 us per event, the Python reader ~4 us),
+    in time order, each location's in its file order: (KIND, location id, time, attributes) with KIND as
+    otf2-print names it (ENTER, THREAD_ACQUIRE_LOCK, ...) and the attributes as printed. otf2-print must exit 0
+    (raises CheckError after the last event otherwise)."""
+    with otf2_print_stream(path) as out:
+        for line in out:
+            f = line.split(None, 3)
+            if len(f) >= 3 and f[2].isdigit() and f[1].isdigit():
+                yield f[0], int(f[1]), int(f[2]), f[3].rstrip('\n') if len(f) > 3 else ''
+
+
+def otf2_print_count(path, text):
+    """How many times text occurs in otf2-print's output (it must exit 0), counted block by block."""
+    key, n, tail = text.encode(), 0, b''
+    with otf2_print_stream(path, text=False) as out:
+        for block in iter(lambda: out.read(1 << 20), b''):
+            block = tail + block
+            cut = block.rfind(b'\n') + 1   # whole lines: text holds no newline
+            n += block.count(key, 0, cut)
+            tail = block[cut:]
+    return n + tail.count(key)
+
+
+def check_all_print(path, exit_status=None, allow_open=False):
+    """check_all on otf2-print's output, for archives of millions of events (print_events: a tenth of the
+    Python reader's time): otf2-print exits 0; per location timestamps never decrease and start at or after
+    the global offset (timer resolution > 0); Enter/Leave balanced and nested (by region); ProgramBegin
+    first and, with exit_status, ProgramEnd with that status last on the master location ("Master thread",
+    else the first defined). Returns {location id: its number of events}."""
+    anchor = find_anchor(path)
+    names, clock = [], {}
+    for line in otf2_print(anchor, '-G').splitlines():
+        if line.startswith('LOCATION '):
+            f = line.split(None, 2)
+            names.append((int(f[1]), f[2].split('"')[1]))
+        elif line.startswith('CLOCK_PROPERTIES '):
+            clock = dict(kv.split(': ', 1) for kv in line.split(None, 1)[1].split(', '))
+    master = ([i for i, n in names if n == 'Master thread'] + [i for i, _ in names])[:1]
+    if clock and int(clock['Ticks per Seconds']) <= 0:
+        raise CheckError('%s: timer resolution %s' % (anchor, clock['Ticks per Seconds']))
+    offset = int(clock['Global Offset']) if clock else 0
+    prev, stacks, first, last, counts = {}, {}, {}, {}, {}
+    for kind, loc, t, attrs in print_events(anchor):
+        if loc not in prev:
+            if t < offset:
+                raise CheckError('%s: location %d starts before the global offset' % (anchor, loc))
+            prev[loc], stacks[loc], first[loc], counts[loc] = t, [], kind, 0
+        elif t < prev[loc]:
+            raise CheckError('%s: location %d: event %d %s goes back in time (%d < %d)' %
+                             (anchor, loc, counts[loc], kind, t, prev[loc]))
+        prev[loc] = t
+        if kind == 'ENTER':
+            stacks[loc].append(attrs)
+        elif kind == 'LEAVE':
+            if not stacks[loc]:
+                raise CheckError('%s: location %d: event %d Leave %s without Enter' % (anchor, loc, counts[loc], attrs))
+            top = stacks[loc].pop()
+            if top != attrs:
+                raise CheckError('%s: location %d: event %d Leave %s does not match Enter %s' %
+                                 (anchor, loc, counts[loc], attrs, top))
+        last[loc] = (kind, attrs)
+        counts[loc] += 1
+    for loc, stack in stacks.items():
+        if stack and not allow_open:
+            raise CheckError('%s: location %d: regions still open at the end: %s' % (anchor, loc, stack))
+    m = master[0] if master else None
+    if m not in counts:
+        raise CheckError('%s: no events on the master location' % anchor)
+    if first[m] != 'PROGRAM_BEGIN':
+        raise CheckError('%s: first master event is %s, not ProgramBegin' % (anchor, first[m]))
+    if exit_status is not None:
+        if last[m][0] != 'PROGRAM_END':
+            raise CheckError('%s: last master event is %s %s, not ProgramEnd' % (anchor, last[m][0], last[m][1]))
+        got = int(last[m][1].split('Exit status: ', 1)[1].split(',')[0])
+        if got != exit_status:
+            raise CheckError('%s: ProgramEnd exit status %d, expected %d' % (anchor, got, exit_status))
+    return counts
 
 
 def main(argv=None):

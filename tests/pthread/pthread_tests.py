@@ -19,9 +19,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import otf2  # noqa: E402
 from otf2.events import (Enter, Leave, ThreadAcquireLock, ThreadBegin,  # noqa: E402
                          ThreadCreate, ThreadEnd, ThreadReleaseLock, ThreadWait)
-from pthcheck import (CheckError, Trace, check_all, check_lifecycle, expect, find_anchor,  # noqa: E402
+from pthcheck import (CheckError, Trace, check_all, check_lifecycle, expect, fail, find_anchor,  # noqa: E402
                       run_traced, seqs, summary)
 import runcheck as rc  # noqa: E402,I100  (pthcheck put tests/lib on the path)
+import tracecheck as tc  # noqa: E402
 
 NTHREADS = 4
 ITERS = 1000
@@ -485,23 +486,20 @@ def case_sigterm(args):
 
 
 def print_check(anchor, exit_status):
-    """otf2-print reads the archive (fast enough for millions of events);
-    per location: timestamps never decrease, the master ends with ProgramEnd
-    exit_status, every other location with ThreadEnd. Returns the number of
-    locations and events."""
-    p = subprocess.run(["otf2-print", anchor], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       universal_newlines=True)
-    expect(p.returncode == 0, "otf2-print %s: exit %d: %s" % (anchor, p.returncode, p.stderr[-300:]))
+    """otf2-print reads the archive (tc.print_events, streamed: fast enough
+    for millions of events); per location: timestamps never decrease, the
+    master ends with ProgramEnd exit_status, every other location with
+    ThreadEnd. Returns the number of locations and events."""
     last, when, n = {}, {}, 0
-    for line in p.stdout.splitlines():
-        f = line.split(None, 3)
-        if len(f) < 3 or not f[0].isupper() or not f[1].isdigit() or not f[2].isdigit():
-            continue
-        loc, t = int(f[1]), int(f[2])
-        expect(t >= when.get(loc, 0), "location %d: %s at %d goes back in time (%d)" % (loc, f[0], t, when.get(loc, 0)))
-        when[loc] = t
-        last[loc] = (f[0], f[3] if len(f) > 3 else "")
-        n += 1
+    try:
+        for kind, loc, t, rest in tc.print_events(anchor):
+            expect(t >= when.get(loc, 0), "location %d: %s at %d goes back in time (%d)" %
+                   (loc, kind, t, when.get(loc, 0)))
+            when[loc] = t
+            last[loc] = (kind, rest)
+            n += 1
+    except tc.CheckError as e:   # otf2-print failed
+        fail(str(e))
     expect(0 in last, "no master location")
     for loc, (kind, rest) in sorted(last.items()):
         if loc == 0:
