@@ -2,20 +2,20 @@
 # bench/kill.sh - events lost at SIGKILL with TRACER_DURABLE at its default
 # interval (run: scripts/bench kill).
 #
-# tests/durable's lock program (4 threads, one mutex, a little work between
-# two locks) runs traced with TRACER_DURABLE=on and is killed (SIGKILL)
+# tests/durable's lock program (4 threads, one mutex, KILL_WORK_US of work
+# between two locks of a thread) runs traced with TRACER_DURABLE=on and is killed (SIGKILL)
 # KILL_AFTER seconds after its start; `tracer recover` rebuilds the archive.
 # The program prints every 50 ms how many lock/unlock pairs were complete;
 # lost = (pairs complete at its last line before the kill - pairs in the
 # recovered archive, counted as ThreadReleaseLock by otf2-print), never
 # below 0, times the 4 events of a pair. Also shown: the pairs recovered
 # beyond that line. Median of REPS runs.
-#   KILL_REPS (default 5), KILL_AFTER (default 3), KILL_SPIN (default 5000)
+#   KILL_REPS (default 5), KILL_AFTER (default 3), KILL_WORK_US (default 5)
 set -e
 . "$(dirname "$0")/common.sh"
 reps=${KILL_REPS:-5}
 after=${KILL_AFTER:-3}
-spin=${KILL_SPIN:-5000}
+work_us=${KILL_WORK_US:-5}
 bin=$build/tests/durable/durable_lock_prog
 lib=$build/lib/libtracer.so
 tracer=$build/bin/tracer
@@ -26,7 +26,7 @@ i=0
 while [ "$i" -lt "$reps" ]; do
 	rm -rf "$work/trace"
 	TRACER_OUTPUT="$work/trace" TRACER_DURABLE=on TRACER_VERBOSE=0 LD_PRELOAD="$lib" \
-		"$bin" 60 4 "$spin" >"$work/out" 2>/dev/null &
+		"$bin" 60 4 "$work_us" >"$work/out" 2>/dev/null &
 	pid=$!
 	sleep "$after"
 	kill -KILL "$pid"
