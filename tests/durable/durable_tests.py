@@ -347,7 +347,8 @@ def mpi_kill():
     env = clean_env({'OMPI_ALLOW_RUN_AS_ROOT': '1', 'OMPI_ALLOW_RUN_AS_ROOT_CONFIRM': '1'})
     prog = bin_('durable_lock_prog')
     cmd = ['mpirun', '--oversubscribe', '--bind-to', 'none', '-np', '3', '-x', 'TRACER_OUTPUT=' + archive,
-           '-x', 'TRACER_DURABLE=250ms', '-x', 'TRACER_CHUNK=256K', '-x', 'LD_PRELOAD=' + A.lib, prog, '30', '2', WORK]
+           '-x', 'LD_PRELOAD=' + A.lib] + [a for k, v in DURABLE_ENV.items() for a in ('-x', k + '=' + v)] + \
+        [prog, '30', '2', WORK]
     p = subprocess.Popen(cmd, cwd=base, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     p.stdout.readline()

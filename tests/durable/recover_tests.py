@@ -455,8 +455,8 @@ def mpich_kill():
     base = fresh('mpich_kill')
     archive = os.path.join(base, 'archive')
     prog = os.path.join(dt.A.bindir, PROG)
-    cmd = [mpirun, '-np', '3', '-genv', 'TRACER_OUTPUT', archive, '-genv', 'TRACER_DURABLE', '250ms',
-           '-genv', 'TRACER_CHUNK', '256K', '-genv', 'LD_PRELOAD', dt.A.lib, prog, '30', '2', WORK]
+    cmd = [mpirun, '-np', '3', '-genv', 'TRACER_OUTPUT', archive, '-genv', 'LD_PRELOAD', dt.A.lib] + \
+        [a for k, v in dt.DURABLE_ENV.items() for a in ('-genv', k, v)] + [prog, '30', '2', WORK]
     p = subprocess.Popen(cmd, cwd=base, env=rt.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, start_new_session=True)
     try:

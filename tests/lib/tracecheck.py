@@ -23,6 +23,7 @@ Library use (tests/<area>/*.py):
     tc.check_nesting(tr, allow_open=False)   # Enter/Leave balanced and nested
     tr.program_begin / tr.program_end    # the events (or None)
     tc.check_all_print(path, 143)        # check_all on otf2-print's output (millions of events)
+    tc.Rules(anchor).time(loc, '', i, kind, t)   # check_all's rules, one event at a time
     for kind, loc, time, attrs in tc.print_events(path): ...   # otf2-print's events
     tc.otf2_print_count(path, '"pthread_mutex_lock"')   # occurrences in otf2-print's output
 
@@ -181,22 +182,63 @@ def otf2_print(anchor, *args):
     return p.stdout
 
 
+class Rules:
+    """The rules of check_all, fed one location's events at a time, by the
+    Python reader's Trace or by otf2-print's output (check_all_print): time
+    never goes back and starts at or after the global offset (offset None:
+    not checked), Enter/Leave balanced and nested (region: any key naming
+    the region)."""
+
+    def __init__(self, anchor, offset=None):
+        self.anchor, self.offset = anchor, offset
+        self.prev, self.stack = {}, {}
+
+    def time(self, loc, where, i, what, t):
+        if loc not in self.prev:
+            if self.offset is not None and t < self.offset:
+                raise CheckError('%s: location %d starts before the global offset' % (self.anchor, loc))
+        elif t < self.prev[loc]:
+            raise CheckError('%s: location %d%s: event %d %s goes back in time (%d < %d)' %
+                             (self.anchor, loc, where, i, what, t, self.prev[loc]))
+        self.prev[loc] = t
+
+    def nest(self, loc, where, i, kind, region):
+        stack = self.stack.setdefault(loc, [])
+        if kind == 'Enter':
+            stack.append(region)
+        elif kind == 'Leave':
+            if not stack:
+                raise CheckError('%s: location %d%s: event %d Leave %s without Enter' %
+                                 (self.anchor, loc, where, i, region))
+            top = stack.pop()
+            if top != region:
+                raise CheckError('%s: location %d%s: event %d Leave %s does not match Enter %s' %
+                                 (self.anchor, loc, where, i, region, top))
+
+    def closed(self, loc, where):
+        if self.stack.get(loc):
+            raise CheckError('%s: location %d%s: regions still open at the end: %s' %
+                             (self.anchor, loc, where, self.stack[loc]))
+
+    def program(self, first, last, status, exit_status):
+        """The master location's first and last event (kinds, descriptions)
+        and the ProgramEnd's status."""
+        if first[0] != 'ProgramBegin':
+            raise CheckError('%s: first master event is %s, not ProgramBegin' % (self.anchor, first[1]))
+        if exit_status is not None:
+            if last[0] != 'ProgramEnd':
+                raise CheckError('%s: last master event is %s, not ProgramEnd' % (self.anchor, last[1]))
+            if status != exit_status:
+                raise CheckError('%s: ProgramEnd exit status %d, expected %d' % (self.anchor, status, exit_status))
+
+
 def check_timestamps(tr):
+    if tr.clock is not None and tr.clock.timer_resolution <= 0:
+        raise CheckError('%s: timer resolution %d' % (tr.anchor, tr.clock.timer_resolution))
+    r = Rules(tr.anchor, tr.clock.global_offset if tr.clock is not None else None)
     for l in tr.locations:
-        prev = None
         for i, e in enumerate(l.events):
-            if prev is not None and e.time < prev:
-                raise CheckError('%s: location %d (%s): event %d %r goes back in time (%d < %d)' %
-                                 (tr.anchor, l.id, l.name, i, e, e.time, prev))
-            prev = e.time
-    if tr.clock is not None:
-        res = tr.clock.timer_resolution
-        if res <= 0:
-            raise CheckError('%s: timer resolution %d' % (tr.anchor, res))
-        off = tr.clock.global_offset
-        for l in tr.locations:
-            if l.events and l.events[0].time < off:
-                raise CheckError('%s: location %d starts before the global offset' % (tr.anchor, l.id))
+            r.time(l.id, ' (%s)' % l.name, i, repr(e), e.time)
 
 
 def check_time_range(clock, first, last, where):
@@ -219,22 +261,12 @@ def check_clock_range(tr):
 def check_nesting(tr, allow_open=False):
     """Enter/Leave balanced and properly nested per location (also
     CallingContextEnter/Leave). allow_open: regions may stay open at the end."""
+    r = Rules(tr.anchor)
     for l in tr.locations:
-        stack = []
         for i, e in enumerate(l.events):
-            if e.kind == 'Enter':
-                stack.append(e.region)
-            elif e.kind == 'Leave':
-                if not stack:
-                    raise CheckError('%s: location %d (%s): event %d Leave %s without Enter' %
-                                     (tr.anchor, l.id, l.name, i, e.region))
-                top = stack.pop()
-                if top != e.region:
-                    raise CheckError('%s: location %d (%s): event %d Leave %s does not match Enter %s' %
-                                     (tr.anchor, l.id, l.name, i, e.region, top))
-        if stack and not allow_open:
-            raise CheckError('%s: location %d (%s): regions still open at the end: %s' %
-                             (tr.anchor, l.id, l.name, stack))
+            r.nest(l.id, ' (%s)' % l.name, i, e.kind, e.region)
+        if not allow_open:
+            r.closed(l.id, ' (%s)' % l.name)
 
 
 def check_program(tr, exit_status=None):
@@ -246,14 +278,9 @@ def check_program(tr, exit_status=None):
         pass
     if m is None or not m.events:
         raise CheckError('%s: no events on the master location' % tr.anchor)
-    if m.events[0].kind != 'ProgramBegin':
-        raise CheckError('%s: first master event is %r, not ProgramBegin' % (tr.anchor, m.events[0]))
-    if exit_status is not None:
-        if m.events[-1].kind != 'ProgramEnd':
-            raise CheckError('%s: last master event is %r, not ProgramEnd' % (tr.anchor, m.events[-1]))
-        got = m.events[-1].ev.exit_status
-        if got != exit_status:
-            raise CheckError('%s: ProgramEnd exit status %d, expected %d' % (tr.anchor, got, exit_status))
+    first, last = m.events[0], m.events[-1]
+    Rules(tr.anchor).program((first.kind, repr(first)), (last.kind, repr(last)),
+                              getattr(last.ev, 'exit_status', None), exit_status)
 
 
 def check_all(tr, exit_status=None, allow_open=False):
@@ -308,12 +335,16 @@ def otf2_print_count(path, text):
     return n + tail.count(key)
 
 
+# otf2-print's names of the kinds the rules look at
+_PRINT_KINDS = {'ENTER': 'Enter', 'LEAVE': 'Leave', 'PROGRAM_BEGIN': 'ProgramBegin', 'PROGRAM_END': 'ProgramEnd'}
+
+
 def check_all_print(path, exit_status=None, allow_open=False):
     """check_all on otf2-print's output, for archives of millions of events (print_events: a tenth of the
-    Python reader's time): otf2-print exits 0; per location timestamps never decrease and start at or after
-    the global offset (timer resolution > 0); Enter/Leave balanced and nested (by region); ProgramBegin
-    first and, with exit_status, ProgramEnd with that status last on the master location ("Master thread",
-    else the first defined). Returns {location id: its number of events}."""
+    Python reader's time), the same rules (Rules): otf2-print exits 0; per location timestamps never
+    decrease and start at or after the global offset (timer resolution > 0); Enter/Leave balanced and
+    nested (by region); ProgramBegin first and, with exit_status, ProgramEnd with that status last on the
+    master location ("Master thread", else the first defined). Returns {location id: its number of events}."""
     anchor = find_anchor(path)
     names, clock = [], {}
     for line in otf2_print(anchor, '-G').splitlines():
@@ -325,42 +356,27 @@ def check_all_print(path, exit_status=None, allow_open=False):
     master = ([i for i, n in names if n == 'Master thread'] + [i for i, _ in names])[:1]
     if clock and int(clock['Ticks per Seconds']) <= 0:
         raise CheckError('%s: timer resolution %s' % (anchor, clock['Ticks per Seconds']))
-    offset = int(clock['Global Offset']) if clock else 0
-    prev, stacks, first, last, counts = {}, {}, {}, {}, {}
+    rules = Rules(anchor, int(clock['Global Offset']) if clock else None)
+    first, last, counts = {}, {}, {}
     for kind, loc, t, attrs in print_events(anchor):
-        if loc not in prev:
-            if t < offset:
-                raise CheckError('%s: location %d starts before the global offset' % (anchor, loc))
-            prev[loc], stacks[loc], first[loc], counts[loc] = t, [], kind, 0
-        elif t < prev[loc]:
-            raise CheckError('%s: location %d: event %d %s goes back in time (%d < %d)' %
-                             (anchor, loc, counts[loc], kind, t, prev[loc]))
-        prev[loc] = t
-        if kind == 'ENTER':
-            stacks[loc].append(attrs)
-        elif kind == 'LEAVE':
-            if not stacks[loc]:
-                raise CheckError('%s: location %d: event %d Leave %s without Enter' % (anchor, loc, counts[loc], attrs))
-            top = stacks[loc].pop()
-            if top != attrs:
-                raise CheckError('%s: location %d: event %d Leave %s does not match Enter %s' %
-                                 (anchor, loc, counts[loc], attrs, top))
-        last[loc] = (kind, attrs)
-        counts[loc] += 1
-    for loc, stack in stacks.items():
-        if stack and not allow_open:
-            raise CheckError('%s: location %d: regions still open at the end: %s' % (anchor, loc, stack))
+        i = counts.get(loc, 0)
+        k = _PRINT_KINDS.get(kind, kind)
+        rules.time(loc, '', i, kind, t)
+        rules.nest(loc, '', i, k, attrs)
+        if not i:
+            first[loc] = (k, kind)
+        last[loc] = (k, '%s %s' % (kind, attrs))
+        counts[loc] = i + 1
+    if not allow_open:
+        for loc in counts:
+            rules.closed(loc, '')
     m = master[0] if master else None
     if m not in counts:
         raise CheckError('%s: no events on the master location' % anchor)
-    if first[m] != 'PROGRAM_BEGIN':
-        raise CheckError('%s: first master event is %s, not ProgramBegin' % (anchor, first[m]))
-    if exit_status is not None:
-        if last[m][0] != 'PROGRAM_END':
-            raise CheckError('%s: last master event is %s %s, not ProgramEnd' % (anchor, last[m][0], last[m][1]))
-        got = int(last[m][1].split('Exit status: ', 1)[1].split(',')[0])
-        if got != exit_status:
-            raise CheckError('%s: ProgramEnd exit status %d, expected %d' % (anchor, got, exit_status))
+    status = None
+    if last[m][0] == 'ProgramEnd':
+        status = int(last[m][1].split('Exit status: ', 1)[1].split(',')[0])
+    rules.program(first[m], last[m], status, exit_status)
     return counts
 
 
