@@ -108,6 +108,20 @@ void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t 
 	b->cur = -1;
 	b->fd = -1;
 	b->location = loc;
+	/* durable event files with a due callback: at the first record */
+	b->f.due = kind == OTF2W_BUF_EVT && ar->durable && ar->io_cb.due ? 0 : UINT64_MAX;
+}
+
+/* The record at time is due (otf2w_io_callbacks.due): the embedder's
+ * periodic work, then the next due time. */
+static void call_due(struct otf2w_buf *b, uint64_t time)
+{
+	otf2w_archive *ar = b->ar;
+	if (ar->emergency || !ar->io_cb.due) {
+		b->f.due = UINT64_MAX;
+		return;
+	}
+	b->f.due = ar->io_cb.due(ar->io_ud, time);
 }
 
 /* ---- chunk header / end ---------------------------------------------------- */
@@ -576,6 +590,8 @@ static uint8_t *timed_begin(struct otf2w_buf *b, const otf2w_attr_list *al, uint
 		*st = OTF2W_E_INVALID_CALL;
 		return NULL;
 	}
+	if (otf2w_unlikely(time >= b->f.due))
+		call_due(b, time);
 	if (b->stopped) {
 		b->dropped++;
 		*st = OTF2W_E_STOPPED;

@@ -27,6 +27,10 @@ struct otf2w_fast {
 	uint8_t *end;        /* last usable byte + 1 (keeps >= 1 byte free); == pos when stopped */
 	uint64_t last_time;  /* time of the last timestamp record (timed buffers) */
 	uint64_t nevents;    /* records written so far (chunk header counters) */
+	/* time at or after which the next record first calls the archive's
+	 * io due callback (durable event writers; UINT64_MAX: never). The
+	 * inline group writer leaves such a record to the general path. */
+	uint64_t due;
 };
 
 #define OTF2W__FAST(w) ((struct otf2w_fast *)(void *)(w))

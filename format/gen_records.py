@@ -256,7 +256,7 @@ def main():
             h.append('\t\treturn OTF2W_E_INVALID_ARGUMENT;')
             h.append('\tuint8_t *p = f->pos;')
             h.append('\tif (otf2w_unlikely(al != NULL || (size_t)(f->end - p) < %d ||' % (9 + rmax))
-            h.append('\t\t\t    time < f->last_time))')
+            h.append('\t\t\t    time < f->last_time || time >= f->due))')
             h.append('\t\treturn %s(%s);' % (slow, ', '.join(['w', 'al', 'time'] + [x.c for x in r.params])))
             h.append('\tp = otf2w__put_time(f, p, time);')
             h.append('\tf->pos = %s(%s);' % (put_fn, ', '.join(['p'] + [x.c for x in r.params])))

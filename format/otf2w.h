@@ -269,6 +269,13 @@ typedef struct otf2w_io_callbacks {
 	 * has run; fn's end may reuse it. Durable event files map their next
 	 * window ahead this way. */
 	int (*post)(void *user_data, void (*fn)(void *), void *arg, void *node);
+	/* Optional: a durable event writer calls due(time) on its owner
+	 * thread before its first record and before the first record at or
+	 * after the time due returned last (UINT64_MAX: never again), outside
+	 * any record (its committed position is whole). Not on emergency
+	 * paths. The embedder's periodic work (e.g. a crash-recovery
+	 * snapshot) can run there without a thread of its own. */
+	uint64_t (*due)(void *user_data, uint64_t time);
 } otf2w_io_callbacks;
 #define OTF2W_IO_NODE_WORDS 6
 
@@ -474,7 +481,7 @@ static inline uint8_t *otf2w_evt_group_begin(otf2w_evt_writer *w, uint64_t time,
 	struct otf2w_fast *f = OTF2W__FAST(w);
 	uint8_t *p = f->pos;
 
-	if (otf2w_unlikely((size_t)(f->end - p) < 9 + max))
+	if (otf2w_unlikely((size_t)(f->end - p) < 9 + max) || otf2w_unlikely(time >= f->due))
 		return NULL;
 	if (p == NULL)   /* room implies a chunk: lets callers skip their test */
 		__builtin_unreachable();

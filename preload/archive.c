@@ -153,7 +153,13 @@ static int cb_io_post(void *ud, void (*fn)(void *), void *arg, void *node)
 	return tr_io_post(fn, arg, node);
 }
 
-static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_post };
+/* TRACER_DURABLE without a thread: the tick, on the recording thread. */
+static uint64_t cb_io_due(void *ud, uint64_t time)
+{
+	return tr_durable_due(time);
+}
+
+static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_post, cb_io_due };
 
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg)
@@ -327,9 +333,9 @@ void tr_archive_fork_child(void)
 		return;
 	}
 	snprintf(base, sizeof(base), "%s", tr_g.dir);
-	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)getpid());
+	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)tr_self_pid());
 	snprintf(base, sizeof(base), "%s", tr_g.shown);
-	snprintf(tr_g.shown, sizeof(tr_g.shown), "%.4000s-fork%d", base, (int)getpid());
+	snprintf(tr_g.shown, sizeof(tr_g.shown), "%.4000s-fork%d", base, (int)tr_self_pid());
 	tr_g.mpi_expected = 0;
 	tr_g.dir_final = 1;
 	tr_g.unified = 0;

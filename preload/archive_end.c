@@ -156,7 +156,7 @@ static void write_program_end(int status, int have_status, int crash)
 
 void tr_finish_status(int status, int have_status)
 {
-	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
+	if (!tr_g.initialized || !tr_g.active || tr_g.pid != tr_self_pid())
 		return;
 	struct tr_thread *me = tr_tls_self;
 	if (tr_tls_internal > 0 || (me && me->in_record)) {
@@ -379,7 +379,7 @@ static void wait_other_finisher(void)
 
 static void emergency_here(int status, int sig)
 {
-	if (!tr_g.initialized || !tr_g.active || tr_g.pid != getpid())
+	if (!tr_g.initialized || !tr_g.active || tr_g.pid != tr_self_pid())
 		return;
 	/* (fix) checked before tr_g.ar: the full close clears tr_g.ar before
 	 * it sets tr_g.finished */

@@ -135,7 +135,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	otf2w_gdef_writer *g;
 	char tmp[4200], from[8400], to[8400];
 
-	snprintf(tmp, sizeof(tmp), "%.4000s/.tracer-unify-%d", dir, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%.4000s/.tracer-unify-%d", dir, (int)tr_self_pid());
 	memset(&p, 0, sizeof(p));
 	p.path = tmp;
 	p.name = "traces";

@@ -395,7 +395,7 @@ static void group_name(char *buf, size_t n)
 	else if (tr_tree.gname[0])
 		snprintf(buf, n, "%s", tr_tree.gname);
 	else
-		snprintf(buf, n, "Process %d", (int)getpid());
+		snprintf(buf, n, "Process %d", (int)tr_self_pid());
 }
 
 /* Strings needed at shut-down are registered early, so that the crash path

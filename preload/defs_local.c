@@ -92,7 +92,7 @@ static int local_proc(struct tr_procinfo *p, int crash)
 	memset(p, 0, sizeof(*p));
 	p->rank = tr_proc.rank >= 0 ? tr_proc.rank : tr_tree.part;   /* process tree: its part */
 	p->creator = tr_tree.creator;
-	p->pid = (uint32_t)getpid();
+	p->pid = (uint32_t)tr_self_pid();
 	p->host = tr_sid_host;
 	p->gname = tr_sid_gname;
 	p->t_first = tr_g.t_start;
@@ -218,7 +218,7 @@ int tr_defs_install_unified(const void *buf, size_t len)
 	}
 	uint32_t gi = 0;
 	for (uint32_t i = 0; i < u->nprocs; i++)
-		if (u->procs[i].rank == tr_proc.rank && u->procs[i].pid == (uint32_t)getpid())
+		if (u->procs[i].rank == tr_proc.rank && u->procs[i].pid == (uint32_t)tr_self_pid())
 			gi = i;
 	missing = tr_ds_map_into(&tr_local, u, gi, map);
 	if (missing < 0) {
@@ -349,7 +349,7 @@ uint64_t tr_defs_unified_gid(uint64_t loc)
 	if (tr_unified) {
 		for (uint32_t i = 0; i < tr_unified->nprocs; i++) {
 			const struct tr_procinfo *p = &tr_unified->procs[i];
-			if (p->rank != tr_proc.rank || p->pid != (uint32_t)getpid())
+			if (p->rank != tr_proc.rank || p->pid != (uint32_t)tr_self_pid())
 				continue;
 			for (uint32_t k = 0; k < p->nlocs; k++)
 				if (p->locs[k].id == loc)

@@ -43,6 +43,14 @@ static struct tr_durable_index *dur_idx;   /* mapped NAME.durable */
 static int dur_stopped;
 static uint64_t dur_sig;              /* definitions + locations at the last snapshot */
 static int dur_snap_ok;
+/* Ticks on the program's own threads (no tracer-io): the event writers
+ * call tr_durable_due before a record at or after dur_next (archive clock
+ * ticks); the first thread there that may tick runs it. */
+static int dur_inline;
+static uint64_t dur_next;
+static uint64_t dur_interval_ticks;
+static int dur_ticking;               /* a thread runs the tick */
+static int dur_first_left;            /* ticks at the next record until a position is out */
 
 static void parse(void)
 {
@@ -72,7 +80,7 @@ int tr_durable_on(void)
 	return dur_interval_ns != 0;
 }
 
-/* ---- the tick (tracer-io thread) ---- */
+/* ---- the tick (a program thread, or tracer-io with sampling) ---- */
 
 static uint64_t defs_signature(void)
 {
@@ -99,7 +107,7 @@ static int open_index(void)
 	}
 	dur_idx = m;
 	dur_idx->chunk_size = tr_cfg.chunk_bytes;
-	dur_idx->pid = (uint64_t)getpid();
+	dur_idx->pid = (uint64_t)tr_self_pid();
 	dur_idx->interval_ns = dur_interval_ns;
 	memcpy(dur_idx->magic, TR_DURABLE_MAGIC, sizeof(dur_idx->magic));
 	return 0;
@@ -195,12 +203,13 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void tick(void)
+/* Returns the positions published (0: none, e.g. nothing recorded yet). */
+static uint32_t tick(void)
 {
 	if (dur_stopped || !tr_g.ar || tr_g.finishing)
-		return;
+		return 0;
 	if (!dur_idx && open_index() != 0)
-		return;
+		return 0;
 	uint64_t t0 = mono_ns();
 	modules_tick();   /* (a cue only: nothing slow) */
 	uint64_t t1 = mono_ns();
@@ -242,7 +251,7 @@ static void tick(void)
 	}
 	tr_defs_provisional_end();
 	if (!saved)
-		return;
+		return 0;
 	/* 3. publish: a slot per location (found by id, else appended) */
 	for (uint32_t i = 0; i < n; i++) {
 		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
@@ -265,6 +274,61 @@ static void tick(void)
 		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (module cues %.3f s, then %.3f s)",
 			     (double)(t2 - dur_last_pub) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
 	dur_last_pub = t2;
+	return n;
+}
+
+static void tick_io(void *arg)
+{
+	*(uint32_t *)arg = tick();
+}
+
+static void tick_void(void)
+{
+	(void)tick();
+}
+
+/* ---- the tick on the program's threads ----
+ * Called by a location's event writer (otf2w_io_callbacks.due) on its own
+ * thread, between two records, when its record is at or after the time
+ * this returned last. The tick runs only in plain context: at most one
+ * tracer call deep (a wrapper's record, or ProgramBegin in the
+ * constructor; the thread holds no lock of the tracer's; the sampler's
+ * handler never gets here: with sampling the tick is on tracer-io),
+ * never while the archive ends; a thread that may not tick, or
+ * finds another thread ticking, asks again a sixteenth of an interval
+ * later. Nothing here waits for another thread except the registry, as
+ * any definition does. */
+uint64_t tr_durable_due(uint64_t now)
+{
+	if (!dur_inline || __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
+		return UINT64_MAX;
+	uint64_t next = __atomic_load_n(&dur_next, __ATOMIC_ACQUIRE);
+	if (now < next)
+		return next;
+	uint64_t retry = now + dur_interval_ticks / 16;
+	struct tr_thread *t = tr_tls_self;
+	if (!t || t->guard > 1 || t->state != TR_T_ACTIVE || tr_g.finishing || !tr_g.active)
+		return retry;
+	if (__atomic_exchange_n(&dur_ticking, 1, __ATOMIC_ACQUIRE))
+		return retry;
+	if (!__atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE)) {
+		int e = *t->errnop;
+		int g = t->guard;
+		uint32_t pub = 0;
+		t->guard = 2;   /* what the tick calls is never recorded */
+		if (tr_io_run(tick_io, &pub) != 0)   /* its files in a table of their own */
+			pub = tick();
+		t->guard = g;
+		*t->errnop = e;
+		if (pub)
+			dur_first_left = 0;
+	}
+	/* until a position is out (the first tick comes before the first
+	 * record: ProgramBegin), the next record ticks again (a few times) */
+	next = dur_first_left && dur_first_left-- ? 0 : tr_time() + dur_interval_ticks;
+	__atomic_store_n(&dur_next, next, __ATOMIC_RELEASE);
+	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
+	return next;
 }
 
 /* ---- life cycle ---- */
@@ -286,8 +350,25 @@ void tr_durable_open(void)
 		munmap(dur_idx, sizeof(*dur_idx));
 	dur_idx = NULL;
 	dur_snap_ok = 0;
-	tr_io_set_tick(tick, dur_interval_ns, tr_g.fork_child);
-	tr_io_start();
+	if (tr_cfg.sampling_period_ns) {
+		/* sampling: the symbols of the snapshots are read on tracer-sym,
+		 * a helper of tracer-io, so the tick runs there too */
+		dur_inline = 0;
+		tr_io_set_tick(tick_void, dur_interval_ns, tr_g.fork_child);
+		tr_io_start();
+		return;
+	}
+	/* no thread: the first tick at the first record (so that a process
+	 * killed early is still a part of the recovered tree), in a fork child
+	 * one interval later (a child that execs at once leaves nothing); then
+	 * every interval, on whichever thread records then */
+	dur_inline = 1;
+	dur_interval_ticks = (uint64_t)((double)dur_interval_ns * (double)tr_clock_resolution() / 1e9);
+	if (dur_interval_ticks == 0)
+		dur_interval_ticks = 1;
+	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
+	dur_first_left = 8;
+	__atomic_store_n(&dur_next, tr_g.fork_child ? tr_time() + dur_interval_ticks : 0, __ATOMIC_RELEASE);
 }
 
 static void stop_io(void *unused)
@@ -301,7 +382,12 @@ void tr_durable_stop(void)
 	if (!dur_interval_ns)
 		return;
 	if (tr_io_run(stop_io, NULL) != 0)
-		dur_stopped = 1;
+		__atomic_store_n(&dur_stopped, 1, __ATOMIC_RELEASE);
+	/* a tick running on another thread ends first (bounded: that thread
+	 * may be stopped for good, e.g. a debugger or SIGSTOP) */
+	struct timespec ms = { 0, 1000000 };
+	for (int i = 0; i < 2000 && __atomic_load_n(&dur_ticking, __ATOMIC_ACQUIRE); i++)
+		nanosleep(&ms, NULL);
 }
 
 static void unlink_own(const char *suffix)

@@ -260,8 +260,15 @@ int tr_io_run(void (*fn)(void *), void *arg)
 	int s;
 	while ((s = __atomic_load_n(&io_state, __ATOMIC_SEQ_CST)) == IO_STARTING)
 		fx(&io_state, FUTEX_WAIT_PRIVATE, IO_STARTING, NULL);
-	if (s != IO_RUNNING)
-		return -1;
+	if (s != IO_RUNNING) {
+		/* no service thread (the default): a private descriptor table all
+		 * the same, for the moment of the call (fdtable.c) */
+		if (tr_fd_private) {
+			fn(arg);   /* already there (a nested call) */
+			return 0;
+		}
+		return tr_fd_private_run(fn, arg);
+	}
 	struct io_req r = { fn, arg, NULL, 0, 0 };
 	if (tr_tsan_release)
 		tr_tsan_release(&r);

@@ -123,12 +123,12 @@ static void tr_atfork_child(void)
 	tr_tls_internal -= 2;
 	tr_signals_fork_child();
 	if (!tr_g.active || tr_g.finishing) {
-		tr_g.pid = getpid();
+		tr_g.pid = tr_self_pid();
 		tr_g.active = 0;
 		return;
 	}
 	tr_tls_creating++;
-	tr_g.pid = getpid();
+	tr_g.pid = tr_self_pid();
 	tr_g.fork_child = 1;
 	tr_archive_fork_child();
 	tr_defs_fork_child();
@@ -201,7 +201,7 @@ void tr_init(void)
 		return;
 	}
 	tr_clock_init();
-	tr_g.pid = getpid();
+	tr_g.pid = tr_self_pid();
 	tr_g.t_start = tr_time();
 	tr_g.next_index = 1;
 	tr_defs_init();
@@ -226,7 +226,7 @@ void tr_init(void)
 	if (tr_g.active) {
 		struct tr_thread *m = tr_thread_create_current(1, 0);
 		program_begin(m);
-		tr_log_debug("tracing %s (pid %d) into %s, clock %s %llu Hz", tr_proc.progname, (int)getpid(),
+		tr_log_debug("tracing %s (pid %d) into %s, clock %s %llu Hz", tr_proc.progname, (int)tr_self_pid(),
 			     tr_g.dir, tr_clock_is_tsc ? "tsc" : "monotonic",
 			     (unsigned long long)tr_clock_resolution());
 	}
@@ -499,7 +499,7 @@ static int execvp_would_run(const char *file, const char *path_env)
 
 static int tr_exec_prepare(int would_run)
 {
-	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != getpid())
+	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != tr_self_pid())
 		return 0;   /* vfork child or not tracing: touch nothing */
 	if (!would_run)
 		return 0;   /* the exec fails: tracing goes on */

@@ -279,7 +279,7 @@ void tr_log_debug(const char *fmt, ...)
 	if (tr_cfg.verbose < 2)
 		return;
 	char pre[64];
-	snprintf(pre, sizeof(pre), "[%d/%d] ", (int)getpid(), (int)gettid());
+	snprintf(pre, sizeof(pre), "[%d/%d] ", (int)tr_self_pid(), (int)gettid());
 	va_list ap;
 	va_start(ap, fmt);
 	tr_vlog(pre, 0, fmt, ap);

@@ -74,7 +74,7 @@ static ssize_t read_into(const char *path, char *buf, size_t size)
 static int write_file_excl(const char *path, const char *buf, size_t n, int excl)
 {
 	char tmp[4400];
-	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)tr_self_pid());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
@@ -226,12 +226,12 @@ static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int 
 	live_path(p, sizeof(p), dir, pid);
 	int n = snprintf(b, sizeof(b), "%llu %d %d\n", (unsigned long long)start, part, self);
 	/* an entry for another process (self 0) never replaces the one it wrote itself */
-	if (write_file_excl(p, b, (size_t)n, !self && pid != getpid()))
+	if (write_file_excl(p, b, (size_t)n, !self && pid != tr_self_pid()))
 		return -1;
 	if (!tr_reg[0])
 		return 0;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
-	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)getpid());
+	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
 	unlink(t);
 	if (symlink(dir, t) || rename(t, r))
 		unlink(t);
@@ -338,14 +338,14 @@ int tr_tree_prepare(char *dir, size_t n)
 		return -1;
 	find_lib_name();
 	tr_tree.on = 1;
-	tr_self_start = proc_start(getpid(), NULL, NULL);
+	tr_self_start = proc_start(tr_self_pid(), NULL, NULL);
 	pid_t pp = getppid();
 	uint64_t pstart = proc_start(pp, NULL, NULL);
-	int part = lookup(getpid(), tr_self_start, dir, n);
+	int part = lookup(tr_self_pid(), tr_self_start, dir, n);
 	if (part < 0)
 		part = lookup(pp, pstart, dir, n);
 	if (part < 0)
-		part = lookup(getpid(), tr_self_start, dir, n);
+		part = lookup(tr_self_pid(), tr_self_start, dir, n);
 	if (part >= 0) {
 		int mine = take_part(dir);
 		if (mine > 0) {
@@ -365,9 +365,9 @@ void tr_tree_started(const char *dir)
 	snprintf(tr_tree_dir, sizeof(tr_tree_dir), "%s", dir);
 	if (tr_tree.part == 0)
 		take_part(dir);   /* the root's counter: 0 taken */
-	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)getpid());
+	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)tr_self_pid());
 	tr_defs_process_renamed();
-	live_write(dir, getpid(), tr_self_start, tr_tree.part, 1);
+	live_write(dir, tr_self_pid(), tr_self_start, tr_tree.part, 1);
 	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", dir);
 	static const char *const args[] = { "--final", tr_tree_dir, NULL };
 	tr_merge_ok = tr_helper_prepare(&tr_merge, "tracer-merge", args, tr_merge_log) == 0;
@@ -378,7 +378,7 @@ int tr_tree_fork_child(const char *dir)
 {
 	if (!tr_tree.on)
 		return -1;
-	tr_self_start = proc_start(getpid(), NULL, NULL);
+	tr_self_start = proc_start(tr_self_pid(), NULL, NULL);
 	int part = take_part(dir);
 	if (part <= 0)
 		return -1;
@@ -392,7 +392,7 @@ int tr_tree_fork_child(const char *dir)
 void tr_tree_discard(void)
 {
 	if (tr_tree.on)   /* the exec'd image names the fork parent as its creator */
-		live_write(tr_tree_dir, getpid(), tr_self_start, tr_tree.creator, 0);
+		live_write(tr_tree_dir, tr_self_pid(), tr_self_start, tr_tree.creator, 0);
 }
 
 /* ---- end ---- */
@@ -417,7 +417,7 @@ static void child_entry(const char *name, void *ud)
 	if (*s)
 		return;
 	uint64_t st = proc_start(pid, &state, &ppid);
-	if (!st || ppid != getpid() || state == 'Z' || state == 'X')
+	if (!st || ppid != tr_self_pid() || state == 'Z' || state == 'X')
 		return;
 	uint64_t ls;
 	int part, self;
@@ -497,9 +497,9 @@ static int count_alive(const char *dir)
 static void leave(void)
 {
 	char p[4200];
-	live_path(p, sizeof(p), tr_tree_dir, getpid());
+	live_path(p, sizeof(p), tr_tree_dir, tr_self_pid());
 	unlink(p);
-	reg_drop(tr_tree_dir, getpid());
+	reg_drop(tr_tree_dir, tr_self_pid());
 }
 
 /* Runs tracer-merge on the tree; waits unless crash. Returns its wall time

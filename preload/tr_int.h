@@ -228,6 +228,13 @@ int tr_io_post(void (*fn)(void *), void *arg, void *node);   /* queued, no wait 
 void tr_io_quiesce(void);                        /* crash paths */
 void tr_io_fork_child(void);
 void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
+/* fdtable.c: fn(arg) in a short-lived clone child with a descriptor table
+ * of its own (shares our memory); 0, or -1 when it cannot (not run). */
+int tr_fd_private_run(void (*fn)(void *), void *arg);
+extern TR_TLS int tr_fd_private;   /* 1 inside such a call (in the child too) */
+/* The process's pid, also inside that child (whose getpid() is its own):
+ * every pid the tracer records or compares comes from here. */
+pid_t tr_self_pid(void);
 
 /* durable.c: TRACER_DURABLE (index of committed positions, definitions
  * snapshot for `tracer recover`) */
@@ -235,6 +242,7 @@ void tr_durable_open(void);          /* after the archive object exists */
 void tr_durable_stop(void);          /* before the archive is closed */
 void tr_durable_cleanup(int crash);  /* the archive is written: drop the recovery files */
 int tr_durable_on(void);
+uint64_t tr_durable_due(uint64_t now);   /* event writers' due callback: the tick on program threads */
 
 /* archive.c */
 void tr_archive_own_path(char *out, size_t n, const char *suffix);
