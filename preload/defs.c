@@ -343,7 +343,7 @@ void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
 	tr_cc_map = m;
 	tr_cc_nmap = n;
 	if (!prov.on)
-		tr_reg_version++;
+		__atomic_store_n(&tr_reg_version, tr_reg_version + 1, __ATOMIC_RELEASE);
 	reg_unlock();
 }
 
@@ -381,6 +381,13 @@ void tr_defs_provisional_end(void)
 uint64_t tr_defs_version(void)
 {
 	return tr_reg_version;
+}
+
+/* Every change of the registry so far (any thread, no lock): equal to an
+ * earlier value = nothing was defined in between. */
+uint64_t tr_defs_generation(void)
+{
+	return __atomic_load_n(&tr_local.changes, __ATOMIC_ACQUIRE) + __atomic_load_n(&tr_reg_version, __ATOMIC_ACQUIRE);
 }
 
 /* ---- the process ---- */

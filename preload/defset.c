@@ -163,6 +163,7 @@ uint32_t tr_ds_insert(struct defset *s, uint32_t cls, const void *data, uint32_t
 	s->buckets[h & (s->nbuckets - 1)] = d;
 	s->items[cls][s->n[cls]++] = d;
 	s->count++;
+	__atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELEASE);
 	return d->id;
 }
 
@@ -188,6 +189,7 @@ void tr_ds_replace(struct defset *s, uint32_t cls, uint32_t id, const uint64_t *
 	s->buckets[d->hash & (s->nbuckets - 1)] = d;
 	s->items[cls][id] = d;
 	free(old);
+	__atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELEASE);
 }
 
 void tr_ds_free(struct defset *s)
@@ -314,6 +316,7 @@ void tr_ds_use_paradigm(struct defset *s, uint64_t p)
 		return;
 	const char *n = tr_ds_paradigm_names[p] ? tr_ds_paradigm_names[p] : "Paradigm";
 	s->paradigm_name[p] = tr_ds_string(s, n);
+	__atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELEASE);
 }
 
 /* ---- errors ---- */

@@ -69,6 +69,9 @@ struct defset {
 	struct def **buckets;
 	uint32_t nbuckets;
 	uint32_t count;
+	/* definitions added or replaced so far (never decreases, also not at
+	 * tr_ds_truncate): read without the owner's lock (durable.c) */
+	uint64_t changes;
 	uint32_t paradigm_name[TR_NPARADIGMS];  /* String id or UNDEF: paradigm used */
 	struct tr_procinfo *procs;
 	uint32_t nprocs;

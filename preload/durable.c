@@ -51,6 +51,7 @@ static uint64_t dur_next;
 static uint64_t dur_interval_ticks;
 static int dur_ticking;               /* a thread runs the tick */
 static int dur_first_left;            /* ticks at the next record until a position is out */
+static uint64_t dur_gen_saved;        /* tr_defs_generation() of the last snapshot */
 
 static void parse(void)
 {
@@ -215,6 +216,7 @@ static uint32_t tick(void)
 	uint64_t t1 = mono_ns();
 	/* 1. committed positions now */
 	struct tr_durable_slot now[TR_DURABLE_SLOTS];
+	struct tr_thread *now_thr[TR_DURABLE_SLOTS];
 	uint32_t n = 0;
 	for (struct tr_thread *t = __atomic_load_n(&tr_g.threads, __ATOMIC_ACQUIRE); t && n < TR_DURABLE_SLOTS;
 	     t = t->next) {
@@ -224,6 +226,7 @@ static uint32_t tick(void)
 			continue;
 		if (otf2w_evt_writer_durable_pos(w, &chunk, &bytes) != 0)
 			continue;   /* switching windows or nothing recorded yet: next tick */
+		now_thr[n] = t;
 		now[n].location = t->location;
 		now[n].chunk = chunk;
 		now[n].bytes = bytes;
@@ -249,11 +252,22 @@ static uint32_t tick(void)
 			dur_snap_ok = 1;
 		}
 	}
+	/* (still holding the registry: what is defined after this is not in
+	 * the snapshot) */
+	if (saved)
+		__atomic_store_n(&dur_gen_saved, tr_defs_generation(), __ATOMIC_RELEASE);
 	tr_defs_provisional_end();
 	if (!saved)
 		return 0;
 	/* 3. publish: a slot per location (found by id, else appended) */
 	for (uint32_t i = 0; i < n; i++) {
+		if (now_thr[i] && !now_thr[i]->dur_slot) {
+			uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
+			while (k < used && dur_idx->slot[k].location != now[i].location)
+				k++;
+			if (k < used || used < TR_DURABLE_SLOTS)
+				now_thr[i]->dur_slot = k + 1;   /* (found or appended below) */
+		}
 		uint32_t k = 0, used = (uint32_t)dur_idx->nslots;
 		while (k < used && dur_idx->slot[k].location != now[i].location)
 			k++;
@@ -331,6 +345,58 @@ uint64_t tr_durable_due(uint64_t now)
 	return next;
 }
 
+/* The owner thread's position into its slot (published by a tick before:
+ * the slot is its location's). Under dur_ticking. */
+static int publish_own(struct tr_thread *t)
+{
+	uint64_t chunk, bytes;
+	uint32_t k = t->dur_slot - 1;
+	if (!dur_idx || !t->dur_slot || k >= TR_DURABLE_SLOTS || dur_idx->slot[k].location != t->location ||
+	    otf2w_evt_writer_durable_pos(t->w, &chunk, &bytes) != 0)
+		return -1;
+	/* after the position: every definition its events refer to existed
+	 * before this read, so an unchanged generation means all are saved */
+	if (tr_defs_generation() != __atomic_load_n(&dur_gen_saved, __ATOMIC_ACQUIRE))
+		return -1;
+	struct tr_durable_slot *s = &dur_idx->slot[k];
+	if (s->chunk == chunk && s->bytes == bytes)
+		return 0;
+	__atomic_store_n(&s->state, 0, __ATOMIC_RELEASE);
+	s->chunk = chunk;
+	s->bytes = bytes;
+	__atomic_store_n(&s->state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void tr_durable_idle(struct tr_thread *t)
+{
+	if (!dur_inline || !t || !t->w || t->guard > 1 || tr_g.finishing ||
+	    __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
+		return;
+	/* a tick on another thread ends first (bounded: it may write a
+	 * snapshot, a few ms) */
+	struct timespec w = { 0, 100000 };
+	int i = 0;
+	while (__atomic_exchange_n(&dur_ticking, 1, __ATOMIC_ACQUIRE)) {
+		if (++i > 200)
+			return;
+		syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
+	}
+	if (publish_own(t) != 0) {
+		int e = *t->errnop, g = t->guard;
+		uint32_t pub = 0;
+		t->guard = 2;
+		if (tr_io_run(tick_io, &pub) != 0)
+			pub = tick();
+		t->guard = g;
+		*t->errnop = e;
+		if (pub)
+			dur_first_left = 0;
+		__atomic_store_n(&dur_next, tr_time() + dur_interval_ticks, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
+}
+
 /* ---- life cycle ---- */
 
 void tr_durable_open(void)
@@ -350,6 +416,8 @@ void tr_durable_open(void)
 		munmap(dur_idx, sizeof(*dur_idx));
 	dur_idx = NULL;
 	dur_snap_ok = 0;
+	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
+		t->dur_slot = 0;   /* (a fork child: the parent's index) */
 	if (tr_cfg.sampling_period_ns) {
 		/* sampling: the symbols of the snapshots are read on tracer-sym,
 		 * a helper of tracer-io, so the tick runs there too */

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * real.c - the real functions behind our interposed symbols, resolved in
- * one table-driven place with dlsym(RTLD_NEXT), plus small utilities
+ * one table-driven place (RTLD_NEXT, else any loaded object but ours), plus small utilities
  * (futex lock, allocation helpers).
  *
  * We do not interpose malloc/calloc, so dlsym's own allocations cannot
  * recurse into us; the per-thread guard keeps everything else untraced.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <linux/futex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,12 +32,89 @@ static const struct tr_real_sym tr_real_table[] = {
 	TR_REAL_SYM(quick_exit),
 };
 
+/* ---- where a real function is ----
+ * RTLD_NEXT finds what comes after libtracer.so in the global scope. A
+ * library opened with dlopen(RTLD_LOCAL) (numpy's OpenBLAS and its libgomp,
+ * mpi4py's libmpi, a plugin) is in no global scope, but the program's calls
+ * into it still reach our wrapper (the global scope, where we are, is
+ * searched first): then every loaded object is asked, never libtracer.so
+ * itself, whose own definition would call itself until the stack ends. */
+
+static void *self_base;   /* libtracer.so's load address */
+
+int tr_in_self(const void *p)
+{
+	Dl_info di;
+	if (!self_base && dladdr((void *)tr_in_self, &di))
+		self_base = di.dli_fbase;
+	return p && dladdr((void *)p, &di) && di.dli_fbase == self_base;
+}
+
+struct names {
+	char **v;
+	size_t n, cap;
+};
+
+static int collect(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct names *nm = arg;
+	if (!info->dlpi_name || !info->dlpi_name[0])
+		return 0;
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? nm->cap * 2 : 64;
+		char **v = realloc(nm->v, cap * sizeof(char *));
+		if (!v)
+			return 1;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	nm->v[nm->n] = strdup(info->dlpi_name);
+	if (nm->v[nm->n])
+		nm->n++;
+	return 0;
+}
+
+/* Every loaded object but libtracer.so (names collected first: no dlopen
+ * while dl_iterate_phdr holds the loader's lock). *handle: the object's
+ * handle (kept open), or NULL. */
+void *tr_dlsym_loaded(const char *name, void **handle)
+{
+	struct names nm = { NULL, 0, 0 };
+	void *p = NULL;
+	if (handle)
+		*handle = NULL;
+	dl_iterate_phdr(collect, &nm);
+	for (size_t i = 0; i < nm.n; i++) {
+		if (!p) {
+			void *h = dlopen(nm.v[i], RTLD_LAZY | RTLD_NOLOAD);
+			if (h) {
+				p = dlsym(h, name);
+				if (p && !tr_in_self(p) && handle)
+					*handle = h;
+				else if (p && !tr_in_self(p))
+					dlclose(h);
+				else {
+					p = NULL;
+					dlclose(h);
+				}
+			}
+		}
+		free(nm.v[i]);
+	}
+	free(nm.v);
+	return p;
+}
+
 void *tr_dlsym_next(const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
-	if (!p)
-		p = dlsym(RTLD_DEFAULT, name);
-	return p;
+	if (p && !tr_in_self(p))
+		return p;
+	p = dlsym(RTLD_DEFAULT, name);
+	if (p && !tr_in_self(p))
+		return p;
+	return tr_dlsym_loaded(name, NULL);
 }
 
 size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)

@@ -174,6 +174,9 @@ struct tr_thread {
 	 * location stopped, and the lowest depth reached while stopped (the
 	 * Leaves and Enters written when recording resumes at the end) */
 	int stop_seen;
+	/* TRACER_DURABLE: the location's slot in the mapped index + 1 (0: none
+	 * yet; set by the tick that first published it) */
+	uint32_t dur_slot;
 	uint32_t stop_depth;
 	uint32_t stop_min;
 	uint32_t stop_stack[128];
@@ -453,6 +456,14 @@ static inline void tr_evt_status(struct tr_thread *t, otf2w_status s)
 /* Stop/restart recording on the calling thread (VT_traceoff/on) with a
  * MeasurementOnOff record. */
 void tr_measurement(struct tr_thread *t, int on);
+
+/* TRACER_DURABLE: the calling thread may wait now (call right after the
+ * Enter of a call that can block: MPI communication, lock and condition
+ * waits, joins, process waits). What it recorded is published, so a kill
+ * during the wait loses none of it: its own position (a few loads and
+ * stores) when nothing was defined since the last snapshot, else a tick.
+ * Guard held (one tracer call deep); nothing without TRACER_DURABLE. */
+void tr_durable_idle(struct tr_thread *t);
 
 /* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated
  * once per region at definition time. */
@@ -750,9 +761,17 @@ void tr_set_global_writer(int yes);
 /* ---- real symbols (dlsym(RTLD_NEXT)) ------------------------------------------------- */
 
 /* Resolve a symbol of the next object after libtracer.so (RTLD_NEXT, then
- * RTLD_DEFAULT). dlsym's own allocations cannot recurse into the tracer: it
- * interposes no allocator, and its objects live on its own heap (mem.c). */
+ * RTLD_DEFAULT, then every loaded object: a library opened with
+ * dlopen(RTLD_LOCAL) is in no global scope); never a definition of
+ * libtracer.so itself (tr_in_self). NULL: no loaded object has it.
+ * dlsym's own allocations cannot recurse into the tracer: it interposes no
+ * allocator, and its objects live on its own heap (mem.c). */
 void *tr_dlsym_next(const char *name);
+/* The last step alone: the first loaded object other than libtracer.so
+ * that defines name (*handle, if given: its dlopen handle, kept open). */
+void *tr_dlsym_loaded(const char *name, void **handle);
+/* p lies in libtracer.so. */
+int tr_in_self(const void *p);
 /* The one table-driven resolver of real functions, used by every module:
  * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
  * a version is given, else tr_dlsym_next) and stored atomically. Returns

@@ -35,79 +35,24 @@
 
 static int abi_state;                        /* 0 undecided, 1 deciding, 2 decided */
 static const struct tr_mpi_abi *abi_active;  /* NULL: pass through */
-static void *self_base;                      /* libtracer.so's load address */
 static void *mpi_dlh;                        /* object where a symbol was last found outside the global scope */
 
 /* ---- symbol lookup ------------------------------------------------------------ */
 
-static int in_self(void *p)
-{
-	Dl_info di;
-	return p && dladdr(p, &di) && di.dli_fbase == self_base;
-}
-
-struct names {
-	char **v;
-	size_t n, cap;
-};
-
-static int collect(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	struct names *nm = arg;
-	if (!info->dlpi_name || !info->dlpi_name[0])
-		return 0;
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? nm->cap * 2 : 64;
-		char **v = realloc(nm->v, cap * sizeof(char *));
-		if (!v)
-			return 1;
-		nm->v = v;
-		nm->cap = cap;
-	}
-	nm->v[nm->n] = strdup(info->dlpi_name);
-	if (nm->v[nm->n])
-		nm->n++;
-	return 0;
-}
-
-/* Every loaded object but libtracer.so (names collected first: no dlopen
- * while dl_iterate_phdr holds the loader's lock). */
-static void *search_loaded(const char *name)
-{
-	struct names nm = { NULL, 0, 0 };
-	void *p = NULL;
-	dl_iterate_phdr(collect, &nm);
-	for (size_t i = 0; i < nm.n; i++) {
-		if (!p) {
-			void *h = dlopen(nm.v[i], RTLD_LAZY | RTLD_NOLOAD);
-			if (h) {
-				p = dlsym(h, name);
-				if (p && !in_self(p))
-					__atomic_store_n(&mpi_dlh, h, __ATOMIC_RELEASE);
-				else {
-					p = NULL;
-					dlclose(h);
-				}
-			}
-		}
-		free(nm.v[i]);
-	}
-	free(nm.v);
-	return p;
-}
-
 void *tr_mpi_lookup(const char *name)
 {
 	void *p = dlsym(RTLD_DEFAULT, name);
-	if (p && in_self(p))
+	if (p && tr_in_self(p))
 		p = dlsym(RTLD_NEXT, name);
 	if (p)
 		return p;
 	void *h = __atomic_load_n(&mpi_dlh, __ATOMIC_ACQUIRE);
-	if (h && (p = dlsym(h, name)) && !in_self(p))
+	if (h && (p = dlsym(h, name)) && !tr_in_self(p))
 		return p;
-	return search_loaded(name);
+	p = tr_dlsym_loaded(name, &h);
+	if (p && h && !__atomic_load_n(&mpi_dlh, __ATOMIC_ACQUIRE))
+		__atomic_store_n(&mpi_dlh, h, __ATOMIC_RELEASE);
+	return p;
 }
 
 /* ---- which ABI ------------------------------------------------------------------ */
@@ -180,9 +125,6 @@ static const char *abi_family(const struct lib_of *l)
 static void decide(void)
 {
 	abi_active = NULL;
-	Dl_info di;
-	if (dladdr((void *)tr_mpi_lookup, &di))
-		self_base = di.dli_fbase;
 	if (!tr_cfg.mpi)
 		return;   /* TRACER_MPI=0: no MPI code path of the tracer at all */
 	void *init = tr_mpi_lookup("PMPI_Init");

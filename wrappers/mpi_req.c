@@ -439,6 +439,11 @@ void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time)
 	START(fn, passthrough);     \
 	tr_mpi_enter(t, t0, rgn)
 
+/* A wait: the thread publishes what it recorded first (TRACER_DURABLE). */
+#define WAIT_BEGIN(fn, passthrough) \
+	BEGIN(fn, passthrough);     \
+	tr_durable_idle(t)
+
 /* Polling calls: the Enter only once the call has completed something
  * (fold), or before it (all). */
 #define POLL_BEGIN(fn, passthrough)         \
@@ -464,7 +469,7 @@ void tr_mpi_poll_flush(struct tr_thread *t, uint64_t time)
 
 TR_EXPORT int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
-	BEGIN(MPI_Wait, PMPI_Wait(request, status));
+	WAIT_BEGIN(MPI_Wait, PMPI_Wait(request, status));
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
@@ -516,7 +521,7 @@ TR_EXPORT int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status 
 
 TR_EXPORT int MPI_Waitall(int count, MPI_Request reqs[], MPI_Status sts[])
 {
-	BEGIN(MPI_Waitall, PMPI_Waitall(count, reqs, sts));
+	WAIT_BEGIN(MPI_Waitall, PMPI_Waitall(count, reqs, sts));
 	struct scratch *s = scratch_find(count, reqs, &sts);
 	int ret = PMPI_Waitall(count, reqs, sts);
 	uint64_t t1 = tr_time();
@@ -558,7 +563,7 @@ TR_EXPORT int MPI_Testall(int count, MPI_Request reqs[], int *flag, MPI_Status s
 
 TR_EXPORT int MPI_Waitany(int count, MPI_Request reqs[], int *index, MPI_Status *status)
 {
-	BEGIN(MPI_Waitany, PMPI_Waitany(count, reqs, index, status));
+	WAIT_BEGIN(MPI_Waitany, PMPI_Waitany(count, reqs, index, status));
 	MPI_Status st;
 	if (status == MPI_STATUS_IGNORE)
 		status = &st;
@@ -635,7 +640,7 @@ static int some_common(struct tr_thread *t, uint64_t t1, struct scratch *s, int 
 
 TR_EXPORT int MPI_Waitsome(int incount, MPI_Request reqs[], int *outcount, int indices[], MPI_Status sts[])
 {
-	BEGIN(MPI_Waitsome, PMPI_Waitsome(incount, reqs, outcount, indices, sts));
+	WAIT_BEGIN(MPI_Waitsome, PMPI_Waitsome(incount, reqs, outcount, indices, sts));
 	struct scratch *s = scratch_find(incount, reqs, &sts);
 	int ret = PMPI_Waitsome(incount, reqs, outcount, indices, sts);
 	uint64_t t1 = tr_time();

@@ -55,6 +55,7 @@ static __attribute__((noinline)) int pth_lock_wait(struct tr_thread *t, uint64_t
 	t->saved_errno = *t->errnop;
 	tr_enter(t, now, tr_pth_rgn[r]);
 	if (blocking) {
+		tr_durable_idle(t);   /* (TRACER_DURABLE: what it recorded is out before it waits) */
 		ret = pth_lock_call(r, l, clk, ts);
 		now = tr_time();
 	}
@@ -292,6 +293,7 @@ static inline int pth_cond_wait(enum tr_pth_rgn r, enum pth_kind k, pthread_cond
 	tr_enter(t, now, tr_pth_rgn[r]);
 	if (tr_pth_released(t, now, m))
 		cu.mutex = m;
+	tr_durable_idle(t);
 	int ret = pth_cond_call(&cu, k, c, m, clk, ts);
 	now = tr_time();
 	if (cu.mutex)
@@ -341,6 +343,7 @@ TR_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	if (!t)
 		return real_pthread_barrier_wait(b);
 	tr_enter(t, tr_time(), tr_pth_rgn[R_BARRIER_WAIT]);
+	tr_durable_idle(t);
 	int ret = real_pthread_barrier_wait(b);
 	tr_leave(t, tr_time(), tr_pth_rgn[R_BARRIER_WAIT]);
 	tr_thread_put(t);

@@ -324,6 +324,7 @@ static inline int pth_join(enum tr_pth_rgn r, enum pth_kind k, pthread_t th, voi
 	struct pth_cu cu = { t, r, NULL };
 
 	tr_enter(t, tr_time(), tr_pth_rgn[r]);
+	tr_durable_idle(t);
 	return pth_joined(t, r, th, pth_join_call(&cu, k, th, rv, clk, ts));
 }
 
