@@ -90,7 +90,7 @@ static void tr_on_quick_exit(void)
 	tr_finish_status(tr_g.exit_status, tr_g.have_exit_status);
 }
 
-static void tr_atfork_prepare(void)
+void tr_atfork_prepare(void)
 {
 	if (!tr_g.initialized)
 		return;
@@ -102,7 +102,7 @@ static void tr_atfork_prepare(void)
 	tr_mem_fork_prepare();   /* innermost: the locks above may allocate */
 }
 
-static void tr_atfork_parent(void)
+void tr_atfork_parent(void)
 {
 	if (!tr_g.initialized)
 		return;
@@ -111,7 +111,7 @@ static void tr_atfork_parent(void)
 	tr_unlock(&tr_g.lock);
 }
 
-static void tr_atfork_child(void)
+void tr_atfork_child(void)
 {
 	if (!tr_g.initialized)
 		return;
@@ -258,6 +258,11 @@ static void sanitizer_hook(void)
 	if (!set_cb)
 		return;
 	int tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	if (tsan) {
+		/* our futex locks and hand-overs, told to ThreadSanitizer (tr_int.h) */
+		tr_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
+		tr_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
+	}
 	const char *o = tr_getenv(tsan ? "TSAN_OPTIONS" : "ASAN_OPTIONS");
 	const char *e = o ? strstr(o, "exitcode=") : NULL;
 	tr_san_exitcode = e ? atoi(e + 9) : tsan ? 66 : 1;

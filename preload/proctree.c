@@ -139,7 +139,10 @@ static uint64_t proc_start(pid_t pid, char *state, pid_t *ppid)
 	return v;
 }
 
-/* 1 when pid maps libtracer.so (reads /proc/<pid>/maps in blocks). */
+/* 1 when pid maps libtracer.so (reads /proc/<pid>/maps in blocks), or when
+ * its maps cannot be read (a process of another user namespace: a fork
+ * child that called unshare(CLONE_NEWUSER) may not read its parent's): such
+ * a process counts as alive, never as an untraced one to be unified away. */
 static int maps_tracer(pid_t pid)
 {
 	char path[64], buf[16384 + 320];
@@ -149,7 +152,7 @@ static int maps_tracer(pid_t pid)
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return 0;
+		return errno != ENOENT && errno != ESRCH;   /* not ours to read (another user namespace): alive */
 	int found = 0;
 	for (;;) {
 		ssize_t r = read(fd, buf + keep, sizeof(buf) - 320);

@@ -232,6 +232,11 @@ void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
 /* fdtable.c: fn(arg) in a short-lived clone child with a descriptor table
  * of its own (shares our memory); 0, or -1 when it cannot (not run). */
 int tr_fd_private_run(void (*fn)(void *), void *arg);
+/* init.c: fork's three steps (pthread_atfork), also around a fork-like
+ * raw clone system call (sandbox.c). */
+void tr_atfork_prepare(void);
+void tr_atfork_parent(void);
+void tr_atfork_child(void);
 extern TR_TLS int tr_fd_private;   /* 1 inside such a call (in the child too) */
 /* The process's pid, also inside that child (whose getpid() is its own):
  * every pid the tracer records or compares comes from here. */

@@ -457,6 +457,10 @@ static inline void tr_evt_status(struct tr_thread *t, otf2w_status s)
  * MeasurementOnOff record. */
 void tr_measurement(struct tr_thread *t, int on);
 
+/* The process is about to sandbox itself (what: the call, for the note):
+ * its archive is finished now, recording stops (preload/sandbox.c). */
+void tr_sandbox_enter(const char *what);
+
 /* TRACER_DURABLE: the calling thread may wait now (call right after the
  * Enter of a call that can block: MPI communication, lock and condition
  * waits, joins, process waits). What it recorded is published, so a kill

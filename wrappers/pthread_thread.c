@@ -416,6 +416,8 @@ TR_EXPORT int prctl(int option, ...)
 	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
 	PTH_INIT(prctl);
+	if (option == PR_SET_SECCOMP && (a2 == 1 || a2 == 2))   /* strict, filter: the archive first */
+		tr_sandbox_enter("prctl(PR_SET_SECCOMP)");
 	int ret = real_prctl(option, a2, a3, a4, a5);
 	if (ret == 0 && option == PR_SET_NAME && a2) {
 		int saved = errno;

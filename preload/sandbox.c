@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * sandbox.c - what a process does to itself that the tracer must see first:
+ * it sandboxes itself (a seccomp filter, strict mode, a landlock ruleset),
+ * ends through the raw exit_group system call, or makes a fork-like child
+ * with the raw clone system call.
+ *
+ * Sandboxes. Once a filter applies, a system call of ours that it forbids
+ * would kill the program (SECCOMP_RET_KILL_*) or fail (every later file of
+ * the archive), and landlock may forbid the archive's directory. So before
+ * the filter is installed the archive of the process is finished (as at its
+ * end: the process tree's part, unified when it is the last), with a
+ * MeasurementOnOff(OFF) on the calling thread and the anchor property
+ * TRACER::RECORDING_STOPPED naming the call; from then on the process runs
+ * untraced and the tracer makes no system call of its own (its exit path
+ * sees the archive finished). Reached through prctl(PR_SET_SECCOMP)
+ * (wrappers/pthread_thread.c) and syscall(SYS_seccomp) /
+ * syscall(SYS_landlock_restrict_self) (libseccomp's seccomp_load, most
+ * sandboxing code); a program that issues the system call instruction
+ * itself is not seen.
+ *
+ * syscall(). The C library's syscall() is interposed: every other number
+ * goes straight to the kernel (the system call instruction here, errno set
+ * as glibc does; not a cancellation point, as glibc's is not), so the
+ * tracer's own calls of syscall() cost one compare more. exit_group
+ * finishes the archive with the status first (as _exit does); a clone
+ * without CLONE_VM (a fork made by hand, as bwrap does) runs fork's three
+ * steps around it, so the child gets a process of its own in the archive
+ * instead of writing into its parent's mapped event files.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "tr_int.h"
+
+#ifndef SYS_landlock_restrict_self
+#define SYS_landlock_restrict_self 446
+#endif
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+
+void tr_sandbox_enter(const char *what)
+{
+	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != tr_self_pid())
+		return;
+	struct tr_thread *t = tr_tls_self;
+	if (t && t->state == TR_T_ACTIVE && t->w && t->guard <= 1) {
+		t->guard++;
+		if (tr_rec_begin(t)) {
+			tr_evt_status(t, otf2w_evt_measurement_on_off(t->w, NULL, tr_time(), OTF2W_MEASUREMENT_OFF));
+			tr_rec_end(t);
+		}
+		t->guard--;
+	}
+	char note[160];
+	snprintf(note, sizeof(note), "%s: the archive was finished before it (the process ran on untraced)", what);
+	if (tr_g.ar)
+		otf2w_archive_set_property(tr_g.ar, "TRACER::RECORDING_STOPPED", note);
+	tr_log_debug("recording stopped at %s", what);
+	tr_finish_status(0, 1);
+}
+
+#if defined(__x86_64__)
+static long raw6(long n, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+	__asm__ __volatile__("syscall"
+			     : "=a"(ret)
+			     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			     : "rcx", "r11", "memory");
+	if ((unsigned long)ret > -4096ul) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+#else
+static long (*real_syscall)(long, ...);
+static long raw6(long n, long a, long b, long c, long d, long e, long f)
+{
+	TR_REAL_INIT(syscall);
+	return real_syscall(n, a, b, c, d, e, f);
+}
+#endif
+
+/* A clone that copies the address space: a new process, like fork. */
+static int fork_like(long n, long a1)
+{
+	uint64_t flags;
+	if (n == SYS_clone)
+		flags = (uint64_t)a1;
+	else if (a1)
+		memcpy(&flags, (const void *)a1, sizeof(flags));   /* struct clone_args: flags first */
+	else
+		return 0;
+	return !(flags & (CLONE_VM | CLONE_THREAD));
+}
+
+TR_EXPORT long syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (tr_likely(n != SYS_seccomp && n != SYS_landlock_restrict_self && n != SYS_exit_group && n != SYS_clone &&
+		      n != SYS_clone3))
+		return raw6(n, a1, a2, a3, a4, a5, a6);
+	if (!tr_is_active() || tr_fd_private)
+		return raw6(n, a1, a2, a3, a4, a5, a6);
+	switch (n) {
+	case SYS_seccomp:
+		if (a1 == 0 || a1 == 1)   /* SECCOMP_SET_MODE_STRICT, _FILTER (not the queries) */
+			tr_sandbox_enter("seccomp()");
+		break;
+	case SYS_landlock_restrict_self:
+		tr_sandbox_enter("landlock_restrict_self()");
+		break;
+	case SYS_exit_group:
+		tr_finish_status((int)a1, 1);   /* (as _exit) */
+		break;
+	default:
+		if (fork_like(n, a1)) {
+			int saved = errno;
+			tr_atfork_prepare();
+			errno = saved;
+			long r = raw6(n, a1, a2, a3, a4, a5, a6);
+			saved = errno;
+			if (r == 0)
+				tr_atfork_child();
+			else
+				tr_atfork_parent();
+			errno = saved;
+			return r;
+		}
+	}
+	return raw6(n, a1, a2, a3, a4, a5, a6);
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""The tracer is invisible to a program that looks at itself, sandboxes
+itself, drops privileges or leaves by the raw system call: untraced and
+traced runs have the same stdout, stderr (less tracer: lines) and exit
+status, and the archive is read back (otf2-print, python3-otf2, the shared
+checks). sandbox_prog.c says what each mode does.
+
+  tasks           /proc/self/task holds 1 task and unshare(CLONE_NEWUSER)
+                  works (no thread of ours), single-threaded and in the fork
+                  child of a 3-thread program
+  unshare         `unshare -U true` and `unshare -r id -u` (Debian's
+                  util-linux) under tracer-run -q: user namespaces need a
+                  single-threaded caller (EINVAL with a thread of ours)
+  setpriv         `setpriv --reuid=65534 --regid=65534 --clear-groups id`
+                  (root only): glibc's setxid broadcast reaches every thread
+  seccomp_process a KILL_PROCESS filter (prctl), then exit(3): exit 3, the
+                  archive finished before the filter (MeasurementOnOff OFF
+                  last before ProgramEnd, anchor TRACER::RECORDING_STOPPED)
+  seccomp_thread  the same with KILL_THREAD through syscall(SYS_seccomp)
+  seccomp_die     a forbidden call after the filter: SIGSYS, as untraced
+  exit_group      syscall(SYS_exit_group, 5) under tracer-run -q: exit 5, no
+                  stderr at all, ProgramEnd 5
+  raw_clone       syscall(SYS_clone, SIGCHLD) 3 times: the child is a process
+                  of its own in the archive (2 location groups), every
+                  archive readable (before: the child wrote into its
+                  parent's event mappings, "This is no chunk header!")
+
+usage: invisible.py CASE   (environment: SANDBOX_PROG, FULL_LIB, TRACER_RUN, WORK)
+"""
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'lib'))
+import runcheck as rc  # noqa: E402
+import tracecheck as tc  # noqa: E402
+
+PROG = os.environ['SANDBOX_PROG']
+LIB = os.environ['FULL_LIB']
+TRACER_RUN = os.environ['TRACER_RUN']
+WORK = os.path.join(os.environ['WORK'], 'invisible')
+ck = rc.Checker()
+
+
+def fresh(name):
+    d = os.path.join(WORK, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def pair(name, argv, cwd=None, expect_rc=None):
+    """argv untraced and traced (default settings); the same output and
+    status; the archive read back. Returns (untraced, traced, archive)."""
+    d = fresh(name)
+    base = rc.run_untraced(argv, timeout=120, cwd=cwd)
+    out = os.path.join(d, 'trace')
+    traced = rc.run_traced(argv, LIB, out, timeout=120, cwd=cwd)[0]
+    if expect_rc is not None:
+        ck.expect(base.returncode == expect_rc, '%s: untraced exit %d, expected %d (%r)' %
+                  (name, base.returncode, expect_rc, base.stderr))
+    rc.compare(ck, base, traced)
+    return base, traced, out
+
+
+def read_back(out, exit_status=None):
+    tr = tc.load(out)
+    tc.otf2_print(tr.anchor, '-Werror')
+    tc.check_all(tr, exit_status=exit_status)
+    return tr
+
+
+def case_tasks():
+    for mode in ('tasks', 'fork-tasks'):
+        base, traced, out = pair(mode, [PROG, mode], expect_rc=0)
+        ck.expect('tasks 1, unshare(CLONE_NEWUSER) ok' in traced.stdout, '%s traced: %r' % (mode, traced.stdout))
+        read_back(out, 0)
+        print('ok %s: %s' % (mode, traced.stdout.strip()))
+
+
+def case_unshare():
+    """Through tracer-run (it unifies the tree from outside the namespace:
+    an image in a user namespace without a uid mapping cannot write into
+    the archive directory)."""
+    if not shutil.which('unshare'):
+        raise rc.Skip('no unshare')
+    for argv, groups in ((['unshare', '-U', 'true'], 1), (['unshare', '-r', 'id', '-u'], 2)):
+        base = rc.run_untraced(argv, timeout=60)
+        if base.returncode != 0:
+            raise rc.Skip('%s fails untraced here: %r' % (' '.join(argv), base.stderr.strip()))
+        out = os.path.join(fresh('unshare%d' % groups), 'trace')
+        r = subprocess.run([TRACER_RUN, '-q', '--lib', LIB, '-o', out] + argv, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60, env=rc.clean_env())
+        ck.expect(r.returncode == base.returncode and r.stdout == base.stdout and r.stderr == base.stderr,
+                  '%s: traced exit %d %r %r, untraced exit %d %r %r' % (' '.join(argv), r.returncode, r.stdout,
+                                                                         r.stderr, base.returncode, base.stdout,
+                                                                         base.stderr))
+        tr = read_back(out, 0)
+        ck.expect(len(tr.location_groups) >= groups, '%s: location groups %s' % (' '.join(argv), tr.location_groups))
+        print('ok %s: exit %d, %r, %d processes in the archive' % (' '.join(argv), r.returncode, r.stdout.strip(),
+                                                                   len(tr.location_groups)))
+
+
+def case_setpriv():
+    if os.geteuid() != 0 or not shutil.which('setpriv'):
+        raise rc.Skip('setpriv needs root')
+    argv = ['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', 'id']
+    # the archive directory is written before the drop: a directory the
+    # dropped user could not write would still be fine (files are open)
+    base, traced, out = pair('setpriv', argv, cwd='/', expect_rc=0)
+    ck.expect('uid=65534' in traced.stdout, 'setpriv traced: %r' % traced.stdout)
+    print('ok setpriv: %r' % traced.stdout.strip())
+
+
+def seccomp(mode, want):
+    base, traced, out = pair(mode, [PROG, mode], expect_rc=want)
+    tr = read_back(out, 0)
+    master = [l for l in tr.locations if l.name == 'Master thread'][0]
+    kinds = [e.kind for e in master.events]
+    ck.expect(kinds[-2:] == ['MeasurementOnOff', 'ProgramEnd'],
+              '%s: the master ends with %s, not MeasurementOnOff, ProgramEnd' % (mode, kinds[-3:]))
+    props = tc.otf2_print(tr.anchor, '-A')
+    ck.expect('TRACER::RECORDING_STOPPED' in props, '%s: no anchor property TRACER::RECORDING_STOPPED' % mode)
+    print('ok %s: exit %d as untraced, %d events before the filter' % (mode, traced.returncode, len(kinds)))
+
+
+def case_seccomp_process():
+    seccomp('seccomp-process', 3)
+
+
+def case_seccomp_thread():
+    seccomp('seccomp-thread', 3)
+
+
+def case_seccomp_die():
+    seccomp('seccomp-die', -31)
+
+
+def case_exit_group():
+    d = fresh('exit_group')
+    out = os.path.join(d, 'trace')
+    base = rc.run_untraced([PROG, 'exit-group', '5'], timeout=60)
+    r = subprocess.run([TRACER_RUN, '-q', '--lib', LIB, '-o', out, PROG, 'exit-group', '5'], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, universal_newlines=True, timeout=60, env=rc.clean_env())
+    ck.expect(base.returncode == 5 and r.returncode == 5, 'exit status %d untraced, %d traced' %
+              (base.returncode, r.returncode))
+    ck.expect(r.stdout == base.stdout, 'stdout %r, untraced %r' % (r.stdout, base.stdout))
+    ck.expect(r.stderr == '', 'tracer-run -q: stderr %r' % r.stderr)
+    read_back(out, 5)
+    print('ok exit_group: exit 5, nothing on stderr, ProgramEnd 5')
+
+
+def case_raw_clone():
+    for i in range(3):
+        files = fresh('raw_clone%d_files' % i)
+        base, traced, out = pair('raw_clone%d' % i, [PROG, 'raw-clone', files], expect_rc=0)
+        ck.expect('child ok' in traced.stdout, 'raw_clone: %r' % traced.stdout)
+        tr = read_back(out, 0)
+        ck.expect(len(tr.location_groups) == 2, 'raw_clone: location groups %s, expected 2 (parent and child)' %
+                  tr.location_groups)
+    print('ok raw_clone: 3 runs, each archive readable with the child as a process of its own')
+
+
+if __name__ == '__main__':
+    name = sys.argv[1]
+    code = rc.run_case(globals()['case_' + name], name)
+    if code == 0:
+        ck.done()
+    sys.exit(code)
