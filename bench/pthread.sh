@@ -13,7 +13,11 @@
 # traced thread or on tracer-io when the program has several threads) and
 # for TRACER_DURABLE=on (records go straight into shared file mappings:
 # full chunks are left to the kernel's writeback). Last line: the traced
-# thread's user + system ns per call with TRACER_DURABLE=on. Before it, when
+# thread's user + system ns per call with TRACER_DURABLE=on. Before it: the
+# whole process's user + system time (every thread, and the short-lived
+# file children of preload/fdtable.c, through GNU time) traced with default
+# settings minus untraced, per call ("pthread whole-process cpu ns per
+# call"; issue target <= 20). Before that, when
 # valgrind is installed, the instructions per traced pair (callgrind, runs of
 # 2m and m pairs: start-up and shut-down cancel), untraced, default writer
 # and TRACER_DURABLE=on: the one figure the machine's load does not move.
@@ -31,9 +35,16 @@ median() { awk -v c="${1:-1}" '{ print $c }' | sort -g | awk '{ v[NR] = $1 } END
 col() { awk -v c="$1" '{ printf "%s ", $c }' "$2"; }
 
 : >"$work/plain"; : >"$work/traced"; : >"$work/off"; : >"$work/durable"
+: >"$work/wplain"; : >"$work/wtraced"
+# whole-process CPU (user + system of every thread and of the processes it
+# waited for, GNU time's wait4): untraced and traced with default settings
 i=0
 while [ "$i" -lt "$reps" ]; do
 	"$bin" "$n" >>"$work/plain"
+	/usr/bin/time -f "%U %S" -a -o "$work/wplain" "$bin" "$n" >/dev/null
+	rm -rf "$work/trace"
+	/usr/bin/time -f "%U %S" -a -o "$work/wtraced" \
+		env TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 LD_PRELOAD="$lib" "$bin" "$n" >/dev/null
 	rm -rf "$work/trace"
 	TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 LD_PRELOAD="$lib" "$bin" "$n" >>"$work/traced"
 	size=$(du -sm "$work/trace" | cut -f1)
@@ -74,5 +85,9 @@ if command -v valgrind >/dev/null 2>&1; then
 	echo "  instructions per lock/unlock pair (callgrind): untraced $(per), traced $(per 1)," \
 		"TRACER_DURABLE=on $(per 1 1)"
 fi
+wp=$(awk '{ print $1 + $2 }' "$work/wplain" | median)
+wt=$(awk '{ print $1 + $2 }' "$work/wtraced" | median)
+echo "  whole process user+system s: untraced $wp, traced $wt (runs: $(awk '{ printf "%.2f ", $1 + $2 }' "$work/wtraced"))"
+awk -v p="$wp" -v t="$wt" -v n="$n" 'BEGIN { printf "pthread whole-process cpu ns per call: %.1f\n", (t - p) * 1e9 / (2 * n) }'
 awk -v u="$(median 2 <"$work/durable")" -v s="$(median 3 <"$work/durable")" \
 	'BEGIN { printf "pthread traced-thread ns per call: %.1f\n", (u + s) / 2 }'

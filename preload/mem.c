@@ -92,9 +92,15 @@ void *__real_calloc(size_t n, size_t m);
 void *__real_realloc(void *p, size_t n);
 void __real_free(void *p);
 
+/* The calling thread's id, asked once per thread (a traced /bin/true made
+ * 400 gettid calls here); a fork child asks again (tr_mem_fork_child). */
+static TR_TLS int mem_tid;
+
 static int self_tid(void)
 {
-	return (int)syscall(SYS_gettid);
+	if (tr_unlikely(!mem_tid))
+		mem_tid = (int)syscall(SYS_gettid);
+	return mem_tid;
 }
 
 /* 1 = locked, 0 = the calling thread already holds it (re-entered from a
@@ -342,6 +348,7 @@ void tr_mem_fork_child(void)
 {
 	M.owner = 0;
 	M.lock = 0;
+	mem_tid = 0;
 }
 
 /* ---- the --wrap entry points --------------------------------------------- */
