@@ -377,6 +377,34 @@ void tr_tree_started(const char *dir)
 	tr_merge.append = 1;
 }
 
+/* The process (root) is about to become uid: its entry in uid's registry
+ * too (/tmp/.tracer-<uid>, made for uid), so the images it execs after
+ * the drop find the tree (its files were handed to uid: sandbox.c). */
+void tr_tree_handover(unsigned uid)
+{
+	char reg[64], r[128], t[160];
+	struct stat st;
+	if (!tr_tree.on || !tr_reg[0] || !tr_tree_dir[0])
+		return;
+	snprintf(reg, sizeof(reg), "/tmp/.tracer-%u", uid);
+	if (mkdir(reg, 0700) == 0) {
+		if (chown(reg, (uid_t)uid, (gid_t)-1) != 0) {
+			rmdir(reg);
+			return;
+		}
+	}
+	if (lstat(reg, &st) || !S_ISDIR(st.st_mode) || (st.st_mode & 077))
+		return;
+	/* one root made and left (an earlier handover cut short): ours to give */
+	if (st.st_uid != (uid_t)uid && (st.st_uid != 0 || chown(reg, (uid_t)uid, (gid_t)-1) != 0))
+		return;
+	snprintf(r, sizeof(r), "%s/%d", reg, (int)tr_self_pid());
+	snprintf(t, sizeof(t), "%s/%d.t%d", reg, (int)tr_self_pid(), (int)tr_self_pid());
+	unlink(t);
+	if (symlink(tr_tree_dir, t) || lchown(t, (uid_t)uid, (gid_t)-1) || rename(t, r))
+		unlink(t);
+}
+
 int tr_tree_fork_child(const char *dir)
 {
 	if (!tr_tree.on)

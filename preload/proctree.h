@@ -35,6 +35,8 @@ void tr_tree_discard(void);
 int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n);
 /* An exec failed after the part was written: the traced life has ended. */
 void tr_tree_exec_failed(void);
+/* The process drops its root privileges to uid: registered for uid too. */
+void tr_tree_handover(unsigned uid);
 /* An MPI launcher's helper daemon (never traced: init.c). */
 int tr_launcher_helper_name(const char *name);
 

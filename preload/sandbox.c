@@ -19,6 +19,9 @@
  * sandboxing code); a program that issues the system call instruction
  * itself is not seen.
  *
+ * Privilege drops (setuid family, below): the archive is handed to the
+ * new user first.
+ *
  * syscall(). The C library's syscall() is interposed: every other number
  * goes straight to the kernel (the system call instruction here, errno set
  * as glibc does; not a cancellation point, as glibc's is not), so the
@@ -36,6 +39,9 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "fsutil.h"
+#include "proctree.h"
 
 #include "tr_int.h"
 
@@ -65,6 +71,77 @@ void tr_sandbox_enter(const char *what)
 		otf2w_archive_set_property(tr_g.ar, "TRACER::RECORDING_STOPPED", note);
 	tr_log_debug("recording stopped at %s", what);
 	tr_finish_status(0, 1);
+}
+
+/* ---- privileges ----
+ * A process running as root that drops to another user (setuid, setresuid,
+ * setpriv, su, runuser) would no longer be allowed to write the archive's
+ * files (root's, 0644 in 0755 directories): its later windows, its part,
+ * the images it execs (their parts, the unification by the last one) would
+ * be lost or go to a second archive. So right before the drop, while it
+ * still may, the archive directory, procs/ and what is in them (two levels:
+ * the parts' directories and their event files) are handed to the new
+ * user. Runs in the private descriptor table (fdtable.c). */
+
+static void chown_entry(const char *path, const char *name, int type, void *ud)
+{
+	(void)name;
+	uid_t uid = *(const uid_t *)ud;
+	if (chown(path, uid, (gid_t)-1) == 0 && type == 4 /* DT_DIR */)
+		tr_dir_each(path, chown_entry, ud);
+}
+
+static void chown_archive(void *ud)
+{
+	uid_t uid = *(const uid_t *)ud;
+	if (chown(tr_g.dir, uid, (gid_t)-1) == 0)
+		tr_dir_each(tr_g.dir, chown_entry, ud);   /* procs/ and its parts, tracer.log, ranks/ */
+	tr_tree_handover((unsigned)uid);
+}
+
+static void priv_drop(uid_t euid)
+{
+	if (euid == (uid_t)-1 || euid == 0 || geteuid() != 0 || !tr_g.initialized || !tr_g.active ||
+	    tr_g.finishing || !tr_g.dir[0])
+		return;
+	int saved = errno;
+	if (tr_io_run(chown_archive, &euid) != 0)
+		chown_archive(&euid);
+	tr_log_debug("the archive directory was handed to uid %u (the process drops its privileges)", (unsigned)euid);
+	errno = saved;
+}
+
+static int (*real_setuid)(uid_t);
+static int (*real_seteuid)(uid_t);
+static int (*real_setreuid)(uid_t, uid_t);
+static int (*real_setresuid)(uid_t, uid_t, uid_t);
+
+TR_EXPORT int setuid(uid_t u)
+{
+	TR_REAL_INIT(setuid);
+	priv_drop(u);
+	return real_setuid(u);
+}
+
+TR_EXPORT int seteuid(uid_t e)
+{
+	TR_REAL_INIT(seteuid);
+	priv_drop(e);
+	return real_seteuid(e);
+}
+
+TR_EXPORT int setreuid(uid_t r, uid_t e)
+{
+	TR_REAL_INIT(setreuid);
+	priv_drop(e);
+	return real_setreuid(r, e);
+}
+
+TR_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
+{
+	TR_REAL_INIT(setresuid);
+	priv_drop(e);
+	return real_setresuid(r, e, s);
 }
 
 #if defined(__x86_64__)

@@ -14,6 +14,9 @@ checks). sandbox_prog.c says what each mode does.
                   single-threaded caller (EINVAL with a thread of ours)
   setpriv         `setpriv --reuid=65534 --regid=65534 --clear-groups id`
                   (root only): glibc's setxid broadcast reaches every thread
+                  (abort with a thread of ours); the id exec'd after the
+                  drop is in the same archive (it is handed to the new user
+                  before the drop)
   seccomp_process a KILL_PROCESS filter (prctl), then exit(3): exit 3, the
                   archive finished before the filter (MeasurementOnOff OFF
                   last before ProgramEnd, anchor TRACER::RECORDING_STOPPED)
@@ -113,7 +116,14 @@ def case_setpriv():
     # dropped user could not write would still be fine (files are open)
     base, traced, out = pair('setpriv', argv, cwd='/', expect_rc=0)
     ck.expect('uid=65534' in traced.stdout, 'setpriv traced: %r' % traced.stdout)
-    print('ok setpriv: %r' % traced.stdout.strip())
+    # one archive: the image exec'd after the drop joined the tree (the
+    # archive was handed to uid 65534 first), no second one (DIR.1)
+    ck.expect(not os.path.exists(out + '.1'), 'setpriv: a second archive %s.1' % out)
+    extra = [l for l in rc.tracer_lines(traced.stderr) if 'archive' not in l or 'already holds' in l]
+    ck.expect(not extra, 'setpriv: tracer lines %s' % extra)
+    tr = read_back(out, 0)
+    ck.expect(len(tr.location_groups) == 2, 'setpriv: location groups %s (want setpriv and id)' % tr.location_groups)
+    print('ok setpriv: %r, %s in one archive' % (traced.stdout.strip(), tr.location_groups))
 
 
 def seccomp(mode, want):
