@@ -8,7 +8,11 @@
 # wall times; the traced wall time includes the unification at the end of
 # the tree (tracer-run runs tracer-merge when the last process has ended),
 # whose seconds tracer-run prints ("unified in S s"): their median too.
-# Ends with "process tree overhead ratio: R" (make -j2: traced / untraced).
+# Then a shell script of 200 short programs (/bin/true) the same way, and
+# the start-up and exit cost of one short process (/bin/true under plain
+# LD_PRELOAD minus untraced: "process start-up ms added", issue target 2).
+# Ends with "process tree overhead ratio: R" (the 200-program script:
+# traced / untraced; issue target 1.5), after the make -j2 ratio.
 set -e
 . "$(dirname "$0")/common.sh"
 reps=${TREE_BENCH_REPS:-5}
@@ -53,4 +57,37 @@ bench() {
 
 bench make 'make clean >/dev/null' make -j2
 bench pipeline ':' sh -c 'seq 200000 | sort -r | head -5'
-printf 'process tree overhead ratio: %.2f\n' "$ratio_make"
+bench script200 ':' sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
+
+# Start-up and exit of one short process: /bin/true 40 times in a row,
+# untraced and under plain LD_PRELOAD (default settings, the same rm of an
+# archive directory in both loops), REPS alternated loops; the median time
+# per process.
+loop40() {
+	t0=$(now)
+	i=0
+	while [ $i -lt 40 ]; do
+		rm -rf "$work/st"
+		if [ "$1" = traced ]; then
+			LD_PRELOAD="$lib" TRACER_OUTPUT="$work/st" TRACER_VERBOSE=0 /bin/true
+		else
+			/bin/true
+		fi
+		i=$((i + 1))
+	done
+	t1=$(now)
+	awk "BEGIN { print ($t1 - $t0) * 1000 / 40 }"
+}
+: >"$work/st.plain"; : >"$work/st.traced"
+i=0
+while [ "$i" -lt "$reps" ]; do
+	loop40 plain >>"$work/st.plain"
+	loop40 traced >>"$work/st.traced"
+	i=$((i + 1))
+done
+sp=$(median <"$work/st.plain")
+stt=$(median <"$work/st.traced")
+printf 'tree start-up: /bin/true untraced %.2f ms, traced %.2f ms (medians of %d loops of 40)\n' "$sp" "$stt" "$reps"
+printf 'process start-up ms added: %.2f\n' "$(awk "BEGIN { print $stt - $sp }")"
+printf 'make -j2 overhead ratio: %.2f\n' "$ratio_make"
+printf 'process tree overhead ratio: %.2f\n' "$ratio_script200"
