@@ -431,24 +431,29 @@ def vite_bars(anchor, shot, script):
     # crossing a vertical line in the middle of the trace
     def column(x):
         return [px[3 * (y * w + x):3 * (y * w + x) + 3] for y in range(h)]
-    x = int(w * 0.45)
-    col = column(x)
     # the background: the most common colour over the timeline (several
     # columns; where the thread bars are long, one column may hold more
     # bar than background)
     bg = collections.Counter(c for f in (0.25, 0.35, 0.45, 0.55, 0.65, 0.75, 0.85, 0.95)
                              for c in column(int(w * f))[h // 8:h * 3 // 4]).most_common(1)[0][0]
-    runs, inside, length = 0, False, 0
-    for y in range(h // 8, h * 3 // 4):
-        c = col[y]
-        dark = c != bg
-        if dark:
-            length += 1
-        elif inside and length >= 10:
-            runs += 1
-        if not dark:
-            length = 0
-        inside = dark
+
+    def bars(x):
+        col = column(x)
+        runs, inside, length = 0, False, 0
+        for y in range(h // 8, h * 3 // 4):
+            c = col[y]
+            dark = c != bg
+            if dark:
+                length += 1
+            elif inside and length >= 10:
+                runs += 1
+            if not dark:
+                length = 0
+            inside = dark
+        return runs
+    # several columns (where a column meets a state change of one rank, two
+    # rows can join): the most bars any of them crosses
+    runs, x = max((bars(int(w * f)), int(w * f)) for f in (0.35, 0.45, 0.55, 0.65, 0.75))
     return colours, runs, x
 
 
