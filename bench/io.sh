@@ -69,7 +69,7 @@ if command -v valgrind >/dev/null 2>&1; then
 		rm -rf "$work/trace"
 		env ${2:+LD_PRELOAD="$lib"} TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 \
 			valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" pwrite "$dir" "$1" 2>&1 >/dev/null |
-			sed -n 's/.*refs: *//p' | tr -d ,
+			callgrind_refs
 	}
 	t1=$(ir $m 1); t2=$(ir $((2 * m)) 1); u1=$(ir $m); u2=$(ir $((2 * m)))
 	echo "  instructions per 4 KiB pwrite (callgrind): untraced $(((u2 - u1) / m)), traced $(((t2 - t1) / m)):" \

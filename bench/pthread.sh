@@ -19,7 +19,8 @@
 # settings minus untraced, per call ("pthread whole-process cpu ns per
 # call"; issue target <= 20). Before that, when
 # valgrind is installed, the instructions per traced pair (callgrind, runs of
-# 2m and m pairs: start-up and shut-down cancel), untraced, default writer
+# 2m and m pairs: start-up and shut-down cancel; the program's own process,
+# not the tracer's short-lived file children), untraced, default writer
 # and TRACER_DURABLE=on: the one figure the machine's load does not move.
 #   PTH_BENCH_N (default 10000000), PTH_BENCH_REPS (default 5)
 set -e
@@ -79,7 +80,7 @@ if command -v valgrind >/dev/null 2>&1; then
 		rm -rf "$work/trace"
 		env ${2:+LD_PRELOAD="$lib"} ${3:+TRACER_DURABLE=on} TRACER_OUTPUT="$work/trace" TRACER_VERBOSE=0 \
 			valgrind --tool=callgrind --callgrind-out-file=/dev/null "$bin" "$1" 2>&1 >/dev/null |
-			sed -n 's/.*refs: *//p' | tr -d ,
+			callgrind_refs
 	}
 	per() { echo $((($(ir $((2 * m)) "$@") - $(ir $m "$@")) / m)); }
 	echo "  instructions per lock/unlock pair (callgrind): untraced $(per), traced $(per 1)," \
