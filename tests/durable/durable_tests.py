@@ -110,6 +110,18 @@ def fd_race():
 # ---- step 2: SIGKILL and recovery ----
 
 # 256K, the smallest chunk: fewer events than 1M chunks need still fill several mapped windows per location
+def stable(look):
+    """The processes look() lists in 5 looks 20 ms apart: not the tracer's
+    short-lived file children (preload/fdtable.c: a clone child lives ~0.1 ms
+    while a traced thread maps its next window or ticks; it has the
+    program's command line)."""
+    seen = set(look())
+    for _ in range(4):
+        time.sleep(0.02)
+        seen &= set(look())
+    return sorted(seen)
+
+
 DURABLE_ENV = {'TRACER_DURABLE': '250ms', 'TRACER_CHUNK': '256K'}
 CHUNK = 256 << 10
 # 10 us of work between two pairs of a thread (lockers.h: time-based, whatever the CPU): 4 threads on the
@@ -353,9 +365,9 @@ def mpi_kill():
                          universal_newlines=True, start_new_session=True)
     p.stdout.readline()
     time.sleep(2.0)
-    ranks = [r for r in subprocess.run(['pgrep', '-f', '^' + prog], stdout=subprocess.PIPE,
-                                       universal_newlines=True).stdout.split()
-             if in_env(r, 'TRACER_OUTPUT=' + archive)]   # (other tests run the program too)
+    ranks = stable(lambda: [r for r in subprocess.run(['pgrep', '-f', '^' + prog], stdout=subprocess.PIPE,
+                                                      universal_newlines=True).stdout.split()
+                            if in_env(r, 'TRACER_OUTPUT=' + archive)])   # (other tests run the program too)
     if len(ranks) != 3:
         os.killpg(p.pid, signal.SIGKILL)
         raise Fail('mpi_kill: %d rank processes found, expected 3' % len(ranks))

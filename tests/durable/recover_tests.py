@@ -210,7 +210,7 @@ def tree_kill_child():
     print('ok tree_kill_child: %d groups, %s: all %d pairs; %s' % (len(gs), g2.name, done, tl[0]))
 
 
-def descendants(pid):
+def descendants_once(pid):
     out, todo = [], [pid]
     while todo:
         kids = subprocess.run(['pgrep', '-P', str(todo.pop())], stdout=subprocess.PIPE,
@@ -218,6 +218,11 @@ def descendants(pid):
         out += [int(k) for k in kids]
         todo += kids
     return out
+
+
+def descendants(pid):
+    """The processes below pid that stay (dt.stable)."""
+    return [int(k) for k in dt.stable(lambda: descendants_once(pid))]
 
 
 @case
