@@ -79,24 +79,53 @@ void tr_sandbox_enter(const char *what)
  * files (root's, 0644 in 0755 directories): its later windows, its part,
  * the images it execs (their parts, the unification by the last one) would
  * be lost or go to a second archive. So right before the drop, while it
- * still may, the archive directory, procs/ and what is in them (two levels:
- * the parts' directories and their event files) are handed to the new
- * user. Runs in the private descriptor table (fdtable.c). */
+ * still may, what the tracer wrote in the archive directory (procs/ and
+ * its parts, ranks/, tracer.log) is handed to the new user, and the
+ * directory itself when it holds nothing else (never the other files of a
+ * directory TRACER_OUTPUT names). Runs in the private descriptor table
+ * (fdtable.c). */
+
+struct handover {
+	uid_t uid;
+	int foreign;   /* the archive directory holds something not the tracer's */
+};
 
 static void chown_entry(const char *path, const char *name, int type, void *ud)
 {
 	(void)name;
-	uid_t uid = *(const uid_t *)ud;
-	if (chown(path, uid, (gid_t)-1) == 0 && type == 4 /* DT_DIR */)
+	const struct handover *h = ud;
+	if (chown(path, h->uid, (gid_t)-1) == 0 && type == 4 /* DT_DIR */)
 		tr_dir_each(path, chown_entry, ud);
+}
+
+/* What the tracer writes at the top of an archive directory. */
+static int ours(const char *name)
+{
+	static const char *const names[] = { "procs", "ranks", "traces", "tracer.log", "traces.def", "traces.otf2" };
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	return !strncmp(name, "traces.", 7);   /* (.part, .tmp names of the unification) */
+}
+
+static void top_entry(const char *path, const char *name, int type, void *ud)
+{
+	struct handover *h = ud;
+	if (!ours(name)) {
+		h->foreign = 1;   /* never another file of a directory named by TRACER_OUTPUT */
+		return;
+	}
+	chown_entry(path, name, type, ud);
 }
 
 static void chown_archive(void *ud)
 {
-	uid_t uid = *(const uid_t *)ud;
-	if (chown(tr_g.dir, uid, (gid_t)-1) == 0)
-		tr_dir_each(tr_g.dir, chown_entry, ud);   /* procs/ and its parts, tracer.log, ranks/ */
-	tr_tree_handover((unsigned)uid);
+	struct handover *h = ud;
+	h->foreign = 0;
+	tr_dir_each(tr_g.dir, top_entry, h);   /* procs/ and its parts, ranks/, tracer.log */
+	if (!h->foreign)
+		(void)chown(tr_g.dir, h->uid, (gid_t)-1);   /* the directory itself only when it is all ours */
+	tr_tree_handover((unsigned)h->uid);
 }
 
 static void priv_drop(uid_t euid)
@@ -105,8 +134,9 @@ static void priv_drop(uid_t euid)
 	    tr_g.finishing || !tr_g.dir[0])
 		return;
 	int saved = errno;
-	if (tr_io_run(chown_archive, &euid) != 0)
-		chown_archive(&euid);
+	struct handover h = { euid, 0 };
+	if (tr_io_run(chown_archive, &h) != 0)
+		chown_archive(&h);
 	tr_log_debug("the archive directory was handed to uid %u (the process drops its privileges)", (unsigned)euid);
 	errno = saved;
 }
