@@ -204,6 +204,16 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* One location's position in the mapped index (recovery reads a slot
+ * only while its state is VALID). */
+static void slot_publish(struct tr_durable_slot *s, uint64_t chunk, uint64_t bytes)
+{
+	__atomic_store_n(&s->state, 0, __ATOMIC_RELEASE);
+	s->chunk = chunk;
+	s->bytes = bytes;
+	__atomic_store_n(&s->state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
+}
+
 /* Returns the positions published (0: none, e.g. nothing recorded yet). */
 static uint32_t tick(void)
 {
@@ -277,10 +287,7 @@ static uint32_t tick(void)
 			dur_idx->slot[k].location = now[i].location;
 			__atomic_store_n(&dur_idx->nslots, used + 1, __ATOMIC_RELEASE);
 		}
-		dur_idx->slot[k].state = 0;
-		dur_idx->slot[k].chunk = now[i].chunk;
-		dur_idx->slot[k].bytes = now[i].bytes;
-		__atomic_store_n(&dur_idx->slot[k].state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
+		slot_publish(&dur_idx->slot[k], now[i].chunk, now[i].bytes);
 	}
 	dur_idx->ticks++;
 	uint64_t t2 = mono_ns();
@@ -294,6 +301,21 @@ static uint32_t tick(void)
 static void tick_io(void *arg)
 {
 	*(uint32_t *)arg = tick();
+}
+
+/* The tick on the calling program thread (under dur_ticking): nothing it
+ * calls is recorded, its files in a table of their own, errno kept. */
+static void tick_here(struct tr_thread *t)
+{
+	int e = *t->errnop, g = t->guard;
+	uint32_t pub = 0;
+	t->guard = 2;
+	if (tr_io_run(tick_io, &pub) != 0)
+		pub = tick();
+	t->guard = g;
+	*t->errnop = e;
+	if (pub)
+		dur_first_left = 0;
 }
 
 static void tick_void(void)
@@ -325,18 +347,8 @@ uint64_t tr_durable_due(uint64_t now)
 		return retry;
 	if (__atomic_exchange_n(&dur_ticking, 1, __ATOMIC_ACQUIRE))
 		return retry;
-	if (!__atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE)) {
-		int e = *t->errnop;
-		int g = t->guard;
-		uint32_t pub = 0;
-		t->guard = 2;   /* what the tick calls is never recorded */
-		if (tr_io_run(tick_io, &pub) != 0)   /* its files in a table of their own */
-			pub = tick();
-		t->guard = g;
-		*t->errnop = e;
-		if (pub)
-			dur_first_left = 0;
-	}
+	if (!__atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
+		tick_here(t);
 	/* until a position is out (the first tick comes before the first
 	 * record: ProgramBegin), the next record ticks again (a few times) */
 	next = dur_first_left && dur_first_left-- ? 0 : tr_time() + dur_interval_ticks;
@@ -359,12 +371,8 @@ static int publish_own(struct tr_thread *t)
 	if (tr_defs_generation() != __atomic_load_n(&dur_gen_saved, __ATOMIC_ACQUIRE))
 		return -1;
 	struct tr_durable_slot *s = &dur_idx->slot[k];
-	if (s->chunk == chunk && s->bytes == bytes)
-		return 0;
-	__atomic_store_n(&s->state, 0, __ATOMIC_RELEASE);
-	s->chunk = chunk;
-	s->bytes = bytes;
-	__atomic_store_n(&s->state, TR_DURABLE_VALID, __ATOMIC_RELEASE);
+	if (s->chunk != chunk || s->bytes != bytes)
+		slot_publish(s, chunk, bytes);
 	return 0;
 }
 
@@ -383,15 +391,7 @@ void tr_durable_idle(struct tr_thread *t)
 		syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
 	}
 	if (publish_own(t) != 0) {
-		int e = *t->errnop, g = t->guard;
-		uint32_t pub = 0;
-		t->guard = 2;
-		if (tr_io_run(tick_io, &pub) != 0)
-			pub = tick();
-		t->guard = g;
-		*t->errnop = e;
-		if (pub)
-			dur_first_left = 0;
+		tick_here(t);
 		__atomic_store_n(&dur_next, tr_time() + dur_interval_ticks, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
