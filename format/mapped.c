@@ -128,7 +128,10 @@ static otf2w_status map_window(void *arg)
 	}
 	void *m = MAP_FAILED;
 	if (!e) {
-		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, (off_t)(c->index * cs));
+		/* the first window of a location is filled page by page: a
+		 * short process touches a page or two of it */
+		int pop = c->index > 0 ? MAP_POPULATE : 0;
+		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED | pop, fd, (off_t)(c->index * cs));
 		if (m == MAP_FAILED)
 			e = errno;
 	}
@@ -136,9 +139,10 @@ static otf2w_status map_window(void *arg)
 	if (e)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
 				     (unsigned long long)cs, path, strerror(e));
-	/* the pages are in the page cache and mapped (MAP_POPULATE: one call,
-	 * about half the kernel time of a fault per page on ext4); the first
-	 * store to each still makes the file system note it dirty */
+	/* later windows: the pages are in the page cache and mapped
+	 * (MAP_POPULATE: one call, about half the kernel time of a fault per
+	 * page on ext4); the first store to each still makes the file system
+	 * note it dirty */
 	c->p = m;
 	c->len = len;
 	return OTF2W_OK;

@@ -436,7 +436,7 @@ void tr_durable_open(void)
 		dur_interval_ticks = 1;
 	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
 	dur_first_left = 8;
-	__atomic_store_n(&dur_next, tr_g.fork_child ? tr_time() + dur_interval_ticks : 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&dur_next, tr_time() + dur_interval_ticks, __ATOMIC_RELEASE);
 }
 
 static void stop_io(void *unused)

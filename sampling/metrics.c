@@ -26,7 +26,6 @@
  * names the accepted ones; tracing goes on without the rejected ones.
  */
 #define _GNU_SOURCE
-#include <papi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +36,7 @@
 #include <unistd.h>
 
 #include "smp_int.h"
+#include "smp_libs.h"
 
 #define MET_MAX 32
 
@@ -115,7 +115,7 @@ static const char *met_papi_reason(int err)
 	switch (err) {
 	case PAPI_ENOEVNT: return "not supported here";
 	case PAPI_ECNFLCT: return "too many counters together";
-	default: return PAPI_strerror(err);
+	default: return smp_papi->PAPI_strerror(err);
 	}
 }
 
@@ -132,8 +132,8 @@ static const char *met_unknown_reason(const char *name, char *buf, size_t cap)
 		snprintf(pre, sizeof(pre), "perf_event");
 	else
 		return "unknown event";
-	for (int i = 0; i < PAPI_num_components(); i++) {
-		const PAPI_component_info_t *ci = PAPI_get_component_info(i);
+	for (int i = 0; i < smp_papi->PAPI_num_components(); i++) {
+		const PAPI_component_info_t *ci = smp_papi->PAPI_get_component_info(i);
 		if (ci && ci->disabled && !strncmp(ci->name, pre, strlen(pre))) {
 			snprintf(buf, cap, "unknown event: PAPI component %.40s disabled: %.120s", ci->name,
 				 ci->disabled_reason[0] ? ci->disabled_reason : "no reason given");
@@ -199,19 +199,21 @@ static void met_init(void)
 	}
 
 	if (npapi_req) {
-		int v = PAPI_library_init(PAPI_VER_CURRENT);
 		const char *why = NULL;
 		char whybuf[300];
-		if (v != PAPI_VER_CURRENT) {
+		int v = PAPI_VER_CURRENT;
+		if (!smp_papi_load("TRACER_METRICS")) {
+			why = "PAPI cannot be loaded";   /* (the reason said once) */
+		} else if ((v = smp_papi->PAPI_library_init(PAPI_VER_CURRENT)) != PAPI_VER_CURRENT) {
 			snprintf(whybuf, sizeof(whybuf), "PAPI unavailable: %s",
-				 v > 0 ? "version mismatch" : PAPI_strerror(v));
+				 v > 0 ? "version mismatch" : smp_papi->PAPI_strerror(v));
 			why = whybuf;
-		} else if (PAPI_thread_init(met_thread_id) != PAPI_OK) {
+		} else if (smp_papi->PAPI_thread_init(met_thread_id) != PAPI_OK) {
 			why = "PAPI_thread_init failed";
 		} else {
 			int any = 0;
-			for (int c = 0; c < PAPI_num_components(); c++) {
-				const PAPI_component_info_t *ci = PAPI_get_component_info(c);
+			for (int c = 0; c < smp_papi->PAPI_num_components(); c++) {
+				const PAPI_component_info_t *ci = smp_papi->PAPI_get_component_info(c);
 				if (ci && !ci->disabled)
 					any = 1;
 			}
@@ -219,7 +221,7 @@ static void met_init(void)
 				why = "no working PAPI component";
 		}
 		int es = PAPI_NULL;
-		if (!why && PAPI_create_eventset(&es) != PAPI_OK)
+		if (!why && smp_papi->PAPI_create_eventset(&es) != PAPI_OK)
 			why = "PAPI_create_eventset failed";
 		for (int i = 0; i < npapi_req; i++) {
 			char b[400];
@@ -229,7 +231,7 @@ static void met_init(void)
 				continue;
 			}
 			int code = 0;
-			int r = PAPI_event_name_to_code(papi_req[i], &code);
+			int r = smp_papi->PAPI_event_name_to_code(papi_req[i], &code);
 			if (r != PAPI_OK) {
 				char rb[250];
 				snprintf(b, sizeof(b), "%.120s (%s)", papi_req[i],
@@ -237,7 +239,7 @@ static void met_init(void)
 				met_append(rejected, sizeof(rejected), b);
 				continue;
 			}
-			r = PAPI_add_event(es, code);
+			r = smp_papi->PAPI_add_event(es, code);
 			if (r != PAPI_OK) {
 				snprintf(b, sizeof(b), "%.120s (%.250s)", papi_req[i], met_papi_reason(r));
 				met_append(rejected, sizeof(rejected), b);
@@ -249,21 +251,21 @@ static void met_init(void)
 		}
 		/* the set must also start: drop from the end until it does */
 		while (!why && met_npapi) {
-			int r = PAPI_start(es);
+			int r = smp_papi->PAPI_start(es);
 			if (r == PAPI_OK) {
 				long long tmp[MET_MAX];
-				PAPI_stop(es, tmp);
+				smp_papi->PAPI_stop(es, tmp);
 				break;
 			}
 			met_npapi--;
 			char b[400];
 			snprintf(b, sizeof(b), "%.120s (%.250s)", met_papi_name[met_npapi], met_papi_reason(r));
 			met_append(rejected, sizeof(rejected), b);
-			PAPI_remove_event(es, met_papi_code[met_npapi]);
+			smp_papi->PAPI_remove_event(es, met_papi_code[met_npapi]);
 		}
 		if (es != PAPI_NULL) {
-			PAPI_cleanup_eventset(es);
-			PAPI_destroy_eventset(&es);
+			smp_papi->PAPI_cleanup_eventset(es);
+			smp_papi->PAPI_destroy_eventset(&es);
 		}
 		met_papi_on = met_npapi > 0;
 	}
@@ -274,7 +276,7 @@ static void met_init(void)
 		PAPI_event_info_t info;
 		const char *desc = "", *punit = NULL;
 		int exponent = 0;
-		if (PAPI_get_event_info(met_papi_code[i], &info) == PAPI_OK) {
+		if (smp_papi->PAPI_get_event_info(met_papi_code[i], &info) == PAPI_OK) {
 			desc = info.long_descr[0] ? info.long_descr : info.short_descr;
 			punit = info.units;
 		}
@@ -316,17 +318,17 @@ static void met_thread_init(struct tr_thread *t)
 	m->tid = (pid_t)syscall(SYS_gettid);
 	t->guard++;   /* PAPI's own locks and allocations are not traced */
 	if (met_papi_on) {
-		int ok = PAPI_create_eventset(&m->es) == PAPI_OK;
+		int ok = smp_papi->PAPI_create_eventset(&m->es) == PAPI_OK;
 		for (int i = 0; ok && i < met_npapi; i++)
-			ok = PAPI_add_event(m->es, met_papi_code[i]) == PAPI_OK;
+			ok = smp_papi->PAPI_add_event(m->es, met_papi_code[i]) == PAPI_OK;
 		if (ok)
-			ok = PAPI_start(m->es) == PAPI_OK;
+			ok = smp_papi->PAPI_start(m->es) == PAPI_OK;
 		if (!ok) {
 			tr_log_warn("metrics: PAPI counters cannot start on thread %u; its Metric records are not written",
 				    t->index);
 			if (m->es != PAPI_NULL) {
-				PAPI_cleanup_eventset(m->es);
-				PAPI_destroy_eventset(&m->es);
+				smp_papi->PAPI_cleanup_eventset(m->es);
+				smp_papi->PAPI_destroy_eventset(&m->es);
 			}
 			free(m);
 			t->guard--;
@@ -349,7 +351,7 @@ void tr_smp_met_record(struct tr_thread *t, uint64_t time)
 	int n = 0;
 	if (met_npapi) {
 		long long pv[MET_MAX];
-		if (!m->papi_ok || PAPI_read(m->es, pv) != PAPI_OK) {
+		if (!m->papi_ok || smp_papi->PAPI_read(m->es, pv) != PAPI_OK) {
 			met_read_errors++;
 			return;
 		}
@@ -407,10 +409,10 @@ static void met_thread_fini(struct tr_thread *t)
 	t->guard++;
 	if (m->papi_ok) {
 		long long tmp[MET_MAX];
-		PAPI_stop(m->es, tmp);
-		PAPI_cleanup_eventset(m->es);
-		PAPI_destroy_eventset(&m->es);
-		PAPI_unregister_thread();
+		smp_papi->PAPI_stop(m->es, tmp);
+		smp_papi->PAPI_cleanup_eventset(m->es);
+		smp_papi->PAPI_destroy_eventset(&m->es);
+		smp_papi->PAPI_unregister_thread();
 	}
 	t->guard--;
 	free(m);

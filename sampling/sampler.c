@@ -31,9 +31,7 @@
  * counted lost (libunwind's per-thread cache is not reentrant).
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -49,6 +47,7 @@
 #include <unistd.h>
 
 #include "smp_sampler.h"
+#include "smp_libs.h"
 
 struct smp_node *tr_smp_nodes;
 uint32_t tr_smp_nnodes;
@@ -402,7 +401,7 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 		t->guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t u0 = tr_time();
-	int n = unw_backtrace(s->sigbuf, (int)s->bufcap);
+	int n = smp_unw->unw_backtrace(s->sigbuf, (int)s->bufcap);
 	s->uticks += tr_time() - u0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (t)
@@ -633,7 +632,7 @@ void tr_smp_thread_init(struct tr_thread *t)
 	 * loader take out of the trace. */
 	t->guard++;
 	s->unwinding = 1;
-	unw_backtrace(s->thrbuf, (int)s->bufcap);
+	smp_unw->unw_backtrace(s->thrbuf, (int)s->bufcap);
 	s->unwinding = 0;
 	t->sampling = s;
 	tr_smp_list_lock_take();
@@ -751,7 +750,7 @@ void tr_smp_write_enter(struct tr_thread *t, uint64_t time, uint32_t region)
 	if (s->nreg < SMP_MAX_REGIONS) {
 		s->unwinding = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		int n = unw_backtrace(s->thrbuf, (int)s->bufcap);
+		int n = smp_unw->unw_backtrace(s->thrbuf, (int)s->bufcap);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		s->unwinding = 0;
 		int i = 0;

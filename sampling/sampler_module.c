@@ -7,9 +7,7 @@
  * and the crash path. The sampling itself: sampler.c.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <errno.h>
-#include <libunwind.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 #include <sys/time.h>
 
 #include "smp_sampler.h"
+#include "smp_libs.h"
 
 static int smp_cue;        /* futex word: bumped by every tick (symbol thread, below) */
 static int smp_sym_state;  /* 0 not started, 1 running, -1 none (the tick defines, as before) */
@@ -84,6 +83,8 @@ static void smp_init(void)
 	uint64_t ns = tr_cfg.sampling_period_ns;
 	if (ns < 10000 && !tr_cfg.sampling_event)
 		ns = 10000;   /* perf's software events have no shorter period either */
+	if (!smp_unwind_load("TRACER_SAMPLING") || !smp_dw_load("TRACER_SAMPLING"))
+		return;
 	tr_smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
 
 	tr_smp_node_cap = SMP_NODE_CAP;
@@ -95,7 +96,7 @@ static void smp_init(void)
 	}
 	tr_smp_nodes = m;
 	/* libunwind: per-thread caches are what a signal handler may use */
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	smp_unw->unw_set_caching_policy(*smp_unw->unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	tr_smp_objects_init();
 
 	struct sigaction sa;

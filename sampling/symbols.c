@@ -23,8 +23,6 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <link.h>
 #include <limits.h>
 #include <sched.h>
@@ -36,6 +34,7 @@
 #include <unistd.h>
 
 #include "smp_int.h"
+#include "smp_libs.h"
 
 struct smp_obj {
 	char *path;           /* file to read (NULL: no file, e.g. vdso) */
@@ -336,15 +335,15 @@ static uint32_t smp_pseudo_region(const char *name, const char *desc)
 static int smp_decl_line(Dwfl_Module *mod, Dwarf_Addr addr)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Die *cu = smp_dw->dwfl_module_addrdie(mod, addr, &bias);
 	if (!cu)
 		return 0;
 	Dwarf_Die *scopes = NULL;
-	int n = dwarf_getscopes(cu, addr - bias, &scopes);
+	int n = smp_dw->dwarf_getscopes(cu, addr - bias, &scopes);
 	int line = 0;
 	for (int i = 0; i < n; i++) {
-		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
-			if (dwarf_decl_line(&scopes[i], &line) != 0)
+		if (smp_dw->dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			if (smp_dw->dwarf_decl_line(&scopes[i], &line) != 0)
 				line = 0;
 			break;
 		}
@@ -357,12 +356,13 @@ static int smp_decl_line(Dwfl_Module *mod, Dwarf_Addr addr)
 static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, struct smp_res *res)
 {
 	static char *debuginfo_path;
-	static const Dwfl_Callbacks cb = {
-		.find_elf = dwfl_build_id_find_elf,
-		.find_debuginfo = dwfl_standard_find_debuginfo,
-		.section_address = dwfl_offline_section_address,
-		.debuginfo_path = &debuginfo_path,
-	};
+	static Dwfl_Callbacks cb;
+	if (!cb.find_elf) {
+		cb.find_elf = smp_dw->dwfl_build_id_find_elf;
+		cb.find_debuginfo = smp_dw->dwfl_standard_find_debuginfo;
+		cb.section_address = smp_dw->dwfl_offline_section_address;
+		cb.debuginfo_path = &debuginfo_path;
+	}
 	if (o && o->dwfl && o->on_io != tr_io_is_self()) {
 		/* opened in another descriptor table: its numbers mean other
 		 * files here; forgotten (never read or closed from here) */
@@ -372,11 +372,11 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 	Dwfl *dwfl = o ? o->dwfl : NULL;
 	Dwfl_Module *mod = o ? o->mod : NULL;
 	if (o && o->path && !dwfl) {
-		dwfl = dwfl_begin(&cb);
+		dwfl = smp_dw->dwfl_begin(&cb);
 		if (dwfl) {
-			dwfl_report_begin(dwfl);
-			mod = dwfl_report_elf(dwfl, o->name, o->path, -1, o->bias, false);
-			dwfl_report_end(dwfl, NULL, NULL);
+			smp_dw->dwfl_report_begin(dwfl);
+			mod = smp_dw->dwfl_report_elf(dwfl, o->name, o->path, -1, o->bias, false);
+			smp_dw->dwfl_report_end(dwfl, NULL, NULL);
 		}
 		o->dwfl = dwfl;
 		o->mod = mod;
@@ -397,10 +397,10 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		int line = 0, bline = 0;
 		if (mod) {
 			memset(&es, 0, sizeof(es));
-			sym = dwfl_module_addrinfo(mod, v[i].addr, &off, &es, NULL, NULL, NULL);
-			Dwfl_Line *l = dwfl_module_getsrc(mod, v[i].addr);
+			sym = smp_dw->dwfl_module_addrinfo(mod, v[i].addr, &off, &es, NULL, NULL, NULL);
+			Dwfl_Line *l = smp_dw->dwfl_module_getsrc(mod, v[i].addr);
 			if (l)
-				file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+				file = smp_dw->dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
 			if (sym)
 				bline = smp_decl_line(mod, v[i].addr);
 		}
@@ -448,7 +448,7 @@ static void smp_dwfl_end(void)
 		/* a session of another descriptor table is only forgotten: closing
 		 * its numbers here would close the program's files */
 		if (smp_objs[i].dwfl && smp_objs[i].on_io == tr_io_is_self())
-			dwfl_end(smp_objs[i].dwfl);
+			smp_dw->dwfl_end(smp_objs[i].dwfl);
 		smp_objs[i].dwfl = NULL;
 		smp_objs[i].mod = NULL;
 	}
