@@ -16,7 +16,10 @@
  * munmap, fallocate or write, no waiting - unless the io thread is behind
  * (it then waits for it) or has no room (full disk: the map is retried
  * synchronously for its error). The first window of a location is mapped
- * synchronously. The last chunk is cut after its end (02 01) with
+ * synchronously; otf2w_archive_set_durable_first: its chunk reserved in
+ * two steps, a part first, the rest in place when that fills (a short
+ * process reserves, zeroes on tmpfs and gives back at close a few pages,
+ * not a chunk). The last chunk is cut after its end (02 01) with
  * ftruncate at close (which also gives back the window mapped ahead).
  *
  * dseq (odd while the owner switches windows) lets another thread read a
@@ -33,6 +36,10 @@
 #include "otf2w_int.h"
 #include "format_int.h"
 
+/* The smallest part of a window worth reserving when the whole one does
+ * not fit: header, a few records and the stop reserve. */
+#define DUR_MIN_WINDOW (16u << 10)
+
 otf2w_status otf2w_archive_set_durable(otf2w_archive *ar, int on)
 {
 	if (!ar)
@@ -40,6 +47,14 @@ otf2w_status otf2w_archive_set_durable(otf2w_archive *ar, int on)
 	if (ar->evt.n)
 		return otf2w__seterr(ar, OTF2W_E_INVALID_CALL, "durable mode must be set before the first event writer");
 	ar->durable = on != 0;
+	return OTF2W_OK;
+}
+
+otf2w_status otf2w_archive_set_durable_first(otf2w_archive *ar, uint64_t bytes)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	ar->dur_first = bytes && bytes < DUR_MIN_WINDOW ? DUR_MIN_WINDOW : bytes;
 	return OTF2W_OK;
 }
 
@@ -84,11 +99,12 @@ struct map_call {
 	uint64_t index;
 	uint8_t *p;
 	uint64_t len;   /* reserved: the chunk, or less when the disk (or RLIMIT_FSIZE) has no more */
+	uint64_t want;  /* to reserve (0: the chunk) */
 };
 
-/* The smallest part of a window worth reserving when the whole one does
- * not fit: header, a few records and the stop reserve. */
-#define DUR_MIN_WINDOW (16u << 10)
+
+
+
 
 /* Open (create) the file, reserve chunk `index`, map it, close. Runs on
  * the io thread (or here on the emergency path). */
@@ -118,8 +134,8 @@ static otf2w_status map_window(void *arg)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
 				     otf2w__open_error(path, errno, why, sizeof(why)));
 	b->file_used = 1;
-	uint64_t cs = b->chunk_size, len = cs;
-	int e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)cs);
+	uint64_t cs = b->chunk_size, len = c->want && c->want < cs ? c->want : cs;
+	int e = otf2w__reserve(fd, (int64_t)(c->index * cs), (int64_t)len);
 	/* no room for the whole window (ENOSPC, EFBIG): the part that fits, so
 	 * that what can still be saved is (the location stops at its end) */
 	while ((e == ENOSPC || e == EFBIG) && len / 2 >= DUR_MIN_WINDOW) {
@@ -130,7 +146,7 @@ static otf2w_status map_window(void *arg)
 	if (!e) {
 		/* the first window of a location is filled page by page: a
 		 * short process touches a page or two of it */
-		int pop = c->index > 0 ? MAP_POPULATE : 0;
+		int pop = c->index > 0 && len == cs ? MAP_POPULATE : 0;
 		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED | pop, fd, (off_t)(c->index * cs));
 		if (m == MAP_FAILED)
 			e = errno;
@@ -145,6 +161,31 @@ static otf2w_status map_window(void *arg)
 	 * note it dirty */
 	c->p = m;
 	c->len = len;
+	return OTF2W_OK;
+}
+
+struct grow_call {
+	struct otf2w_buf *b;
+	uint64_t from, to;   /* bytes of the chunk reserved now, wanted */
+};
+
+/* The rest of the current window's chunk reserved in place (the mapping
+ * covers the whole chunk already). Runs on the io thread. */
+static otf2w_status grow_window(void *arg)
+{
+	struct grow_call *g = arg;
+	struct otf2w_buf *b = g->b;
+	char path[4096];
+	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
+		return otf2w__seterr(b->ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
+	int fd = otf2w__open(path, O_RDWR, 0644);
+	if (fd < 0)
+		return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot open %s: %s", path, strerror(errno));
+	int e = otf2w__reserve(fd, (int64_t)(b->disk_chunks * b->chunk_size + g->from), (int64_t)(g->to - g->from));
+	close(fd);
+	if (e)
+		return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
+				     (unsigned long long)(g->to - g->from), path, strerror(e));
 	return OTF2W_OK;
 }
 
@@ -181,7 +222,7 @@ static void prep_window(void *arg)
 		munmap(b->dold, b->chunk_size);
 		b->dold = NULL;
 	}
-	struct map_call c = { b, b->dnext_index, NULL, 0 };
+	struct map_call c = { b, b->dnext_index, NULL, 0, 0 };
 	otf2w_status st = map_window(&c);
 	b->dnext = st ? NULL : c.p;
 	b->dnext_len = c.len;
@@ -255,7 +296,21 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		otf2w__stop_buffer(b, time);
 		return OTF2W_E_STOPPED;
 	}
-	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL, 0 };
+	/* the first window, partly reserved: the rest of its chunk now */
+	if (b->cur >= 0 && b->dgrow) {
+		struct grow_call g = { b, b->dlen, b->chunk_size };
+		b->dgrow = 0;
+		if (otf2w__io(ar, grow_window, &g) == OTF2W_OK) {
+			b->f.end += b->chunk_size - b->dlen;
+			b->dlen = b->chunk_size;
+			if ((size_t)(b->f.end - b->f.pos) >= need)
+				return OTF2W_OK;
+		}
+		/* no room for it: the next window (whose reserving says why) */
+	}
+	int first = b->cur < 0 && b->disk_chunks == 0;
+	struct map_call c = { b, b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks, NULL, 0,
+			      first ? ar->dur_first : 0 };
 	otf2w_status st = OTF2W_OK;
 	c.p = take_ahead(b, c.index);
 	if (c.p)
@@ -281,6 +336,7 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	b->chunks[0] = c.p;
 	b->nchunks = 1;
 	b->dlen = c.len;
+	b->dgrow = first && ar->dur_first && c.len == ar->dur_first && c.len < b->chunk_size;
 	otf2w__start_chunk(b, 0);
 	b->f.end -= b->chunk_size - c.len;   /* a partly reserved window ends early */
 	seq_end(b);

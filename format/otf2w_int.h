@@ -66,6 +66,7 @@ struct otf2w_buf {
 	 * disk_chunks; dseq is odd while the owner switches windows */
 	uint32_t dseq;
 	int dur_full;                  /* stopped: no space for the next window */
+	int dgrow;                     /* the window's chunk is reserved in part, by choice: grows in place */
 	/* the next window, mapped ahead by the io thread (mapped.c): dnext of
 	 * file chunk dnext_index when dstate is READY; dold, the last full
 	 * window, is unmapped there too */
@@ -154,6 +155,7 @@ struct otf2w_archive {
 	void *io_ud;
 	int emergency;                 /* begin_emergency: no io callback any more */
 	int durable;                   /* event files through shared mappings */
+	uint64_t dur_first;            /* a location's first window reserves this much first (0: its chunk) */
 
 	int files_created;             /* path fixed from now on */
 	int chunks_allocated;          /* memory callbacks fixed from now on */

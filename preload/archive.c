@@ -221,11 +221,15 @@ int tr_archive_prepare(void)
 {
 	tr_g.mpi_expected = tr_cfg.mpi && tr_proc.rank >= 0;
 	tr_g.global_writer = 1;
-	/* a member of a process tree joins its directory (proctree.c) */
+	/* a member of a process tree joins its directory (proctree.c). Its
+	 * part number is its own (the tree's counter); the claim only tells
+	 * tracer-merge about a member killed before it wrote anything: with
+	 * TRACER_DURABLE its proc<N>/ does (made at its first record), so it
+	 * claims nothing (a file less to create and remove per process) */
 	if (tr_tree_prepare(tr_g.dir, sizeof(tr_g.dir)) == 1) {
 		tr_ar_set_arname();
 		snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", tr_g.dir);
-		if (tr_ar_claim(tr_g.dir, tr_ar_name) != 1) {
+		if (!tr_durable_on() && tr_ar_claim(tr_g.dir, tr_ar_name) != 1) {
 			tr_log_error("%s: cannot join the process tree's archive there (%s); tracing disabled",
 				     tr_g.dir, strerror(errno));
 			return -1;
@@ -287,11 +291,22 @@ void tr_set_rank(int rank, int size)
 		tr_g.dir_final = 1;
 		return;
 	}
+	if (tr_tree.on && tr_tree.creator >= 0 && !tr_g.mpi_expected && size == 1) {
+		/* a singleton (MPI_Init without a launcher) that is a part of a
+		 * process tree (a traced shell or script started it): it stays
+		 * that part, its locations and packed definitions keep the
+		 * part's number (tracer-merge unifies it with the others) */
+		tr_g.dir_final = 1;
+		tr_log_debug("MPI singleton: stays part %d of the process tree", tr_tree.part);
+		return;
+	}
 	tr_lock(&tr_g.lock);
 	int old = tr_proc.rank;
 	tr_proc.rank = rank;
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next) {
 		uint64_t id = tr_location_id(t->index);
+		if (id == t->location)
+			continue;   /* (a singleton's rank 0: its ids are already these) */
 		if (t->w && otf2w_evt_writer_set_location(t->w, id) == OTF2W_OK)
 			t->location = id;
 		else if (t->w)

@@ -57,15 +57,31 @@ static void emergency_here(int status, int sig);
 
 /* ---- the shut-down's file work on the tracer-io thread ---- */
 
-struct save_call {
-	int ret, err;
+/* The archive's files at a normal end, in one call of the private
+ * descriptor table (a short process's end is one clone, not four): the
+ * packed definitions for a unification (rank<r>.tdefs, proc<N>.tdefs:
+ * while the event writers still exist, their event counts and last
+ * timestamps go in), the global definitions, the close (every location's
+ * files, the anchor last), then the archive's size for the summary. The
+ * caller holds tr_g.lock. */
+struct close_call {
+	const char *od;
+	int tdefs_ret, tdefs_err;
+	otf2w_status st;
+	uint64_t bytes;
 };
 
-static void tdefs_save_io(void *p)
+static void close_io(void *p)
 {
-	struct save_call *c = p;
-	c->ret = tr_defs_save(tr_ar_tdefs_path, 0);
-	c->err = errno;
+	struct close_call *c = p;
+	if (tr_ar_tdefs_path[0]) {
+		c->tdefs_ret = tr_defs_save(tr_ar_tdefs_path, 0);
+		c->tdefs_err = errno;
+	}
+	tr_defs_write_global(tr_g.gdw, 0);
+	tr_defs_write_cc_maps(tr_g.ar);
+	c->st = otf2w_archive_close(tr_g.ar);
+	c->bytes = dir_bytes(c->od, tr_ar_name);
 }
 
 struct end_call {
@@ -216,19 +232,15 @@ void tr_finish_status(int status, int have_status)
 	if (tr_g.unified)
 		tr_defs_local_range(&range_first, &range_last);
 
-	/* (merge) while the event writers still exist: the locations' event
-	 * counts and the last timestamp go into rank<r>.tdefs */
-	if (tr_ar_tdefs_path[0]) {
-		struct save_call sc = { 0, 0 };
-		tr_ar_io_call(tdefs_save_io, &sc);
-		if (sc.ret)   /* said once, in the summary (a full disk fails more) */
-			note_error_text("cannot write ", tr_ar_tdefs_path, strerror(sc.err));
-	}
 	tr_durable_stop();   /* no tick reads the writers any more */
 	tr_lock(&tr_g.lock);
-	tr_defs_write_global(tr_g.gdw, 0);
-	tr_defs_write_cc_maps(tr_g.ar);
-	otf2w_status st = otf2w_archive_close(tr_g.ar);
+	char od[4200];
+	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
+	struct close_call cc = { od, 0, 0, OTF2W_OK, 0 };
+	tr_ar_io_call(close_io, &cc);
+	if (cc.tdefs_ret)   /* said once, in the summary (a full disk fails more) */
+		note_error_text("cannot write ", tr_ar_tdefs_path, strerror(cc.tdefs_err));
+	otf2w_status st = cc.st;
 	char err[1200];
 	err[0] = 0;
 	if (st != OTF2W_OK)
@@ -253,11 +265,7 @@ void tr_finish_status(int status, int have_status)
 	tr_g.finished = 1;
 	tr_g.active = 0;
 
-	char od[4200];
-	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
-	struct bytes_call bc = { od, tr_ar_name, 0 };
-	tr_ar_io_call(dir_bytes_io, &bc);
-	uint64_t bytes = bc.bytes;
+	uint64_t bytes = cc.bytes;
 	tr_ar_drop_claim();   /* the archive exists now: the claim has served */
 	/* a process tree's member: the last one unifies (tline: its summary) */
 	char tline[1200];

@@ -3,9 +3,12 @@
  * clock.c - the archive's time base.
  *
  * Default: the invariant TSC (constant_tsc + nonstop_tsc in /proc/cpuinfo),
- * read inline by tr_time() (rdtsc, ~12 ns). Its frequency is calibrated
- * against CLOCK_MONOTONIC at start (0.5 ms) and refined at the end over the
- * whole run; it becomes the archive's timer resolution. Otherwise, or with
+ * read inline by tr_time() (rdtsc, ~12 ns). Its frequency is estimated
+ * against CLOCK_MONOTONIC at start (over 50 us: no process waits for a
+ * calibration) and refined over the whole run when definitions are written
+ * (tr_clock_final: at the end, at a durable snapshot); it becomes the
+ * archive's timer resolution. Refined over a run of T, the error of a
+ * timestamp stays at the pairing's uncertainty (tens of ns), whatever T. Otherwise, or with
  * TRACER_CLOCK=monotonic, timestamps are CLOCK_MONOTONIC nanoseconds.
  */
 #include <fcntl.h>
@@ -102,7 +105,7 @@ void tr_clock_init(void)
 		real0 = ts_ns(&rt) - (tr_time_monotonic() - mono0);
 		do
 			pair(&t1, &m1);
-		while (m1 - mono0 < 500000);
+		while (m1 - mono0 < 50000);
 		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
 		if (freq < 1000000ull) {
 			inv = 0;
@@ -125,7 +128,7 @@ void tr_clock_final(void)
 		return;
 	uint64_t t1 = 0, m1 = 0;
 	pair(&t1, &m1);
-	if (m1 - mono0 >= 50000000ull && t1 > tsc0)
+	if (m1 - mono0 >= 1000000ull && t1 > tsc0)
 		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
 }
 

@@ -52,6 +52,7 @@ static uint64_t dur_interval_ticks;
 static int dur_ticking;               /* a thread runs the tick */
 static int dur_first_left;            /* ticks at the next record until a position is out */
 static uint64_t dur_gen_saved;        /* tr_defs_generation() of the last snapshot */
+static int dur_wrote;                 /* a snapshot was (begun to be) written: cleanup has work */
 
 static void parse(void)
 {
@@ -255,7 +256,10 @@ static uint32_t tick(void)
 	int saved = 1;
 	if (!dur_snap_ok || sig != dur_sig) {
 		/* not saved: the positions wait (they may refer to definitions
-		 * the last snapshot lacks) */
+		 * the last snapshot lacks); the clock's resolution as measured
+		 * over the run so far */
+		tr_clock_final();
+		dur_wrote = 1;
 		saved = write_snapshot() == 0 && tr_archive_save_tdefs() == 0;
 		if (saved) {
 			dur_sig = sig;
@@ -305,8 +309,11 @@ static void tick_io(void *arg)
 
 /* The tick on the calling program thread (under dur_ticking): nothing it
  * calls is recorded, its files in a table of their own, errno kept. */
+static uint64_t dur_last_tick;   /* when a program thread last ticked (archive clock) */
+
 static void tick_here(struct tr_thread *t)
 {
+	__atomic_store_n(&dur_last_tick, tr_time(), __ATOMIC_RELEASE);
 	int e = *t->errnop, g = t->guard;
 	uint32_t pub = 0;
 	t->guard = 2;
@@ -390,9 +397,16 @@ void tr_durable_idle(struct tr_thread *t)
 			return;
 		syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
 	}
-	if (publish_own(t) != 0) {
+	/* its position if the definitions it needs are saved; else a tick,
+	 * when this location has never been published (what it recorded is
+	 * out before it blocks) or the last tick is a sixteenth of an
+	 * interval old (a thread that waits again and again, each time after
+	 * defining something new, does not write a snapshot each time) */
+	uint64_t now = tr_time();
+	if (publish_own(t) != 0 &&
+	    (!t->dur_slot || now >= __atomic_load_n(&dur_last_tick, __ATOMIC_ACQUIRE) + dur_interval_ticks / 16)) {
 		tick_here(t);
-		__atomic_store_n(&dur_next, tr_time() + dur_interval_ticks, __ATOMIC_RELEASE);
+		__atomic_store_n(&dur_next, now + dur_interval_ticks, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
 }
@@ -416,8 +430,11 @@ void tr_durable_open(void)
 		munmap(dur_idx, sizeof(*dur_idx));
 	dur_idx = NULL;
 	dur_snap_ok = 0;
+	dur_wrote = 0;
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		t->dur_slot = 0;   /* (a fork child: the parent's index) */
+	if (!tr_cfg.sampling_period_ns)   /* (samples written in a handler cannot grow a window) */
+		otf2w_archive_set_durable_first(tr_g.ar, 64u << 10);
 	if (tr_cfg.sampling_period_ns) {
 		/* sampling: the symbols of the snapshots are read on tracer-sym,
 		 * a helper of tracer-io, so the tick runs there too */
@@ -449,7 +466,9 @@ void tr_durable_stop(void)
 {
 	if (!dur_interval_ns)
 		return;
-	if (tr_io_run(stop_io, NULL) != 0)
+	/* ticks on tracer-io (sampling): stopped there, between two ticks;
+	 * on the program's threads: the flag, then a running tick ends */
+	if (dur_inline || tr_io_run(stop_io, NULL) != 0)
 		__atomic_store_n(&dur_stopped, 1, __ATOMIC_RELEASE);
 	/* a tick running on another thread ends first (bounded: that thread
 	 * may be stopped for good, e.g. a debugger or SIGSTOP) */
@@ -480,6 +499,8 @@ void tr_durable_cleanup(int crash)
 	if (!dur_interval_ns)
 		return;
 	dur_stopped = 1;
+	if (!dur_idx && !dur_snap_ok && !dur_wrote)
+		return;   /* no tick wrote anything (a short process) */
 	char dir[4400];
 	tr_archive_own_path(dir, sizeof(dir), ".recovery");
 	/* every file in it (an MPI rank's snapshot also has empty files of

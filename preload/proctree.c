@@ -53,6 +53,14 @@ static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps *
 static struct tr_helper tr_merge;  /* bin/tracer-merge --final DIR (spawn.c) */
 static int tr_merge_ok;            /* prepared: the tool is installed */
 static char tr_merge_log[4200];
+/* TRACER_OUTPUT when absolute (trailing slashes off), else "": a process
+ * started with it finds its tree's live entries there directly. */
+static char tr_env_dir[4096];
+/* This process's own live entry needs its registry link too: its tree's
+ * directory is not tr_env_dir (a default name, a relative TRACER_OUTPUT,
+ * DIR.1 of a second run), so its children could not find it from their
+ * environment. */
+static int tr_reg_self = 1;
 
 /* ---- small async-signal-safe helpers ---- */
 
@@ -231,7 +239,10 @@ static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int 
 	/* an entry for another process (self 0) never replaces the one it wrote itself */
 	if (write_file_excl(p, b, (size_t)n, !self && pid != tr_self_pid()))
 		return -1;
-	if (!tr_reg[0])
+	/* the link: for every entry but a process's own one at its start when
+	 * its environment names the directory (what most processes of a tree
+	 * are: a file less to make and remove each) */
+	if (!tr_reg[0] || (self && pid == tr_self_pid() && !tr_reg_self))
 		return 0;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
@@ -278,7 +289,14 @@ static int lookup(pid_t pid, uint64_t start, char *dir, size_t n)
 	char r[128];
 	uint64_t st;
 	int part, self;
-	if (!tr_reg[0] || !start)
+	if (!start)
+		return -1;
+	/* the directory the environment names first (no registry link then) */
+	if (tr_env_dir[0] && live_read(tr_env_dir, pid, &st, &part, &self) == 0 && st == start && part >= 0) {
+		snprintf(dir, n, "%s", tr_env_dir);
+		return part;
+	}
+	if (!tr_reg[0])
 		return -1;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	ssize_t l = readlink(r, dir, n - 1);
@@ -341,6 +359,12 @@ int tr_tree_prepare(char *dir, size_t n)
 		return -1;
 	find_lib_name();
 	tr_tree.on = 1;
+	tr_env_dir[0] = 0;
+	if (tr_cfg.output[0] == '/') {
+		snprintf(tr_env_dir, sizeof(tr_env_dir), "%s", tr_cfg.output);
+		for (size_t l = strlen(tr_env_dir); l > 1 && tr_env_dir[l - 1] == '/';)
+			tr_env_dir[--l] = 0;
+	}
 	tr_self_start = proc_start(tr_self_pid(), NULL, NULL);
 	pid_t pp = getppid();
 	uint64_t pstart = proc_start(pp, NULL, NULL);
@@ -358,6 +382,20 @@ int tr_tree_prepare(char *dir, size_t n)
 		}
 	}
 	tr_tree.creator = -1;
+	/* under tracer-run (its directory named by the environment, its tree
+	 * started): a process that no member registered - its parent died
+	 * before it started the tracer, an orphan - is still of the run, a
+	 * part without creator, never an archive DIR.1 nobody unifies */
+	char t[4200];
+	snprintf(t, sizeof(t), "%.4000s/procs/tree", tr_env_dir);
+	if (tr_env_dir[0] && tr_getenv("TRACER_LAUNCHER") && access(t, F_OK) == 0) {
+		snprintf(dir, n, "%s", tr_env_dir);
+		int mine = take_part(dir);
+		if (mine > 0) {
+			tr_tree.part = mine;
+			return 1;
+		}
+	}
 	tr_tree.part = 0;   /* choose_dir claims procs/proc0 of a fresh directory */
 	each_entry(tr_reg, reg_stale, NULL);
 	return 0;
@@ -366,6 +404,7 @@ int tr_tree_prepare(char *dir, size_t n)
 void tr_tree_started(const char *dir)
 {
 	snprintf(tr_tree_dir, sizeof(tr_tree_dir), "%s", dir);
+	tr_reg_self = !tr_env_dir[0] || strcmp(tr_env_dir, dir) != 0;
 	if (tr_tree.part == 0)
 		take_part(dir);   /* the root's counter: 0 taken */
 	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)tr_self_pid());

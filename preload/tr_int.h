@@ -141,7 +141,7 @@ const char *tr_getenv(const char *name);
 
 /* clock.c */
 void tr_clock_init(void);
-void tr_clock_final(void);   /* refine the resolution at the end */
+void tr_clock_final(void);   /* refine the resolution over the run so far (end, snapshots) */
 uint64_t tr_clock_realtime_of(uint64_t ticks);  /* ns since epoch of a timestamp */
 uint64_t tr_clock_freq(void);
 

@@ -86,6 +86,11 @@ TR_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 TR_EXPORT int sigsuspend(const sigset_t *mask)
 {
+	/* the thread blocks until a signal (dash's `wait` for its jobs:
+	 * WNOHANG, then sigsuspend): what it recorded is published first
+	 * (TRACER_DURABLE), as before the process waits (preload/procwait.c) */
+	if (tr_tls_self)
+		tr_durable_idle(tr_tls_self);
 	sigset_t c;
 	const sigset_t *s = smk_filter(SIG_SETMASK, mask, &c, __builtin_return_address(0));
 	if (smk_real_sigsuspend)

@@ -141,7 +141,14 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 	memset(res, 0, sizeof(*res));
 	uint64_t size = (uint64_t)st.st_size;
 	uint8_t *buf = calloc(1, cs + 64);
-	if (size % cs != 0) {
+	/* completed by the process: cut right after its end (02 01). A file
+	 * whose last chunk is only partly reserved (a location's first window:
+	 * preload reserves 64 KiB of it first; a nearly full disk) has zeros
+	 * there instead: the process was killed. */
+	uint8_t tail[2] = { 0, 0 };
+	int completed = size % cs != 0 && size >= 2 && read_full(fd, tail, 2, (off_t)(size - 2)) == 2 &&
+			tail[0] == 0x02 && tail[1] == 0x01;
+	if (completed) {
 		/* ended by the process itself (cut after 02 01), perhaps after
 		 * the last tick: its last time (ClockProperties cover it) */
 		for (uint64_t c = size / cs + 1; buf && c-- > 0 && !res->last_time && c + 2 > size / cs;) {
@@ -163,14 +170,17 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 	size_t depth = 0, cap = 0;
 	int begin = 0, end = 0, ret = 0;
 	uint64_t cut_chunk = 0, cut_bytes = HDR, chunk_first = 1, nev = 0, k;
-	if (slot && slot->state == TR_DURABLE_VALID && (slot->chunk + 1) * cs <= size && slot->bytes >= HDR &&
+	if (slot && slot->state == TR_DURABLE_VALID && slot->chunk * cs + slot->bytes <= size && slot->bytes >= HDR &&
 	    slot->bytes <= cs) {
 		cut_chunk = slot->chunk;
 		cut_bytes = slot->bytes;
 	}
 	size_t pos = HDR;
 	for (k = 0; k <= cut_chunk && size > 0; k++) {
-		if (read_full(fd, buf, cs, (off_t)(k * cs)) != (int)cs || buf[0] != 0x03) {
+		/* (the last chunk may be reserved in part: the rest reads as zeros) */
+		uint64_t have = k * cs < size ? (size - k * cs < cs ? size - k * cs : cs) : 0;
+		memset(buf + have, 0, cs - have);
+		if (!have || read_full(fd, buf, have, (off_t)(k * cs)) != (int)have || buf[0] != 0x03) {
 			/* unreadable chunk: the file ends before it */
 			cut_chunk = k ? k - 1 : 0;
 			break;
@@ -820,6 +830,13 @@ static long running_member(const char *procs)
 	if (dd)
 		closedir(dd);
 	return found;
+}
+
+long tracer_tree_running(const char *dir)
+{
+	char procs[4200];
+	snprintf(procs, sizeof(procs), "%.4000s/procs", dir);
+	return running_member(procs);
 }
 
 /* The archives of an MPI run's ranks in DIR/ranks, recovered (recovered:

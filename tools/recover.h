@@ -30,6 +30,8 @@ int tracer_recover_killed(const char *d, const char *name);
  * the run's one line in line. 0, -2 when tracer-merge is not next to this
  * program, -1 when it failed. */
 int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_t n);
+/* A process of the tree in DIR/procs still runs: its pid, else 0. */
+long tracer_tree_running(const char *dir);
 int tracer_recover_main(int argc, char **argv);
 
 #endif

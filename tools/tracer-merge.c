@@ -414,6 +414,29 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 
 /* ---- process trees ---- */
 
+/* A tree member's live entry left behind (live.<pid>: "<start> <part>
+ * <self>", preload/proctree.c; a member removes its own when it ends): the
+ * part of a process killed before it wrote anything (with the flush
+ * writer, not even a directory), so that load_ranks names it; -1 for any
+ * other entry (not a live entry, or one a parent wrote for a child that
+ * never started the tracer). */
+static int live_part(const char *name)
+{
+	int pid, self = 0, part = -1, n = 0;
+	unsigned long long start;
+	char p[4400];
+	if (strcmp(pfx, "proc") || sscanf(name, "live.%d%n", &pid, &n) != 1 || name[n])
+		return -1;
+	snprintf(p, sizeof(p), "%.4000s/%s", rdir, name);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu %d %d", &start, &part, &self) != 3 || !self)
+		part = -1;
+	fclose(f);
+	return part;
+}
+
 static unsigned long long file_bytes(const char *p)
 {
 	struct stat st;
@@ -607,13 +630,19 @@ int main(int argc, char **argv)
 	}
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		/* a rank: its anchor, its definitions or its claim (killed early) */
-		int r, known = 0;
+		/* a rank: its anchor, its definitions, its claim or (a member of
+		 * a tree, which claims nothing) its directory of event files:
+		 * killed early, named by load_ranks */
+		int r = -1, known = 0, len = 0;
 		char tail[8];
 		char fmt[16];
-		snprintf(fmt, sizeof(fmt), "%s%%d.%%7s", pfx);
-		if (sscanf(de->d_name, fmt, &r, tail) != 2 || r < 0 ||
-		    (strcmp(tail, "otf2") && strcmp(tail, "tdefs") && strcmp(tail, "claim")))
+		snprintf(fmt, sizeof(fmt), "%s%%d%%n.%%7s", pfx);
+		int got = sscanf(de->d_name, fmt, &r, &len, tail);
+		int part_dir = got == 1 && !de->d_name[len] && (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN);
+		if (!part_dir && got < 1)
+			part_dir = (r = live_part(de->d_name)) >= 0;   /* a member that wrote nothing at all */
+		if (r < 0 || (!part_dir && (got != 2 || (strcmp(tail, "otf2") && strcmp(tail, "tdefs") &&
+							  strcmp(tail, "claim")))))
 			continue;
 		for (int i = 0; i < nranks; i++)
 			known |= ranks[i].r == r;

@@ -29,6 +29,11 @@
  *   bytes, seconds spent unifying). TRACER_DURABLE: tracer-merge first
  *   recovers the parts of processes that were killed (SIGKILL, OOM
  *   killer); the line then says "recovered" and how many were killed.
+ * - tracer-run killed (SIGKILL): the program gets SIGKILL too (its
+ *   PR_SET_PDEATHSIG, set before exec), as `kill -KILL` of an untraced
+ *   program's pid ends the program; a watcher process (forked before the
+ *   program, outside its tree) then waits for the tree's last process and
+ *   recovers and unifies the archive, its line on stderr (watch_start).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -44,6 +49,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -341,6 +347,107 @@ static int unify_tree(const char *dir, int quiet)
 	return 1;
 }
 
+/* ---- the watcher ----
+ * Forked by tracer-run (twice: no child of it; when tracer-run is a pid
+ * namespace's init, a child without exit signal), outside the program's
+ * tree: it holds the read end of a
+ * pipe whose write end only tracer-run has. At a normal end tracer-run
+ * writes a byte and the watcher leaves; end of file without it: tracer-run
+ * was killed (SIGKILL: no handler ran). The program got SIGKILL then (its
+ * PR_SET_PDEATHSIG); once no process of the tree runs any more, the
+ * watcher does what tracer-run would have: recover, unify, one line. It
+ * ignores the signals a terminal or a `kill` of the job's group sends (it
+ * has its own group), holds no descriptor of the program's but stderr,
+ * and reads nothing. */
+static int watch_fd = -1;
+static pid_t watch_pid;
+
+static void watch_run(int rfd, const char *dir, int quiet)
+{
+	static const int ign[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTTOU, SIGUSR1, SIGUSR2, SIGALRM };
+	for (size_t k = 0; k < sizeof(ign) / sizeof(ign[0]); k++)
+		signal(ign[k], SIG_IGN);
+	setpgid(0, 0);
+	prctl(PR_SET_NAME, "tracer-watch", 0, 0, 0);
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (nul >= 0) {
+		dup2(nul, 0);
+		dup2(nul, 1);
+	}
+	for (int fd = 3; fd < 1024; fd++)
+		if (fd != rfd)
+			close(fd);
+	char c;
+	ssize_t r;
+	while ((r = read(rfd, &c, 1)) < 0 && errno == EINTR)
+		;
+	if (r == 1)
+		_exit(0);   /* tracer-run ended the run itself */
+	struct timespec tick = { 0, 100000000 };
+	while (tracer_tree_running(dir))
+		nanosleep(&tick, NULL);
+	int recovered = tracer_recover_dir(dir, stderr) == 0;
+	if (!unify_tree(dir, quiet) && !recovered && !quiet)
+		fprintf(stderr, "tracer: tracer-run was killed; the archive is in %s\n", dir);
+	_exit(0);
+}
+
+static void watch_start(const char *dir, int quiet)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC))
+		return;
+	fflush(NULL);
+	pid_t w;
+	if (getpid() != 1) {
+		/* forked twice, before we reap orphans: no child of ours (the
+		 * program is tracer-run's one child, as `pgrep -P` shows) */
+		w = fork();
+		if (w == 0) {
+			if (fork() == 0) {
+				close(p[1]);
+				watch_run(p[0], dir, quiet);
+			}
+			_exit(0);
+		}
+		int st;
+		if (w > 0 && waitpid(w, &st, 0) == w && WIFEXITED(st) && !WEXITSTATUS(st))
+			w = 0;   /* (no child left to reap) */
+		else
+			w = -1;
+	} else {
+		/* the init of a pid namespace (a container's): orphans would come
+		 * back to us; a child without exit signal (raw clone, no SIGCHLD)
+		 * that our wait for the tree (waitpid(-1)) never sees;
+		 * watch_done reaps it */
+		w = (pid_t)syscall(SYS_clone, 0L, NULL, NULL, NULL, NULL);
+		if (w == 0) {
+			close(p[1]);
+			watch_run(p[0], dir, quiet);
+		}
+	}
+	close(p[0]);
+	if (w < 0) {
+		close(p[1]);
+		return;
+	}
+	watch_fd = p[1];
+	watch_pid = w;
+}
+
+/* The run ended under tracer-run's control: the watcher leaves. */
+static void watch_done(void)
+{
+	if (watch_fd >= 0 && write(watch_fd, "d", 1) != 1)
+		(void)0;
+	if (watch_fd >= 0)
+		close(watch_fd);
+	watch_fd = -1;
+	while (watch_pid > 0 && waitpid(watch_pid, NULL, __WCLONE) < 0 && errno == EINTR)
+		;
+	watch_pid = 0;
+}
+
 /* ---- main ---- */
 
 /* exec failed: the shell's words and statuses (127 not found, 126 else) */
@@ -397,18 +504,29 @@ static int empty_dir(const char *p)
 }
 
 /* A fresh directory for this run: DIR, else DIR.1, DIR.2 ... (an existing
- * non-empty directory holds an earlier run). */
+ * non-empty directory holds an earlier run). Claimed by creating its
+ * tracer.log (the processes' notices, TRACER_LAUNCHER) with O_EXCL: of two
+ * runs started together with the same -o, which both find DIR new or
+ * empty, one gets it, the other goes on to DIR.1. */
 static void claim_dir(char *dir, size_t n)
 {
-	char c[PATH_MAX + 16];
+	char c[PATH_MAX + 16], log[PATH_MAX + 32];
 	for (int i = 0; i < 10000; i++) {
 		if (i == 0)
 			snprintf(c, sizeof(c), "%s", dir);
 		else
 			snprintf(c, sizeof(c), "%.4000s.%d", dir, i);
 		if (mkdir(c, 0755) == 0 || (errno == EEXIST && empty_dir(c))) {
-			snprintf(dir, n, "%s", c);
-			return;
+			snprintf(log, sizeof(log), "%s/tracer.log", c);
+			int fd = open(log, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+			if (fd >= 0) {
+				close(fd);
+				snprintf(dir, n, "%s", c);
+				return;
+			}
+			if (errno != EEXIST)
+				return;   /* the library reports the error */
+			continue;     /* another run took it just now */
 		}
 		if (errno != EEXIST)
 			return;   /* the library reports the error */
@@ -532,7 +650,10 @@ int main(int argc, char **argv)
 	setenv("TRACER_OUTPUT", dir, 1);
 	setenv("TRACER_LAUNCHER", log, 1);
 
+	const char *verb0 = getenv("TRACER_VERBOSE");
+	watch_start(dir, verb0 && !strcmp(verb0, "0"));   /* (before we become a subreaper) */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	pid_t me = getpid();
 	sigset_t all, old_mask;
 	sigfillset(&all);
 	sigprocmask(SIG_BLOCK, &all, &old_mask);
@@ -542,6 +663,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (pid == 0) {
+		/* tracer-run killed: the program too (SIGKILL, as untraced) */
+		prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+		if (getppid() != me)
+			_exit(128 + SIGKILL);   /* killed in between */
 		sigprocmask(SIG_SETMASK, &old_mask, NULL);
 		setenv("LD_PRELOAD", pre, 1);
 		execvp(prog[0], prog);
@@ -573,6 +698,7 @@ int main(int argc, char **argv)
 			child_pid = 0;
 		}
 	}
+	watch_done();
 	/* TRACER_DURABLE: a process killed without writing its archive (SIGKILL) */
 	int recovered = tracer_recover_dir(dir, stderr) == 0;
 	const char *verb = getenv("TRACER_VERBOSE");

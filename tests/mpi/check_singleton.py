@@ -3,9 +3,13 @@
 """Singleton MPI run (the program started without mpirun, one rank) under
 libtracer.so: the same stdout, stderr (less tracer: lines) and exit status
 as untraced, one valid one-rank archive (otf2-print -Werror, the reference
-reader, every event within ClockProperties) and one exit line, and no
-archive of Open MPI's helper daemon (the singleton's MPI_Init starts
-orted/prted, which inherits LD_PRELOAD).
+reader, every event within ClockProperties) and one exit line (no other
+tracer: line), and no archive of Open MPI's helper daemon (the singleton's
+MPI_Init starts orted/prted, which inherits LD_PRELOAD). Then the same
+program started by a traced shell (`sh -c PROG`, the shell's archive
+directory): one archive of the tree whose MPI process is a part with its
+MPI events (it was left out: its packed definitions named rank 0, not its
+part).
 
 usage: check_singleton.py --lib LIB --prog PROG --out DIR
 """
@@ -47,8 +51,8 @@ def main():
     rc.compare(ck, plain, p)
     dirs = archive_dirs(parent, base)
     ck.expect(dirs == [base], "archive directories %r: the helper daemon was traced" % dirs)
-    lines = [l for l in rc.tracer_lines(p.stderr) if l.startswith("tracer: archive")]
-    ck.expect(len(lines) == 1, "want one exit line, got %r" % lines)
+    lines = rc.tracer_lines(p.stderr)
+    ck.expect(len(lines) == 1 and lines[0].startswith("tracer: archive"), "want one exit line, got %r" % lines)
     try:
         tc.otf2_print(a.out, "-Werror")
         tr = tc.load(a.out)
@@ -63,6 +67,30 @@ def main():
         print("read back:", tr)
     except tc.CheckError as e:
         ck.fail(str(e))
+
+    # started by a traced shell: a part of the shell's tree
+    sh_out = a.out + "_sh"
+    for f in archive_dirs(parent, base + "_sh"):
+        shutil.rmtree(os.path.join(parent, f), ignore_errors=True)
+    argv = ["sh", "-c", a.prog + "; echo status $?"]
+    plain = rc.run_untraced(argv, timeout=120)
+    p, _ = rc.run_traced(argv, a.lib, sh_out, {"TRACER_VERBOSE": "1"}, timeout=120)
+    rc.compare(ck, plain, p)
+    try:
+        anchor = os.path.join(sh_out, "traces.otf2")
+        tc.otf2_print(anchor, "-Werror")
+        tr = tc.load(anchor)
+        tc.check_all(tr, exit_status=0)
+        prog = os.path.basename(a.prog)
+        groups = list(tr.location_groups)
+        mine = [g for g in groups if g.startswith(prog + " (pid ")]
+        ck.expect(len(mine) == 1 and any(g.startswith("sh (pid ") for g in groups),
+                  "location groups %r, want sh's and %s's" % (groups, prog))
+        for r in ("MPI_Init", "MPI_Finalize", "MPI_Bcast", "MPI_Allreduce"):
+            ck.expect(tr.count("Enter", region=r), "under sh: no Enter of %s" % r)
+        print("under sh, read back:", tr)
+    except tc.CheckError as e:
+        ck.fail("under sh: " + str(e))
     return ck.done()
 
 

@@ -264,8 +264,9 @@ def make_j2():
 
 @case
 def killed_child():
-    """A child killed by SIGKILL (its part recovered: ProgramEnd 137, what it recorded before the durability tick at
-    its first write; with the flush writer left out) and one killed by SIGTERM (its part has ProgramEnd 143)."""
+    """A child killed by SIGKILL at once (before its first durability tick, one interval after its start: left out,
+    one line in the merge log; the flush writer too) and one killed by SIGTERM (its part has ProgramEnd 143).
+    Parts recovered after a tick: durable.tree_kill, durable.tree_kill_child."""
     # (each child kills itself: the shell's "Killed"/"Terminated" lines do not depend on timing)
     cmd = ['sh', '-c', 'sh -c \'echo child; kill -KILL $$\'; echo killed $?; '
            'sh -c \'kill -TERM $$\'; echo term $?; exit 0']
@@ -274,14 +275,9 @@ def killed_child():
     gs, tr = check_tree(prefix, exit_status=0)
     ends = [l.events[-1].ev.exit_status for l in tr.locations if l.name == 'Master thread']
     log = open(os.path.join(prefix, 'procs', 'tracer-merge.log')).read()
-    if os.environ.get('TREE_DURABLE') == 'off':
-        # the flush writer: nothing of the SIGKILLed one is on disk; sh and the SIGTERMed sh, the other named
-        if 128 + signal.SIGTERM not in ends or 'left out' not in log or len(gs) != 2:
-            ck.fail('killed_child: %d groups, exit statuses %s, merge log %r' % (len(gs), ends, log))
-    elif (128 + signal.SIGTERM not in ends or 128 + signal.SIGKILL not in ends or
-          '(1 killed, recovered)' not in log or len(gs) != 3):
-        # sh, the SIGTERMed sh and the SIGKILLed one (recovered: the tick at its first record published nothing,
-        # the one at its write to stdout its ProgramBegin)
+    # nothing of the SIGKILLed one is saved (it never waited, and lived less than an interval); sh and the
+    # SIGTERMed sh; the SIGKILLed one named in the log
+    if 128 + signal.SIGTERM not in ends or 'left out' not in log or len(gs) != 2:
         ck.fail('killed_child: %d groups, exit statuses %s, merge log %r' % (len(gs), ends, log))
     print('ok killed_child: %d groups, exit statuses %s; merge log: %s' % (len(gs), sorted(ends),
                                                                           log.strip().replace('\n', ' | ')[:300]))
@@ -336,6 +332,103 @@ def tracer_run_status():
         one_summary('tracer_run_status', r)
         gs, tr = check_tree(prefix, exit_status=want if want >= 0 else 128 - want, min_groups=2)
     print('ok tracer_run_status: exit 7, SIGTERM, SIGSEGV forwarded; one archive each')
+
+
+def children_of(pid):
+    """The pids of pid's children (/proc/<pid>/task/*/children)."""
+    kids = []
+    for f in glob.glob('/proc/%d/task/*/children' % pid):
+        try:
+            kids += [int(x) for x in open(f).read().split()]
+        except OSError:
+            pass
+    return kids
+
+
+def gone(pid):
+    """pid has ended (no such process, or a zombie nobody reaps)."""
+    try:
+        st = open('/proc/%d/stat' % pid).read()
+    except OSError:
+        return True
+    return st[st.rindex(')') + 2] in 'ZX'
+
+
+@case
+def tracer_run_killed():
+    """kill -KILL of tracer-run's pid ends the program as it ends the untraced program (the shell a job control
+    `tracer-run ./app &` gives that pid); the archive is then recovered and unified all the same, its one line on
+    tracer-run's stderr (by tracer-run's watcher: TRACER_DURABLE; the flush writer: the parts that ended)."""
+    import subprocess
+    base, u, t = rt.fresh('tracer_run_killed')
+    # sh waits for true, then for sleep (a durability tick at each wait); killed while sleep runs, which goes on
+    # (untraced too) and ends normally: the tree ends with it
+    argv = ['sh', '-c', '/bin/true; sleep 2; echo never']
+    untraced = subprocess.Popen(argv, cwd=u, env=rt.clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    untraced.kill()
+    uout, _ = untraced.communicate(timeout=60)
+    prefix = os.path.join(base, 'archive')
+    p = subprocess.Popen(rt.tracer_run_argv(prefix, argv), cwd=t, env=rt.clean_env(), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True)
+    deadline = time.time() + 30
+    kids = []
+    while not kids and time.time() < deadline:
+        time.sleep(0.1)
+        kids = [k for k in children_of(p.pid)]
+    time.sleep(1.0)   # past the first durability interval: the shell has waited for a child (a tick)
+    kids = children_of(p.pid)
+    p.kill()
+    ends = time.time() + 10
+    while time.time() < ends and not all(gone(k) for k in kids):
+        time.sleep(0.05)
+    left = [k for k in kids if not gone(k)]
+    for k in left:
+        os.kill(k, signal.SIGKILL)
+    out, err = p.communicate(timeout=120)   # (the watcher holds stderr until it is done)
+    if untraced.returncode != -signal.SIGKILL or p.returncode != -signal.SIGKILL or not kids or left or \
+            out != uout.decode():
+        ck.fail('tracer_run_killed: untraced %s, traced %s; program pids %s, still running %s' %
+                (untraced.returncode, p.returncode, kids, left))
+    lines = rc.tracer_lines(err)
+    durable = os.environ.get('TREE_DURABLE') != 'off'
+    if len(lines) != 1 or '/traces.otf2' not in lines[0] or (durable and 'recovered' not in lines[0]):
+        ck.fail('tracer_run_killed: stderr should be one line of the recovered archive, is %r' % lines)
+    if durable:
+        gs, tr = check_tree(prefix, min_groups=3)   # sh (recovered), true, sleep
+        ends = sorted(l.events[-1].ev.exit_status for l in tr.locations if l.name == 'Master thread')
+        if ends != [0, 0, 128 + signal.SIGKILL]:
+            ck.fail('tracer_run_killed: exit statuses %s, expected sh 137, true and sleep 0' % ends)
+    else:
+        # the flush writer: the killed shell's part is lost, its children's parts have no creator
+        tc.otf2_print(tc.load(os.path.join(prefix, 'traces.otf2')).anchor)
+    print('ok tracer_run_killed: program ended with tracer-run; %s' % lines[0].strip())
+
+
+@case
+def same_output():
+    """Two tracer-run started together with one -o: one archive each, DIR and DIR.1, both complete, each run's
+    summary naming its own."""
+    import subprocess
+    base, u, t = rt.fresh('same_output')
+    prefix = os.path.join(base, 'archive')
+    argv = ['sh', '-c', 'sleep 0.3; /bin/true']
+    ps = [subprocess.Popen(rt.tracer_run_argv(prefix, argv), cwd=t, env=rt.clean_env(), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True) for _ in range(2)]
+    outs = [p.communicate(timeout=120) for p in ps]
+    lines = sorted(l for _, err in outs for l in rc.tracer_lines(err))
+    want = sorted('%s/traces.otf2' % d for d in (prefix, prefix + '.1'))
+    named = sorted(re.sub(r'^tracer: archive (\S+):.*', r'\1', l).strip() for l in lines)
+    if any(p.returncode for p in ps) or named != want:
+        ck.fail('same_output: exit %s, summaries %r (expected one each for %s)' % ([p.returncode for p in ps],
+                                                                                  lines, want))
+    for d in (prefix, prefix + '.1'):
+        tr = tc.load(os.path.join(d, 'traces.otf2'))
+        tc.otf2_print(tr.anchor)
+        if len([l for l in tr.locations if l.name == 'Master thread']) != 3:
+            ck.fail('same_output: %s: %d processes, expected 3 (sh, sleep, true)' % (
+                d, len([l for l in tr.locations if l.name == 'Master thread'])))
+    print('ok same_output: %s' % ' | '.join(l.strip() for l in lines))
 
 
 @case
