@@ -383,7 +383,10 @@ static int publish_own(struct tr_thread *t)
 	return 0;
 }
 
-void tr_durable_idle(struct tr_thread *t)
+/* often: the wait is one a program makes again and again, each time
+ * after something new was defined (a shell's wait for each command): a
+ * tick at most every sixteenth of an interval then, besides the first */
+static void idle(struct tr_thread *t, int often)
 {
 	if (!dur_inline || !t || !t->w || t->guard > 1 || tr_g.finishing ||
 	    __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
@@ -397,18 +400,28 @@ void tr_durable_idle(struct tr_thread *t)
 			return;
 		syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
 	}
-	/* its position if the definitions it needs are saved; else a tick,
-	 * when this location has never been published (what it recorded is
-	 * out before it blocks) or the last tick is a sixteenth of an
-	 * interval old (a thread that waits again and again, each time after
-	 * defining something new, does not write a snapshot each time) */
+	/* its position if the definitions it needs are saved; else a tick
+	 * (often: when this location was never published - what it recorded
+	 * is out before it blocks - or the last tick is a sixteenth of an
+	 * interval old) */
 	uint64_t now = tr_time();
 	if (publish_own(t) != 0 &&
-	    (!t->dur_slot || now >= __atomic_load_n(&dur_last_tick, __ATOMIC_ACQUIRE) + dur_interval_ticks / 16)) {
+	    (!often || !t->dur_slot ||
+	     now >= __atomic_load_n(&dur_last_tick, __ATOMIC_ACQUIRE) + dur_interval_ticks / 16)) {
 		tick_here(t);
 		__atomic_store_n(&dur_next, now + dur_interval_ticks, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
+}
+
+void tr_durable_idle(struct tr_thread *t)
+{
+	idle(t, 0);
+}
+
+void tr_durable_idle_often(struct tr_thread *t)
+{
+	idle(t, 1);
 }
 
 /* ---- life cycle ---- */

@@ -7,7 +7,8 @@
  * and a thread that waits records nothing). A shell waiting for its
  * command, make, a launcher or a wrapper script is then part of the
  * recovered tree when the whole tree is killed while it waits, its events
- * up to the wait. With WNOHANG nothing blocks: nothing is done. Nothing is
+ * up to the wait (tr_durable_idle_often: a shell waits for each of its
+ * commands). With WNOHANG nothing blocks: nothing is done. Nothing is
  * recorded; the call and its result are the program's.
  */
 #include <sys/resource.h>
@@ -25,7 +26,7 @@ static void before_wait(int options)
 {
 	struct tr_thread *t = tr_tls_self;
 	if (!(options & WNOHANG) && t)
-		tr_durable_idle(t);
+		tr_durable_idle_often(t);
 }
 
 TR_EXPORT pid_t wait(int *status)

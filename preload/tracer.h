@@ -463,11 +463,15 @@ void tr_sandbox_enter(const char *what);
 
 /* TRACER_DURABLE: the calling thread may wait now (call right after the
  * Enter of a call that can block: MPI communication, lock and condition
- * waits, joins, process waits). What it recorded is published, so a kill
+ * waits, joins). What it recorded is published, so a kill
  * during the wait loses none of it: its own position (a few loads and
  * stores) when nothing was defined since the last snapshot, else a tick.
  * Guard held (one tracer call deep); nothing without TRACER_DURABLE. */
 void tr_durable_idle(struct tr_thread *t);
+/* The same before a wait the program makes again and again, each time
+ * after defining something new (a shell's wait for each command): a tick
+ * at most every sixteenth of an interval (besides the location's first). */
+void tr_durable_idle_often(struct tr_thread *t);
 
 /* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated
  * once per region at definition time. */

@@ -90,7 +90,7 @@ TR_EXPORT int sigsuspend(const sigset_t *mask)
 	 * WNOHANG, then sigsuspend): what it recorded is published first
 	 * (TRACER_DURABLE), as before the process waits (preload/procwait.c) */
 	if (tr_tls_self)
-		tr_durable_idle(tr_tls_self);
+		tr_durable_idle_often(tr_tls_self);
 	sigset_t c;
 	const sigset_t *s = smk_filter(SIG_SETMASK, mask, &c, __builtin_return_address(0));
 	if (smk_real_sigsuspend)

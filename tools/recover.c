@@ -10,7 +10,7 @@
  * Each event file is cut after the last whole record before its committed
  * position (a file the process completed itself is left alone), the
  * regions still open there get their Leave at the location's last time,
- * the master location its ProgramEnd (exit status 128 + 9: the run was
+ * a thread that began (ThreadBegin) its ThreadEnd, the master location its ProgramEnd (exit status 128 + 9: the run was
  * killed), the file ends (02 01); the trace length of ClockProperties is
  * widened to the last event; the definitions become NAME.def and the
  * anchor NAME.otf2 (last: a reader never sees a half-recovered archive).
@@ -111,6 +111,25 @@ static uint32_t cu32(const uint8_t *p)
 	return v;
 }
 
+/* A compressed unsigned integer at *p (n bytes, then n little-endian
+ * bytes; ff: all ones), *p moved past it, never past lim. */
+static uint64_t take_cu(const uint8_t **p, const uint8_t *lim)
+{
+	const uint8_t *q = *p;
+	if (q >= lim)
+		return 0;
+	if (*q == 0xff) {
+		*p = q + 1;
+		return UINT64_MAX;
+	}
+	uint64_t v = 0;
+	int n = *q++;
+	for (int i = 0; i < n && i < 8 && q < lim; i++)
+		v |= (uint64_t)*q++ << (8 * i);
+	*p = q;
+	return v;
+}
+
 static uint8_t *put_cu(uint8_t *p, uint64_t v)
 {
 	int n = 0;
@@ -130,8 +149,9 @@ static void put_header(uint8_t *c, uint64_t first, uint64_t last)
 	memcpy(c + 10, &last, 8);
 }
 
-/* Fix one event file; master: ProgramEnd. -1 on an I/O error. */
-static int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, uint64_t cs,
+/* Fix one event file; master: ProgramEnd (at end_at, when that is later
+ * than its own last record). -1 on an I/O error. */
+static int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, uint64_t cs, uint64_t end_at,
 		   struct loc_result *res)
 {
 	int fd = open(path, O_RDWR | O_CLOEXEC);
@@ -169,6 +189,10 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 	uint32_t *stack = NULL;
 	size_t depth = 0, cap = 0;
 	int begin = 0, end = 0, ret = 0;
+	/* a thread's ThreadBegin (its contingent and sequence count) and
+	 * whether its ThreadEnd is in: recovered, it ends with one */
+	int tbegin = 0, tend = 0;
+	uint64_t tcont = 0, tseq = 0;
 	uint64_t cut_chunk = 0, cut_bytes = HDR, chunk_first = 1, nev = 0, k;
 	if (slot && slot->state == TR_DURABLE_VALID && slot->chunk * cs + slot->bytes <= size && slot->bytes >= HDR &&
 	    slot->bytes <= cs) {
@@ -213,6 +237,13 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 					begin = 1;
 				} else if (t == 84) {
 					end = 1;
+				} else if (t == 63 && !master) {   /* ThreadBegin: contingent, sequence */
+					const uint8_t *f = buf + pos + (buf[pos + 1] == 0xff ? 10 : 2), *fl = buf + pos + l;
+					tcont = take_cu(&f, fl);
+					tseq = take_cu(&f, fl);
+					tbegin = 1;
+				} else if (t == 65) {
+					tend = 1;
 				}
 			}
 			pos += l;
@@ -228,9 +259,11 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 		chunk_first = 1;
 		depth = 0;
 		begin = end = 0;
+		tbegin = tend = 0;
 	}
-	/* the records to append: time, Leaves, ProgramEnd, end of file */
-	size_t need = 9 + depth * 6 + (master && begin && !end ? 12 : 0) + 2;
+	int thread_end = tbegin && !tend;
+	/* the records to append: time, Leaves, ThreadEnd, ProgramEnd, end of file */
+	size_t need = 9 + depth * 6 + (thread_end ? 16 : 0) + (master && begin && !end ? 12 : 0) + 2;
 	uint64_t at = cut_chunk * cs;
 	if (size == 0)
 		memset(buf, 0, cs);
@@ -246,7 +279,9 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 		memset(buf, 0, cs);
 	}
 	uint8_t *p = buf + pos;
-	if (depth || (master && begin && !end) || pos == HDR) {
+	if (depth || thread_end || (master && begin && !end) || pos == HDR) {
+		if (end_at > res->last_time)
+			res->last_time = end_at;   /* (never before what is recorded) */
 		*p++ = 5;
 		memcpy(p, &res->last_time, 8);
 		p += 8;
@@ -254,6 +289,20 @@ static int fix_evt(const char *path, const struct tr_durable_slot *slot, int mas
 	while (depth) {
 		*p++ = 13;
 		p = put_cu(p, stack[--depth]);
+		nev++;
+	}
+	if (thread_end) {
+		/* ThreadEnd: the thread's contingent, its begin's sequence count */
+		*p++ = 65;
+		uint8_t *lp = p++;
+		uint8_t *v = p;
+		if (tcont > 0xffffffffu)
+			*v++ = 0xff;   /* (undefined) */
+		else
+			v = put_cu(v, tcont);
+		v = put_cu(v, tseq);
+		*lp = (uint8_t)(v - p);
+		p = v;
 		nev++;
 	}
 	if (master && begin && !end) {
@@ -539,34 +588,42 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 	size_t nlc = 0;
 	DIR *dd = opendir(evtdir);
 	struct dirent *e;
-	while (dd && (e = readdir(dd))) {
-		if (!has_suffix(e->d_name, ".evt"))
-			continue;
-		uint64_t loc = strtoull(e->d_name, NULL, 10);
-		const struct tr_durable_slot *s = NULL;
-		for (uint64_t i = 0; i < ix->nslots && i < TR_DURABLE_SLOTS; i++)
-			if (ix->slot[i].location == loc)
-				s = &ix->slot[i];
-		struct loc_result r = { 0, 0, 0 };
-		int master = (loc & 0xffffffffu) == 0;
-		snprintf(p, sizeof(p), "%.4300s/%.255s", evtdir, e->d_name);
-		int rc = fix_evt(p, s, master, ix->chunk_size, &r);
-		if (rc < 0)
-			errors++;
-		if (master && (rc == 1 || r.begin))
-			master_begin = 1;
-		if (rc == 0) {
-			struct loc_count *m = realloc(lc, (nlc + 1) * sizeof(*lc));
-			if (m) {
-				lc = m;
-				lc[nlc].id = loc;
-				lc[nlc++].events = r.events;
+	/* the other threads first, the master last: its ProgramEnd comes at
+	 * the latest time recovered of any location (a master that waited in
+	 * a join recorded nothing while its threads ran on) */
+	for (int pass = 0; dd && pass < 2; pass++) {
+		rewinddir(dd);
+		while ((e = readdir(dd))) {
+			if (!has_suffix(e->d_name, ".evt"))
+				continue;
+			uint64_t loc = strtoull(e->d_name, NULL, 10);
+			if (((loc & 0xffffffffu) == 0) != (pass == 1))
+				continue;
+			const struct tr_durable_slot *s = NULL;
+			for (uint64_t i = 0; i < ix->nslots && i < TR_DURABLE_SLOTS; i++)
+				if (ix->slot[i].location == loc)
+					s = &ix->slot[i];
+			struct loc_result r = { 0, 0, 0 };
+			int master = (loc & 0xffffffffu) == 0;
+			snprintf(p, sizeof(p), "%.4300s/%.255s", evtdir, e->d_name);
+			int rc = fix_evt(p, s, master, ix->chunk_size, master ? last : 0, &r);
+			if (rc < 0)
+				errors++;
+			if (master && (rc == 1 || r.begin))
+				master_begin = 1;
+			if (rc == 0) {
+				struct loc_count *m = realloc(lc, (nlc + 1) * sizeof(*lc));
+				if (m) {
+					lc = m;
+					lc[nlc].id = loc;
+					lc[nlc++].events = r.events;
+				}
 			}
+			nloc++;
+			events += r.events;
+			if (r.last_time > last)
+				last = r.last_time;
 		}
-		nloc++;
-		events += r.events;
-		if (r.last_time > last)
-			last = r.last_time;
 	}
 	if (dd)
 		closedir(dd);

@@ -152,6 +152,17 @@ def check_recovered(archive, out_lines, kill_time, what):
     info = tc.otf2_print(tr.anchor, '-A')
     if 'TRACER::RUN_END' not in info or 'killed' not in info:
         raise Fail('%s: the recovered anchor does not say the run was killed' % what)
+    # semantically complete: every thread that began ends (ThreadEnd its last record), the process's
+    # ProgramEnd is its latest event
+    for l in tr.locations:
+        kinds = [e.kind for e in l.events]
+        if 'ThreadBegin' in kinds and kinds[-1] != 'ThreadEnd':
+            raise Fail('%s: location %s began (ThreadBegin) but its last record is %s, not ThreadEnd'
+                       % (what, l.name, kinds[-1]))
+    ends = [e.time for l in tr.locations for e in l.events if e.kind == 'ProgramEnd']
+    latest = max(e.time for l in tr.locations for e in l.events)
+    if not ends or max(ends) < latest:
+        raise Fail('%s: ProgramEnd %s before the latest event %d' % (what, ends, latest))
     # pthread_mutex_unlock is recorded as ThreadReleaseLock (no region)
     got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
     want = pairs_before(out_lines, kill_time - 1.0)
