@@ -271,6 +271,19 @@ def timeout_kill():
     end = time.clock_gettime(time.CLOCK_MONOTONIC)
     if r.returncode != 137 and r.returncode != -9:
         raise Fail('timeout -s KILL: rc %d' % r.returncode)
+    # timeout sends SIGKILL to its process group, itself included: it may be gone while the program
+    # still exits (unmapping its windows takes a while on a loaded machine); recovery starts once the
+    # program has ended (gone, or a zombie nobody reaps)
+    for live in glob.glob(os.path.join(archive, 'procs', 'live.*')):
+        pid = int(os.path.basename(live).split('.')[1])
+        for _ in range(300):
+            try:
+                st = open('/proc/%d/stat' % pid).read()
+            except OSError:
+                break
+            if st[st.rindex(')') + 2] in 'ZX':
+                break
+            time.sleep(0.1)
     got, want, nev = check_recovered(archive, r.stdout.splitlines(), end, 'timeout -s KILL')
     if want == 0:
         raise Fail('timeout -s KILL: the program printed nothing before %.1fs' % (end - start - 1))
