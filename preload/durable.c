@@ -421,7 +421,14 @@ void tr_durable_idle(struct tr_thread *t)
 
 void tr_durable_idle_often(struct tr_thread *t)
 {
+	/* called by an interposed function before it passes the call on:
+	 * only in plain context (not from a signal handler that interrupted
+	 * the tracer), one tracer call deep like a wrapper */
+	if (!t || t->guard)
+		return;
+	t->guard++;
 	idle(t, 1);
+	t->guard--;
 }
 
 /* ---- life cycle ---- */
@@ -512,7 +519,7 @@ void tr_durable_cleanup(int crash)
 	if (!dur_interval_ns)
 		return;
 	dur_stopped = 1;
-	if (!dur_idx && !dur_snap_ok && !dur_wrote)
+	if (!dur_idx && !dur_wrote)
 		return;   /* no tick wrote anything (a short process) */
 	char dir[4400];
 	tr_archive_own_path(dir, sizeof(dir), ".recovery");

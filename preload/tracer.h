@@ -470,7 +470,10 @@ void tr_sandbox_enter(const char *what);
 void tr_durable_idle(struct tr_thread *t);
 /* The same before a wait the program makes again and again, each time
  * after defining something new (a shell's wait for each command): a tick
- * at most every sixteenth of an interval (besides the location's first). */
+ * at most every sixteenth of an interval (besides the location's first).
+ * Called outside any tracer call (guard 0: an interposed function that
+ * records nothing); it takes the guard itself, and does nothing when the
+ * thread is inside the tracer (a signal handler that interrupted it). */
 void tr_durable_idle_often(struct tr_thread *t);
 
 /* Region-name filter (TRACER_FILTER): 1 if the region is excluded. Evaluated

@@ -34,7 +34,7 @@ sys.path.insert(0, os.path.join(HERE, '..', 'lib'))
 sys.path.insert(0, os.path.join(HERE, '..', 'real'))
 import real_tests as rt  # noqa: E402  (clean_env, Fail: shared with tests/real and tests/tree)
 import tracecheck as tc  # noqa: E402
-from runcheck import tracer_lines, without_tracer_lines  # noqa: E402,F401  (also for the other drivers)
+from runcheck import tracer_lines, wait_ended, without_tracer_lines  # noqa: E402,F401  (also for the other drivers)
 
 SKIP = 77
 A = None
@@ -275,15 +275,7 @@ def timeout_kill():
     # still exits (unmapping its windows takes a while on a loaded machine); recovery starts once the
     # program has ended (gone, or a zombie nobody reaps)
     for live in glob.glob(os.path.join(archive, 'procs', 'live.*')):
-        pid = int(os.path.basename(live).split('.')[1])
-        for _ in range(300):
-            try:
-                st = open('/proc/%d/stat' % pid).read()
-            except OSError:
-                break
-            if st[st.rindex(')') + 2] in 'ZX':
-                break
-            time.sleep(0.1)
+        wait_ended(int(os.path.basename(live).split('.')[1]))
     got, want, nev = check_recovered(archive, r.stdout.splitlines(), end, 'timeout -s KILL')
     if want == 0:
         raise Fail('timeout -s KILL: the program printed nothing before %.1fs' % (end - start - 1))

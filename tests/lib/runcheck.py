@@ -193,6 +193,24 @@ def term_wait(p, timeout, hung):
         raise CheckFailed(hung)
 
 
+def process_ended(pid):
+    """pid has ended: no such process, or a zombie nobody reaps (an orphan
+    whose new parent does not wait, as this VM's pid 1)."""
+    try:
+        st = open('/proc/%d/stat' % pid).read()
+    except OSError:
+        return True
+    return st[st.rindex(')') + 2] in 'ZX'
+
+
+def wait_ended(pid, timeout=30):
+    """Wait (at most timeout s) until process_ended(pid); its result."""
+    end = time.time() + timeout
+    while not process_ended(pid) and time.time() < end:
+        time.sleep(0.05)
+    return process_ended(pid)
+
+
 def find_anchor(outdir):
     """The one archive anchor (*.otf2) under outdir, or None."""
     anchors = glob.glob(os.path.join(outdir, "**", "*.otf2"), recursive=True)

@@ -345,15 +345,6 @@ def children_of(pid):
     return kids
 
 
-def gone(pid):
-    """pid has ended (no such process, or a zombie nobody reaps)."""
-    try:
-        st = open('/proc/%d/stat' % pid).read()
-    except OSError:
-        return True
-    return st[st.rindex(')') + 2] in 'ZX'
-
-
 @case
 def tracer_run_killed():
     """kill -KILL of tracer-run's pid ends the program as it ends the untraced program (the shell a job control
@@ -379,10 +370,7 @@ def tracer_run_killed():
     time.sleep(1.0)   # past the first durability interval: the shell has waited for a child (a tick)
     kids = children_of(p.pid)
     p.kill()
-    ends = time.time() + 10
-    while time.time() < ends and not all(gone(k) for k in kids):
-        time.sleep(0.05)
-    left = [k for k in kids if not gone(k)]
+    left = [k for k in kids if not rc.wait_ended(k, 10)]
     for k in left:
         os.kill(k, signal.SIGKILL)
     out, err = p.communicate(timeout=120)   # (the watcher holds stderr until it is done)
