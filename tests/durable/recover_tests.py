@@ -39,6 +39,7 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
                    archive puts every lock thread's samples below its
                    thread function (the parts' contexts unified by content).
 """
+import glob
 import os
 import signal
 import shutil
@@ -147,6 +148,9 @@ def tree_kill():
     if early.returncode != 2 or 'still runs' not in early.stderr:
         raise Fail('tree_kill: tracer recover while the tree runs: rc %d, %r' % (early.returncode, early.stderr))
     p.communicate(timeout=60)
+    # the shell is reaped; its killed children (orphans) may still be exiting
+    for live in glob.glob(os.path.join(prefix, 'procs', 'live.*')):
+        dt.wait_ended(int(os.path.basename(live).split('.')[1]))
     if os.path.exists(os.path.join(prefix, 'traces.otf2')):
         raise Fail('tree_kill: an archive was written although every process was killed')
     r = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -471,7 +475,10 @@ def mpich_kill():
         if len(ranks) != 3:
             raise Fail('mpich_kill: %d rank processes below mpirun, expected 3' % len(ranks))
         for k in ranks:   # the whole job at once: nothing survives to write anything
-            os.kill(k, signal.SIGKILL)
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass   # Hydra killed it already, when the first one died
         p.communicate(timeout=60)
     except BaseException:
         os.killpg(p.pid, signal.SIGKILL)
