@@ -34,17 +34,18 @@ int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *
 		return -1;
 	if (!dladdr((void *)tr_helper_prepare, &di) || !di.dli_fname)
 		return -1;
-	/* PREFIX/lib/libtracer.so -> PREFIX/bin/<tool> */
-	snprintf(h->path, sizeof(h->path), "%s", di.dli_fname);
-	for (int up = 0; up < 2; up++) {
-		char *sl = strrchr(h->path, '/');
-		if (!sl)
-			return -1;
-		*sl = 0;
+	/* LIBDIR/libtracer.so -> LIBDIR/TR_LIB_TO_BIN/<tool> (the installed
+	 * tree), else ../bin/<tool> (the build tree: build/lib, build/bin) */
+	static const char *const up[] = { TR_LIB_TO_BIN, "../bin" };
+	const char *sl = strrchr(di.dli_fname, '/');
+	if (!sl)
+		return -1;
+	int dl = (int)(sl - di.dli_fname), found = 0;
+	for (size_t i = 0; i < sizeof(up) / sizeof(up[0]) && !found; i++) {
+		int w = snprintf(h->path, sizeof(h->path), "%.*s/%s/%s", dl, di.dli_fname, up[i], tool);
+		found = w > 0 && (size_t)w < sizeof(h->path) && access(h->path, X_OK) == 0;
 	}
-	size_t pl = strlen(h->path);
-	snprintf(h->path + pl, sizeof(h->path) - pl, "/bin/%s", tool);
-	if (access(h->path, X_OK))
+	if (!found)
 		return -1;
 	size_t n = 0;
 	while (environ && environ[n])

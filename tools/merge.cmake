@@ -12,6 +12,5 @@ add_dependencies(tracer-merge tr_defs_gen)
 target_compile_definitions(tracer-merge PRIVATE _GNU_SOURCE)
 target_link_libraries(tracer-merge PRIVATE otf2w)
 set_target_properties(tracer-merge PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-configure_file(${CMAKE_CURRENT_LIST_DIR}/tracer-mpirun ${CMAKE_BINARY_DIR}/bin/tracer-mpirun COPYONLY)
-install(TARGETS tracer-merge RUNTIME DESTINATION bin)
-install(PROGRAMS ${CMAKE_CURRENT_LIST_DIR}/tracer-mpirun DESTINATION bin)
+# tracer-mpirun: the script with the installed tree's paths and the version
+configure_file(${CMAKE_CURRENT_LIST_DIR}/tracer-mpirun ${CMAKE_BINARY_DIR}/bin/tracer-mpirun @ONLY)

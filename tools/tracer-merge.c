@@ -517,7 +517,8 @@ static void usage(FILE *f)
 		   "                             the tree's live entries, write DIR/procs/unified\n"
 		   "  --wait SECONDS --ranks N   first wait (at most SECONDS) until the N ranks'\n"
 		   "                             archives are complete (ranks still being killed)\n"
-		   "  -h, --help                 this text\n");
+		   "  -h, --help                 this text\n"
+		   "  --version                  the version\n");
 }
 
 int main(int argc, char **argv)
@@ -527,6 +528,10 @@ int main(int argc, char **argv)
 	while (argc > 1 && argv[1][0] == '-') {
 		if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(argv[1], "--version")) {
+			printf("tracer-merge (libtracer) %s\n", TRACER_VERSION);
 			return 0;
 		}
 		if (!strcmp(argv[1], "--final")) {

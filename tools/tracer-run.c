@@ -86,9 +86,10 @@ static void usage(FILE *f)
 	      "  --detailed-states N     VT detailed-states level (TRACER_DETAILED_STATES, 0)\n"
 	      "  --separate              one archive per process (DIR, DIR.1, DIR-fork<pid>;\n"
 	      "                          TRACER_TREE=separate; default: one, the whole tree)\n"
-	      "  --lib PATH              libtracer.so to use (else TRACER_LIB, else found\n"
-	      "                          next to this program: ../lib, ../lib64, ../lib/tracer)\n"
+	      "  --lib PATH              libtracer.so to use (else TRACER_LIB, else the one\n"
+	      "                          installed with this program: " TR_BIN_TO_LIB "/libtracer.so)\n"
 	      "  -h, --help              this text\n"
+	      "  --version               the version\n"
 	      "\n"
 	      "Notices of the traced processes go to DIR/tracer.log.\n",
 	      f);
@@ -133,7 +134,7 @@ static int is_file(const char *p)
 
 static void find_lib(char *out, size_t n, const char *given)
 {
-	char exe[PATH_MAX], c[PATH_MAX + 64];
+	char exe[PATH_MAX] = "", c[PATH_MAX + 64];
 	if (given && *given) {
 		if (!is_file(given))
 			die("libtracer.so not found at %s", given);
@@ -147,21 +148,16 @@ static void find_lib(char *out, size_t n, const char *given)
 		char *s = strrchr(exe, '/');
 		if (s)
 			*s = 0;
-		static const char *const rel[] = { "../lib/libtracer.so", "../lib64/libtracer.so",
-						   "../lib/tracer/libtracer.so", "../build/lib/libtracer.so" };
+		/* the installed tree (BINDIR -> LIBDIR), the build tree (build/bin,
+		 * build/lib); never a system-wide one of another version */
+		static const char *const rel[] = { TR_BIN_TO_LIB "/libtracer.so", "../lib/libtracer.so" };
 		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
 			snprintf(c, sizeof(c), "%s/%s", exe, rel[i]);
 			if (is_file(c) && realpath(c, out))
 				return;
 		}
 	}
-	static const char *const sys[] = { "/usr/local/lib/libtracer.so", "/usr/lib/libtracer.so" };
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
-		if (is_file(sys[i])) {
-			snprintf(out, n, "%s", sys[i]);
-			return;
-		}
-	die("libtracer.so not found (build it, or set TRACER_LIB / --lib)");
+	die("libtracer.so not found in %s/%s (build it, or set TRACER_LIB / --lib)", exe, TR_BIN_TO_LIB);
 }
 
 /* PROGRAM as execvp would find it ("" if not found). */
@@ -547,6 +543,10 @@ int main(int argc, char **argv)
 			break;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("tracer-run (libtracer) %s\n", TRACER_VERSION);
 			return 0;
 		}
 		if (!strcmp(a, "--no-pthread")) {

@@ -5,8 +5,8 @@
  *   tracer convert  Chrome Trace Event JSON for Perfetto / chrome://tracing
  *   tracer merge    one archive from the per-rank archives (execs tracer-merge)
  *   tracer recover  rebuild the archive of a killed TRACER_DURABLE run (recover.c)
- * `tracer run` and `tracer merge` look for their program next to this
- * binary first, then in the source tree it was built from. */
+ * `tracer run` and `tracer merge` exec their program, found next to this
+ * binary (build/bin, the installed BINDIR). */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -16,9 +16,6 @@
 #include "recover.h"
 #include "report.h"
 
-#ifndef TRACER_SOURCE_DIR
-#define TRACER_SOURCE_DIR "."
-#endif
 
 static const char usage_text[] =
 	"usage: tracer COMMAND [options] [args]\n"
@@ -30,15 +27,11 @@ static const char usage_text[] =
 	"  convert  Chrome Trace Event JSON for Perfetto's UI and chrome://tracing\n"
 	"  merge    one archive from the per-rank archives of an MPI run (tracer-merge)\n"
 	"  recover  rebuild the archive of a run killed by SIGKILL (TRACER_DURABLE)\n"
-	"  help     this text; `tracer COMMAND --help` for a command's options\n";
-
-
-static const char merge_text[] =
-	"usage: tracer merge [tracer-merge options] DIR\n"
+	"  help     this text; `tracer COMMAND --help` for a command's options\n"
 	"\n"
-	"Runs tracer-merge (found next to this binary): makes one archive\n"
-	"DIR/traces.otf2 out of the per-rank archives rank<r>.otf2 of an MPI run\n"
-	"that did not reach MPI_Finalize (docs/mpi.md). Its options are passed on.\n";
+	"  -h, --help  this text\n"
+	"  --version   the version\n";
+
 
 /* Directory of this executable (empty if unknown). */
 static void self_dir(char *out, size_t n)
@@ -54,28 +47,25 @@ static void self_dir(char *out, size_t n)
 		*s = 0;
 }
 
-/* exec the first executable candidate with argv[0] = name, args = argv[1..] */
-static int exec_tool(const char *name, const char *const *cands, int argc, char **argv)
+/* exec NAME found next to this binary, argv[0] = NAME, args = argv[1..]
+ * (`tracer merge --help` is tracer-merge's own help) */
+static int exec_tool(const char *name, int argc, char **argv)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 64];
 	self_dir(dir, sizeof dir);
-	for (size_t i = 0; cands[i]; i++) {
-		const char *base = cands[i][0] == '@' ? dir : TRACER_SOURCE_DIR;
-		snprintf(path, sizeof path, "%s/%s", base, cands[i] + (cands[i][0] == '@'));
-		if (access(path, X_OK) != 0)
-			continue;
-		char **av = calloc((size_t)argc + 1, sizeof *av);
-		if (!av)
-			return 1;
-		av[0] = (char *)name;
-		for (int a = 1; a < argc; a++)
-			av[a] = argv[a];
-		execv(path, av);
-		fprintf(stderr, "tracer: cannot run %s: %s\n", path, strerror(errno));
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	if (access(path, X_OK) != 0) {
+		fprintf(stderr, "tracer: %s not found next to %s/tracer\n", name, dir);
 		return 127;
 	}
-	fprintf(stderr, "tracer: %s not found next to %s/tracer nor in %s\n", name, dir,
-		TRACER_SOURCE_DIR);
+	char **av = calloc((size_t)argc + 1, sizeof *av);
+	if (!av)
+		return 1;
+	av[0] = (char *)name;
+	for (int a = 1; a < argc; a++)
+		av[a] = argv[a];
+	execv(path, av);
+	fprintf(stderr, "tracer: cannot run %s: %s\n", path, strerror(errno));
 	return 127;
 }
 
@@ -86,25 +76,19 @@ int main(int argc, char **argv)
 		fputs(usage_text, argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("tracer (libtracer) %s\n", TRACER_VERSION);
+		return 0;
+	}
 	const char *cmd = argv[1];
 	if (!strcmp(cmd, "report"))
 		return tracer_report_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "convert"))
 		return tracer_convert_main(argc - 1, argv + 1);
-	if (!strcmp(cmd, "run")) {
-		/* the C launcher next to us (build/bin, install bin), else the script */
-		static const char *const c[] = { "@tracer-run", "scripts/tracer-run", NULL };
-		return exec_tool("tracer-run", c, argc - 1, argv + 1);
-	}
-	if (!strcmp(cmd, "merge") && argc > 2 &&
-	    (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-		fputs(merge_text, stdout);
-		return 0;
-	}
-	if (!strcmp(cmd, "merge")) {
-		static const char *const c[] = { "@tracer-merge", NULL };
-		return exec_tool("tracer-merge", c, argc - 1, argv + 1);
-	}
+	if (!strcmp(cmd, "run"))
+		return exec_tool("tracer-run", argc - 1, argv + 1);
+	if (!strcmp(cmd, "merge"))
+		return exec_tool("tracer-merge", argc - 1, argv + 1);
 	if (!strcmp(cmd, "recover"))
 		return tracer_recover_main(argc - 1, argv + 1);
 	fprintf(stderr, "tracer: unknown command '%s'\n%s", cmd, usage_text);

@@ -5,7 +5,7 @@ add_executable(tracer_cmd ${CMAKE_CURRENT_LIST_DIR}/tracer.c ${CMAKE_CURRENT_LIS
   ${CMAKE_CURRENT_LIST_DIR}/report_text.c ${CMAKE_CURRENT_LIST_DIR}/report_mpi.c ${CMAKE_CURRENT_LIST_DIR}/report_io.c
   ${CMAKE_CURRENT_LIST_DIR}/report_html.c
   ${CMAKE_CURRENT_LIST_DIR}/convert.c ${CMAKE_CURRENT_LIST_DIR}/recover.c)
-target_compile_definitions(tracer_cmd PRIVATE _GNU_SOURCE TRACER_SOURCE_DIR="${CMAKE_SOURCE_DIR}")
+target_compile_definitions(tracer_cmd PRIVATE _GNU_SOURCE)
 target_link_libraries(tracer_cmd PRIVATE otf2r)
 if(ZLIB_FOUND)
   target_compile_definitions(tracer_cmd PRIVATE TRACER_HAVE_ZLIB)
@@ -13,4 +13,3 @@ if(ZLIB_FOUND)
 endif()
 set_target_properties(tracer_cmd PROPERTIES OUTPUT_NAME tracer
   RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
-install(TARGETS tracer_cmd RUNTIME DESTINATION bin)
