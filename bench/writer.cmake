@@ -3,7 +3,7 @@
 # (writer_ref), same program (writer_bench.c). Run: scripts/bench writer.
 add_executable(writer_ours ${CMAKE_CURRENT_LIST_DIR}/writer_bench.c)
 target_compile_definitions(writer_ours PRIVATE BENCH_REF=0)
-target_link_libraries(writer_ours PRIVATE otf2w Threads::Threads)
+target_link_libraries(writer_ours PRIVATE otf2w otf2w_libc Threads::Threads)
 set_target_properties(writer_ours PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 
 find_library(OTF2_LIB otf2)

@@ -26,7 +26,7 @@
 
 static char *dup_or_empty(const char *s)
 {
-	return strdup(s ? s : "");
+	return otf2w_sys.strdup(s ? s : "");
 }
 
 static uint64_t make_trace_id(void)
@@ -63,11 +63,11 @@ otf2w_status otf2w_archive_open(const otf2w_archive_params *p, otf2w_archive **o
 	if (p->exclusive && (otf2w__path_exists(p->path, name, ".otf2") || otf2w__path_exists(p->path, name, "")))
 		return OTF2W_E_EXISTS;
 
-	ar = calloc(1, sizeof(*ar));
+	ar = otf2w_sys.calloc(1, sizeof(*ar));
 	if (!ar)
 		return OTF2W_E_NO_MEMORY;
-	ar->dir = strdup(p->path);
-	ar->name = strdup(name);
+	ar->dir = otf2w_sys.strdup(p->path);
+	ar->name = otf2w_sys.strdup(name);
 	ar->machine = dup_or_empty(p->machine_name);
 	ar->creator = dup_or_empty(p->creator);
 	ar->description = dup_or_empty(p->description);
@@ -103,12 +103,12 @@ otf2w_status otf2w_archive_set_path(otf2w_archive *ar, const char *path)
 		otf2w__unlock(ar);
 		return otf2w__seterr(ar, OTF2W_E_EXISTS, "archive %s/%s exists", path, ar->name);
 	}
-	d = strdup(path);
+	d = otf2w_sys.strdup(path);
 	if (!d) {
 		otf2w__unlock(ar);
 		return OTF2W_E_NO_MEMORY;
 	}
-	free(ar->dir);
+	otf2w_sys.free(ar->dir);
 	ar->dir = d;
 	otf2w__unlock(ar);
 	return OTF2W_OK;
@@ -208,7 +208,7 @@ otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, con
 	if (!valid_prop_name(name))
 		return otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT,
 				     "invalid property name '%s' (want NS::NAME, chars [A-Za-z0-9_])", name);
-	n = strdup(name);
+	n = otf2w_sys.strdup(name);
 	if (!n)
 		return OTF2W_E_NO_MEMORY;
 	for (char *c = n; *c; c++)
@@ -217,31 +217,31 @@ otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, con
 	for (uint32_t i = 0; i < ar->nprops; i++) {
 		if (strcmp(ar->props[i].name, n) != 0)
 			continue;
-		free(n);
+		otf2w_sys.free(n);
 		if (!value[0]) {
-			free(ar->props[i].name);
-			free(ar->props[i].value);
+			otf2w_sys.free(ar->props[i].name);
+			otf2w_sys.free(ar->props[i].value);
 			ar->props[i] = ar->props[--ar->nprops];
 			return OTF2W_OK;
 		}
-		v = strdup(value);
+		v = otf2w_sys.strdup(value);
 		if (!v)
 			return OTF2W_E_NO_MEMORY;
-		free(ar->props[i].value);
+		otf2w_sys.free(ar->props[i].value);
 		ar->props[i].value = v;
 		return OTF2W_OK;
 	}
 	if (!value[0]) {
-		free(n);
+		otf2w_sys.free(n);
 		return OTF2W_OK;
 	}
-	struct otf2w_prop *np = realloc(ar->props, (ar->nprops + 1) * sizeof(*np));
-	v = strdup(value);
+	struct otf2w_prop *np = otf2w_sys.realloc(ar->props, (ar->nprops + 1) * sizeof(*np));
+	v = otf2w_sys.strdup(value);
 	if (!np || !v) {
 		if (np)
 			ar->props = np;
-		free(n);
-		free(v);
+		otf2w_sys.free(n);
+		otf2w_sys.free(v);
 		return OTF2W_E_NO_MEMORY;
 	}
 	ar->props = np;
@@ -273,7 +273,7 @@ static int vec_push(struct otf2w_vec *v, void *p)
 {
 	if (v->n == v->cap) {
 		uint32_t nc = v->cap ? 2 * v->cap : 16;
-		void **nv = realloc(v->v, nc * sizeof(*nv));
+		void **nv = otf2w_sys.realloc(v->v, nc * sizeof(*nv));
 		if (!nv)
 			return -1;
 		v->v = nv;
@@ -318,9 +318,9 @@ static otf2w_status get_loc_writer(otf2w_archive *ar, struct otf2w_vec *v, int k
 	b = otf2w__vec_find(v, loc);
 	if (!b) {
 		/* all writer structs are the same size (a struct otf2w_buf) */
-		b = calloc(1, sizeof(struct otf2w_evt_writer));
+		b = otf2w_sys.calloc(1, sizeof(struct otf2w_evt_writer));
 		if (!b || vec_push(v, b) != 0) {
-			free(b);
+			otf2w_sys.free(b);
 			otf2w__unlock(ar);
 			return otf2w__seterr(ar, OTF2W_E_NO_MEMORY, "out of memory");
 		}
@@ -358,11 +358,11 @@ static otf2w_status get_archive_writer(otf2w_archive *ar, int kind, struct otf2w
 		return st;
 	struct otf2w_buf *b;
 	if (kind == OTF2W_BUF_GDEF) {
-		if (!ar->gdef && (ar->gdef = calloc(1, sizeof(*ar->gdef))))
+		if (!ar->gdef && (ar->gdef = otf2w_sys.calloc(1, sizeof(*ar->gdef))))
 			created = 1;
 		b = ar->gdef ? &ar->gdef->b : NULL;
 	} else {
-		if (!ar->marker && (ar->marker = calloc(1, sizeof(*ar->marker))))
+		if (!ar->marker && (ar->marker = otf2w_sys.calloc(1, sizeof(*ar->marker))))
 			created = 1;
 		b = ar->marker ? &ar->marker->b : NULL;
 	}
@@ -411,11 +411,11 @@ otf2w_status otf2w__gdef_note_location(otf2w_gdef_writer *w, uint64_t location)
 			nc = sizeof(ar->locations_inline) / sizeof(ar->locations_inline[0]);
 			nv = ar->locations_inline;
 		} else if (ar->locations == ar->locations_inline) {
-			nv = malloc(nc * sizeof(*nv));
+			nv = otf2w_sys.malloc(nc * sizeof(*nv));
 			if (nv)
 				memcpy(nv, ar->locations, ar->nlocations * sizeof(*nv));
 		} else {
-			nv = realloc(ar->locations, nc * sizeof(*nv));
+			nv = otf2w_sys.realloc(ar->locations, nc * sizeof(*nv));
 		}
 		if (!nv) {
 			otf2w__unlock(ar);

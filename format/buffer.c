@@ -42,7 +42,7 @@ static uint8_t *chunk_alloc(otf2w_archive *ar, uint64_t size, int evt)
 		if (ar->mem_cb.allocate)
 			c = ar->mem_cb.allocate(ar->mem_ud, size);
 		else
-			c = aligned_alloc(64, size);
+			c = otf2w_sys.aligned_alloc(64, size);
 	}
 	otf2w__unlock(ar);
 	return c;
@@ -69,7 +69,7 @@ void otf2w__buf_release(struct otf2w_buf *b)
 			}
 			if (evt && ar->npool == ar->cap_pool) {
 				uint32_t nc = ar->cap_pool ? 2 * ar->cap_pool : 16;
-				uint8_t **np = realloc(ar->pool, nc * sizeof(*np));
+				uint8_t **np = otf2w_sys.realloc(ar->pool, nc * sizeof(*np));
 				if (np) {
 					ar->pool = np;
 					ar->cap_pool = nc;
@@ -82,7 +82,7 @@ void otf2w__buf_release(struct otf2w_buf *b)
 		otf2w__unlock(ar);
 	}
 	if (b->chunks != b->chunk_inline)
-		free(b->chunks);
+		otf2w_sys.free(b->chunks);
 	b->chunks = NULL;
 	b->nchunks = b->cap = 0;
 	b->cur = -1;
@@ -94,7 +94,7 @@ void otf2w__chunk_free(otf2w_archive *ar, uint8_t *c, uint64_t size, int evt)
 	if (ar->mem_cb.free_all)
 		ar->mem_cb.free_all(ar->mem_ud, c, size);
 	else
-		free(c);
+		otf2w_sys.free(c);
 }
 
 void otf2w__buf_init(struct otf2w_buf *b, otf2w_archive *ar, int kind, uint64_t loc)
@@ -196,7 +196,7 @@ size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n)
 static void note_identity(struct otf2w_buf *b, int fd)
 {
 	struct stat st;
-	if (fstat(fd, &st) == 0) {
+	if (otf2w_sys.fstat(fd, &st) == 0) {
 		b->fd_dev = (uint64_t)st.st_dev;
 		b->fd_ino = (uint64_t)st.st_ino;
 	}
@@ -213,7 +213,7 @@ static int write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, u
 {
 	for (int attempt = 0;; attempt++) {
 		struct stat st;
-		int ok = fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
+		int ok = otf2w_sys.fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
 			 (uint64_t)st.st_ino == b->fd_ino;
 		if (ok) {
 			int e = otf2w__pwrite_all(b->fd, data, len, (int64_t)off);
@@ -241,9 +241,9 @@ int otf2w__buf_close_own(struct otf2w_buf *b)
 {
 	struct stat st;
 	int e = 0;
-	if (b->fd >= 0 && fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
+	if (b->fd >= 0 && otf2w_sys.fstat(b->fd, &st) == 0 && (uint64_t)st.st_dev == b->fd_dev &&
 	    (uint64_t)st.st_ino == b->fd_ino)
-		e = close(b->fd) != 0 ? errno : 0;
+		e = otf2w_sys.close(b->fd) != 0 ? errno : 0;
 	b->fd = -1;
 	return e;
 }
@@ -430,11 +430,11 @@ static otf2w_status get_chunk(struct otf2w_buf *b, int32_t idx)
 		uint32_t nc = 2 * b->cap;
 		uint8_t **nv;
 		if (b->chunks == b->chunk_inline) {
-			nv = malloc(nc * sizeof(*nv));
+			nv = otf2w_sys.malloc(nc * sizeof(*nv));
 			if (nv)
 				memcpy(nv, b->chunks, b->nchunks * sizeof(*nv));
 		} else {
-			nv = realloc(b->chunks, nc * sizeof(*nv));
+			nv = otf2w_sys.realloc(b->chunks, nc * sizeof(*nv));
 		}
 		if (!nv)
 			return otf2w__seterr(b->ar, OTF2W_E_NO_MEMORY, "out of memory");
@@ -800,11 +800,11 @@ static int terminate_cut_file(struct otf2w_buf *b)
 		uint64_t off = b->disk_chunks * b->chunk_size;
 		if (b->disk_chunks > 0) {
 			uint8_t hdr[OTF2W_CHUNK_HEADER];
-			if (pread(b->fd, hdr, sizeof(hdr), (off_t)(off - b->chunk_size)) != (ssize_t)sizeof(hdr))
+			if (otf2w_sys.pread(b->fd, hdr, sizeof(hdr), (off_t)(off - b->chunk_size)) != (ssize_t)sizeof(hdr))
 				return -1;
 			memcpy(&last, hdr + 10, 8);
 		}
-		if (ftruncate(b->fd, (off_t)off) != 0)
+		if (otf2w_sys.ftruncate(b->fd, (off_t)off) != 0)
 			return -1;
 		put_header(b, tmp, last + 1, last);
 		tmp[OTF2W_CHUNK_HEADER] = 0x02;
@@ -925,7 +925,7 @@ int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
 	}
 	ar->deferred_bytes += len;
 	otf2w__unlock(ar);
-	uint8_t *copy = malloc(len);
+	uint8_t *copy = otf2w_sys.malloc(len);
 	if (!copy) {
 		if (otf2w__lock(ar) == OTF2W_OK) {
 			ar->deferred_bytes -= len;
@@ -976,7 +976,7 @@ static otf2w_status buf_write_deferred(struct otf2w_buf *b, int emerg)
 	}
 	b->deferred = NULL;	/* written (or failed): never twice */
 	if (!emerg) {
-		free(d);
+		otf2w_sys.free(d);
 		if (otf2w__lock(b->ar) == OTF2W_OK) {
 			b->ar->deferred_bytes -= len;
 			otf2w__unlock(b->ar);

@@ -136,12 +136,12 @@ static otf2w_status write_anchor(otf2w_archive *ar, int emerg)
 	sink_u8(&s, 0x01);
 	sink_u8(&s, 0x00);
 	sink_flush(&s);
-	if (close(fd) != 0 && !s.err)
+	if (otf2w_sys.close(fd) != 0 && !s.err)
 		s.err = errno;
-	if (!s.err && rename(part, path) != 0)
+	if (!s.err && otf2w_sys.rename(part, path) != 0)
 		s.err = errno;
 	if (s.err) {
-		unlink(part);
+		otf2w_sys.unlink(part);
 		return emerg ? OTF2W_E_IO
 			     : otf2w__seterr(ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(s.err));
 	}
@@ -215,10 +215,10 @@ static void free_vec(struct otf2w_vec *v)
 		struct otf2w_buf *b = v->v[i];
 		otf2w__buf_release(b);
 		otf2w__buf_close_own(b);
-		free(b->deferred);
-		free(b);
+		otf2w_sys.free(b->deferred);
+		otf2w_sys.free(b);
 	}
-	free(v->v);
+	otf2w_sys.free(v->v);
 	v->v = NULL;
 	v->n = v->cap = 0;
 }
@@ -232,31 +232,31 @@ void otf2w__archive_free(otf2w_archive *ar)
 	if (ar->gdef) {
 		otf2w__buf_release(&ar->gdef->b);
 		otf2w__buf_close_own(&ar->gdef->b);
-		free(ar->gdef);
+		otf2w_sys.free(ar->gdef);
 	}
 	if (ar->marker) {
 		otf2w__buf_release(&ar->marker->b);
 		otf2w__buf_close_own(&ar->marker->b);
-		free(ar->marker);
+		otf2w_sys.free(ar->marker);
 	}
 	for (uint32_t i = 0; i < ar->npool; i++)
 		otf2w__chunk_free(ar, ar->pool[i], ar->evt_chunk, 1);
-	free(ar->pool);
+	otf2w_sys.free(ar->pool);
 	for (uint32_t i = 0; i < ar->nprops; i++) {
-		free(ar->props[i].name);
-		free(ar->props[i].value);
+		otf2w_sys.free(ar->props[i].name);
+		otf2w_sys.free(ar->props[i].value);
 	}
-	free(ar->props);
+	otf2w_sys.free(ar->props);
 	if (ar->locations != ar->locations_inline)
-		free(ar->locations);
+		otf2w_sys.free(ar->locations);
 	if (ar->have_lock && ar->lock_cb.destroy)
 		ar->lock_cb.destroy(ar->lock_ud, ar->lock);
-	free(ar->dir);
-	free(ar->name);
-	free(ar->machine);
-	free(ar->creator);
-	free(ar->description);
-	free(ar);
+	otf2w_sys.free(ar->dir);
+	otf2w_sys.free(ar->name);
+	otf2w_sys.free(ar->machine);
+	otf2w_sys.free(ar->creator);
+	otf2w_sys.free(ar->description);
+	otf2w_sys.free(ar);
 }
 
 static otf2w_status archive_close(void *p);

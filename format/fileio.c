@@ -47,15 +47,15 @@ static int high_base(void)
 
 int otf2w__open(const char *path, int flags, mode_t mode)
 {
-	int fd = open(path, flags | O_CLOEXEC, mode);
+	int fd = otf2w_sys.open(path, flags | O_CLOEXEC, mode);
 	if (fd < 0)
 		return -1;
 	int base = high_base();
 	if (base > 2 && fd < base) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, base);
+		int hi = otf2w_sys.fcntl(fd, F_DUPFD_CLOEXEC, base);
 		if (hi >= 0) {
 			int saved = errno;
-			close(fd);
+			otf2w_sys.close(fd);
 			errno = saved;
 			fd = hi;
 		}
@@ -76,7 +76,7 @@ static void xfsz_block(struct xfsz_guard *g)
 	sigset_t pend;
 	sigemptyset(&g->xfsz);
 	sigaddset(&g->xfsz, SIGXFSZ);
-	sigprocmask(SIG_BLOCK, &g->xfsz, &g->old);
+	otf2w_sys.sigprocmask(SIG_BLOCK, &g->xfsz, &g->old);
 	sigemptyset(&pend);
 	sigpending(&pend);
 	g->was_pending = sigismember(&pend, SIGXFSZ);
@@ -89,7 +89,7 @@ static void xfsz_restore(struct xfsz_guard *g, int err)
 		sigtimedwait(&g->xfsz, NULL, &zero);
 	}
 	if (!sigismember(&g->old, SIGXFSZ))
-		sigprocmask(SIG_SETMASK, &g->old, NULL);
+		otf2w_sys.sigprocmask(SIG_SETMASK, &g->old, NULL);
 }
 
 int otf2w__reserve(int fd, int64_t off, int64_t len)
@@ -99,7 +99,7 @@ int otf2w__reserve(int fd, int64_t off, int64_t len)
 
 	xfsz_block(&g);
 	do
-		err = posix_fallocate(fd, (off_t)off, (off_t)len);
+		err = otf2w_sys.posix_fallocate(fd, (off_t)off, (off_t)len);
 	while (err == EINTR);
 	xfsz_restore(&g, err);
 	return err;
@@ -114,7 +114,7 @@ int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off)
 
 	xfsz_block(&g);
 	while (len > 0) {
-		ssize_t r = off >= 0 ? pwrite(fd, p, len, (off_t)off) : write(fd, p, len);
+		ssize_t r = off >= 0 ? otf2w_sys.pwrite(fd, p, len, (off_t)off) : otf2w_sys.write(fd, p, len);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0) {
@@ -127,7 +127,7 @@ int otf2w__pwrite_all(int fd, const void *data, size_t len, int64_t off)
 			off += r;
 	}
 	if (err == EFBIG && start >= 0)
-		(void)ftruncate(fd, (off_t)start);   /* no half chunk */
+		(void)otf2w_sys.ftruncate(fd, (off_t)start);   /* no half chunk */
 	xfsz_restore(&g, err);
 	return err;
 }
@@ -240,7 +240,7 @@ const char *otf2w__open_error(const char *path, int err, char *buf, size_t n)
 		if (*s != '/')
 			continue;
 		*s = 0;
-		if (lstat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
+		if (otf2w_sys.lstat(p, &sb) == 0 && !S_ISDIR(sb.st_mode)) {
 			snprintf(buf, n, "%s (%s is %s of %lld bytes, mode %o, modified %lld.%09ld)", strerror(err), p,
 				 S_ISREG(sb.st_mode) ? "a regular file" : S_ISLNK(sb.st_mode) ? "a symbolic link"
 											: "not a directory",
@@ -259,5 +259,5 @@ int otf2w__path_exists(const char *dir, const char *name, const char *ext)
 	struct stat sb;
 
 	otf2w__path_join(path, sizeof(path), dir, "/", name, ext, NULL);
-	return stat(path, &sb) == 0;
+	return otf2w_sys.stat(path, &sb) == 0;
 }

@@ -4,6 +4,7 @@
 #define OTF2W_FORMAT_INT_H
 
 #include "otf2w_int.h"
+#include "otf2w_sys.h"
 
 /* common.c */
 otf2w_status otf2w__lock(otf2w_archive *ar);

@@ -147,11 +147,11 @@ static otf2w_status map_window(void *arg)
 		/* the first window of a location is filled page by page: a
 		 * short process touches a page or two of it */
 		int pop = c->index > 0 && len == cs ? MAP_POPULATE : 0;
-		m = mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED | pop, fd, (off_t)(c->index * cs));
+		m = otf2w_sys.mmap(NULL, cs, PROT_READ | PROT_WRITE, MAP_SHARED | pop, fd, (off_t)(c->index * cs));
 		if (m == MAP_FAILED)
 			e = errno;
 	}
-	close(fd);
+	otf2w_sys.close(fd);
 	if (e)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
 				     (unsigned long long)cs, path, strerror(e));
@@ -182,7 +182,7 @@ static otf2w_status grow_window(void *arg)
 	if (fd < 0)
 		return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot open %s: %s", path, strerror(errno));
 	int e = otf2w__reserve(fd, (int64_t)(b->disk_chunks * b->chunk_size + g->from), (int64_t)(g->to - g->from));
-	close(fd);
+	otf2w_sys.close(fd);
 	if (e)
 		return otf2w__seterr(b->ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
 				     (unsigned long long)(g->to - g->from), path, strerror(e));
@@ -219,7 +219,7 @@ static void prep_window(void *arg)
 {
 	struct otf2w_buf *b = arg;
 	if (b->dold) {
-		munmap(b->dold, b->chunk_size);
+		otf2w_sys.munmap(b->dold, b->chunk_size);
 		b->dold = NULL;
 	}
 	struct map_call c = { b, b->dnext_index, NULL, 0, 0 };
@@ -252,14 +252,14 @@ static uint8_t *take_ahead(struct otf2w_buf *b, uint64_t index)
 	b->dstate = OTF2W_DNEXT_NONE;
 	if (b->dnext_index == index)
 		return p;
-	munmap(p, b->chunk_size);   /* not the one needed (not expected) */
+	otf2w_sys.munmap(p, b->chunk_size);   /* not the one needed (not expected) */
 	return NULL;
 }
 
 static void unmap_old(void *arg)
 {
 	struct otf2w_buf *b = arg;
-	munmap(b->dold, b->chunk_size);
+	otf2w_sys.munmap(b->dold, b->chunk_size);
 	b->dold = NULL;
 	__atomic_store_n(&b->dstate, OTF2W_DNEXT_NONE, __ATOMIC_RELEASE);
 }
@@ -283,7 +283,7 @@ static void post_ahead(struct otf2w_buf *b, uint8_t *old)
 		b->dold = NULL;
 	}
 	if (old)
-		munmap(old, b->chunk_size);
+		otf2w_sys.munmap(old, b->chunk_size);
 }
 
 /* The record of need bytes does not fit: next window (see next_chunk). */
@@ -361,7 +361,7 @@ void otf2w__dur_flush(struct otf2w_buf *b)
 	uint8_t *old = drop_window(b, 1);
 	seq_end(b);
 	if (old)
-		munmap(old, b->chunk_size);
+		otf2w_sys.munmap(old, b->chunk_size);
 }
 
 /* Give back what the io thread holds for b: the window mapped ahead (its
@@ -372,9 +372,9 @@ static void give_back_ahead(struct otf2w_buf *b, int settled)
 	if (!settled)
 		return;
 	if (b->dstate == OTF2W_DNEXT_READY && b->dnext)
-		munmap(b->dnext, b->chunk_size);
+		otf2w_sys.munmap(b->dnext, b->chunk_size);
 	if (b->dold)
-		munmap(b->dold, b->chunk_size);
+		otf2w_sys.munmap(b->dold, b->chunk_size);
 	b->dnext = b->dold = NULL;
 	b->dstate = OTF2W_DNEXT_NONE;
 }
@@ -395,13 +395,13 @@ otf2w_status otf2w__dur_final(struct otf2w_buf *b, int emerg)
 	uint8_t *old = drop_window(b, 0);
 	seq_end(b);
 	if (old)
-		munmap(old, b->chunk_size);
+		otf2w_sys.munmap(old, b->chunk_size);
 	give_back_ahead(b, ahead_settled(b));   /* not waited for on an emergency path */
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
 		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
 	int fd = otf2w__open(path, O_WRONLY, 0644);
-	int e = fd < 0 ? errno : ftruncate(fd, (off_t)size) != 0 ? errno : 0;
-	if (fd >= 0 && close(fd) != 0 && !e)
+	int e = fd < 0 ? errno : otf2w_sys.ftruncate(fd, (off_t)size) != 0 ? errno : 0;
+	if (fd >= 0 && otf2w_sys.close(fd) != 0 && !e)
 		e = errno;
 	if (e)
 		return emerg ? OTF2W_E_IO : otf2w__seterr(ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
@@ -418,7 +418,7 @@ static void wait_nothing(void *unused)
 void otf2w__dur_release(struct otf2w_buf *b)
 {
 	if (b->cur >= 0 && b->chunks && b->chunks[0])
-		munmap(b->chunks[0], b->chunk_size);
+		otf2w_sys.munmap(b->chunks[0], b->chunk_size);
 	/* a preparation still queued ends first (b is freed after this); one
 	 * of the parent, in a fork child, never ends: left alone */
 	otf2w_archive *ar = b->ar;
@@ -426,7 +426,7 @@ void otf2w__dur_release(struct otf2w_buf *b)
 		(void)ar->io_cb.run(ar->io_ud, wait_nothing, NULL);
 	give_back_ahead(b, __atomic_load_n(&b->dstate, __ATOMIC_ACQUIRE) != OTF2W_DNEXT_BUSY);
 	if (b->chunks && b->chunks != b->chunk_inline)
-		free(b->chunks);
+		otf2w_sys.free(b->chunks);
 	b->chunks = NULL;
 	b->nchunks = b->cap = 0;
 	b->cur = -1;

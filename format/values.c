@@ -21,12 +21,12 @@
 
 otf2w_attr_list *otf2w_attr_list_new(void)
 {
-	return calloc(1, sizeof(otf2w_attr_list));
+	return otf2w_sys.calloc(1, sizeof(otf2w_attr_list));
 }
 
 void otf2w_attr_list_delete(otf2w_attr_list *al)
 {
-	free(al);
+	otf2w_sys.free(al);
 }
 
 void otf2w_attr_list_clear(otf2w_attr_list *al)
@@ -82,15 +82,15 @@ otf2w_status otf2w_attr_list_add_string(otf2w_attr_list *al, uint32_t attribute,
 
 otf2w_id_map *otf2w_id_map_new(int sparse, uint64_t capacity_hint)
 {
-	otf2w_id_map *m = calloc(1, sizeof(*m));
+	otf2w_id_map *m = otf2w_sys.calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	m->sparse = sparse != 0;
 	m->cap = capacity_hint ? capacity_hint : 8;
-	m->v = malloc(m->cap * (m->sparse ? 2 : 1) * sizeof(uint64_t));
+	m->v = otf2w_sys.malloc(m->cap * (m->sparse ? 2 : 1) * sizeof(uint64_t));
 	if (!m->v) {
-		free(m);
+		otf2w_sys.free(m);
 		return NULL;
 	}
 	return m;
@@ -99,8 +99,8 @@ otf2w_id_map *otf2w_id_map_new(int sparse, uint64_t capacity_hint)
 void otf2w_id_map_delete(otf2w_id_map *m)
 {
 	if (m) {
-		free(m->v);
-		free(m);
+		otf2w_sys.free(m->v);
+		otf2w_sys.free(m);
 	}
 }
 
@@ -110,14 +110,14 @@ otf2w_status otf2w_id_map_add(otf2w_id_map *m, uint64_t local_id, uint64_t globa
 		return OTF2W_E_INVALID_ARGUMENT;
 	if (!m->sparse && local_id != m->n) {
 		/* not dense any more: convert to (local, global) pairs */
-		uint64_t *nv = malloc((m->cap > m->n ? m->cap : m->n + 1) * 2 * sizeof(uint64_t));
+		uint64_t *nv = otf2w_sys.malloc((m->cap > m->n ? m->cap : m->n + 1) * 2 * sizeof(uint64_t));
 		if (!nv)
 			return OTF2W_E_NO_MEMORY;
 		for (uint64_t i = 0; i < m->n; i++) {
 			nv[2 * i] = i;
 			nv[2 * i + 1] = m->v[i];
 		}
-		free(m->v);
+		otf2w_sys.free(m->v);
 		m->v = nv;
 		m->sparse = 1;
 		if (m->cap <= m->n)
@@ -125,7 +125,7 @@ otf2w_status otf2w_id_map_add(otf2w_id_map *m, uint64_t local_id, uint64_t globa
 	}
 	if (m->n == m->cap) {
 		uint64_t nc = 2 * m->cap;
-		uint64_t *nv = realloc(m->v, nc * (m->sparse ? 2 : 1) * sizeof(uint64_t));
+		uint64_t *nv = otf2w_sys.realloc(m->v, nc * (m->sparse ? 2 : 1) * sizeof(uint64_t));
 		if (!nv)
 			return OTF2W_E_NO_MEMORY;
 		m->v = nv;

@@ -25,7 +25,7 @@ static void bput(struct tr_bbuf *b, const void *v, size_t n)
 		size_t nc = b->cap ? b->cap * 2 : 4096;
 		while (nc < b->n + n)
 			nc *= 2;
-		uint8_t *np = realloc(b->p, nc);
+		uint8_t *np = otf2w_sys.realloc(b->p, nc);
 		if (!np) {
 			b->err = 1;
 			return;
@@ -111,7 +111,7 @@ int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
 	s->nprocs = bget32(&r);
 	if (r.err || s->nprocs > (1u << 24))
 		return -1;
-	s->procs = calloc(s->nprocs ? s->nprocs : 1, sizeof(*s->procs));
+	s->procs = otf2w_sys.calloc(s->nprocs ? s->nprocs : 1, sizeof(*s->procs));
 	if (!s->procs)
 		return -1;
 	for (uint32_t i = 0; i < s->nprocs && !r.err; i++) {
@@ -128,7 +128,7 @@ int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
 		p->nlocs = bget32(&r);
 		if (r.err || p->nlocs > (1u << 24))
 			goto fail;
-		p->locs = calloc(p->nlocs ? p->nlocs : 1, sizeof(*p->locs));
+		p->locs = otf2w_sys.calloc(p->nlocs ? p->nlocs : 1, sizeof(*p->locs));
 		if (!p->locs)
 			goto fail;
 		for (uint32_t k = 0; k < p->nlocs; k++) {
@@ -159,7 +159,7 @@ int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
 		uint32_t nco = bget32(&r);
 		if (nco > 4096)
 			goto fail;
-		s->coffs = calloc(nco ? nco : 1, sizeof(*s->coffs));
+		s->coffs = otf2w_sys.calloc(nco ? nco : 1, sizeof(*s->coffs));
 		if (!s->coffs)
 			goto fail;
 		for (uint32_t i = 0; i < nco && !r.err; i++) {

@@ -32,7 +32,7 @@ static void cl_add(struct cl_union *u, uint64_t loc)
 			return;
 	if (u->n == u->cap) {
 		uint32_t nc = u->cap ? u->cap * 2 : 16;
-		uint64_t *nm = realloc(u->m, nc * 8);
+		uint64_t *nm = otf2w_sys.realloc(u->m, nc * 8);
 		if (!nm)
 			return;
 		u->m = nm;
@@ -141,7 +141,7 @@ static int xlate_all(struct xlate *x, struct defset *u, int insert)
 	int missing = 0;
 
 	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
-		x->map[c] = calloc(s->n[c] ? s->n[c] : 1, sizeof(uint32_t));
+		x->map[c] = otf2w_sys.calloc(s->n[c] ? s->n[c] : 1, sizeof(uint32_t));
 		if (!x->map[c])
 			return -1;
 	}
@@ -166,9 +166,9 @@ static int xlate_all(struct xlate *x, struct defset *u, int insert)
 			if (c == TR_DEF_GROUP && d->len >= 5 && d->v[2] < TR_NPARADIGMS)
 				need += x->cl[d->v[2]].n;
 			if (need > tcap) {
-				free(tmp);
+				otf2w_sys.free(tmp);
 				tcap = need * 2;
-				tmp = malloc(tcap * 8);
+				tmp = otf2w_sys.malloc(tcap * 8);
 				if (!tmp)
 					return -1;
 			}
@@ -209,26 +209,26 @@ static int xlate_all(struct xlate *x, struct defset *u, int insert)
 			x->map[c][i] = id == UNDEF ? i : id;
 		}
 	}
-	free(tmp);
+	otf2w_sys.free(tmp);
 	return missing;
 }
 
 static void xlate_free(struct xlate *x)
 {
 	for (int c = 0; c < TR_DEF_NCLASSES; c++)
-		free(x->map[c]);
+		otf2w_sys.free(x->map[c]);
 }
 
 static void cl_free(struct cl_union *cl)
 {
 	for (int p = 0; p < TR_NPARADIGMS; p++)
-		free(cl[p].m);
+		otf2w_sys.free(cl[p].m);
 }
 
 int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out, size_t *out_len)
 {
-	struct defset *in = calloc(n > 0 ? (size_t)n : 1, sizeof(*in));
-	int *order = calloc(n > 0 ? (size_t)n : 1, sizeof(int));
+	struct defset *in = otf2w_sys.calloc(n > 0 ? (size_t)n : 1, sizeof(*in));
+	int *order = otf2w_sys.calloc(n > 0 ? (size_t)n : 1, sizeof(int));
 	struct defset u;
 	struct cl_union cl[TR_NPARADIGMS];
 	struct tr_bbuf b = { 0 };
@@ -280,7 +280,7 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 	uint32_t nprocs = 0;
 	for (int k = 0; k < nin; k++)
 		nprocs += in[order[k]].nprocs;
-	u.procs = calloc(nprocs ? nprocs : 1, sizeof(*u.procs));
+	u.procs = otf2w_sys.calloc(nprocs ? nprocs : 1, sizeof(*u.procs));
 	if (!u.procs)
 		goto done;
 	for (int k = 0; k < nin; k++) {
@@ -298,7 +298,7 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 			*p = s->procs[i];
 			p->host = (uint32_t)xref(&x, TR_DEF_STRING, p->host);
 			p->gname = (uint32_t)xref(&x, TR_DEF_STRING, p->gname);
-			p->locs = calloc(p->nlocs ? p->nlocs : 1, sizeof(*p->locs));
+			p->locs = otf2w_sys.calloc(p->nlocs ? p->nlocs : 1, sizeof(*p->locs));
 			if (!p->locs) {
 				p->nlocs = 0;
 				continue;
@@ -325,11 +325,11 @@ int tr_defs_merge(const void *const *bufs, const size_t *lens, int n, void **out
 		ret = 0;
 	}
 done:
-	free(b.p);
+	otf2w_sys.free(b.p);
 	for (int i = 0; i < nin; i++)
 		tr_ds_free(&in[i]);
-	free(in);
-	free(order);
+	otf2w_sys.free(in);
+	otf2w_sys.free(order);
 	tr_ds_free(&u);
 	cl_free(cl);
 	return ret;
@@ -366,10 +366,10 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 	if (!u_bytes || u_len != ulen || memcmp(u_bytes, ubuf, ulen)) {
 		if (u_bytes)
 			tr_ds_free(&u);
-		free(u_bytes);
-		u_bytes = malloc(ulen ? ulen : 1);
+		otf2w_sys.free(u_bytes);
+		u_bytes = otf2w_sys.malloc(ulen ? ulen : 1);
 		if (!u_bytes || tr_ds_unpack(ubuf, ulen, &u)) {
-			free(u_bytes);
+			otf2w_sys.free(u_bytes);
 			u_bytes = NULL;
 			return -1;
 		}
@@ -385,8 +385,8 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 				gi = i;
 		out->rank = l.procs[0].rank;
 		out->nlocs = l.procs[0].nlocs;
-		out->locs = calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
-		out->gids = calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
+		out->locs = otf2w_sys.calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
+		out->gids = otf2w_sys.calloc(out->nlocs ? out->nlocs : 1, sizeof(uint64_t));
 		for (uint32_t k = 0; out->locs && out->gids && k < out->nlocs; k++) {
 			out->locs[k] = l.procs[0].locs[k].id;
 			out->gids[k] = tr_ds_location_gid(&u, out->locs[k]);
@@ -405,10 +405,10 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 void tr_defs_mapped_free(struct tr_mapped *m)
 {
 	for (int c = 0; c < TR_DEF_NCLASSES; c++)
-		free(m->map[c]);
-	free(m->locs);
-	free(m->gids);
-	free(m->coffs);
+		otf2w_sys.free(m->map[c]);
+	otf2w_sys.free(m->locs);
+	otf2w_sys.free(m->gids);
+	otf2w_sys.free(m->coffs);
 	memset(m, 0, sizeof(*m));
 }
 

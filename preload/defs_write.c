@@ -100,14 +100,14 @@ static otf2w_status write_def(otf2w_gdef_writer *g, const struct defset *s, cons
 	switch (d->cls) {
 	case TR_DEF_GROUP:
 		if (s == tr_gid_set && (v[1] == OTF2W_GROUP_LOCATIONS || v[1] == OTF2W_GROUP_COMM_LOCATIONS)) {
-			uint64_t *m = malloc((v[4] ? v[4] : 1) * sizeof(uint64_t));
+			uint64_t *m = otf2w_sys.malloc((v[4] ? v[4] : 1) * sizeof(uint64_t));
 			if (!m)
 				return OTF2W_E_NO_MEMORY;
 			for (uint64_t i = 0; i < v[4]; i++)
 				m[i] = out_loc(s, v[5 + i]);
 			W(otf2w_gdef_group(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
 					   (uint32_t)v[4], m));
-			free(m);
+			otf2w_sys.free(m);
 			break;
 		}
 		W(otf2w_gdef_group(g, id, (uint32_t)v[0], (uint8_t)v[1], (uint8_t)v[2], (uint32_t)v[3],
@@ -245,7 +245,7 @@ otf2w_status tr_ds_write_set(otf2w_gdef_writer *g, const struct defset *s, int r
 	/* no malloc for one process: the crash path (signal handler) comes here */
 	static uint32_t proc_node_one[16];
 	uint32_t *proc_node = s->nprocs <= 16 ? proc_node_one
-					      : calloc(s->nprocs, sizeof(uint32_t));
+					      : otf2w_sys.calloc(s->nprocs, sizeof(uint32_t));
 	for (uint32_t i = 0; i < s->nprocs; i++) {
 		uint32_t k;
 		for (k = 0; k < nnodes; k++)
@@ -267,7 +267,7 @@ otf2w_status tr_ds_write_set(otf2w_gdef_writer *g, const struct defset *s, int r
 					    proc_node ? proc_node[i] : 1, creator));
 	}
 	if (proc_node != proc_node_one)
-		free(proc_node);
+		otf2w_sys.free(proc_node);
 	for (uint32_t i = 0; i < s->nprocs; i++)
 		for (uint32_t k = 0; k < s->procs[i].nlocs; k++)
 			W(otf2w_gdef_location(g, out_loc(s, s->procs[i].locs[k].id), s->procs[i].locs[k].name,

@@ -106,7 +106,7 @@ size_t tr_ds_def_bytes(uint32_t cls, uint32_t len)
 static int grow_buckets(struct defset *s)
 {
 	uint32_t nb = s->nbuckets ? s->nbuckets * 4 : 1024;
-	struct def **b = calloc(nb, sizeof(*b));
+	struct def **b = otf2w_sys.calloc(nb, sizeof(*b));
 	if (!b)
 		return -1;
 	for (uint32_t i = 0; i < s->nbuckets; i++) {
@@ -117,7 +117,7 @@ static int grow_buckets(struct defset *s)
 			b[d->hash & (nb - 1)] = d;
 		}
 	}
-	free(s->buckets);
+	otf2w_sys.free(s->buckets);
 	s->buckets = b;
 	s->nbuckets = nb;
 	return 0;
@@ -145,13 +145,13 @@ uint32_t tr_ds_insert(struct defset *s, uint32_t cls, const void *data, uint32_t
 		return UNDEF;
 	if (s->n[cls] == s->cap[cls]) {
 		uint32_t nc = s->cap[cls] ? s->cap[cls] * 2 : 64;
-		struct def **ni = realloc(s->items[cls], nc * sizeof(*ni));
+		struct def **ni = otf2w_sys.realloc(s->items[cls], nc * sizeof(*ni));
 		if (!ni)
 			return UNDEF;
 		s->items[cls] = ni;
 		s->cap[cls] = nc;
 	}
-	d = malloc(sizeof(*d) + ((nb + 7) & ~(size_t)7));
+	d = otf2w_sys.malloc(sizeof(*d) + ((nb + 7) & ~(size_t)7));
 	if (!d)
 		return UNDEF;
 	d->cls = cls;
@@ -175,7 +175,7 @@ void tr_ds_replace(struct defset *s, uint32_t cls, uint32_t id, const uint64_t *
 	while (*pp && *pp != old)
 		pp = &(*pp)->hnext;
 	size_t nb = (size_t)len * 8;
-	struct def *d = malloc(sizeof(*d) + nb);
+	struct def *d = otf2w_sys.malloc(sizeof(*d) + nb);
 	if (!d)
 		return;
 	if (*pp)
@@ -188,7 +188,7 @@ void tr_ds_replace(struct defset *s, uint32_t cls, uint32_t id, const uint64_t *
 	d->hnext = s->buckets[d->hash & (s->nbuckets - 1)];
 	s->buckets[d->hash & (s->nbuckets - 1)] = d;
 	s->items[cls][id] = d;
-	free(old);
+	otf2w_sys.free(old);
 	__atomic_store_n(&s->changes, s->changes + 1, __ATOMIC_RELEASE);
 }
 
@@ -196,14 +196,14 @@ void tr_ds_free(struct defset *s)
 {
 	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
 		for (uint32_t i = 0; i < s->n[c]; i++)
-			free(s->items[c][i]);
-		free(s->items[c]);
+			otf2w_sys.free(s->items[c][i]);
+		otf2w_sys.free(s->items[c]);
 	}
-	free(s->buckets);
+	otf2w_sys.free(s->buckets);
 	for (uint32_t i = 0; i < s->nprocs; i++)
-		free(s->procs[i].locs);
-	free(s->procs);
-	free(s->coffs);
+		otf2w_sys.free(s->procs[i].locs);
+	otf2w_sys.free(s->procs);
+	otf2w_sys.free(s->coffs);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -229,13 +229,13 @@ int tr_ds_append(struct defset *s, uint32_t cls, const void *data, uint32_t len)
 		return -1;
 	if (s->n[cls] == s->cap[cls]) {
 		uint32_t nc = s->cap[cls] ? s->cap[cls] * 2 : 64;
-		struct def **ni = realloc(s->items[cls], nc * sizeof(*ni));
+		struct def **ni = otf2w_sys.realloc(s->items[cls], nc * sizeof(*ni));
 		if (!ni)
 			return -1;
 		s->items[cls] = ni;
 		s->cap[cls] = nc;
 	}
-	struct def *d = malloc(sizeof(*d) + ((nb + 7) & ~(size_t)7));
+	struct def *d = otf2w_sys.malloc(sizeof(*d) + ((nb + 7) & ~(size_t)7));
 	if (!d)
 		return -1;
 	d->cls = cls;
@@ -263,7 +263,7 @@ void tr_ds_truncate(struct defset *s, const uint32_t n[TR_DEF_NCLASSES])
 			if (*pp)
 				*pp = d->hnext;
 			s->count--;
-			free(d);
+			otf2w_sys.free(d);
 		}
 	}
 }

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "otf2w.h"
+#include "otf2w_sys.h"
 #include "tr_defs.h"
 
 #define UNDEF OTF2W_UNDEFINED_UINT32

@@ -12,13 +12,14 @@
 #include <time.h>
 #include <unistd.h>
 #include "fsutil.h"
+#include "otf2w_sys.h"
 
 /* Remove path and, for a directory, everything below it (not on any hot
  * path: temporary directories of the archive writers). */
 int tr_rm_rf(const char *path)
 {
 	struct stat st;
-	if (lstat(path, &st))
+	if (otf2w_sys.lstat(path, &st))
 		return -1;
 	if (S_ISDIR(st.st_mode)) {
 		DIR *d = opendir(path);
@@ -35,7 +36,7 @@ int tr_rm_rf(const char *path)
 		}
 		return rmdir(path);
 	}
-	return unlink(path);
+	return otf2w_sys.unlink(path);
 }
 
 /* to becomes a plain file with the content of from: a hard link (no copy,
@@ -44,34 +45,34 @@ int tr_rm_rf(const char *path)
 int tr_link_or_copy(const char *from, const char *to)
 {
 	struct stat a, b;
-	if (stat(from, &a))
+	if (otf2w_sys.stat(from, &a))
 		return -1;
-	if (stat(to, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
+	if (otf2w_sys.stat(to, &b) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev)
 		return 0;
-	unlink(to);
+	otf2w_sys.unlink(to);
 	if (link(from, to) == 0)
 		return 0;
-	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
+	int in = otf2w_sys.open(from, O_RDONLY | O_CLOEXEC), out = -1, ret = -1;
 	if (in >= 0)
-		out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		out = otf2w_sys.open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (in >= 0 && out >= 0) {
 		char buf[1 << 16];
 		ssize_t n;
 		ret = 0;
-		while ((n = read(in, buf, sizeof(buf))) > 0)
-			if (write(out, buf, (size_t)n) != n) {
+		while ((n = otf2w_sys.read(in, buf, sizeof(buf))) > 0)
+			if (otf2w_sys.write(out, buf, (size_t)n) != n) {
 				ret = -1;
 				break;
 			}
 		if (n < 0)
 			ret = -1;
 	}
-	if (out >= 0 && close(out))
+	if (out >= 0 && otf2w_sys.close(out))
 		ret = -1;
 	if (in >= 0)
-		close(in);
+		otf2w_sys.close(in);
 	if (ret)
-		unlink(to);
+		otf2w_sys.unlink(to);
 	return ret;
 }
 
@@ -79,8 +80,8 @@ void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name,
 {
 	char buf[4096], p[8800];
 	long got;
-	int d = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	while (d >= 0 && (got = syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
+	int d = otf2w_sys.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	while (d >= 0 && (got = otf2w_sys.syscall(SYS_getdents64, d, buf, sizeof(buf))) > 0) {
 		for (long off = 0; off < got;) {
 			unsigned short reclen;
 			memcpy(&reclen, buf + off + 16, 2);
@@ -94,7 +95,7 @@ void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name,
 		}
 	}
 	if (d >= 0)
-		close(d);
+		otf2w_sys.close(d);
 }
 
 void tr_name_sanitize(char *s)

@@ -351,9 +351,9 @@ void tr_mem_fork_child(void)
 	mem_tid = 0;
 }
 
-/* ---- the --wrap entry points --------------------------------------------- */
+/* ---- the heap's entry points (tr_int.h) ---------------------------------- */
 
-void *__wrap_malloc(size_t n)
+void *tr_malloc(size_t n)
 {
 	void *p = tr_mem_alloc(n);
 	if (!p)
@@ -361,28 +361,28 @@ void *__wrap_malloc(size_t n)
 	return p;
 }
 
-void *__wrap_calloc(size_t n, size_t m)
+void *tr_calloc(size_t n, size_t m)
 {
 	if (m && n > SIZE_MAX / m) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	void *p = __wrap_malloc(n * m);
+	void *p = tr_malloc(n * m);
 	if (p)
 		memset(p, 0, n * m);   /* recycled blocks are not zero */
 	return p;
 }
 
-void __wrap_free(void *p)
+void tr_free(void *p)
 {
 	if (!tr_mem_free(p))
 		__real_free(p);
 }
 
-void *__wrap_realloc(void *p, size_t n)
+void *tr_realloc(void *p, size_t n)
 {
 	if (!p)
-		return __wrap_malloc(n);
+		return tr_malloc(n);
 	size_t old = our_size(p);
 	if (!old && !in_arena((uintptr_t)p) && !big_header(p))
 		return __real_realloc(p, n);   /* a block from libc */
@@ -390,7 +390,7 @@ void *__wrap_realloc(void *p, size_t n)
 		tr_mem_free(p);
 		return NULL;
 	}
-	void *q = __wrap_malloc(n);
+	void *q = tr_malloc(n);
 	if (!q)
 		return NULL;
 	memcpy(q, p, old < n ? old : n);
@@ -398,10 +398,10 @@ void *__wrap_realloc(void *p, size_t n)
 	return q;
 }
 
-void *__wrap_aligned_alloc(size_t align, size_t n)
+void *tr_aligned_alloc(size_t align, size_t n)
 {
 	if (align <= 16)
-		return __wrap_malloc(n);
+		return tr_malloc(n);
 	if (align <= TR_MEM_BIG_OFF) {   /* big blocks start at page + 64 */
 		void *p = big_alloc(n ? n : 1);
 		if (!p)
@@ -412,31 +412,36 @@ void *__wrap_aligned_alloc(size_t align, size_t n)
 	return NULL;
 }
 
-int __wrap_posix_memalign(void **out, size_t align, size_t n)
+int tr_posix_memalign(void **out, size_t align, size_t n)
 {
-	void *p = __wrap_aligned_alloc(align, n);
+	void *p = tr_aligned_alloc(align, n);
 	if (!p)
 		return errno;
 	*out = p;
 	return 0;
 }
 
-char *__wrap_strdup(const char *s)
+char *tr_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
-	char *d = __wrap_malloc(n);
+	char *d = tr_malloc(n);
 	if (d)
 		memcpy(d, s, n);
 	return d;
 }
 
-char *__wrap_strndup(const char *s, size_t max)
+char *tr_strndup(const char *s, size_t max)
 {
 	size_t n = strnlen(s, max);
-	char *d = __wrap_malloc(n + 1);
+	char *d = tr_malloc(n + 1);
 	if (d) {
 		memcpy(d, s, n);
 		d[n] = 0;
 	}
 	return d;
 }
+
+/* the objects still linked with --wrap=malloc & co. */
+#define MEM_WRAP(fn) __typeof__(tr_##fn) __wrap_##fn __attribute__((alias("tr_" #fn)));
+MEM_WRAP(malloc) MEM_WRAP(calloc) MEM_WRAP(free) MEM_WRAP(realloc) MEM_WRAP(aligned_alloc)
+MEM_WRAP(posix_memalign) MEM_WRAP(strdup) MEM_WRAP(strndup)

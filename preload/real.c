@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "otf2w_sys.h"
 #include "tr_int.h"
 
 int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
@@ -163,14 +164,28 @@ size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)
 	return missing;
 }
 
-void tr_real_init(void)
+/* ---- the writer's system layer (format/otf2w_sys.h) ----
+ * The writer and the definition code shared with the tools call these:
+ * the real C library functions, and the private heap of preload/mem.c. */
+struct otf2w_sys otf2w_sys;
+#define SYS_SYM(fn) { (void **)&otf2w_sys.fn, #fn, NULL },
+static const struct tr_real_sym sys_table[] = { OTF2W_SYS_CALLS(SYS_SYM) };
+
+static void real_check(const struct tr_real_sym *tab, size_t n)
 {
-	size_t n = sizeof(tr_real_table) / sizeof(tr_real_table[0]);
-	if (!tr_real_resolve(tr_real_table, n))
+	if (!tr_real_resolve(tab, n))
 		return;
 	for (size_t i = 0; i < n; i++)
-		if (!*tr_real_table[i].slot)
-			tr_log_error("cannot resolve the real %s: %s", tr_real_table[i].name, dlerror());
+		if (!*tab[i].slot)
+			tr_log_error("cannot resolve the real %s: %s", tab[i].name, dlerror());
+}
+
+void tr_real_init(void)
+{
+	real_check(tr_real_table, sizeof(tr_real_table) / sizeof(tr_real_table[0]));
+	real_check(sys_table, sizeof(sys_table) / sizeof(sys_table[0]));
+#define SYS_HEAP(fn) otf2w_sys.fn = tr_##fn;
+	OTF2W_SYS_HEAP(SYS_HEAP)
 }
 
 /* ---- futex lock (Drepper, "Futexes are tricky", mutex #2) ---- */

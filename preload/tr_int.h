@@ -117,6 +117,16 @@ extern struct tr_global tr_g;
 /* mem.c: the tracer's own heap (mmap only); malloc & co. of our objects
  * are routed here by -Wl,--wrap (CMakeLists.txt) */
 void tr_mem_init(void);
+/* The private heap (mem.c): the tracer's own memory, never the program's
+ * allocator's; tr_free and tr_realloc also take a block of the C library's. */
+void *tr_malloc(size_t n);
+void *tr_calloc(size_t n, size_t m);
+void *tr_realloc(void *p, size_t n);
+void tr_free(void *p);
+void *tr_aligned_alloc(size_t align, size_t n);
+int tr_posix_memalign(void **out, size_t align, size_t n);
+char *tr_strdup(const char *s);
+char *tr_strndup(const char *s, size_t max);
 void *tr_mem_alloc(size_t n);
 int tr_mem_free(void *p);           /* 1 if p was ours */
 void tr_mem_fork_prepare(void);
