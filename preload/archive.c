@@ -80,14 +80,14 @@ static void set_tdefs_path(void)
 
 static int cb_lock_create(void *ud, void **lock)
 {
-	struct tr_lock *l = calloc(1, sizeof(*l));
+	struct tr_lock *l = tr_calloc(1, sizeof(*l));
 	*lock = l;
 	return l ? 0 : -1;
 }
 
 static int cb_lock_destroy(void *ud, void *lock)
 {
-	free(lock);
+	tr_free(lock);
 	return 0;
 }
 

@@ -26,7 +26,7 @@
 static int is_dir(const char *p)
 {
 	struct stat st;
-	return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+	return tr_real.stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 /* 1 if dir holds an archive (any *.otf2 anchor or a traces/ directory). */
@@ -105,10 +105,10 @@ int tr_ar_claim(const char *dir, const char *name)
 	if (mkdirs(od))
 		return -1;
 	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
-	int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = tr_real.open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -1;
-	close(fd);
+	tr_real.close(fd);
 	return 1;
 }
 
@@ -124,8 +124,8 @@ void tr_ar_unclaim(const char *dir, const char *name)
 	struct stat st;
 	tr_ar_own_dir(dir, od, sizeof(od));
 	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
-	if (stat(p, &st) == 0 && st.st_size == 0)
-		unlink(p);
+	if (tr_real.stat(p, &st) == 0 && st.st_size == 0)
+		tr_real.unlink(p);
 	rmdir(od);    /* only if empty */
 	rmdir(dir);
 }
@@ -136,7 +136,7 @@ void tr_ar_drop_claim(void)
 	char od[4200], cl[4400];
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
-	unlink(cl);
+	tr_real.unlink(cl);
 }
 
 /* <own dir>/<archive name><suffix> (durable.c's recovery files). */

@@ -29,7 +29,7 @@ static void add_size(const char *path, const char *name, int type, void *ud)
 	struct stat st;
 	(void)name;
 	(void)type;
-	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+	if (tr_real.stat(path, &st) == 0 && S_ISREG(st.st_mode))
 		*(uint64_t *)ud += (uint64_t)st.st_size;
 }
 
@@ -41,7 +41,7 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 	const char *sfx[] = { ".otf2", ".def", ".marker" };
 	for (int i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%s/%s%s", dir, name, sfx[i]);
-		if (stat(p, &st) == 0)
+		if (tr_real.stat(p, &st) == 0)
 			sum += (uint64_t)st.st_size;
 	}
 	/* tr_dir_each, not opendir: this runs on tracer-io, which must never
@@ -148,10 +148,10 @@ static int readable_anchor(const char *dir, const char *name)
 	char p[8400];
 	struct stat st;
 	snprintf(p, sizeof(p), "%s/%s.otf2", dir, name);
-	if (stat(p, &st) != 0 || st.st_size == 0)
+	if (tr_real.stat(p, &st) != 0 || st.st_size == 0)
 		return 0;
 	snprintf(p, sizeof(p), "%s/%s.def", dir, name);
-	return stat(p, &st) == 0 && st.st_size > 0;
+	return tr_real.stat(p, &st) == 0 && st.st_size > 0;
 }
 
 /* ProgramEnd on the master location (owned by the caller: stopped or self). */

@@ -31,8 +31,8 @@ int tr_archive_save_tdefs(void)
 	if (!tr_ar_parts_dir() || !tr_ar_tdefs_path[0])
 		return 0;
 	snprintf(tmp, sizeof(tmp), "%s.part", tr_ar_tdefs_path);
-	if (tr_defs_save(tmp, 0) != 0 || rename(tmp, tr_ar_tdefs_path) != 0) {
-		unlink(tmp);
+	if (tr_defs_save(tmp, 0) != 0 || tr_real.rename(tmp, tr_ar_tdefs_path) != 0) {
+		tr_real.unlink(tmp);
 		return -1;
 	}
 	return 0;
@@ -95,7 +95,7 @@ static void rm_tree(const char *path)
 {
 	tr_dir_each(path, rm_entry, NULL);
 	if (rmdir(path) != 0)
-		unlink(path);
+		tr_real.unlink(path);
 }
 
 static void rm_entry(const char *path, const char *name, int type, void *ud)
@@ -105,7 +105,7 @@ static void rm_entry(const char *path, const char *name, int type, void *ud)
 	if (type == DT_DIR)
 		rm_tree(path);
 	else
-		unlink(path);
+		tr_real.unlink(path);
 }
 
 struct move_ctx {
@@ -121,8 +121,8 @@ static void move_missing(const char *path, const char *name, int type, void *ud)
 	if (name[0] == '.')
 		return;
 	snprintf(to, sizeof(to), "%s/traces/%s", c->dir, name);
-	if (lstat(to, &st) != 0)
-		rename(path, to);
+	if (tr_real.lstat(to, &st) != 0)
+		tr_real.rename(path, to);
 }
 
 /* traces.def + traces.otf2 (+ evt links) of the unified archive in dir:
@@ -166,11 +166,11 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	tr_dir_each(from, move_missing, &mc);
 	snprintf(from, sizeof(from), "%s/traces.def", tmp);
 	snprintf(to, sizeof(to), "%s/traces.def", dir);
-	rename(from, to);
+	tr_real.rename(from, to);
 	snprintf(from, sizeof(from), "%s/traces.otf2", tmp);
 	snprintf(to, sizeof(to), "%s/traces.otf2", dir);
 	int ret = 0;
-	if (rename(from, to)) {
+	if (tr_real.rename(from, to)) {
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
 		ret = -1;
 	}
@@ -222,11 +222,11 @@ void tr_archive_unified_installed(void)
 static int read_end(const char *path, uint64_t v[3])
 {
 	char b[128];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
-	ssize_t n = read(fd, b, sizeof(b) - 1);
-	close(fd);
+	ssize_t n = tr_real.read(fd, b, sizeof(b) - 1);
+	tr_real.close(fd);
 	if (n <= 0)
 		return -1;
 	b[n] = 0;
@@ -260,13 +260,13 @@ void tr_ar_run_end_mark_crashed(uint64_t events)
 	b[n++] = '\n';
 	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
 	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
-	int ok = write(fd, b, (size_t)n) == n;
-	close(fd);
+	int ok = tr_real.write(fd, b, (size_t)n) == n;
+	tr_real.close(fd);
 	if (ok)
-		rename(tmp, p);
+		tr_real.rename(tmp, p);
 }
 
 /* 1 when this rank ended last (tot filled, unified set widened). */
@@ -275,7 +275,7 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 	char p[4400], tmp[4400];
 	int size = tr_proc.size > 0 ? tr_proc.size : 1, ret = 0;
 	snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
-	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int lfd = tr_real.open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (lfd < 0)
 		return tr_proc.rank == 0;   /* no lock possible: rank 0 writes, as before */
 	/* bounded (10 s): a rank holds it for a few file operations only */
@@ -285,15 +285,15 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 		nanosleep(&ms, NULL);
 	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
 	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char b[128];
 		int n = snprintf(b, sizeof(b), "%llu %llu %llu\n", (unsigned long long)first,
 				 (unsigned long long)last, (unsigned long long)events);
-		int ok = write(fd, b, (size_t)n) == n;
-		close(fd);
+		int ok = tr_real.write(fd, b, (size_t)n) == n;
+		tr_real.close(fd);
 		if (ok)
-			rename(tmp, p);
+			tr_real.rename(tmp, p);
 	}
 	memset(tot, 0, sizeof(*tot));
 	tot->first = UINT64_MAX;
@@ -316,12 +316,12 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 		ret = 1;
 		for (int r = 0; r < size; r++) {
 			snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
-			unlink(p);
+			tr_real.unlink(p);
 		}
 		snprintf(p, sizeof(p), "%.4000s/ranks/rank-end.lock", tr_g.dir);
-		unlink(p);
+		tr_real.unlink(p);
 	}
-	close(lfd);   /* releases the lock */
+	tr_real.close(lfd);   /* releases the lock */
 	return ret;
 }
 
@@ -347,10 +347,10 @@ struct excl_call {
 static void create_excl_io(void *p)
 {
 	struct excl_call *c = p;
-	int fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = tr_real.open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	c->ok = fd >= 0;
 	if (fd >= 0)
-		close(fd);
+		tr_real.close(fd);
 }
 
 void tr_ar_start_merge(void)

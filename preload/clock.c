@@ -69,13 +69,13 @@ static int tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	char buf[8192];
-	int fd = open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open("/proc/cpuinfo", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	ssize_t n = 0, r;
-	while (n < (ssize_t)sizeof(buf) - 1 && (r = read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
+	while (n < (ssize_t)sizeof(buf) - 1 && (r = tr_real.read(fd, buf + n, sizeof(buf) - 1 - (size_t)n)) > 0)
 		n += r;
-	close(fd);
+	tr_real.close(fd);
 	buf[n > 0 ? n : 0] = 0;
 	char *flags = strstr(buf, "\nflags");
 	if (!flags)

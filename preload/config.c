@@ -42,12 +42,12 @@ static char **tr_env;
  * is set up. */
 ssize_t tr_read_file(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, r;
 	if (fd >= 0) {
-		while (n < (ssize_t)size - 1 && (r = read(fd, buf + n, size - 1 - (size_t)n)) > 0)
+		while (n < (ssize_t)size - 1 && (r = tr_real.read(fd, buf + n, size - 1 - (size_t)n)) > 0)
 			n += r;
-		close(fd);
+		tr_real.close(fd);
 	}
 	buf[n > 0 ? n : 0] = 0;
 	return n > 0 ? n : 0;

@@ -162,7 +162,7 @@ void tr_def_metric_class_recorder(uint32_t metric_class, uint64_t location)
 uint32_t tr_def_group(const char *name, uint8_t group_type, uint8_t paradigm, uint32_t flags,
 		      uint32_t n, const uint64_t *members)
 {
-	uint64_t *v = malloc((5 + (size_t)n) * 8);
+	uint64_t *v = tr_malloc((5 + (size_t)n) * 8);
 	if (!v)
 		return UNDEF;
 	v[0] = sref_empty(name);
@@ -176,7 +176,7 @@ uint32_t tr_def_group(const char *name, uint8_t group_type, uint8_t paradigm, ui
 	tr_ds_use_paradigm(&tr_local, paradigm);
 	uint32_t id = tr_ds_insert(&tr_local, TR_DEF_GROUP, v, 5 + n);
 	reg_unlock();
-	free(v);
+	tr_free(v);
 	return id;
 }
 
@@ -332,14 +332,14 @@ uint32_t tr_defs_cc_mapped(void)
 
 void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
 {
-	uint32_t *m = n ? malloc(sizeof(*m) * n) : NULL;
+	uint32_t *m = n ? tr_malloc(sizeof(*m) * n) : NULL;
 	if (n && !m)
 		return;
 	if (n)
 		memcpy(m, map, sizeof(*m) * n);
 	reg_lock();
 	if (!prov.on || tr_cc_map != prov.map)
-		free(tr_cc_map);   /* (the registry's own map is kept for after the snapshot) */
+		tr_free(tr_cc_map);   /* (the registry's own map is kept for after the snapshot) */
 	tr_cc_map = m;
 	tr_cc_nmap = n;
 	if (!prov.on)
@@ -369,7 +369,7 @@ void tr_defs_provisional_end(void)
 	tr_ds_truncate(&tr_local, prov.n);
 	memcpy(tr_local.paradigm_name, prov.paradigm, sizeof(prov.paradigm));
 	if (tr_cc_map != prov.map)
-		free(tr_cc_map);
+		tr_free(tr_cc_map);
 	tr_cc_map = prov.map;
 	tr_cc_nmap = prov.nmap;
 	prov.on = 0;
@@ -443,7 +443,7 @@ void tr_defs_complete_thread_comms(const struct tr_procinfo *p)
 	for (int i = 0; i < tr_ntcomms; i++) {
 		struct tr_tcomm *tc = &tr_tcomms[i];
 		uint32_t n = p->nlocs;
-		uint64_t *v = malloc((5 + (size_t)n) * 8);
+		uint64_t *v = tr_malloc((5 + (size_t)n) * 8);
 		if (!v)
 			return;
 		const struct def *cl = tr_local.items[TR_DEF_GROUP][tc->cl_group];
@@ -458,7 +458,7 @@ void tr_defs_complete_thread_comms(const struct tr_procinfo *p)
 		for (uint32_t k = 0; k < n; k++)
 			v[5 + k] = k;
 		tr_ds_replace(&tr_local, TR_DEF_GROUP, tc->cg_group, v, 5 + n);
-		free(v);
+		tr_free(v);
 	}
 }
 

@@ -44,11 +44,11 @@ void tr_defs_fork_child(void)
 	tr_ncoffs = 0;
 	if (tr_unified) {
 		tr_ds_free(tr_unified);
-		free(tr_unified);
+		tr_free(tr_unified);
 		tr_unified = NULL;
 	}
 	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
-		free(tr_umap[c]);
+		tr_free(tr_umap[c]);
 		tr_umap[c] = NULL;
 	}
 	tr_defs_process_renamed();
@@ -104,7 +104,7 @@ static int local_proc(struct tr_procinfo *p, int crash)
 			n = sizeof(tr_crash_locs) / sizeof(tr_crash_locs[0]);
 		p->locs = tr_crash_locs;
 	} else {
-		p->locs = calloc(n ? n : 1, sizeof(*p->locs));
+		p->locs = tr_calloc(n ? n : 1, sizeof(*p->locs));
 		if (!p->locs)
 			return -1;
 	}
@@ -159,7 +159,7 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 		st = tr_ds_write_set(g, &tr_local, 0, tr_clock_freq());
 		local_end();
 		if (!crash)
-			free(p.locs);
+			tr_free(p.locs);
 		if (st != OTF2W_OK && !crash)
 			tr_log_error("writing the global definitions: %s", otf2w_status_str(st));
 	}
@@ -187,9 +187,9 @@ int tr_defs_pack(void **buf, size_t *len)
 	tr_ds_pack(&b, &tr_local);
 	local_end();
 	reg_unlock();
-	free(p.locs);
+	tr_free(p.locs);
 	if (b.err) {
-		free(b.p);
+		tr_free(b.p);
 		return -1;
 	}
 	*buf = b.p;
@@ -199,7 +199,7 @@ int tr_defs_pack(void **buf, size_t *len)
 
 int tr_defs_install_unified(const void *buf, size_t len)
 {
-	struct defset *u = calloc(1, sizeof(*u));
+	struct defset *u = tr_calloc(1, sizeof(*u));
 	uint32_t *map[TR_DEF_NCLASSES];
 	struct tr_procinfo p;
 	int missing;
@@ -207,14 +207,14 @@ int tr_defs_install_unified(const void *buf, size_t len)
 	if (!u)
 		return -1;
 	if (tr_ds_unpack(buf, len, u)) {
-		free(u);
+		tr_free(u);
 		tr_log_error("MPI unification: unified definitions unreadable");
 		return -1;
 	}
 	reg_lock();
 	if (local_proc(&p, 0) == 0) {
 		tr_defs_complete_thread_comms(&p);
-		free(p.locs);
+		tr_free(p.locs);
 	}
 	uint32_t gi = 0;
 	for (uint32_t i = 0; i < u->nprocs; i++)
@@ -224,17 +224,17 @@ int tr_defs_install_unified(const void *buf, size_t len)
 	if (missing < 0) {
 		reg_unlock();
 		tr_ds_free(u);
-		free(u);
+		tr_free(u);
 		return -1;
 	}
 	if (missing > 0)
 		tr_log_warn("MPI unification: %d local definitions missing in the unified set", missing);
 	if (tr_unified) {
 		tr_ds_free(tr_unified);
-		free(tr_unified);
+		tr_free(tr_unified);
 	}
 	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
-		free(tr_umap[c]);
+		tr_free(tr_umap[c]);
 		tr_umap[c] = map[c];
 	}
 	tr_unified = u;
@@ -318,7 +318,7 @@ void tr_defs_local_range(uint64_t *first, uint64_t *last)
 	if (local_proc(&p, 0) == 0) {
 		*first = p.t_first;
 		*last = p.t_last;
-		free(p.locs);
+		tr_free(p.locs);
 	}
 	reg_unlock();
 }
@@ -388,7 +388,7 @@ void tr_defs_arena_init(void)
 	if (tr_arena)
 		return;
 	size_t sz = 256u << 20;   /* virtual only: pages are touched on use */
-	void *p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = tr_real.mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p != MAP_FAILED) {
 		tr_arena = p;
 		tr_arena_size = sz;
@@ -415,24 +415,24 @@ int tr_defs_save(const char *path, int crash)
 		tr_ds_pack(&b, &tr_local);
 		local_end();
 		if (!crash)
-			free(p.locs);
+			tr_free(p.locs);
 		if (!b.err) {
-			int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			int fd = tr_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 			if (fd >= 0) {
 				size_t off = 0;
 				while (off < b.n) {
-					ssize_t w = write(fd, b.p + off, b.n - off);
+					ssize_t w = tr_real.write(fd, b.p + off, b.n - off);
 					if (w <= 0)
 						break;
 					off += (size_t)w;
 				}
-				ret = close(fd) == 0 && off == b.n ? 0 : -1;
+				ret = tr_real.close(fd) == 0 && off == b.n ? 0 : -1;
 			}
 		}
 	}
 	if (!crash) {
 		reg_unlock();
-		free(b.p);
+		tr_free(b.p);
 	}
 	return ret;
 }

@@ -96,15 +96,15 @@ static int open_index(void)
 {
 	char p[4400];
 	tr_archive_own_path(p, sizeof(p), ".durable");
-	int fd = open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = tr_real.open(p, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
 	size_t sz = sizeof(struct tr_durable_index);
-	int e = posix_fallocate(fd, 0, (off_t)sz);
-	void *m = e ? MAP_FAILED : mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	int e = tr_real.posix_fallocate(fd, 0, (off_t)sz);
+	void *m = e ? MAP_FAILED : tr_real.mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	tr_real.close(fd);
 	if (m == MAP_FAILED) {
-		unlink(p);
+		tr_real.unlink(p);
 		return -1;
 	}
 	dur_idx = m;
@@ -122,7 +122,7 @@ static void move_entry(const char *path, const char *name, int type, void *ud)
 	(void)type;
 	char to[4700];
 	snprintf(to, sizeof(to), "%s/%s", (const char *)ud, name);
-	rename(path, to);
+	tr_real.rename(path, to);
 }
 
 /* The definitions as a complete archive NAME.recovery (its event files are
@@ -167,7 +167,7 @@ static int write_snapshot(void)
 	/* the new snapshot is whole: over the old one, the anchor last */
 	tr_archive_own_path(from, sizeof(from), ".recovery.new.def");
 	tr_archive_own_path(to, sizeof(to), ".recovery.def");
-	if (rename(from, to) != 0)
+	if (tr_real.rename(from, to) != 0)
 		return -1;
 	tr_archive_own_path(from, sizeof(from), ".recovery.new");
 	tr_archive_own_path(to, sizeof(to), ".recovery");
@@ -176,7 +176,7 @@ static int write_snapshot(void)
 	rmdir(from);
 	tr_archive_own_path(from, sizeof(from), ".recovery.new.otf2");
 	tr_archive_own_path(to, sizeof(to), ".recovery.otf2");
-	return rename(from, to);
+	return tr_real.rename(from, to);
 }
 
 /* The modules' cues (struct tr_module.durable_tick: the sampler's symbol
@@ -398,7 +398,7 @@ static void idle(struct tr_thread *t, int often)
 	while (__atomic_exchange_n(&dur_ticking, 1, __ATOMIC_ACQUIRE)) {
 		if (++i > 200)
 			return;
-		syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
+		tr_syscall(SYS_nanosleep, &w, NULL);   /* (no cancellation point) */
 	}
 	/* its position if the definitions it needs are saved; else a tick
 	 * (often: when this location was never published - what it recorded
@@ -447,7 +447,7 @@ void tr_durable_open(void)
 		return;
 	dur_stopped = 0;
 	if (dur_idx)   /* fork child: the parent's index, inherited: dropped here only */
-		munmap(dur_idx, sizeof(*dur_idx));
+		tr_real.munmap(dur_idx, sizeof(*dur_idx));
 	dur_idx = NULL;
 	dur_snap_ok = 0;
 	dur_wrote = 0;
@@ -501,7 +501,7 @@ static void unlink_own(const char *suffix)
 {
 	char p[4400];
 	tr_archive_own_path(p, sizeof(p), suffix);
-	unlink(p);
+	tr_real.unlink(p);
 }
 
 static void unlink_entry(const char *path, const char *name, int type, void *ud)
@@ -509,7 +509,7 @@ static void unlink_entry(const char *path, const char *name, int type, void *ud)
 	(void)name;
 	(void)type;
 	(void)ud;
-	unlink(path);
+	tr_real.unlink(path);
 }
 
 /* The archive was written: the recovery files go. crash: async-signal-safe

@@ -74,7 +74,7 @@ static int io_uncounted;             /* not in glibc's count of running threads 
 
 static long fx(int *addr, int op, int val, const struct timespec *ts)
 {
-	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+	return tr_syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
 /* Close every descriptor of the (private) table inherited from the
@@ -82,13 +82,13 @@ static long fx(int *addr, int op, int val, const struct timespec *ts)
 static void close_inherited(void)
 {
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, 0u, ~0u, 0u) == 0)
+	if (tr_syscall(SYS_close_range, 0u, ~0u, 0u) == 0)
 		return;
 #endif
 	struct rlimit rl;
 	long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur : 65536;
 	for (long fd = 0; fd < max && fd < (1l << 20); fd++)
-		close((int)fd);
+		tr_real.close((int)fd);
 }
 
 static void *io_main(void *unused)
@@ -97,7 +97,7 @@ static void *io_main(void *unused)
 	io_self = 1;
 	tr_tls_creating = 1;   /* never a location of its own, whatever it calls */
 	/* the raw system call: the interposed prctl would name (and create) a location */
-	syscall(SYS_prctl, PR_SET_NAME, "tracer-io", 0, 0, 0);
+	tr_syscall(SYS_prctl, PR_SET_NAME, "tracer-io", 0, 0, 0);
 	int ok = unshare(CLONE_FILES) == 0;
 	if (ok)
 		close_inherited();
@@ -167,7 +167,7 @@ static void *io_main(void *unused)
 			r = n;
 			if (quit) {
 				if (__atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST))
-					syscall(SYS_exit, 0);   /* not through glibc: see uncount */
+					tr_syscall(SYS_exit, 0);   /* not through glibc: see uncount */
 				return NULL;   /* the requester joins us */
 			}
 		}
@@ -222,10 +222,10 @@ void tr_io_start(void)
 	io_quit = 0;
 	if (io_real_create && io_real_join) {
 		sigfillset(&all);
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);   /* inherited: every signal blocked */
+		tr_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8);   /* inherited: every signal blocked */
 		ret = io_real_create(&th, NULL, io_main, NULL);
 		io_th = th;
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+		tr_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
 	}
 	if (ret == 0)
 		uncount();
@@ -328,11 +328,11 @@ static void *io_helper_main(void *arg)
 	const struct io_helper *h = arg;
 	io_self = 1;   /* tracer-io's descriptor table: its requests run here */
 	tr_tls_creating = 1;
-	syscall(SYS_prctl, PR_SET_NAME, h->name, 0, 0, 0);
+	tr_syscall(SYS_prctl, PR_SET_NAME, h->name, 0, 0, 0);
 	/* below the program's threads (one `nice` step of 5) */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), getpriority(PRIO_PROCESS, 0) + 5);
+	setpriority(PRIO_PROCESS, (id_t)tr_syscall(SYS_gettid), getpriority(PRIO_PROCESS, 0) + 5);
 	h->fn();
-	syscall(SYS_exit, 0);   /* uncounted: never through glibc */
+	tr_syscall(SYS_exit, 0);   /* uncounted: never through glibc */
 	return NULL;
 }
 
@@ -394,14 +394,14 @@ static void count_tasks(void *p)
 	int *n = p;
 	char buf[4096], path[64], st[512];
 	*n = 0;
-	int d = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int d = tr_real.open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (d < 0) {
 		*n = 2;   /* unknown: keep the thread */
 		return;
 	}
-	long me = syscall(SYS_gettid);
+	long me = tr_syscall(SYS_gettid);
 	for (;;) {
-		long got = syscall(SYS_getdents64, d, buf, sizeof(buf));
+		long got = tr_syscall(SYS_getdents64, d, buf, sizeof(buf));
 		if (got <= 0)
 			break;
 		for (long off = 0; off < got;) {
@@ -412,11 +412,11 @@ static void count_tasks(void *p)
 			if (name[0] < '0' || name[0] > '9' || atol(name) == me)
 				continue;
 			snprintf(path, sizeof(path), "/proc/self/task/%s/stat", name);
-			int f = open(path, O_RDONLY | O_CLOEXEC);
+			int f = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 			if (f < 0)
 				continue;
-			ssize_t k = read(f, st, sizeof(st) - 1);
-			close(f);
+			ssize_t k = tr_real.read(f, st, sizeof(st) - 1);
+			tr_real.close(f);
 			if (k <= 0)
 				continue;
 			st[k] = 0;
@@ -426,7 +426,7 @@ static void count_tasks(void *p)
 			(*n)++;
 		}
 	}
-	close(d);
+	tr_real.close(d);
 }
 
 static void quit_io(void *unused)

@@ -62,7 +62,7 @@ static int fd_child(void *p)
 	struct fd_call *c = p;
 	c->ran = 1;
 	c->fn(c->arg);
-	syscall(SYS_exit, 0L);   /* this child only */
+	tr_syscall(SYS_exit, 0L);   /* this child only */
 	return 0;
 }
 
@@ -93,14 +93,14 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 {
 	if (__atomic_load_n(&fd_disabled, __ATOMIC_RELAXED) || fd_sanitized())
 		return -1;
-	void *stk = mmap(NULL, FD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+	void *stk = tr_real.mmap(NULL, FD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
 			 -1, 0);
 	if (stk == MAP_FAILED)
 		return -1;
 	int saved = errno, cs;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
 	uint64_t all = ~0ull, old;
-	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, &old, 8L);
+	tr_syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &all, &old, 8L);
 	struct fd_call c = { fn, arg, 0 };
 	fd_parent = getpid();
 	tr_fd_private = 1;
@@ -111,7 +111,7 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 	if (pid > 0) {
 		/* CLONE_VFORK: the child has ended (or is ending); reap it */
 		int st;
-		while (syscall(SYS_wait4, (long)pid, &st, (long)__WCLONE, NULL) < 0 && errno == EINTR)
+		while (tr_syscall(SYS_wait4, (long)pid, &st, (long)__WCLONE, NULL) < 0 && errno == EINTR)
 			;
 		if (c.ran) {
 			ret = 0;
@@ -123,9 +123,9 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 	} else if (e == EPERM || e == ENOSYS || e == EINVAL) {
 		__atomic_store_n(&fd_disabled, 1, __ATOMIC_RELAXED);
 	}
-	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &old, NULL, 8L);
+	tr_syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &old, NULL, 8L);
 	pthread_setcancelstate(cs, NULL);
-	munmap(stk, FD_STACK);
+	tr_real.munmap(stk, FD_STACK);
 	errno = saved;
 	return ret;
 }

@@ -66,7 +66,7 @@ static ssize_t read_filter_file(const char *path, char **out, size_t *mapped)
 	struct stat st;
 	const char *why = NULL;
 	int err = 0;
-	if (stat(path, &st) != 0)
+	if (tr_real.stat(path, &st) != 0)
 		err = errno;
 	else if (!S_ISREG(st.st_mode))
 		why = file_kind(st.st_mode);
@@ -74,10 +74,10 @@ static ssize_t read_filter_file(const char *path, char **out, size_t *mapped)
 		why = "larger than 1 MiB";
 	int fd = -1;
 	if (!err && !why) {
-		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+		fd = tr_real.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 		if (fd < 0)
 			err = errno;
-		else if (fstat(fd, &st) != 0)
+		else if (tr_real.fstat(fd, &st) != 0)
 			err = errno;
 		else if (!S_ISREG(st.st_mode))
 			why = file_kind(st.st_mode);
@@ -89,14 +89,14 @@ static ssize_t read_filter_file(const char *path, char **out, size_t *mapped)
 	ssize_t n = 0;
 	if (!err && !why) {
 		size = (size_t)st.st_size + 2;   /* one byte more: a file that grew is seen */
-		buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		buf = tr_real.mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (buf == MAP_FAILED) {
 			buf = NULL;
 			err = errno;
 		}
 	}
 	while (buf && (size_t)n < size - 1) {
-		ssize_t r = read(fd, buf + n, size - 1 - (size_t)n);
+		ssize_t r = tr_real.read(fd, buf + n, size - 1 - (size_t)n);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
@@ -110,10 +110,10 @@ static ssize_t read_filter_file(const char *path, char **out, size_t *mapped)
 	if (!err && !why && n > TR_FILTER_MAX)
 		why = "larger than 1 MiB";
 	if (fd >= 0)
-		close(fd);
+		tr_real.close(fd);
 	if (err || why) {
 		if (buf)
-			munmap(buf, size);
+			tr_real.munmap(buf, size);
 		if (why)
 			tr_log_error("TRACER_FILTER=%s: %s (a regular file of at most 1 MiB is needed); no filter "
 				     "applied", path, why);
@@ -142,11 +142,11 @@ void tr_filter_load(void)
 	for (ssize_t i = 0; i < len; i++)
 		lines += text[i] == '\n';
 	size_t rbytes = lines * sizeof(struct rule);
-	struct rule *rules = mmap(NULL, rbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct rule *rules = tr_real.mmap(NULL, rbytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (rules == MAP_FAILED) {
 		tr_log_error("TRACER_FILTER=%s: out of memory (%s); no filter applied", tr_cfg.filter,
 			     strerror(errno));
-		munmap(text, mapped);
+		tr_real.munmap(text, mapped);
 		return;
 	}
 	int lineno = 0, bad = 0, n = 0;

@@ -34,7 +34,7 @@ static void read_cmdline(void)
 			argc++;
 	if (n > 0 && buf[n - 1] != 0)
 		argc++;
-	char **argv = calloc((size_t)argc + 1, sizeof(char *));
+	char **argv = tr_calloc((size_t)argc + 1, sizeof(char *));
 	if (argv) {
 		char *p = buf;
 		for (int i = 0; i < argc; i++) {
@@ -314,7 +314,7 @@ static __attribute__((noreturn)) void exit_now(void (*real)(int), int status)
 {
 	if (real)
 		real(status);
-	syscall(SYS_exit_group, status);
+	tr_syscall(SYS_exit_group, status);
 	__builtin_unreachable();
 }
 
@@ -322,14 +322,14 @@ TR_EXPORT void _exit(int status)
 {
 	TR_REAL_INIT(_exit);
 	tr_finish_status(status, 1);
-	exit_now(real__exit, status);
+	exit_now(tr_real._exit, status);
 }
 
 TR_EXPORT void _Exit(int status)
 {
 	TR_REAL_INIT(_Exit);
 	tr_finish_status(status, 1);
-	exit_now(real__Exit, status);
+	exit_now(tr_real._Exit, status);
 }
 
 /* glibc's quick_exit ends through an internal _exit: the archive is written
@@ -341,8 +341,8 @@ TR_EXPORT void quick_exit(int status)
 		tr_g.exit_status = status;
 		tr_g.have_exit_status = 1;
 	}
-	if (real_quick_exit)
-		real_quick_exit(status);
+	if (tr_real.quick_exit)
+		tr_real.quick_exit(status);
 	tr_finish_status(status, 1);
 	exit_now(NULL, status);
 }
@@ -358,21 +358,21 @@ TR_EXPORT int daemon(int nochdir, int noclose)
 	if (pid > 0) {
 		TR_REAL_INIT(_exit);
 		tr_finish_status(0, 1);
-		exit_now(real__exit, 0);
+		exit_now(tr_real._exit, 0);
 	}
 	if (setsid() < 0)
 		return -1;
 	if (!nochdir && chdir("/") != 0)
 		return -1;
 	if (!noclose) {
-		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		int fd = tr_real.open("/dev/null", O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			return -1;
-		dup2(fd, 0);
-		dup2(fd, 1);
-		dup2(fd, 2);
+		tr_real.dup2(fd, 0);
+		tr_real.dup2(fd, 1);
+		tr_real.dup2(fd, 2);
 		if (fd > 2)
-			close(fd);
+			tr_real.close(fd);
 	}
 	return 0;
 }
@@ -412,13 +412,13 @@ static int elf_would_run(int fd, const unsigned char *h, ssize_t n, int sh)
 		return sh;   /* ENOEXEC (execvp: /bin/sh runs it) */
 	for (unsigned i = 0; i < eh.e_phnum && i < 256; i++) {
 		Elf64_Phdr ph;
-		if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph))
+		if (tr_real.pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * eh.e_phentsize)) != (ssize_t)sizeof(ph))
 			return 1;
 		if (ph.p_type != PT_INTERP)
 			continue;
 		char ip[256];
 		size_t l = ph.p_filesz < sizeof(ip) ? (size_t)ph.p_filesz : sizeof(ip);
-		if (pread(fd, ip, l, (off_t)ph.p_offset) != (ssize_t)l)
+		if (tr_real.pread(fd, ip, l, (off_t)ph.p_offset) != (ssize_t)l)
 			return 1;
 		return interp_ok(ip, strnlen(ip, l));
 	}
@@ -431,14 +431,14 @@ static int elf_would_run(int fd, const unsigned char *h, ssize_t n, int sh)
 static int exec_would_run(const char *path, int sh)
 {
 	struct stat st;
-	if (!path || !*path || stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+	if (!path || !*path || tr_real.stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0)
 		return 0;
 	unsigned char head[256];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	int fd = tr_real.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return 1;   /* execute-only: let the kernel decide */
-	ssize_t n = read(fd, head, sizeof(head));
+	ssize_t n = tr_real.read(fd, head, sizeof(head));
 	int ok = sh;
 	if (n >= 2 && head[0] == '#' && head[1] == '!') {
 		const char *b = (const char *)head + 2, *e = (const char *)head + n;
@@ -451,7 +451,7 @@ static int exec_would_run(const char *path, int sh)
 	} else if (n >= 4 && !memcmp(head, ELFMAG, SELFMAG)) {
 		ok = elf_would_run(fd, head, n, sh);
 	}
-	close(fd);
+	tr_real.close(fd);
 	return ok;
 }
 
@@ -541,42 +541,58 @@ static int tr_exec_returned(int was, int r)
 	return r;
 }
 
-TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+static int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
 	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)));
-	return tr_exec_returned(was, real_execve(path, argv, envp));
+	return tr_exec_returned(was, tr_real.execve(path, argv, envp));
+}
+
+TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_ve(path, argv, envp);
+}
+
+static int exec_v(const char *path, char *const argv[])
+{
+	TR_REAL_INIT(execv);
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
+	return tr_exec_returned(was, tr_real.execv(path, argv));
 }
 
 TR_EXPORT int execv(const char *path, char *const argv[])
 {
-	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
-	return tr_exec_returned(was, real_execv(path, argv));
+	return exec_v(path, argv);
+}
+
+static int exec_vp(const char *file, char *const argv[])
+{
+	TR_REAL_INIT(execvp);
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
+	return tr_exec_returned(was, tr_real.execvp(file, argv));
 }
 
 TR_EXPORT int execvp(const char *file, char *const argv[])
 {
-	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
-	return tr_exec_returned(was, real_execvp(file, argv));
+	return exec_vp(file, argv);
 }
 
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
 	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)));
-	return tr_exec_returned(was, real_execvpe(file, argv, envp));
+	return tr_exec_returned(was, tr_real.execvpe(file, argv, envp));
 }
 
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
 	int was = tr_exec_prepare(1);
-	return tr_exec_returned(was, real_fexecve(fd, argv, envp));
+	return tr_exec_returned(was, tr_real.fexecve(fd, argv, envp));
 }
 
-/* execl, execlp, execle: collect the variadic arguments, then the v form. */
+/* execl, execlp, execle: collect the variadic arguments, then the v form
+ * (exec_v & co.: never through the exported names). */
 #define TR_COLLECT_ARGS(first, av)                                   \
 	va_list ap;                                                  \
 	size_t n = 1;                                                \
@@ -596,14 +612,14 @@ TR_EXPORT int execl(const char *path, const char *arg, ...)
 {
 	TR_COLLECT_ARGS(arg, av);
 	va_end(ap);
-	return execv(path, av);
+	return exec_v(path, av);
 }
 
 TR_EXPORT int execlp(const char *file, const char *arg, ...)
 {
 	TR_COLLECT_ARGS(arg, av);
 	va_end(ap);
-	return execvp(file, av);
+	return exec_vp(file, av);
 }
 
 TR_EXPORT int execle(const char *path, const char *arg, ...)
@@ -611,5 +627,5 @@ TR_EXPORT int execle(const char *path, const char *arg, ...)
 	TR_COLLECT_ARGS(arg, av);
 	char *const *envp = va_arg(ap, char *const *);
 	va_end(ap);
-	return execve(path, av, envp);
+	return exec_ve(path, av, envp);
 }

@@ -33,7 +33,7 @@
 static void write_fd_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = write(fd, buf, n);
+		ssize_t w = tr_real.write(fd, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
@@ -57,7 +57,7 @@ static int stderr_is_ours(void)
 	struct stat st;
 	if (tr_err_state == 0)
 		return 1;
-	if (tr_err_state == 2 || fstat(2, &st) != 0)
+	if (tr_err_state == 2 || tr_real.fstat(2, &st) != 0)
 		return 0;
 	return (uint64_t)st.st_dev == tr_err_dev && (uint64_t)st.st_ino == tr_err_ino;
 }
@@ -124,13 +124,13 @@ static int parent_traced(void)
 	if (nl <= 1 || (size_t)nl >= sizeof(name))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	size_t keep = 0;
 	int found = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + keep, sizeof(buf) - 512);
+		ssize_t r = tr_real.read(fd, buf + keep, sizeof(buf) - 512);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -143,7 +143,7 @@ static int parent_traced(void)
 		keep = len < (size_t)nl - 1 ? len : (size_t)nl - 1;
 		memmove(buf, buf + len - keep, keep);
 	}
-	close(fd);
+	tr_real.close(fd);
 	return found;
 }
 
@@ -151,7 +151,7 @@ void tr_log_init(void)
 {
 	int saved = errno;
 	struct stat st;
-	if (fstat(2, &st) == 0) {
+	if (tr_real.fstat(2, &st) == 0) {
 		tr_err_dev = (uint64_t)st.st_dev;
 		tr_err_ino = (uint64_t)st.st_ino;
 		tr_err_state = 1;
@@ -188,11 +188,11 @@ struct log_call {
 static void log_file_io(void *p)
 {
 	struct log_call *c = p;
-	int fd = open(c->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	int fd = tr_real.open(c->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;   /* a notice, not a problem: dropped */
 	write_fd_all(fd, c->buf, c->n);
-	close(fd);
+	tr_real.close(fd);
 }
 
 /* Appends to the log file (async-signal-safe: open, write, close, or the

@@ -7,10 +7,11 @@
  * (jemalloc, tcmalloc and the program's own malloc take their locks through
  * pthread_mutex_lock/trylock, which we wrap), and a signal handler can land
  * while the thread holds the allocator's lock. Any malloc of ours on such a
- * path waits on a lock its own thread holds. So libtracer.so is linked with
- * -Wl,--wrap=malloc,... (CMakeLists.txt, TR_MEM_WRAPPED): every call the
- * tracer's own objects (format/, preload/, wrappers/, sampling/) make to
- * malloc & co. lands here. Libraries we call (libdw, PAPI, libunwind, libc's
+ * path waits on a lock its own thread holds. So the tracer's own objects
+ * never call malloc & co.: preload/, wrappers/ and sampling/ call
+ * tr_malloc & co. (tr_int.h), format/ and the code shared with the tools
+ * otf2w_sys.malloc & co., which libtracer.so points here
+ * (tests/core/self_calls.py checks every object). Libraries we call (libdw, PAPI, libunwind, libc's
  * own opendir/fopen) keep the program's allocator: they run at start-up, at
  * exit, and (libdw, TRACER_DURABLE with sampling) on the tracer's own symbol
  * thread "tracer-sym", which no wrapped call and no signal handler runs on.
@@ -19,7 +20,7 @@
  * (mmap'ed blocks of growing size, at most TR_MEM_ARENAS of them); larger
  * blocks are mappings of their own whose first page holds a header, the
  * pointer given out is page start + TR_MEM_BIG_OFF (so the header is always
- * in the same page as the pointer: reading it can never fault). free()
+ * in the same page as the pointer: reading it can never fault). tr_free
  * tells our blocks from the program's by the arena ranges (small) and the
  * header's address-keyed magic (big); anything else came from libc (e.g.
  * strdup done by a library for us) and goes to the real free.
@@ -87,10 +88,6 @@ static struct {
 /* "tracerme" mixed with an address ASLR places anew in every process */
 #define tr_mem_key (0x7472616365726d65ull ^ (uint64_t)(uintptr_t)&M)
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t m);
-void *__real_realloc(void *p, size_t n);
-void __real_free(void *p);
 
 /* The calling thread's id, asked once per thread (a traced /bin/true made
  * 400 gettid calls here); a fork child asks again (tr_mem_fork_child). */
@@ -99,7 +96,7 @@ static TR_TLS int mem_tid;
 static int self_tid(void)
 {
 	if (tr_unlikely(!mem_tid))
-		mem_tid = (int)syscall(SYS_gettid);
+		mem_tid = (int)tr_syscall(SYS_gettid);
 	return mem_tid;
 }
 
@@ -133,7 +130,7 @@ static void mem_unlock(void)
 static void *map(size_t len)
 {
 	int saved = errno;
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = (void *)tr_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	errno = saved;
 	return p == MAP_FAILED ? NULL : p;
 }
@@ -300,7 +297,7 @@ int tr_mem_free(void *p)
 			}
 		} else {
 			int saved = errno;
-			munmap(b, len);
+			tr_syscall(SYS_munmap, b, len);
 			errno = saved;
 		}
 		return 1;
@@ -376,7 +373,7 @@ void *tr_calloc(size_t n, size_t m)
 void tr_free(void *p)
 {
 	if (!tr_mem_free(p))
-		__real_free(p);
+		free(p)   /* a block of the C library's */;
 }
 
 void *tr_realloc(void *p, size_t n)
@@ -385,7 +382,7 @@ void *tr_realloc(void *p, size_t n)
 		return tr_malloc(n);
 	size_t old = our_size(p);
 	if (!old && !in_arena((uintptr_t)p) && !big_header(p))
-		return __real_realloc(p, n);   /* a block from libc */
+		return realloc(p, n);   /* a block from libc */
 	if (n == 0) {
 		tr_mem_free(p);
 		return NULL;
@@ -441,7 +438,3 @@ char *tr_strndup(const char *s, size_t max)
 	return d;
 }
 
-/* the objects still linked with --wrap=malloc & co. */
-#define MEM_WRAP(fn) __typeof__(tr_##fn) __wrap_##fn __attribute__((alias("tr_" #fn)));
-MEM_WRAP(malloc) MEM_WRAP(calloc) MEM_WRAP(free) MEM_WRAP(realloc) MEM_WRAP(aligned_alloc)
-MEM_WRAP(posix_memalign) MEM_WRAP(strdup) MEM_WRAP(strndup)

@@ -66,13 +66,13 @@ static int tr_reg_self = 1;
 
 static ssize_t read_into(const char *path, char *buf, size_t size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, r;
 	if (fd < 0)
 		return -1;
-	while (n < (ssize_t)size - 1 && (r = read(fd, buf + n, size - 1 - (size_t)n)) > 0)
+	while (n < (ssize_t)size - 1 && (r = tr_real.read(fd, buf + n, size - 1 - (size_t)n)) > 0)
 		n += r;
-	close(fd);
+	tr_real.close(fd);
 	buf[n > 0 ? n : 0] = 0;
 	return n;
 }
@@ -83,17 +83,17 @@ static int write_file_excl(const char *path, const char *buf, size_t n, int excl
 {
 	char tmp[4400];
 	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)tr_self_pid());
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
-	int ok = write(fd, buf, n) == (ssize_t)n;
-	close(fd);
-	if (!ok || (excl ? link(tmp, path) : rename(tmp, path))) {
-		unlink(tmp);
+	int ok = tr_real.write(fd, buf, n) == (ssize_t)n;
+	tr_real.close(fd);
+	if (!ok || (excl ? link(tmp, path) : tr_real.rename(tmp, path))) {
+		tr_real.unlink(tmp);
 		return -1;
 	}
 	if (excl)
-		unlink(tmp);
+		tr_real.unlink(tmp);
 	return 0;
 }
 
@@ -158,12 +158,12 @@ static int maps_tracer(pid_t pid)
 	if (!nl)
 		return 1;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return errno != ENOENT && errno != ESRCH;   /* not ours to read (another user namespace): alive */
 	int found = 0;
 	for (;;) {
-		ssize_t r = read(fd, buf + keep, sizeof(buf) - 320);
+		ssize_t r = tr_real.read(fd, buf + keep, sizeof(buf) - 320);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
@@ -176,7 +176,7 @@ static int maps_tracer(pid_t pid)
 		keep = len < nl - 1 ? len : nl - 1;
 		memmove(buf, buf + len - keep, keep);
 	}
-	close(fd);
+	tr_real.close(fd);
 	return found;
 }
 
@@ -192,11 +192,11 @@ struct tr_dirent64 {
 static void each_entry(const char *dir, void (*fn)(const char *name, void *ud), void *ud)
 {
 	char buf[1024];   /* small: the crash path may run on a small alternate signal stack */
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = tr_real.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	for (;;) {
-		long n = syscall(SYS_getdents64, fd, buf, sizeof(buf));
+		long n = tr_syscall(SYS_getdents64, fd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
 		for (long o = 0; o < n;) {
@@ -206,7 +206,7 @@ static void each_entry(const char *dir, void (*fn)(const char *name, void *ud), 
 			o += e->reclen;
 		}
 	}
-	close(fd);
+	tr_real.close(fd);
 }
 
 /* ---- registry and live files ---- */
@@ -217,7 +217,7 @@ static int reg_usable(void)
 	snprintf(tr_reg, sizeof(tr_reg), "/tmp/.tracer-%u", (unsigned)getuid());
 	if (mkdir(tr_reg, 0700) && errno != EEXIST)
 		goto bad;
-	if (lstat(tr_reg, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
+	if (tr_real.lstat(tr_reg, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
 		goto bad;
 	return 1;
 bad:
@@ -246,9 +246,9 @@ static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int 
 		return 0;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
-	unlink(t);
-	if (symlink(dir, t) || rename(t, r))
-		unlink(t);
+	tr_real.unlink(t);
+	if (symlink(dir, t) || tr_real.rename(t, r))
+		tr_real.unlink(t);
 	return 0;
 }
 
@@ -261,7 +261,7 @@ static void reg_drop(const char *dir, pid_t pid)
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	ssize_t l = readlink(r, d, sizeof(d) - 1);
 	if (l > 0 && (d[l] = 0, !strcmp(d, dir)))
-		unlink(r);
+		tr_real.unlink(r);
 }
 
 static int live_read(const char *dir, pid_t pid, uint64_t *start, int *part, int *self)
@@ -313,18 +313,18 @@ static int take_part(const char *dir)
 {
 	char p[4200], b[32];
 	snprintf(p, sizeof(p), "%.4000s/procs/tree", dir);
-	int fd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int fd = tr_real.open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return -1;
 	flock(fd, LOCK_EX);
-	ssize_t n = pread(fd, b, sizeof(b) - 1, 0);
+	ssize_t n = tr_real.pread(fd, b, sizeof(b) - 1, 0);
 	b[n > 0 ? n : 0] = 0;
 	const char *s = b;
 	int part = (int)num(&s);
 	int w = snprintf(b, sizeof(b), "%010d\n", part + 1);
-	if (pwrite(fd, b, (size_t)w, 0) != w)
+	if (tr_real.pwrite(fd, b, (size_t)w, 0) != w)
 		part = -1;
-	close(fd);   /* releases the lock */
+	tr_real.close(fd);   /* releases the lock */
 	return part;
 }
 
@@ -349,7 +349,7 @@ static void reg_stale(const char *name, void *ud)
 	if (*s || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
 		return;
 	snprintf(r, sizeof(r), "%s/%s", tr_reg, name);
-	unlink(r);
+	tr_real.unlink(r);
 }
 
 int tr_tree_prepare(char *dir, size_t n)
@@ -432,16 +432,16 @@ void tr_tree_handover(unsigned uid)
 			return;
 		}
 	}
-	if (lstat(reg, &st) || !S_ISDIR(st.st_mode) || (st.st_mode & 077))
+	if (tr_real.lstat(reg, &st) || !S_ISDIR(st.st_mode) || (st.st_mode & 077))
 		return;
 	/* one root made and left (an earlier handover cut short): ours to give */
 	if (st.st_uid != (uid_t)uid && (st.st_uid != 0 || chown(reg, (uid_t)uid, (gid_t)-1) != 0))
 		return;
 	snprintf(r, sizeof(r), "%s/%d", reg, (int)tr_self_pid());
 	snprintf(t, sizeof(t), "%s/%d.t%d", reg, (int)tr_self_pid(), (int)tr_self_pid());
-	unlink(t);
-	if (symlink(tr_tree_dir, t) || lchown(t, (uid_t)uid, (gid_t)-1) || rename(t, r))
-		unlink(t);
+	tr_real.unlink(t);
+	if (symlink(tr_tree_dir, t) || lchown(t, (uid_t)uid, (gid_t)-1) || tr_real.rename(t, r))
+		tr_real.unlink(t);
 }
 
 int tr_tree_fork_child(const char *dir)
@@ -496,7 +496,7 @@ static void child_entry(const char *name, void *ud)
 		if (ls == st)
 			return;   /* it registered itself (or another member did) */
 		live_path(p, sizeof(p), tr_tree_dir, pid);
-		unlink(p);   /* of an earlier process with that pid */
+		tr_real.unlink(p);   /* of an earlier process with that pid */
 	}
 	live_write(tr_tree_dir, pid, st, tr_tree.part, 0);
 }
@@ -506,7 +506,7 @@ static void register_children(void)
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
 	/* no child at all: nothing to scan (WNOWAIT: a zombie stays waitable) */
-	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
+	if (tr_real.waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
 		return;
 	each_entry("/proc", child_entry, NULL);
 }
@@ -543,7 +543,7 @@ static void live_entry(const char *name, void *ud)
 		return;
 	}
 	live_path(p, sizeof(p), sc->dir, pid);
-	unlink(p);
+	tr_real.unlink(p);
 	reg_drop(sc->dir, pid);
 }
 
@@ -568,7 +568,7 @@ static void leave(void)
 {
 	char p[4200];
 	live_path(p, sizeof(p), tr_tree_dir, tr_self_pid());
-	unlink(p);
+	tr_real.unlink(p);
 	reg_drop(tr_tree_dir, tr_self_pid());
 }
 
@@ -587,7 +587,7 @@ static void unlink_entry(const char *name, void *ud)
 {
 	char p[4400];
 	snprintf(p, sizeof(p), "%.4000s/%s", (const char *)ud, name);
-	unlink(p);
+	tr_real.unlink(p);
 }
 
 /* Counts the parts (proc<N>...) other than proc0 (a fork child that only
@@ -614,13 +614,13 @@ static int promote_single(void)
 	if (others)
 		return 0;
 	snprintf(p, sizeof(p), "%.4000s/procs/proc0.otf2", tr_tree_dir);
-	if (stat(p, &st) || st.st_size == 0)
+	if (tr_real.stat(p, &st) || st.st_size == 0)
 		return 1;   /* its part was not written: nothing to unify, the part stays */
 	static const char *const sfx[] = { "", ".def", ".otf2" };
 	for (int i = 0; i < 3; i++) {
 		snprintf(p, sizeof(p), "%.4000s/procs/proc0%s", tr_tree_dir, sfx[i]);
 		snprintf(q, sizeof(q), "%.4000s/traces%s", tr_tree_dir, sfx[i]);
-		if (rename(p, q))
+		if (tr_real.rename(p, q))
 			return 0;
 	}
 	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
@@ -644,7 +644,7 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 	/* not the counter's lock: a child that is starting takes a part number
 	 * while the holder of this one waits for it to register */
 	snprintf(p, sizeof(p), "%.4000s/procs/end.lock", tr_tree_dir);
-	int lfd = open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	int lfd = tr_real.open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	int locked = 0;
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; lfd >= 0 && i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
@@ -653,7 +653,7 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 	leave();
 	int alive = count_alive(tr_tree_dir);
 	if (lfd >= 0)
-		close(lfd);
+		tr_real.close(lfd);
 	if (!locked)
 		return 0;
 	if (alive > 0) {

@@ -16,11 +16,6 @@
 #include <sys/wait.h>
 #include "tr_int.h"
 
-static pid_t (*real_wait)(int *);
-static pid_t (*real_waitpid)(pid_t, int *, int);
-static pid_t (*real_wait3)(int *, int, struct rusage *);
-static pid_t (*real_wait4)(pid_t, int *, int, struct rusage *);
-static int (*real_waitid)(idtype_t, id_t, siginfo_t *, int);
 
 static void before_wait(int options)
 {
@@ -33,33 +28,33 @@ TR_EXPORT pid_t wait(int *status)
 {
 	TR_REAL_INIT(wait);
 	before_wait(0);
-	return real_wait(status);
+	return tr_real.wait(status);
 }
 
 TR_EXPORT pid_t waitpid(pid_t pid, int *status, int options)
 {
 	TR_REAL_INIT(waitpid);
 	before_wait(options);
-	return real_waitpid(pid, status, options);
+	return tr_real.waitpid(pid, status, options);
 }
 
 TR_EXPORT pid_t wait3(int *status, int options, struct rusage *ru)
 {
 	TR_REAL_INIT(wait3);
 	before_wait(options);
-	return real_wait3(status, options, ru);
+	return tr_real.wait3(status, options, ru);
 }
 
 TR_EXPORT pid_t wait4(pid_t pid, int *status, int options, struct rusage *ru)
 {
 	TR_REAL_INIT(wait4);
 	before_wait(options);
-	return real_wait4(pid, status, options, ru);
+	return tr_real.wait4(pid, status, options, ru);
 }
 
 TR_EXPORT int waitid(idtype_t idtype, id_t id, siginfo_t *info, int options)
 {
 	TR_REAL_INIT(waitid);
 	before_wait(options);
-	return real_waitid(idtype, id, info, options);
+	return tr_real.waitid(idtype, id, info, options);
 }

@@ -6,6 +6,7 @@
  *
  * We do not interpose malloc/calloc, so dlsym's own allocations cannot
  * recurse into us; the per-thread guard keeps everything else untraced.
+ * The table itself: tr_real.h.
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -18,21 +19,10 @@
 #include "otf2w_sys.h"
 #include "tr_int.h"
 
-int (*real_sigaction)(int, const struct sigaction *, struct sigaction *);
-void (*real__exit)(int);
-void (*real__Exit)(int);
-int (*real_execve)(const char *, char *const[], char *const[]);
-int (*real_execv)(const char *, char *const[]);
-int (*real_execvp)(const char *, char *const[]);
-int (*real_execvpe)(const char *, char *const[], char *const[]);
-int (*real_fexecve)(int, char *const[], char *const[]);
-void (*real_quick_exit)(int);
-
-static const struct tr_real_sym tr_real_table[] = {
-	TR_REAL_SYM(sigaction), TR_REAL_SYM(_exit), TR_REAL_SYM(_Exit), TR_REAL_SYM(execve),
-	TR_REAL_SYM(execv), TR_REAL_SYM(execvp), TR_REAL_SYM(execvpe), TR_REAL_SYM(fexecve),
-	TR_REAL_SYM(quick_exit),
-};
+/* The one table (tr_real.h) */
+struct tr_real_fns tr_real;
+#define REAL_SYM(fn) { (void **)&tr_real.fn, #fn, NULL },
+static const struct tr_real_sym tr_real_table[] = { TR_REAL_LIBC(REAL_SYM) };
 
 /* ---- where a real function is ----
  * RTLD_NEXT finds what comes after libtracer.so in the global scope. A
@@ -91,13 +81,13 @@ static int collect(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (nm->n == nm->cap) {
 		size_t cap = nm->cap ? nm->cap * 2 : 64;
-		char **v = realloc(nm->v, cap * sizeof(char *));
+		char **v = tr_realloc(nm->v, cap * sizeof(char *));
 		if (!v)
 			return 1;
 		nm->v = v;
 		nm->cap = cap;
 	}
-	nm->v[nm->n] = strdup(info->dlpi_name);
+	nm->v[nm->n] = tr_strdup(info->dlpi_name);
 	if (nm->v[nm->n])
 		nm->n++;
 	return 0;
@@ -118,19 +108,17 @@ void *tr_dlsym_loaded(const char *name, void **handle)
 			void *h = dlopen(nm.v[i], RTLD_LAZY | RTLD_NOLOAD);
 			if (h) {
 				p = dlsym(h, name);
-				if (p && !tr_in_self(p) && handle)
-					*handle = h;
-				else if (p && !tr_in_self(p))
-					dlclose(h);
-				else {
+				if (p && tr_in_self(p))
 					p = NULL;
-					dlclose(h);
-				}
+				if (p && handle)
+					*handle = h;
+				else if (tr_real.dlclose)
+					tr_real.dlclose(h);
 			}
 		}
-		free(nm.v[i]);
+		tr_free(nm.v[i]);
 	}
-	free(nm.v);
+	tr_free(nm.v);
 	return p;
 }
 
@@ -166,26 +154,20 @@ size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)
 
 /* ---- the writer's system layer (format/otf2w_sys.h) ----
  * The writer and the definition code shared with the tools call these:
- * the real C library functions, and the private heap of preload/mem.c. */
+ * the real C library functions of the table, the private heap of mem.c. */
 struct otf2w_sys otf2w_sys;
-#define SYS_SYM(fn) { (void **)&otf2w_sys.fn, #fn, NULL },
-static const struct tr_real_sym sys_table[] = { OTF2W_SYS_CALLS(SYS_SYM) };
-
-static void real_check(const struct tr_real_sym *tab, size_t n)
-{
-	if (!tr_real_resolve(tab, n))
-		return;
-	for (size_t i = 0; i < n; i++)
-		if (!*tab[i].slot)
-			tr_log_error("cannot resolve the real %s: %s", tab[i].name, dlerror());
-}
 
 void tr_real_init(void)
 {
-	real_check(tr_real_table, sizeof(tr_real_table) / sizeof(tr_real_table[0]));
-	real_check(sys_table, sizeof(sys_table) / sizeof(sys_table[0]));
+	size_t n = sizeof(tr_real_table) / sizeof(tr_real_table[0]);
+	if (tr_real_resolve(tr_real_table, n))
+		for (size_t i = 0; i < n; i++)
+			if (!*tr_real_table[i].slot)
+				tr_log_error("cannot resolve the real %s: %s", tr_real_table[i].name, dlerror());
 #define SYS_HEAP(fn) otf2w_sys.fn = tr_##fn;
+#define SYS_CALL(fn) otf2w_sys.fn = tr_real.fn;
 	OTF2W_SYS_HEAP(SYS_HEAP)
+	OTF2W_SYS_CALLS(SYS_CALL)
 }
 
 /* ---- futex lock (Drepper, "Futexes are tricky", mutex #2) ---- */
@@ -194,7 +176,7 @@ TR_TLS int tr_tls_internal;
 
 static long futex(int *uaddr, int op, int val)
 {
-	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+	return tr_syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
 }
 
 void tr_lock_slow(struct tr_lock *l)
@@ -213,7 +195,7 @@ void tr_unlock_slow(struct tr_lock *l)
 
 void *tr_xcalloc(size_t n, size_t sz)
 {
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
+	void *p = tr_calloc(n ? n : 1, sz ? sz : 1);
 	if (!p)
 		tr_log_error("out of memory (%zu bytes)", n * sz);
 	return p;

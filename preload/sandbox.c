@@ -141,64 +141,34 @@ static void priv_drop(uid_t euid)
 	errno = saved;
 }
 
-static int (*real_setuid)(uid_t);
-static int (*real_seteuid)(uid_t);
-static int (*real_setreuid)(uid_t, uid_t);
-static int (*real_setresuid)(uid_t, uid_t, uid_t);
 
 TR_EXPORT int setuid(uid_t u)
 {
 	TR_REAL_INIT(setuid);
 	priv_drop(u);
-	return real_setuid(u);
+	return tr_real.setuid(u);
 }
 
 TR_EXPORT int seteuid(uid_t e)
 {
 	TR_REAL_INIT(seteuid);
 	priv_drop(e);
-	return real_seteuid(e);
+	return tr_real.seteuid(e);
 }
 
 TR_EXPORT int setreuid(uid_t r, uid_t e)
 {
 	TR_REAL_INIT(setreuid);
 	priv_drop(e);
-	return real_setreuid(r, e);
+	return tr_real.setreuid(r, e);
 }
 
 TR_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
 {
 	TR_REAL_INIT(setresuid);
 	priv_drop(e);
-	return real_setresuid(r, e, s);
+	return tr_real.setresuid(r, e, s);
 }
-
-#if defined(__x86_64__)
-static long raw6(long n, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-	__asm__ __volatile__("syscall"
-			     : "=a"(ret)
-			     : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			     : "rcx", "r11", "memory");
-	if ((unsigned long)ret > -4096ul) {
-		errno = (int)-ret;
-		return -1;
-	}
-	return ret;
-}
-#else
-static long (*real_syscall)(long, ...);
-static long raw6(long n, long a, long b, long c, long d, long e, long f)
-{
-	TR_REAL_INIT(syscall);
-	return real_syscall(n, a, b, c, d, e, f);
-}
-#endif
 
 /* A clone that copies the address space: a new process, like fork. */
 static int fork_like(long n, long a1)
@@ -222,9 +192,9 @@ TR_EXPORT long syscall(long n, ...)
 	va_end(ap);
 	if (tr_likely(n != SYS_seccomp && n != SYS_landlock_restrict_self && n != SYS_exit_group && n != SYS_clone &&
 		      n != SYS_clone3))
-		return raw6(n, a1, a2, a3, a4, a5, a6);
+		return tr_syscall6(n, a1, a2, a3, a4, a5, a6);
 	if (!tr_is_active() || tr_fd_private)
-		return raw6(n, a1, a2, a3, a4, a5, a6);
+		return tr_syscall6(n, a1, a2, a3, a4, a5, a6);
 	switch (n) {
 	case SYS_seccomp:
 		if (a1 == 0 || a1 == 1)   /* SECCOMP_SET_MODE_STRICT, _FILTER (not the queries) */
@@ -241,7 +211,7 @@ TR_EXPORT long syscall(long n, ...)
 			int saved = errno;
 			tr_atfork_prepare();
 			errno = saved;
-			long r = raw6(n, a1, a2, a3, a4, a5, a6);
+			long r = tr_syscall6(n, a1, a2, a3, a4, a5, a6);
 			saved = errno;
 			if (r == 0)
 				tr_atfork_child();
@@ -251,5 +221,5 @@ TR_EXPORT long syscall(long n, ...)
 			return r;
 		}
 	}
-	return raw6(n, a1, a2, a3, a4, a5, a6);
+	return tr_syscall6(n, a1, a2, a3, a4, a5, a6);
 }

@@ -62,7 +62,7 @@ static int install_ours(int sig, const struct sigaction *like)
 	 * traced thread): a stack overflow still writes the archive */
 	if (tr_managed[sig] == 2)
 		a.sa_flags |= SA_ONSTACK;
-	if (real_sigaction(sig, &a, NULL) == 0) {
+	if (tr_real.sigaction(sig, &a, NULL) == 0) {
 		tr_ours[sig] = 1;
 		return 0;
 	}
@@ -227,14 +227,14 @@ static int tr_interrupted_in_libc(void *uctx)
  * is not visible from here, so the full close is not safe. */
 static int tr_nested_handler(void *uctx)
 {
-	if (!uctx || !real_sigaction)
+	if (!uctx || !tr_real.sigaction)
 		return 0;
 	const ucontext_t *uc = uctx;
 	for (int sig = 1; sig < TR_NSIG; sig++) {
 		if (sig == SIGKILL || sig == SIGSTOP || !sigismember(&uc->uc_sigmask, sig))
 			continue;
 		struct sigaction a;
-		if (real_sigaction(sig, NULL, &a) == 0 && a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
+		if (tr_real.sigaction(sig, NULL, &a) == 0 && a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN)
 			return 1;
 	}
 	return 0;
@@ -242,7 +242,7 @@ static int tr_nested_handler(void *uctx)
 
 void tr_signals_init(void)
 {
-	if (!real_sigaction)
+	if (!tr_real.sigaction)
 		return;
 	if (!tr_ntext)
 		dl_iterate_phdr(phdr_cb, NULL);
@@ -257,7 +257,7 @@ void tr_signals_init(void)
 		if (!tr_managed[sig])
 			continue;
 		struct sigaction old;
-		if (real_sigaction(sig, NULL, &old))
+		if (tr_real.sigaction(sig, NULL, &old))
 			continue;
 		tr_prog[sig] = old;
 		if (old.sa_handler == SIG_IGN)
@@ -275,12 +275,12 @@ void tr_signals_block(sigset_t *old)
 	sigemptyset(&set);
 	for (size_t i = 0; i < sizeof(tr_term_sigs) / sizeof(int); i++)
 		sigaddset(&set, tr_term_sigs[i]);
-	pthread_sigmask(SIG_BLOCK, &set, old);
+	tr_real.pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
 void tr_signals_restore(const sigset_t *old)
 {
-	pthread_sigmask(SIG_SETMASK, old, NULL);
+	tr_real.pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
 void tr_signals_fork_child(void)
@@ -295,13 +295,13 @@ static void default_action(int sig)
 	memset(&a, 0, sizeof(a));
 	a.sa_handler = SIG_DFL;
 	sigemptyset(&a.sa_mask);
-	if (real_sigaction)
-		real_sigaction(sig, &a, NULL);
+	if (tr_real.sigaction)
+		tr_real.sigaction(sig, &a, NULL);
 	tr_ours[sig] = 0;
-	syscall(SYS_tgkill, getpid(), gettid(), sig);
+	tr_syscall(SYS_tgkill, getpid(), gettid(), sig);
 	sigemptyset(&set);
 	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	tr_real.sigprocmask(SIG_UNBLOCK, &set, NULL);
 	/* a fault re-executes the instruction with the default action */
 }
 
@@ -334,7 +334,7 @@ static long raw_tgkill(long pid, long tid, long sig)
 	__asm__ __volatile__("svc 0" : "+r"(x0) : "r"(x8), "r"(x1), "r"(x2) : "memory");
 	return x0;
 #else
-	return syscall(SYS_tgkill, pid, tid, sig);
+	return tr_syscall(SYS_tgkill, pid, tid, sig);
 #endif
 }
 
@@ -430,19 +430,19 @@ static int tr_sigaction_impl(int sig, const struct sigaction *act, struct sigact
 	if (sig == SIGPROF && act && act->sa_handler != SIG_IGN && act->sa_handler != SIG_DFL)
 		tr_modules_sigaction(sig, act);   /* the sampler hands SIGPROF over */
 	if (sig <= 0 || sig >= TR_NSIG || !tr_managed[sig] || !tr_sig_ready)
-		return real_sigaction(sig, act, old);
+		return tr_real.sigaction(sig, act, old);
 	tr_lock(&tr_sig_lock);
 	struct sigaction prev = tr_prog[sig];
 	int ret = 0;
 	if (act) {
 		if (act->sa_handler == SIG_IGN) {
-			ret = real_sigaction(sig, act, NULL);
+			ret = tr_real.sigaction(sig, act, NULL);
 			if (ret == 0)
 				tr_ours[sig] = 0;
 		} else if (tr_g.active || tr_ours[sig]) {
 			ret = install_ours(sig, act);
 		} else {
-			ret = real_sigaction(sig, act, NULL);
+			ret = tr_real.sigaction(sig, act, NULL);
 		}
 		if (ret == 0)
 			tr_prog[sig] = *act;

@@ -50,8 +50,8 @@ int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *
 	size_t n = 0;
 	while (environ && environ[n])
 		n++;
-	free(h->envp);
-	h->envp = malloc(sizeof(char *) * (n + 1));
+	tr_free(h->envp);
+	h->envp = tr_malloc(sizeof(char *) * (n + 1));
 	if (!h->envp)
 		return -1;
 	size_t k = 0;
@@ -95,24 +95,24 @@ static int spawn_child(void *arg)
 	const struct tr_helper *h = arg;
 	struct spawn_ksa dfl = { 0, 0, 0, 0 }, cur;
 	for (long s = 1; s < 65; s++)
-		if (syscall(SYS_rt_sigaction, s, NULL, &cur, 8L) == 0 && cur.handler != (void *)SIG_DFL &&
+		if (tr_syscall(SYS_rt_sigaction, s, NULL, &cur, 8L) == 0 && cur.handler != (void *)SIG_DFL &&
 		    cur.handler != (void *)SIG_IGN)
-			syscall(SYS_rt_sigaction, s, &dfl, NULL, 8L);
-	syscall(SYS_setsid);
-	long in = syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
-	long out = syscall(SYS_openat, (long)AT_FDCWD, h->log,
+			tr_syscall(SYS_rt_sigaction, s, &dfl, NULL, 8L);
+	tr_syscall(SYS_setsid);
+	long in = tr_syscall(SYS_openat, (long)AT_FDCWD, "/dev/null", (long)O_RDONLY);
+	long out = tr_syscall(SYS_openat, (long)AT_FDCWD, h->log,
 			   (long)(O_WRONLY | O_CREAT | (h->append ? O_APPEND : O_TRUNC)), 0644L);
 	if (in >= 0)
-		syscall(SYS_dup2, in, 0L);
+		tr_syscall(SYS_dup2, in, 0L);
 	if (out >= 0) {
-		syscall(SYS_dup2, out, 1L);
-		syscall(SYS_dup2, out, 2L);
+		tr_syscall(SYS_dup2, out, 1L);
+		tr_syscall(SYS_dup2, out, 2L);
 	}
-	syscall(SYS_close_range, 3u, ~0u, 0u);
+	tr_syscall(SYS_close_range, 3u, ~0u, 0u);
 	uint64_t none = 0;
-	syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, 8L);
-	syscall(SYS_execve, h->argv[0], h->argv, h->envp);
-	syscall(SYS_exit, 127L);
+	tr_syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &none, NULL, 8L);
+	tr_syscall(SYS_execve, h->argv[0], h->argv, h->envp);
+	tr_syscall(SYS_exit, 127L);
 	return 127;
 }
 
@@ -123,10 +123,10 @@ pid_t tr_helper_spawn(const struct tr_helper *h)
 	int saved = errno;
 	sigset_t all, old;
 	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
+	tr_real.pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid_t pid = clone(spawn_child, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
 			  (void *)h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	__atomic_store_n(&spawn_busy, 0, __ATOMIC_RELEASE);
 	errno = saved;
 	return pid;
@@ -140,7 +140,7 @@ double tr_helper_run(const struct tr_helper *h)
 	sigset_t chld, old, pend;
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
-	pthread_sigmask(SIG_BLOCK, &chld, &old);
+	tr_real.pthread_sigmask(SIG_BLOCK, &chld, &old);
 	sigpending(&pend);
 	int was_pending = sigismember(&pend, SIGCHLD);
 	struct timespec t0, t1;
@@ -149,7 +149,7 @@ double tr_helper_run(const struct tr_helper *h)
 	double secs = -1;
 	if (pid > 0) {
 		int st = 0;
-		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		while (tr_real.waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
@@ -159,6 +159,6 @@ double tr_helper_run(const struct tr_helper *h)
 			sigtimedwait(&chld, NULL, &zero);
 		}
 	}
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return secs;
 }

@@ -49,7 +49,7 @@ static void altstack_setup(void)
 	if (tr_tls_altstack || sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE))
 		return;   /* the program has its own */
 	size_t pg = altstack_page();
-	void *p = mmap(NULL, TR_ALTSTACK_SIZE + pg, PROT_READ | PROT_WRITE,
+	void *p = tr_real.mmap(NULL, TR_ALTSTACK_SIZE + pg, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return;
@@ -58,7 +58,7 @@ static void altstack_setup(void)
 	ss.ss_sp = (char *)p + pg;
 	ss.ss_size = TR_ALTSTACK_SIZE;
 	if (sigaltstack(&ss, NULL) != 0) {
-		munmap(p, TR_ALTSTACK_SIZE + pg);
+		tr_real.munmap(p, TR_ALTSTACK_SIZE + pg);
 		return;
 	}
 	tr_tls_altstack = p;
@@ -80,7 +80,7 @@ static void altstack_release(void)
 	}
 	/* disabled now, or the program replaced it by its own: ours is unused */
 	tr_tls_altstack = NULL;
-	munmap(p, TR_ALTSTACK_SIZE + pg);
+	tr_real.munmap(p, TR_ALTSTACK_SIZE + pg);
 }
 
 uint64_t tr_location_id(uint32_t index)

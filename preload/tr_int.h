@@ -114,19 +114,9 @@ extern struct tr_global tr_g;
 
 /* ---- files ------------------------------------------------------------------------ */
 
-/* mem.c: the tracer's own heap (mmap only); malloc & co. of our objects
- * are routed here by -Wl,--wrap (CMakeLists.txt) */
+/* mem.c: the tracer's own heap (mmap only); its entry points tr_malloc &
+ * co. are declared in tr_real.h */
 void tr_mem_init(void);
-/* The private heap (mem.c): the tracer's own memory, never the program's
- * allocator's; tr_free and tr_realloc also take a block of the C library's. */
-void *tr_malloc(size_t n);
-void *tr_calloc(size_t n, size_t m);
-void *tr_realloc(void *p, size_t n);
-void tr_free(void *p);
-void *tr_aligned_alloc(size_t align, size_t n);
-int tr_posix_memalign(void **out, size_t align, size_t n);
-char *tr_strdup(const char *s);
-char *tr_strndup(const char *s, size_t max);
 void *tr_mem_alloc(size_t n);
 int tr_mem_free(void *p);           /* 1 if p was ours */
 void tr_mem_fork_prepare(void);
@@ -156,17 +146,7 @@ uint64_t tr_clock_realtime_of(uint64_t ticks);  /* ns since epoch of a timestamp
 uint64_t tr_clock_freq(void);
 
 /* real.c (also the futex lock above and allocation helpers) */
-void tr_real_init(void);
 void *tr_xcalloc(size_t n, size_t sz);
-TR_REAL_DECL(int, sigaction, int, const struct sigaction *, struct sigaction *);
-TR_REAL_DECL(void, _exit, int);
-TR_REAL_DECL(void, _Exit, int);
-TR_REAL_DECL(int, execve, const char *, char *const[], char *const[]);
-TR_REAL_DECL(int, execv, const char *, char *const[]);
-TR_REAL_DECL(int, execvp, const char *, char *const[]);
-TR_REAL_DECL(int, execvpe, const char *, char *const[], char *const[]);
-TR_REAL_DECL(int, fexecve, int, char *const[], char *const[]);
-TR_REAL_DECL(void, quick_exit, int);
 
 /* filter.c */
 void tr_filter_load(void);

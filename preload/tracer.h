@@ -13,8 +13,7 @@
  * Typical wrapper:
  *
  *	TR_EXPORT int pthread_mutex_lock(pthread_mutex_t *m)
- *	{
- *		TR_REAL_INIT(pthread_mutex_lock);
+ *	{   // real_pthread_mutex_lock: the family's table (tr_real_resolve)
  *		struct tr_thread *t = tr_thread_get();   // NULL: not ready/dying/nested
  *		if (!t)
  *			return real_pthread_mutex_lock(m);
@@ -36,6 +35,7 @@
 #include <sys/types.h>
 #include "otf2w.h"
 #include "tr_defs.h"
+#include "tr_real.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -796,13 +796,6 @@ struct tr_real_sym {
 #define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
 #define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
 size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
-#define TR_REAL_DECL(ret, fn, ...) TR_HIDDEN extern ret (*real_##fn)(__VA_ARGS__)
-#define TR_REAL_INIT(fn)                                                        \
-	do {                                                                    \
-		if (tr_unlikely(!real_##fn))                                    \
-			real_##fn = (__typeof__(real_##fn))tr_dlsym_next(#fn); \
-	} while (0)
-
 #ifdef __cplusplus
 }
 #endif

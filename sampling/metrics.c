@@ -311,11 +311,11 @@ static void met_thread_init(struct tr_thread *t)
 {
 	if (met_class == SMP_UNDEF || met_disabled)
 		return;
-	struct met_thread *m = calloc(1, sizeof(*m));
+	struct met_thread *m = tr_calloc(1, sizeof(*m));
 	if (!m)
 		return;
 	m->es = PAPI_NULL;
-	m->tid = (pid_t)syscall(SYS_gettid);
+	m->tid = (pid_t)tr_syscall(SYS_gettid);
 	t->guard++;   /* PAPI's own locks and allocations are not traced */
 	if (met_papi_on) {
 		int ok = smp_papi->PAPI_create_eventset(&m->es) == PAPI_OK;
@@ -330,7 +330,7 @@ static void met_thread_init(struct tr_thread *t)
 				smp_papi->PAPI_cleanup_eventset(m->es);
 				smp_papi->PAPI_destroy_eventset(&m->es);
 			}
-			free(m);
+			tr_free(m);
 			t->guard--;
 			return;
 		}
@@ -403,7 +403,7 @@ static void met_thread_fini(struct tr_thread *t)
 	struct met_thread *m = t->metrics;
 	if (!m)
 		return;
-	if (m->tid != (pid_t)syscall(SYS_gettid))
+	if (m->tid != (pid_t)tr_syscall(SYS_gettid))
 		return;   /* another thread's PAPI state cannot be touched from here */
 	t->metrics = NULL;
 	t->guard++;
@@ -415,7 +415,7 @@ static void met_thread_fini(struct tr_thread *t)
 		smp_papi->PAPI_unregister_thread();
 	}
 	t->guard--;
-	free(m);
+	tr_free(m);
 }
 
 static void met_fini(void)

@@ -59,7 +59,6 @@ uint32_t tr_smp_ig = SMP_UNDEF;
 volatile int tr_smp_frozen;
 struct sigaction tr_smp_old_sa;
 int tr_smp_handler_installed;
-int (*tr_smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
 uint32_t tr_smp_hash_mask;
 atomic_flag tr_smp_list_lock = ATOMIC_FLAG_INIT;
 struct smp_thread *tr_smp_threads;
@@ -495,7 +494,7 @@ int tr_smp_in_tracer(void)
 
 void tr_smp_timer_start(struct smp_thread *s)
 {
-	s->tid = (int)syscall(SYS_gettid);
+	s->tid = (int)tr_syscall(SYS_gettid);
 	s->cpu0 = tr_smp_thread_cpu_ns(s->tid);
 	int e = tr_smp_src_start(&s->src);
 	if (e)
@@ -529,7 +528,7 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	size_t rsz = sizeof(struct smp_region) * SMP_MAX_REGIONS;
 	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
 		     2 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + 8192;
-	uint8_t *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *m = tr_real.mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
 	/* Layout by temperature: what every sample touches (state, unwind
@@ -655,7 +654,7 @@ void tr_smp_thread_stop(struct smp_thread *s, int own)
 	if (own) {
 		sigemptyset(&set);
 		sigaddset(&set, SIGPROF);
-		pthread_sigmask(SIG_BLOCK, &set, &old);
+		tr_real.pthread_sigmask(SIG_BLOCK, &set, &old);
 	}
 	tr_smp_timer_stop(s);
 	s->active = 0;
@@ -675,7 +674,7 @@ void tr_smp_thread_stop(struct smp_thread *s, int own)
 		s->qhead = s->qtail;
 	}
 	if (own)
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void tr_smp_thread_fini(struct tr_thread *t)
@@ -711,7 +710,7 @@ void tr_smp_thread_fini(struct tr_thread *t)
 		sigset_t set, old;
 		sigemptyset(&set);
 		sigaddset(&set, SIGPROF);
-		pthread_sigmask(SIG_BLOCK, &set, &old);
+		tr_real.pthread_sigmask(SIG_BLOCK, &set, &old);
 		tr_smp_tls = NULL;
 		t->sampling = NULL;
 		tr_smp_list_lock_take();
@@ -724,8 +723,8 @@ void tr_smp_thread_fini(struct tr_thread *t)
 		smp_stats_add(s);
 		tr_smp_list_lock_drop();
 		tr_smp_res_define(s);
-		munmap(s, s->map_len);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		tr_real.munmap(s, s->map_len);
+		tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	}
 	t->guard--;
 }

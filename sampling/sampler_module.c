@@ -49,9 +49,9 @@ void tr_smp_yield_sigprof(const char *what)
 void tr_smp_check_owner(void)
 {
 	struct sigaction cur;
-	if (!tr_smp_enabled || !tr_smp_handler_installed || !tr_smp_real_sigaction)
+	if (!tr_smp_enabled || !tr_smp_handler_installed || !tr_real.sigaction)
 		return;
-	if (tr_smp_real_sigaction(SIGPROF, NULL, &cur) != 0)
+	if (tr_real.sigaction(SIGPROF, NULL, &cur) != 0)
 		return;
 	if (!(cur.sa_flags & SA_SIGINFO) || cur.sa_sigaction != tr_smp_handler)
 		tr_smp_yield_sigprof("its own SIGPROF handler");
@@ -88,7 +88,7 @@ static void smp_init(void)
 	tr_smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
 
 	tr_smp_node_cap = SMP_NODE_CAP;
-	void *m = mmap(NULL, sizeof(struct smp_node) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
+	void *m = tr_real.mmap(NULL, sizeof(struct smp_node) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED) {
 		tr_log_error("sampling: cannot map the calling-context node array; sampling off");
@@ -104,9 +104,8 @@ static void smp_init(void)
 	sa.sa_sigaction = tr_smp_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
-	static const struct tr_real_sym sym = { (void **)&tr_smp_real_sigaction, "sigaction", NULL };
-	tr_real_resolve(&sym, 1);
-	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) = tr_smp_real_sigaction;
+	TR_REAL_INIT(sigaction);
+	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) = tr_real.sigaction;
 	if (!real_sigaction) {
 		tr_log_error("sampling: sigaction not found; sampling off");
 		return;
@@ -390,7 +389,7 @@ static void smp_sym_main(void)
 			n = tr_smp_node_cap;
 		tr_smp_objects_refresh();   /* objects loaded since: their symbols */
 		tr_smp_define_contexts(n, 0);
-		syscall(SYS_futex, &smp_cue, FUTEX_WAIT_PRIVATE, c, NULL, NULL, 0);
+		tr_syscall(SYS_futex, &smp_cue, FUTEX_WAIT_PRIVATE, c, NULL, NULL, 0);
 	}
 }
 
@@ -409,7 +408,7 @@ static void smp_durable_tick(void)
 		return;
 	}
 	__atomic_add_fetch(&smp_cue, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	tr_syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* TRACER_DURABLE snapshot (tracer-io, registry held): the contexts the

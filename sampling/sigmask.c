@@ -13,10 +13,9 @@
  * async-signal-safe and touches no program state, so the program's
  * critical sections stay safe from its own handlers as before. The mask a
  * program reads back (the old set) is the kernel's: SIGPROF shows
- * unblocked. Calls from libtracer.so itself (the sampler blocking SIGPROF
- * around its own state) and calls made while the thread is inside the
- * tracer or its handler (libunwind blocking signals around its locks) pass
- * unchanged. A mask set by a raw system call
+ * unblocked. Calls made while the thread is inside the tracer or its
+ * handler (libunwind blocking signals around its locks) pass unchanged;
+ * libtracer.so's own calls never come here (tr_real.h). A mask set by a raw system call
  * (not through libc) is not seen: such a thread shows 0 % in the exit
  * line's under-delivery warning.
  */
@@ -29,18 +28,13 @@
 
 #include "smp_int.h"
 
-static int (*smk_real_pthread_sigmask)(int, const sigset_t *, sigset_t *);
-static int (*smk_real_sigprocmask)(int, const sigset_t *, sigset_t *);
-static int (*smk_real_sigsuspend)(const sigset_t *);
 static uint64_t smk_filtered;
 
 /* The set to pass on: without SIGPROF when the program would block it. */
-static inline const sigset_t *smk_filter(int how, const sigset_t *set, sigset_t *copy, const void *ra)
+static inline const sigset_t *smk_filter(int how, const sigset_t *set, sigset_t *copy)
 {
 	if (!set || !tr_smp_enabled || how == SIG_UNBLOCK || !sigismember(set, SIGPROF))
 		return set;
-	if ((uintptr_t)ra >= tr_smp_self_lo && (uintptr_t)ra < tr_smp_self_hi)
-		return set;   /* the tracer's own call */
 	/* called on behalf of the tracer: libunwind blocks every signal
 	 * around its locked slow path (a SIGPROF there would deadlock on its
 	 * lock), also inside our handler */
@@ -63,24 +57,24 @@ static int smk_raw(int how, const sigset_t *set, sigset_t *old)
 		sigdelset(&c, 33);
 		set = &c;
 	}
-	return (int)syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8));
+	return (int)tr_syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8));
 }
 
 TR_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t c;
-	const sigset_t *s = smk_filter(how, set, &c, __builtin_return_address(0));
-	if (smk_real_pthread_sigmask)
-		return smk_real_pthread_sigmask(how, s, old);
+	const sigset_t *s = smk_filter(how, set, &c);
+	if (tr_real.pthread_sigmask)
+		return tr_real.pthread_sigmask(how, s, old);
 	return smk_raw(how, s, old) == 0 ? 0 : errno;
 }
 
 TR_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
 	sigset_t c;
-	const sigset_t *s = smk_filter(how, set, &c, __builtin_return_address(0));
-	if (smk_real_sigprocmask)
-		return smk_real_sigprocmask(how, s, old);
+	const sigset_t *s = smk_filter(how, set, &c);
+	if (tr_real.sigprocmask)
+		return tr_real.sigprocmask(how, s, old);
 	return smk_raw(how, s, old);
 }
 
@@ -92,10 +86,10 @@ TR_EXPORT int sigsuspend(const sigset_t *mask)
 	if (tr_tls_self)
 		tr_durable_idle_often(tr_tls_self);
 	sigset_t c;
-	const sigset_t *s = smk_filter(SIG_SETMASK, mask, &c, __builtin_return_address(0));
-	if (smk_real_sigsuspend)
-		return smk_real_sigsuspend(s);
-	return (int)syscall(SYS_rt_sigsuspend, s, (size_t)(_NSIG / 8));
+	const sigset_t *s = smk_filter(SIG_SETMASK, mask, &c);
+	if (tr_real.sigsuspend)
+		return tr_real.sigsuspend(s);
+	return (int)tr_syscall(SYS_rt_sigsuspend, s, (size_t)(_NSIG / 8));
 }
 
 static void smk_fini(void)
@@ -112,12 +106,7 @@ static const struct tr_module smk_module = {
 
 __attribute__((constructor(205))) static void smk_register(void)
 {
-	static const struct tr_real_sym syms[] = {
-		{ (void **)&smk_real_pthread_sigmask, "pthread_sigmask", NULL },
-		{ (void **)&smk_real_sigprocmask, "sigprocmask", NULL },
-		{ (void **)&smk_real_sigsuspend, "sigsuspend", NULL },
-	};
-	tr_real_resolve(syms, sizeof(syms) / sizeof(syms[0]));
+	tr_real_init();   /* (idempotent) before a program's first call */
 	if (tr_cfg.sampling_period_ns)
 		tr_module_register(&smk_module);
 }

@@ -5,6 +5,7 @@
  * found at configure time), so the loaded library is the one the headers
  * describe.
  */
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>

@@ -90,7 +90,6 @@ extern uint32_t tr_smp_ig;                 /* InterruptGenerator id */
 extern volatile int tr_smp_frozen;         /* no new nodes (definitions made) */
 extern struct sigaction tr_smp_old_sa;
 extern int tr_smp_handler_installed;
-extern int (*tr_smp_real_sigaction)(int, const struct sigaction *, struct sigaction *);
 extern uint32_t tr_smp_hash_mask;
 /* all thread states (list guarded by a spin flag; never touched by the handler) */
 extern atomic_flag tr_smp_list_lock;

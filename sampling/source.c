@@ -53,12 +53,12 @@ static uint64_t src_timer_hz;        /* fallback: signals/s a thread can get */
 
 int tr_smp_real_setitimer(int which, const struct itimerval *v, struct itimerval *o)
 {
-	return (int)syscall(SYS_setitimer, which, v, o);
+	return (int)tr_syscall(SYS_setitimer, which, v, o);
 }
 
 static long src_perf_open(struct perf_event_attr *a)
 {
-	return syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return tr_syscall(SYS_perf_event_open, a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 static const char *src_perf_why(int err)
@@ -101,16 +101,16 @@ static uint64_t src_probe_timer_hz(void)
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGPROF;
 	sev.sigev_value.sival_ptr = &tr_smp_probe_marker;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &tm) != 0)
+	sev._sigev_un._tid = (pid_t)tr_syscall(SYS_gettid);
+	if (tr_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &tm) != 0)
 		return 0;
 	struct itimerspec its = { { 0, 20000 }, { 0, 20000 } };   /* far below any tick */
 	tr_smp_probe_hits = 0;
-	uint64_t c0 = tr_smp_thread_cpu_ns((int)syscall(SYS_gettid)), c1 = c0;
-	syscall(SYS_timer_settime, tm, 0, &its, NULL);
+	uint64_t c0 = tr_smp_thread_cpu_ns((int)tr_syscall(SYS_gettid)), c1 = c0;
+	tr_syscall(SYS_timer_settime, tm, 0, &its, NULL);
 	while (c1 - c0 < 24000000ull)
-		c1 = tr_smp_thread_cpu_ns((int)syscall(SYS_gettid));
-	syscall(SYS_timer_delete, tm);
+		c1 = tr_smp_thread_cpu_ns((int)tr_syscall(SYS_gettid));
+	tr_syscall(SYS_timer_delete, tm);
 	uint64_t hits = tr_smp_probe_hits;
 	if (!hits)
 		return 0;
@@ -156,7 +156,7 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 	long fd = src_perf_open(&src_attr);
 	int err = errno;
 	if (fd >= 0)
-		close((int)fd);
+		tr_real.close((int)fd);
 	if (fd >= 0) {
 		tr_smp_mode = SMP_MODE_PERF;
 		if (event) {
@@ -184,12 +184,12 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
 	sev.sigev_signo = SIGPROF;
-	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+	sev._sigev_un._tid = (pid_t)tr_syscall(SYS_gettid);
 	const char *perf_why = src_perf_why(err);
 	uint64_t ig_period = period;
 	uint64_t asked = 1000000000ull / period;
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
-		syscall(SYS_timer_delete, probe);
+	if (tr_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
+		tr_syscall(SYS_timer_delete, probe);
 		tr_smp_mode = SMP_MODE_TIMER;
 		src_timer_hz = src_probe_timer_hz();
 		uint64_t can = src_timer_hz && src_timer_hz < asked ? src_timer_hz : asked;
@@ -218,7 +218,7 @@ int tr_smp_src_valid(const struct smp_src *src)
 {
 	struct stat st;
 	uint64_t id = 0;
-	if (src->fd < 0 || fstat(src->fd, &st) != 0)
+	if (src->fd < 0 || tr_real.fstat(src->fd, &st) != 0)
 		return 0;
 	if ((uint64_t)st.st_dev != src->dev || (uint64_t)st.st_ino != src->ino)
 		return 0;
@@ -232,7 +232,7 @@ int tr_smp_src_start(struct smp_src *src)
 	src->ok = 0;
 	if (tr_smp_mode == SMP_MODE_ITIMER)
 		return 0;
-	pid_t tid = (pid_t)syscall(SYS_gettid);
+	pid_t tid = (pid_t)tr_syscall(SYS_gettid);
 	if (tr_smp_mode == SMP_MODE_TIMER) {
 		struct sigevent sev;
 		memset(&sev, 0, sizeof(sev));
@@ -240,11 +240,11 @@ int tr_smp_src_start(struct smp_src *src)
 		sev.sigev_signo = SIGPROF;
 		sev.sigev_value.sival_ptr = &tr_smp_marker;
 		sev._sigev_un._tid = tid;
-		if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &src->timer) != 0)
+		if (tr_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &src->timer) != 0)
 			return errno;
-		if (syscall(SYS_timer_settime, src->timer, 0, &src_its, NULL) != 0) {
+		if (tr_syscall(SYS_timer_settime, src->timer, 0, &src_its, NULL) != 0) {
 			int e = errno;
-			syscall(SYS_timer_delete, src->timer);
+			tr_syscall(SYS_timer_delete, src->timer);
 			return e;
 		}
 		src->ok = 1;
@@ -255,18 +255,18 @@ int tr_smp_src_start(struct smp_src *src)
 		return errno;
 	int fd = (int)r;
 	if (src_fd_min > fd) {
-		int hi = fcntl(fd, F_DUPFD_CLOEXEC, src_fd_min);
+		int hi = tr_real.fcntl(fd, F_DUPFD_CLOEXEC, src_fd_min);
 		if (hi >= 0) {
-			close(fd);
+			tr_real.close(fd);
 			fd = hi;
 		}
 	}
 	struct f_owner_ex own = { F_OWNER_TID, tid };
 	struct stat st;
 	int e = 0;
-	if (fcntl(fd, F_SETSIG, SIGPROF) != 0 || fcntl(fd, F_SETOWN_EX, &own) != 0 ||
-	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &src->id) != 0 ||
-	    fstat(fd, &st) != 0)
+	if (tr_real.fcntl(fd, F_SETSIG, SIGPROF) != 0 || tr_real.fcntl(fd, F_SETOWN_EX, &own) != 0 ||
+	    tr_real.fcntl(fd, F_SETFL, tr_real.fcntl(fd, F_GETFL) | O_ASYNC) != 0 || ioctl(fd, PERF_EVENT_IOC_ID, &src->id) != 0 ||
+	    tr_real.fstat(fd, &st) != 0)
 		e = errno ? errno : EINVAL;
 	if (!e) {
 		src->dev = (uint64_t)st.st_dev;
@@ -276,7 +276,7 @@ int tr_smp_src_start(struct smp_src *src)
 			e = errno ? errno : EINVAL;
 	}
 	if (e) {
-		close(fd);
+		tr_real.close(fd);
 		src->fd = -1;
 		return e;
 	}
@@ -292,7 +292,7 @@ int tr_smp_src_stop(struct smp_src *src)
 		return 0;
 	src->ok = 0;
 	if (tr_smp_mode == SMP_MODE_TIMER) {
-		syscall(SYS_timer_delete, src->timer);
+		tr_syscall(SYS_timer_delete, src->timer);
 		return 0;
 	}
 	if (src->fd < 0)
@@ -302,7 +302,7 @@ int tr_smp_src_stop(struct smp_src *src)
 	if (!tr_smp_src_valid(&(struct smp_src){ .fd = fd, .id = src->id, .dev = src->dev, .ino = src->ino }))
 		return 1;
 	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-	close(fd);
+	tr_real.close(fd);
 	return 0;
 }
 
@@ -311,7 +311,7 @@ int tr_smp_src_stop(struct smp_src *src)
 void tr_smp_src_forget(struct smp_src *src)
 {
 	if (src->ok && tr_smp_mode == SMP_MODE_PERF && src->fd >= 0 && tr_smp_src_valid(src))
-		close(src->fd);
+		tr_real.close(src->fd);
 	src->fd = -1;
 	src->ok = 0;
 }

@@ -106,7 +106,7 @@ static int smp_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	if (sc->n == sc->cap) {
 		size_t nc = sc->cap ? sc->cap * 2 : 64;
-		struct smp_cur *nv = realloc(sc->v, nc * sizeof(*nv));
+		struct smp_cur *nv = tr_realloc(sc->v, nc * sizeof(*nv));
 		if (!nv)
 			return 1;
 		sc->v = nv;
@@ -126,15 +126,15 @@ static char *smp_exe_path(void)
 	char buf[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
 	if (n <= 0)
-		return strdup("/proc/self/exe");
+		return tr_strdup("/proc/self/exe");
 	buf[n] = 0;
-	return strdup(buf);
+	return tr_strdup(buf);
 }
 
 static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 {
 	if (!smp_objs) {
-		void *m = mmap(NULL, sizeof(*smp_objs) * SMP_MAX_OBJS, PROT_READ | PROT_WRITE,
+		void *m = tr_real.mmap(NULL, sizeof(*smp_objs) * SMP_MAX_OBJS, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 		if (m == MAP_FAILED)
 			return -1;
@@ -147,11 +147,11 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 	if (!c->name[0]) {
 		o->path = smp_exe_path();
 	} else if (c->name[0] == '/' || access(c->name, R_OK) == 0) {
-		o->path = strdup(c->name);
+		o->path = tr_strdup(c->name);
 	}
 	const char *disp = c->name[0] ? c->name : (o->path ? o->path : "?");
 	const char *sl = strrchr(disp, '/');
-	o->name = strdup(sl ? sl + 1 : disp);
+	o->name = tr_strdup(sl ? sl + 1 : disp);
 	o->bias = c->bias;
 	o->lo = c->lo;
 	o->hi = c->hi;
@@ -203,7 +203,7 @@ void tr_smp_objects_refresh(void)
 		__atomic_store_n(&tr_smp_obj_gen, gen, __ATOMIC_RELEASE);
 out:
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
-	free(sc.v);
+	tr_free(sc.v);
 }
 
 void tr_smp_objects_init(void)
@@ -222,16 +222,13 @@ void tr_smp_objects_init(void)
 /* Interposed (serves the sampler): capture an object before it goes away. */
 TR_EXPORT int dlclose(void *handle)
 {
-	static int (*real_dlclose)(void *);
-	static const struct tr_real_sym sym = TR_REAL_SYM(dlclose);
-	if (!real_dlclose)
-		tr_real_resolve(&sym, 1);
-	if (!real_dlclose)
+	TR_REAL_INIT(dlclose);
+	if (!tr_real.dlclose)
 		return -1;
 	if (!tr_smp_enabled)
-		return real_dlclose(handle);
+		return tr_real.dlclose(handle);
 	tr_smp_objects_refresh();
-	int ret = real_dlclose(handle);
+	int ret = tr_real.dlclose(handle);
 	tr_smp_objects_refresh();
 	return ret;
 }
@@ -288,7 +285,7 @@ static char *smp_demangle(const char *s)
 	int status = -1;
 	char *d = fn(s, NULL, NULL, &status);
 	if (status != 0) {
-		free(d);
+		tr_free(d);
 		return NULL;
 	}
 	return d;
@@ -312,9 +309,9 @@ static const char *smp_keep(char *s)
 		return NULL;
 	if (smp_nnames == smp_capnames) {
 		size_t nc = smp_capnames ? smp_capnames * 2 : 256;
-		char **nv = realloc(smp_names, nc * sizeof(*nv));
+		char **nv = tr_realloc(smp_names, nc * sizeof(*nv));
 		if (!nv) {
-			free(s);
+			tr_free(s);
 			return NULL;
 		}
 		smp_names = nv;
@@ -348,7 +345,7 @@ static int smp_decl_line(Dwfl_Module *mod, Dwarf_Addr addr)
 			break;
 		}
 	}
-	free(scopes);
+	tr_free(scopes);
 	return line;
 }
 
@@ -415,7 +412,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		}
 		if (sym && sym[0]) {
 			char *dm = smp_demangle(sym);
-			name = smp_keep(dm ? dm : strdup(sym));
+			name = smp_keep(dm ? dm : tr_strdup(sym));
 			region = tr_def_region(name ? name : sym, sym, o ? o->name : "", OTF2W_ROLE_FUNCTION,
 					       OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE,
 					       file, (uint32_t)(bline > 0 ? bline : 0), 0);
@@ -423,7 +420,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 			uint64_t offset = o ? v[i].raw - o->bias : v[i].raw;
 			snprintf(buf, sizeof(buf), "0x%llx [%s]", (unsigned long long)offset,
 				 o ? o->name : "unknown");
-			name = smp_keep(strdup(buf));
+			name = smp_keep(tr_strdup(buf));
 			region = tr_def_region(buf, buf, o ? o->name : "", OTF2W_ROLE_FUNCTION,
 					       OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE, file, 0, 0);
 			bline = 0;
@@ -434,7 +431,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		last.region = region;
 		last.scl = scl;
 		last.name = name;
-		last.file = file ? smp_keep(strdup(file)) : NULL;
+		last.file = file ? smp_keep(tr_strdup(file)) : NULL;
 		last.bline = (uint32_t)(bline > 0 ? bline : 0);
 		res[i] = last;
 	}
@@ -463,7 +460,7 @@ static uint32_t *smp_map;       /* tr_smp_node_cap entries, mapped once (never m
 /* A map of tr_smp_node_cap entries (lazily backed), NULL when none. */
 static uint32_t *smp_map_new(void)
 {
-	void *m = mmap(NULL, sizeof(uint32_t) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
+	void *m = tr_real.mmap(NULL, sizeof(uint32_t) * (size_t)tr_smp_node_cap, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	return m == MAP_FAILED ? NULL : m;
 }
@@ -491,10 +488,10 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 	if (from >= n)   /* (also the symbol thread after the last definitions) */
 		goto unlock;
 
-	struct smp_res *nres = malloc(sizeof(*nres) * n);
-	struct smp_addr *v = malloc(sizeof(*v) * n);
-	struct smp_res *res = malloc(sizeof(*res) * n);
-	uint32_t *where = malloc(sizeof(*where) * n);   /* node -> index in v, or UINT32_MAX */
+	struct smp_res *nres = tr_malloc(sizeof(*nres) * n);
+	struct smp_addr *v = tr_malloc(sizeof(*v) * n);
+	struct smp_res *res = tr_malloc(sizeof(*res) * n);
+	uint32_t *where = tr_malloc(sizeof(*where) * n);   /* node -> index in v, or UINT32_MAX */
 	if (!nres || !v || !res || !where) {
 		tr_log_error("sampling: no memory to resolve %u calling contexts", n);
 		goto out;
@@ -574,14 +571,14 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 			     bad);
 out:
 	for (size_t i = 0; i < smp_nnames; i++)
-		free(smp_names[i]);
-	free(smp_names);
+		tr_free(smp_names[i]);
+	tr_free(smp_names);
 	smp_names = NULL;
 	smp_nnames = smp_capnames = 0;
-	free(nres);
-	free(v);
-	free(res);
-	free(where);
+	tr_free(nres);
+	tr_free(v);
+	tr_free(res);
+	tr_free(where);
 unlock:
 	if (last)
 		smp_dwfl_end();   /* the last definitions (a tick keeps the sessions) */

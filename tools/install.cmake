@@ -52,7 +52,10 @@ else()
   message(WARNING "help2man not found: no manual pages (scripts/install-deps installs it)")
 endif()
 
-# The Debian package. dpkg-shlibdeps finds what the binaries link (libc6,
+# The Debian package (cpack -G DEB in the build directory, after the
+# build: cpack's "preinstall" step builds nothing, so packaging never
+# rebuilds a tree whose tests may be running).
+# dpkg-shlibdeps finds what the binaries link (libc6,
 # zlib1g); the libraries libtracer.so opens at run time for sampling and
 # metrics (libunwind, libdw, PAPI: sampling/CMakeLists.txt) are added by the
 # package that holds each. MPI is not a dependency: the MPI layer is chosen

@@ -377,7 +377,7 @@ static int abt_setup(void)
 {
 	if (abt_ready)
 		return 0;
-	abt_pool = calloc(ABT_POOL_SIZE, sizeof(*abt_pool));
+	abt_pool = tr_calloc(ABT_POOL_SIZE, sizeof(*abt_pool));
 	if (!abt_pool) {
 		tr_log_error("Argobots: no memory for %d work-unit states: work units are not traced",
 			     ABT_POOL_SIZE);

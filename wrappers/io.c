@@ -21,9 +21,8 @@
  * the thread is inside the tracer (guard held - also the whole time of a
  * recorded call, so the calls a wrapped function makes internally, and a
  * signal handler running during one, are never recorded). The tracer's own
- * file I/O never reaches these wrappers: libtracer.so is linked with
- * --wrap for the functions it calls itself, whose __wrap_ versions (here
- * and in io_stdio.c) call the C library directly.
+ * file I/O never reaches these wrappers: it calls the C library's
+ * functions through tr_real (preload/tr_real.h) and otf2w_sys.
  *
  * Hot path (read/write & co.): one table load, no lock, no allocation;
  * errno and every result are those of the real call.
@@ -240,7 +239,7 @@ static uint32_t io_adopt_named(int fd, const char *name)
 	proc_fd_path(fd, path, sizeof(path));
 	if (!path[0])
 		snprintf(path, sizeof(path), "fd %d", fd);
-	int dir = fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
+	int dir = tr_real.fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
 	uint32_t file = tr_def_io_file(path, dir);
 	uint32_t h = io_define_posix(fd, tr_def_string(name ? name : path), file, IO_HANDLE_FLAG_PRE_CREATED,
 				     IO_UNDEF32);
@@ -321,7 +320,7 @@ static int io_open(enum io_rgn r, int dirfd, const char *path, int flags, mode_t
 		struct stat st;
 		io_forget(fd);
 		io_canon(dirfd, path, canon, sizeof(canon));
-		int dir = (flags & O_DIRECTORY) || (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode));
+		int dir = (flags & O_DIRECTORY) || (tr_real.fstat(fd, &st) == 0 && S_ISDIR(st.st_mode));
 		uint32_t h = io_define_posix(fd, tr_def_string(path), tr_def_io_file(canon, dir), 0, IO_UNDEF32);
 		if (r == IO_R_creat || r == IO_R_creat64)
 			flags = O_CREAT | O_WRONLY | O_TRUNC;
@@ -774,7 +773,7 @@ static int io_rename(const char *from, const char *to)
 	char canon[PATH_MAX];
 	struct stat st;
 	uint32_t file = IO_UNDEF32;
-	if (to && lstat(to, &st) == 0) {
+	if (to && tr_real.lstat(to, &st) == 0) {
 		io_canon(AT_FDCWD, to, canon, sizeof(canon));
 		file = tr_def_io_file(canon, S_ISDIR(st.st_mode));
 	}
@@ -793,46 +792,6 @@ TR_EXPORT int rename(const char *from, const char *to)
 	return io_rename(from, to);
 }
 
-/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
-
-TR_HIDDEN int __wrap_open(const char *path, int flags, ...)
-{
-	va_list ap;
-	va_start(ap, flags);
-	mode_t mode = io_mode_arg(flags, ap);
-	va_end(ap);
-	IO_INIT(open);
-	return real_open(path, flags, mode);
-}
-TR_HIDDEN int __wrap_close(int fd) { IO_INIT(close); return real_close(fd); }
-TR_HIDDEN ssize_t __wrap_read(int fd, void *b, size_t n) { IO_INIT(read); return real_read(fd, b, n); }
-TR_HIDDEN ssize_t __wrap_write(int fd, const void *b, size_t n) { IO_INIT(write); return real_write(fd, b, n); }
-TR_HIDDEN ssize_t __wrap_pread(int fd, void *b, size_t n, off_t o)
-{
-	IO_INIT(pread);
-	return real_pread(fd, b, n, o);
-}
-TR_HIDDEN ssize_t __wrap_pwrite(int fd, const void *b, size_t n, off_t o)
-{
-	IO_INIT(pwrite);
-	return real_pwrite(fd, b, n, o);
-}
-TR_HIDDEN int __wrap_fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	void *arg = va_arg(ap, void *);
-	va_end(ap);
-	IO_INIT(fcntl);
-	return real_fcntl(fd, cmd, arg);
-}
-TR_HIDDEN int __wrap_unlink(const char *p) { IO_INIT(unlink); return real_unlink(p); }
-TR_HIDDEN int __wrap_rename(const char *a, const char *b) { IO_INIT(rename); return real_rename(a, b); }
-TR_HIDDEN off_t __wrap_lseek(int fd, off_t o, int w) { IO_INIT(lseek); return real_lseek(fd, o, w); }
-TR_HIDDEN int __wrap_dup(int fd) { IO_INIT(dup); return real_dup(fd); }
-TR_HIDDEN int __wrap_dup2(int a, int b) { IO_INIT(dup2); return real_dup2(a, b); }
-TR_HIDDEN int __wrap_fsync(int fd) { IO_INIT(fsync); return real_fsync(fd); }
-
 /* ---- module ------------------------------------------------------------------------ */
 
 static void io_init(void)
@@ -846,7 +805,7 @@ static void io_init(void)
 		cap = rl.rlim_max;
 	if (cap > (1u << 20))
 		cap = 1u << 20;
-	void *p = mmap(NULL, cap * sizeof(struct io_ent), PROT_READ | PROT_WRITE,
+	void *p = tr_real.mmap(NULL, cap * sizeof(struct io_ent), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED) {
 		tr_log_error("io: cannot map the descriptor table (%s); I/O tracing disabled", strerror(errno));

@@ -462,19 +462,6 @@ TR_EXPORT int aio_suspend64(const struct aiocb64 *const list[], int n, const str
 }
 #endif
 
-/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
-
-/* The system calls themselves: the tracer's heap (preload/mem.c) maps its
- * memory through these, possibly before any dlsym may run. */
-TR_HIDDEN void *__wrap_mmap(void *a, size_t l, int p, int f, int fd, off_t o)
-{
-	return (void *)syscall(SYS_mmap, a, l, p, f, fd, o);
-}
-TR_HIDDEN int __wrap_munmap(void *a, size_t l)
-{
-	return (int)syscall(SYS_munmap, a, l);
-}
-
 void io_async_init(void)
 {
 	IO_REAL_RESOLVE(io_async_syms);

@@ -11,8 +11,7 @@
  * a status-flags change would say something that did not happen.
  *
  * The tracer's own calls to stat, lstat, fstat, ftruncate and
- * posix_fallocate (linked with --wrap) go to the __wrap_ functions at the
- * end: the C library's, never a region.
+ * posix_fallocate never come here (tr_real, otf2w_sys): never a region.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE
@@ -70,31 +69,3 @@ void io_meta_init(void)
 		return r;                                                   \
 	}
 IO_META_CALLS(IO_MC_WRAP)
-
-/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
-
-TR_HIDDEN int __wrap_stat(const char *p, struct stat *st)
-{
-	IO_INIT(stat);
-	return real_stat(p, st);
-}
-TR_HIDDEN int __wrap_lstat(const char *p, struct stat *st)
-{
-	IO_INIT(lstat);
-	return real_lstat(p, st);
-}
-TR_HIDDEN int __wrap_fstat(int fd, struct stat *st)
-{
-	IO_INIT(fstat);
-	return real_fstat(fd, st);
-}
-TR_HIDDEN int __wrap_ftruncate(int fd, off_t len)
-{
-	IO_INIT(ftruncate);
-	return real_ftruncate(fd, len);
-}
-TR_HIDDEN int __wrap_posix_fallocate(int fd, off_t off, off_t len)
-{
-	IO_INIT(posix_fallocate);
-	return real_posix_fallocate(fd, off, len);
-}

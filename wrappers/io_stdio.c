@@ -136,7 +136,7 @@ static uint32_t io_isoc_adopt(int fd)
 	uint32_t ph = io_posix_handle(fd);
 	if (ph == IO_UNDEF32)
 		return ph;
-	int fl = fcntl(fd, F_GETFL);
+	int fl = tr_real.fcntl(fd, F_GETFL);
 	uint32_t h = io_define_isoc(fd, atomic_load_explicit(&io_tab[fd].name, memory_order_relaxed),
 				    IO_HANDLE_FLAG_PRE_CREATED);
 	if (h != IO_UNDEF32 && fl >= 0)
@@ -621,33 +621,4 @@ TR_EXPORT int fseeko(FILE *fp, off_t off, int whence)
 TR_EXPORT int fseeko64(FILE *fp, off64_t off, int whence)
 {
 	return io_fseek(IO_R_fseeko64, fp, off, whence);
-}
-
-/* ---- the tracer's own calls (linked with --wrap=<fn>): the real function ---- */
-
-TR_HIDDEN FILE *__wrap_fopen(const char *p, const char *m) { IO_INIT(fopen); return real_fopen(p, m); }
-TR_HIDDEN FILE *__wrap_fdopen(int fd, const char *m) { IO_INIT(fdopen); return real_fdopen(fd, m); }
-TR_HIDDEN int __wrap_fclose(FILE *fp) { IO_INIT(fclose); return real_fclose(fp); }
-TR_HIDDEN char *__wrap_fgets(char *s, int n, FILE *fp) { IO_INIT(fgets); return real_fgets(s, n, fp); }
-TR_HIDDEN int __wrap_fputs(const char *s, FILE *fp) { IO_INIT(fputs); return real_fputs(s, fp); }
-TR_HIDDEN int __wrap_fflush(FILE *fp) { IO_INIT(fflush); return real_fflush(fp); }
-TR_HIDDEN size_t __wrap_fwrite(const void *p, size_t s, size_t n, FILE *fp)
-{
-	IO_INIT(fwrite);
-	return real_fwrite(p, s, n, fp);
-}
-TR_HIDDEN size_t __wrap_fread(void *p, size_t s, size_t n, FILE *fp)
-{
-	IO_INIT(fread);
-	return real_fread(p, s, n, fp);
-}
-TR_HIDDEN int __wrap_vfprintf(FILE *fp, const char *f, va_list ap) { IO_INIT(vfprintf); return real_vfprintf(fp, f, ap); }
-TR_HIDDEN int __wrap_fprintf(FILE *fp, const char *f, ...)
-{
-	va_list ap;
-	va_start(ap, f);
-	IO_INIT(vfprintf);
-	int r = real_vfprintf(fp, f, ap);
-	va_end(ap);
-	return r;
 }

@@ -127,7 +127,7 @@ foreach(abi ${TR_MPI_ABIS})
   add_library(tr_mpi_${abi} OBJECT ${_srcs})
   target_include_directories(tr_mpi_${abi} PRIVATE ${_d} ${TR_MPI_INC_${abi}} ${CMAKE_SOURCE_DIR}/preload
     ${CMAKE_SOURCE_DIR}/format ${CMAKE_BINARY_DIR}/format ${CMAKE_CURRENT_SOURCE_DIR})
-  target_compile_definitions(tr_mpi_${abi} PRIVATE TR_MPI_ABI=${abi} "TR_MPI_ABI_WHAT=\"${TR_MPI_WHAT_${abi}}\"")
+  target_compile_definitions(tr_mpi_${abi} PRIVATE _GNU_SOURCE TR_MPI_ABI=${abi} "TR_MPI_ABI_WHAT=\"${TR_MPI_WHAT_${abi}}\"")
   add_dependencies(tr_mpi_${abi} otf2w)
   set_source_files_properties(${_srcs} PROPERTIES OBJECT_DEPENDS ${_d}/mpi_gen.h)
   list(APPEND _link_args ${abi} $<TARGET_OBJECTS:tr_mpi_${abi}> --)

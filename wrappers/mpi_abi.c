@@ -114,7 +114,7 @@ static const char *abi_family(const struct lib_of *l)
 	void *h = l->path[0] ? dlopen(l->path, RTLD_LAZY | RTLD_NOLOAD) : NULL;
 	void *ompi = h ? dlsym(h, "ompi_mpi_comm_world") : dlsym(RTLD_DEFAULT, "ompi_mpi_comm_world");
 	if (h)
-		dlclose(h);
+		tr_real.dlclose(h);
 	if (!strcmp(s, "libmpi.so.40") && ompi)
 		return "ompi";
 	if (!strncmp(s, "libmpi", 6) && strstr(s, ".so.12") && !strcmp(strstr(s, ".so.12"), ".so.12") && !ompi)

@@ -153,11 +153,11 @@ static uint64_t *group_world_ranks(MPI_Group g, int *n)
 		*n = 0;
 		return NULL;
 	}
-	int *in = malloc(sizeof(int) * (size_t)*n * 2);
-	uint64_t *out = malloc(sizeof(uint64_t) * (size_t)*n);
+	int *in = tr_malloc(sizeof(int) * (size_t)*n * 2);
+	uint64_t *out = tr_malloc(sizeof(uint64_t) * (size_t)*n);
 	if (!in || !out) {
-		free(in);
-		free(out);
+		tr_free(in);
+		tr_free(out);
 		*n = 0;
 		return NULL;
 	}
@@ -170,7 +170,7 @@ static uint64_t *group_world_ranks(MPI_Group g, int *n)
 	PMPI_Group_free(&wg);
 	for (int i = 0; i < *n; i++)
 		out[i] = in[*n + i] == MPI_UNDEFINED ? OTF2W_UNDEFINED_UINT64 : (uint64_t)in[*n + i];
-	free(in);
+	tr_free(in);
 	return out;
 }
 
@@ -180,7 +180,7 @@ static uint32_t group_def(MPI_Group g)
 	uint64_t *m = group_world_ranks(g, &n);
 	uint32_t ref = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE,
 				    (uint32_t)n, m);
-	free(m);
+	tr_free(m);
 	return ref;
 }
 
@@ -281,8 +281,8 @@ static uint32_t define_comm(MPI_Comm newc, struct tr_mpi_comm *ci, uint32_t pare
 	uint32_t gr = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, 0, (uint32_t)nr, mr);
 	/* Same order on both sides: group A holds the lower world rank. */
 	int local_first = nl > 0 && (nr == 0 || ml[0] < mr[0]);
-	free(ml);
-	free(mr);
+	tr_free(ml);
+	tr_free(mr);
 	PMPI_Group_free(&g);
 	PMPI_Group_free(&rg);
 	/* No common communicator and no CommCreate/Destroy events: the two
@@ -508,16 +508,16 @@ static unsigned char *same_clock_as_root(void)
 	for (const char *h = tr_proc.hostname; *h; h++)
 		mine[0] = (mine[0] ^ (unsigned char)*h) * 1099511628211ull;
 	int n = tr_mpi_world_size;
-	uint64_t *all = malloc(sizeof(uint64_t) * 2 * (size_t)n);
-	unsigned char *same = malloc((size_t)n);
+	uint64_t *all = tr_malloc(sizeof(uint64_t) * 2 * (size_t)n);
+	unsigned char *same = tr_malloc((size_t)n);
 	if (!all || !same || PMPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, tr_mpi_pcomm) != MPI_SUCCESS) {
-		free(all);
-		free(same);
+		tr_free(all);
+		tr_free(same);
 		return NULL;
 	}
 	for (int r = 0; r < n; r++)
 		same[r] = all[2 * r] == all[0] && all[2 * r + 1] == all[1];
-	free(all);
+	tr_free(all);
 	return same;
 }
 
@@ -531,7 +531,7 @@ static void clock_sync(void)
 	PMPI_Barrier(tr_mpi_pcomm);
 	unsigned char *same = same_clock_as_root();
 	if (tr_mpi_world_rank != 0 && same && same[tr_mpi_world_rank]) {
-		free(same);
+		tr_free(same);
 		tr_def_clock_offset(tr_time(), 0, 0.0);
 		return;
 	}
@@ -548,11 +548,11 @@ static void clock_sync(void)
 				PMPI_Send(&v, 8, MPI_BYTE, r, TAG_SYNC, tr_mpi_pcomm);
 			}
 		}
-		free(same);
+		tr_free(same);
 		tr_def_clock_offset(tr_time(), 0, 0.0);
 		return;
 	}
-	free(same);
+	tr_free(same);
 	uint64_t fast = tr_clock_resolution() / 200000;   /* 5 us */
 	uint64_t budget = tr_clock_resolution() / 100;    /* 10 ms per rank */
 	for (int k = 0; k < WARM; k++) {
@@ -600,7 +600,7 @@ static void *recv_buf(uint64_t *len, int from)
 	*len = 0;
 	if (PMPI_Recv(len, 8, MPI_BYTE, from, TAG_UNIFY, tr_mpi_pcomm, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 		return NULL;
-	char *b = malloc(*len ? *len : 1);
+	char *b = tr_malloc(*len ? *len : 1);
 	for (uint64_t off = 0; off < *len;) {
 		int n = *len - off > (1u << 30) ? (1 << 30) : (int)(*len - off);
 		PMPI_Recv(b ? b + off : NULL, b ? n : 0, MPI_BYTE, from, TAG_UNIFY, tr_mpi_pcomm, MPI_STATUS_IGNORE);
@@ -631,7 +631,7 @@ static void unify(void)
 		void *rb = recv_buf(&rlen, rank + mask);
 		if (rb && rlen) {
 			if (!len) {
-				free(buf);
+				tr_free(buf);
 				buf = rb;
 				len = rlen;
 				continue;
@@ -641,21 +641,21 @@ static void unify(void)
 			void *out = NULL;
 			size_t olen = 0;
 			if (tr_defs_merge(bufs, lens, 2, &out, &olen) == 0) {
-				free(buf);
+				tr_free(buf);
 				buf = out;
 				len = olen;
 			} else {
 				tr_log_error("rank %d: merging the definitions of rank %d failed", rank, rank + mask);
 			}
 		}
-		free(rb);
+		tr_free(rb);
 	}
 	/* Broadcast the unified set. */
 	uint64_t blen = len;
 	PMPI_Bcast(&blen, 8, MPI_BYTE, 0, tr_mpi_pcomm);
 	if (rank != 0) {
-		free(buf);
-		buf = malloc(blen ? blen : 1);
+		tr_free(buf);
+		buf = tr_malloc(blen ? blen : 1);
 		len = blen;
 	}
 	for (uint64_t off = 0; off < blen;) {
@@ -669,7 +669,7 @@ static void unify(void)
 	} else {
 		tr_log_error("rank %d: no unified definitions (trace left per rank)", rank);
 	}
-	free(buf);
+	tr_free(buf);
 	if (rank == 0)
 		tr_log_debug("MPI unification of %d ranks: %llu bytes, %llu us", size, (unsigned long long)blen,
 			     (unsigned long long)(tr_ticks_to_ns(tr_time() - t0) / 1000));
@@ -720,7 +720,7 @@ void tr_mpi_after_init(void)
 		tr_log_warn("rank %d: no memory for the request table: non-blocking calls not tracked", rank);
 
 	/* Group(COMM_LOCATIONS): the master location of every rank. */
-	uint64_t *m = malloc(sizeof(uint64_t) * (size_t)size);
+	uint64_t *m = tr_malloc(sizeof(uint64_t) * (size_t)size);
 	if (m) {
 		for (int r = 0; r < size; r++)
 			m[r] = (uint64_t)r << 32;
@@ -730,7 +730,7 @@ void tr_mpi_after_init(void)
 			m[r] = (uint64_t)r;
 		uint32_t wg = tr_def_group("", OTF2W_GROUP_COMM_GROUP, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE,
 					   (uint32_t)size, m);
-		free(m);
+		tr_free(m);
 		uint32_t sg = tr_def_group("", OTF2W_GROUP_COMM_SELF, OTF2W_PARADIGM_MPI, OTF2W_GROUP_FLAG_NONE, 0, NULL);
 		tr_mpi_world.ref = tr_def_comm("MPI_COMM_WORLD", wg, OTF2W_UNDEFINED_REF, OTF2W_COMM_FLAG_NONE);
 		tr_mpi_self.ref = tr_def_comm("MPI_COMM_SELF", sg, OTF2W_UNDEFINED_REF, OTF2W_COMM_FLAG_NONE);

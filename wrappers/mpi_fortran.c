@@ -166,17 +166,17 @@ static void f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, M
 {
 	F_BEGIN(MPI_Waitall, pmpi_waitall_(count, requests, statuses, ierr));
 	int n = *count > 0 ? (int)*count : 0;
-	struct tr_mpi_req *el[64], **e = n <= 64 ? el : malloc(sizeof(*e) * (size_t)n);
+	struct tr_mpi_req *el[64], **e = n <= 64 ? el : tr_malloc(sizeof(*e) * (size_t)n);
 	MPI_Fint stl[64 * 8], *use = statuses, *own = NULL;
 	if (tr_mpi_f_statuses_ignore(statuses))
-		use = n * F_ST <= 64 * 8 ? stl : (own = malloc(sizeof(MPI_Fint) * (size_t)(n * F_ST)));
+		use = n * F_ST <= 64 * 8 ? stl : (own = tr_malloc(sizeof(MPI_Fint) * (size_t)(n * F_ST)));
 	if (!e || !use) {
 		/* no memory: untraced completion */
 		pmpi_waitall_(count, requests, statuses, ierr);
 		uint64_t t1 = tr_time();
 		if (e != el)
-			free(e);
-		free(own);
+			tr_free(e);
+		tr_free(own);
 		F_END();
 		return;
 	}
@@ -194,8 +194,8 @@ static void f_waitall(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, M
 		}
 	}
 	if (e != el)
-		free(e);
-	free(own);
+		tr_free(e);
+	tr_free(own);
 	F_END();
 }
 
@@ -203,7 +203,7 @@ static void f_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_
 {
 	F_BEGIN(MPI_Waitany, pmpi_waitany_(count, requests, index, status, ierr));
 	int n = *count > 0 ? (int)*count : 0;
-	struct tr_mpi_req *el[64], **e = n <= 64 ? el : malloc(sizeof(*e) * (size_t)n);
+	struct tr_mpi_req *el[64], **e = n <= 64 ? el : tr_malloc(sizeof(*e) * (size_t)n);
 	MPI_Fint stl[16], *use = tr_mpi_f_status_ignore(status) ? stl : status;
 	if (!e) {
 		pmpi_waitany_(count, requests, index, status, ierr);
@@ -226,7 +226,7 @@ static void f_waitany(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_
 		}
 	}
 	if (e != el)
-		free(e);
+		tr_free(e);
 	F_END();
 }
 

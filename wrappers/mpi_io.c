@@ -22,7 +22,9 @@
  * lock. Non-blocking transfers go into mpi_req.c's request table (kind
  * TR_MPI_REQ_IO) and are completed by MPI_Wait/Test & co.
  */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -156,9 +158,9 @@ static uint32_t status_flags(int amode)
 static int library_fd(const char *canon)
 {
 	struct stat want, st;
-	if (stat(canon, &want) != 0)
+	if (tr_real.stat(canon, &want) != 0)
 		return -1;
-	int dfd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int dfd = tr_real.open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0)
 		return -1;
 	char buf[2048] __attribute__((aligned(8)));
@@ -174,12 +176,12 @@ static int library_fd(const char *canon)
 				continue;
 			if (io_tab && (uint32_t)fd < io_cap && atomic_load_explicit(&io_tab[fd].posix, memory_order_relaxed))
 				continue;
-			if (fstat((int)fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
+			if (tr_real.fstat((int)fd, &st) == 0 && st.st_dev == want.st_dev && st.st_ino == want.st_ino &&
 			    !ft_has_fd((int)fd))
 				found = (int)fd;
 		}
 	}
-	close(dfd);
+	tr_real.close(dfd);
 	return found;
 }
 
@@ -215,7 +217,7 @@ uint64_t tr_mpi_file_opened(struct tr_thread *t, uint64_t time, int ret, MPI_Com
 	e->split_id = 0;
 	e->posix = IO_UNDEF32;
 	e->fd = library_fd(canon);
-	int fl = e->fd >= 0 ? fcntl(e->fd, F_GETFL) : -1;
+	int fl = e->fd >= 0 ? tr_real.fcntl(e->fd, F_GETFL) : -1;
 	if (fl >= 0 && e->h != IO_UNDEF32)
 		e->posix = tr_def_io_handle(tr_def_string(path), file, IO_PARADIGM_POSIX, 0, IO_UNDEF32, e->h, uniq);
 	if (e->h == IO_UNDEF32) {

@@ -55,7 +55,7 @@ int tr_mpi_req_init(void)
 {
 	if (tr_mpi_reqs)
 		return 0;
-	void *p = mmap(NULL, sizeof(struct tr_mpi_req) * REQ_SLOTS, PROT_READ | PROT_WRITE,
+	void *p = tr_real.mmap(NULL, sizeof(struct tr_mpi_req) * REQ_SLOTS, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
@@ -360,11 +360,11 @@ static struct scratch *scratch_get(int count)
 	if (count <= s->cap)
 		return s;
 	int cap = count < 64 ? 64 : count;
-	MPI_Status *st = realloc(s->st, sizeof(*st) * (size_t)cap);
+	MPI_Status *st = tr_realloc(s->st, sizeof(*st) * (size_t)cap);
 	if (!st)
 		return NULL;
 	s->st = st;
-	struct tr_mpi_req **ent = realloc(s->ent, sizeof(*ent) * (size_t)cap);
+	struct tr_mpi_req **ent = tr_realloc(s->ent, sizeof(*ent) * (size_t)cap);
 	if (!ent)
 		return NULL;
 	s->ent = ent;

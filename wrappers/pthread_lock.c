@@ -12,8 +12,10 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "pthread_int.h"
+#include "tr_real.h"   /* tr_syscall: the table is mapped without the C library's mmap */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define pth_cpu_relax() __builtin_ia32_pause()
@@ -35,8 +37,8 @@ int tr_pth_lock_init(void)
 	if (tr_pth_lock_tab)
 		return 0;
 	/* Zero pages on demand: only the slots that are hit cost memory. */
-	p = mmap(NULL, sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	p = (void *)tr_syscall(SYS_mmap, NULL, sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS,
+			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
 	tr_pth_lock_tab = p;
@@ -50,8 +52,8 @@ void tr_pth_lock_reset(void)
 	if (!tr_pth_lock_tab)
 		return;
 	/* Fresh zero pages in place (single-threaded: fork child). */
-	if (mmap(tr_pth_lock_tab, len, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+	if ((void *)tr_syscall(SYS_mmap, tr_pth_lock_tab, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
 		memset(tr_pth_lock_tab, 0, len);
 	memset(pth_overflow, 0, sizeof(pth_overflow));
 	atomic_store_explicit(&pth_next_id, 0, memory_order_relaxed);

@@ -101,7 +101,7 @@ static int pth_join_take(pthread_t th, uint64_t *seq)
 	if (!n)
 		return 0;
 	*seq = n->seq;
-	free(n);
+	tr_free(n);
 	return 1;
 }
 
@@ -173,7 +173,7 @@ static void *pth_start_routine(void *p)
 	void *ret;
 	int old;
 
-	free(p);
+	tr_free(p);
 	/* Creating the location may hit cancellation points (file I/O): a
 	 * pending cancel must not act while the guard is held. */
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
@@ -210,7 +210,7 @@ static void *pth_quiet_routine(void *p)
 {
 	struct pth_quiet q = *(struct pth_quiet *)p;
 
-	free(p);
+	tr_free(p);
 	tr_pth_tls.quiet = 1;
 	tr_pth_tls.ended = 1;
 	tr_pth_tls.self = NULL;
@@ -228,14 +228,14 @@ static int pth_create_untraced(pthread_t *th, const pthread_attr_t *attr, void *
 	self = tr_thread_peek();
 	if (!tr_pth_tls.quiet && !(self && self->guard > 0))
 		return real_pthread_create(th, attr, fn, arg);
-	q = malloc(sizeof(*q));
+	q = tr_malloc(sizeof(*q));
 	if (!q)
 		return real_pthread_create(th, attr, fn, arg);
 	q->fn = fn;
 	q->arg = arg;
 	ret = real_pthread_create(th, attr, pth_quiet_routine, q);
 	if (ret)
-		free(q);
+		tr_free(q);
 	return ret;
 }
 
@@ -250,11 +250,11 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 
 	if (!t)
 		return pth_create_untraced(th, attr, fn, arg);
-	s = malloc(sizeof(*s));
-	j = malloc(sizeof(*j));
+	s = tr_malloc(sizeof(*s));
+	j = tr_malloc(sizeof(*j));
 	if (!s || !j) {
-		free(s);
-		free(j);
+		tr_free(s);
+		tr_free(j);
 		tr_thread_put(t);
 		return real_pthread_create(th, attr, fn, arg);
 	}
@@ -283,7 +283,7 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		j = old;
 	}
 	real_pthread_mutex_unlock(&pth_join_lock);
-	free(j);
+	tr_free(j);
 	if (ret == 0) {
 		/* s belongs to the new thread now (it may be freed already) */
 		atomic_fetch_add_explicit(&tr_pth_ncreated, 1, memory_order_relaxed);
@@ -292,7 +292,7 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 			tr_rec_end(t);
 		}
 	} else {
-		free(s);
+		tr_free(s);
 	}
 	tr_leave(t, tr_time(), tr_pth_rgn[R_CREATE]);
 	pth_put_errno(t, err);

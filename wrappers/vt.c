@@ -166,7 +166,7 @@ static int vt_class_find_locked(const char *path)
 			return (int)i;
 	if (n >= VT_MAX_CLASSES)
 		return -1;
-	char *copy = strdup(path);
+	char *copy = tr_strdup(path);
 	if (!copy)
 		return -1;
 	vt_classes[n] = copy;
@@ -575,7 +575,7 @@ TR_EXPORT int VT_scldef(const char *file, int line_nr, int *sclhandle)
 	if (rc)
 		return rc;
 	uint32_t def = tr_def_source_code_location(file, (uint32_t)line_nr);
-	char *copy = strdup(file);
+	char *copy = tr_strdup(file);
 	vt_lock_take();
 	uint32_t n = atomic_load_explicit(&vt_nscls, memory_order_relaxed);
 	uint32_t i;
@@ -593,7 +593,7 @@ TR_EXPORT int VT_scldef(const char *file, int line_nr, int *sclhandle)
 		atomic_store_explicit(&vt_nscls, n + 1, memory_order_release);
 	}
 	vt_lock_drop();
-	free(copy);
+	tr_free(copy);
 	if (i == n && atomic_load_explicit(&vt_nscls, memory_order_acquire) == n)
 		rc = VT_ERR_NOMEMORY;
 	else
@@ -878,7 +878,7 @@ static void vt_mod_fini(void)
 	uint32_t ns = atomic_load(&vt_nstates);
 	if (!nc || !ns)
 		return;
-	uint64_t *members = malloc(sizeof(*members) * ns);
+	uint64_t *members = tr_malloc(sizeof(*members) * ns);
 	if (!members)
 		return;
 	for (uint32_t c = 0; c < nc; c++) {
@@ -896,7 +896,7 @@ static void vt_mod_fini(void)
 			tr_def_group(vt_classes[c], OTF2W_GROUP_REGIONS, OTF2W_PARADIGM_USER,
 				     OTF2W_GROUP_FLAG_NONE, n, members);
 	}
-	free(members);
+	tr_free(members);
 }
 
 /* A thread of the parent may have held the definitions lock at fork(). */
