@@ -3,7 +3,8 @@
  * unit_test.c - criterion unit tests of preload/ linked as a library (the
  * objects of tr_preload; tr_tool_mode keeps the constructor from tracing
  * the test runner): option parsers, registry deduplication and dense ids,
- * pack / merge / install round trips.
+ * pack / merge / install round trips. Memory the core hands out is its
+ * heap's (tr_free, preload/tr_real.h), never the C library's.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>
@@ -106,9 +107,9 @@ Test(registry, pack_merge_install_identity)
 	cr_assert_eq(tr_defs_merge(bufs, &len, 1, &u2, &ulen2), 0);
 	cr_assert_eq(ulen2, ulen);
 	cr_assert_eq(memcmp(u, u2, ulen), 0);
-	free(buf);
-	free(u);
-	free(u2);
+	tr_free(buf);
+	tr_free(u);
+	tr_free(u2);
 }
 
 Test(registry, merge_rejects_garbage)
@@ -122,7 +123,7 @@ Test(registry, merge_rejects_garbage)
 	cr_assert_eq(tr_defs_merge(bufs, &len, 1, &u, &ulen), 0);
 	struct tr_mapped m;
 	cr_assert_lt(tr_defs_map_buf(u, ulen, junk, len, &m), 0);
-	free(u);
+	tr_free(u);
 }
 
 /* ---- modules: fini once, wakeup hook, shadow-stack API ---- */
@@ -158,7 +159,7 @@ Test(modules, fini_once_and_before_pack)
 	cr_assert_lt(tr_def_string("defined at fini"), n);
 	cr_assert_eq(tr_defs_count(TR_DEF_STRING), n);
 	cr_assert(len > 0 && memmem(buf, len, "defined at fini", 15), "in the packed buffer");
-	free(buf);
+	tr_free(buf);
 	tr_modules_fini();
 	tr_modules_fini();
 	cr_assert_eq(ut_fini_calls, 1, "fini hooks run once");
