@@ -163,6 +163,14 @@ otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *c
 	return OTF2W_OK;
 }
 
+otf2w_status otf2w_archive_set_events_only(otf2w_archive *ar, int on)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	ar->events_only = on != 0;
+	return OTF2W_OK;
+}
+
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data)
 {
 	if (!ar)

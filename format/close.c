@@ -186,11 +186,17 @@ static otf2w_status close_kind(otf2w_archive *ar, struct otf2w_vec *v, int kind,
 		}
 		if (b->closed)
 			continue;
+		if (ar->events_only && kind != OTF2W_BUF_EVT && b->f.nevents == 0) {
+			b->closed = 1;   /* (nothing was ever flushed: no file) */
+			continue;
+		}
 		if (emerg)
 			keep_first(&first, otf2w__buf_write_final(b, 1));
 		else
 			keep_first(&first, otf2w__close_buf(ar, b));
 	}
+	if (ar->events_only)
+		return first;   /* no empty files */
 	/* locations of the global defs without a writer of this kind */
 	for (uint64_t i = 0; i < ar->nlocations; i++) {
 		if (otf2w__vec_find(v, ar->locations[i]))
@@ -283,14 +289,16 @@ static otf2w_status archive_close(void *p)
 		keep_first(&first, close_kind(ar, &ar->snap, OTF2W_BUF_SNAP, 0));
 	if (ar->marker)
 		keep_first(&first, otf2w__buf_write_final(&ar->marker->b, 0));
-	if (!ar->gdef) {
-		otf2w_gdef_writer *g;
-		keep_first(&first, otf2w_archive_get_gdef_writer(ar, &g));
+	if (!ar->events_only) {
+		if (!ar->gdef) {
+			otf2w_gdef_writer *g;
+			keep_first(&first, otf2w_archive_get_gdef_writer(ar, &g));
+		}
+		if (ar->gdef)
+			keep_first(&first, otf2w__buf_write_final(&ar->gdef->b, 0));
+		/* the anchor last: a reader never sees an archive without its files */
+		keep_first(&first, write_anchor(ar, 0));
 	}
-	if (ar->gdef)
-		keep_first(&first, otf2w__buf_write_final(&ar->gdef->b, 0));
-	/* the anchor last: a reader never sees an archive without its files */
-	keep_first(&first, write_anchor(ar, 0));
 	otf2w__archive_free(ar);
 	return first;
 }
@@ -332,14 +340,17 @@ otf2w_status otf2w_archive_close_emergency(otf2w_archive *ar)
 		keep_first(&first, close_kind(ar, &ar->snap, OTF2W_BUF_SNAP, 1));
 	if (ar->marker)
 		keep_first(&first, otf2w__buf_write_final(&ar->marker->b, 1));
-	if (ar->gdef) {
+	if (ar->events_only) {
+		/* no global definitions, no anchor */
+	} else if (ar->gdef) {
 		keep_first(&first, otf2w__buf_write_final(&ar->gdef->b, 1));
 	} else {
 		struct otf2w_buf g;
 		otf2w__buf_init(&g, ar, OTF2W_BUF_GDEF, 0);
 		keep_first(&first, otf2w__buf_write_final(&g, 1));
 	}
-	keep_first(&first, write_anchor(ar, 1));
+	if (!ar->events_only)
+		keep_first(&first, write_anchor(ar, 1));
 	ar->abandoned = 1;
 	return first;
 }

@@ -298,6 +298,13 @@ otf2w_status otf2w_archive_set_locking(otf2w_archive *ar, const otf2w_locking_ca
 otf2w_status otf2w_archive_set_flush(otf2w_archive *ar, const otf2w_flush_callbacks *cb, void *user_data);
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data);
 otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *cb, void *user_data);
+/* A part of a larger archive whose definitions its embedder keeps
+ * elsewhere (a process tree's part: its packed definitions, unified
+ * later): the closes write the event files and the local definitions
+ * files of the locations that have definition records; no global
+ * definitions file, no anchor, no local definitions file without a record.
+ * Settable until the close. */
+otf2w_status otf2w_archive_set_events_only(otf2w_archive *ar, int on);
 /* Anchor property "NS::NAME[::...]" (chars [A-Za-z0-9_]); validated, an invalid name is rejected. */
 otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, const char *value);
 otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);

@@ -177,6 +177,7 @@ struct otf2w_archive {
 	uint32_t cap_pool;
 
 	int abandoned;
+	int events_only;               /* otf2w_archive_set_events_only */
 	otf2w_status first_error;
 	char err[1024];
 	uint64_t deferred_bytes;       /* sum of the writers' deferred_len (lock) */

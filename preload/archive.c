@@ -53,6 +53,16 @@ const char *tr_ar_parts_dir(void)
 	return tr_g.mpi_expected ? "ranks" : tr_tree.on ? "procs" : NULL;
 }
 
+/* Set when the archive is opened: a member of a tree other than its root
+ * (the root's part becomes the archive as it is when it stays alone:
+ * proctree.c, promote_single) */
+static int tree_part;
+
+int tr_ar_tree_part(void)
+{
+	return tree_part;
+}
+
 static void set_anchor(void)
 {
 	if (tr_ar_parts_dir())
@@ -193,7 +203,7 @@ int tr_archive_open(void)
 	p.path = od;
 	p.name = tr_ar_name;
 	p.event_chunk_size = tr_cfg.chunk_bytes;
-	p.def_chunk_size = 1u << 20;
+	p.def_chunk_size = TR_DEF_CHUNK_BYTES;
 	p.max_chunks = (uint32_t)(chunks < 1 ? 1 : chunks > 0xffffffffu ? 0xffffffffu : chunks);
 	p.machine_name = tr_proc.hostname;
 	p.creator = "libtracer";
@@ -209,6 +219,12 @@ int tr_archive_open(void)
 	otf2w_archive_set_flush(tr_g.ar, &tr_flush, NULL);
 	otf2w_archive_set_memory(tr_g.ar, &tr_ar_memory, NULL);
 	otf2w_archive_set_io(tr_g.ar, &tr_io, NULL);
+	/* a process tree's part (not its root): its definitions are the
+	 * packed ones (proc<N>.tdefs, chunk sizes included), unified by
+	 * tracer-merge; no anchor, no global or empty local definitions files
+	 * of its own (three files less to create per process) */
+	tree_part = !tr_g.mpi_expected && tr_tree.on && tr_tree.part > 0;
+	otf2w_archive_set_events_only(tr_g.ar, tree_part);
 	tr_durable_open();   /* TRACER_DURABLE: mapped event files, recovery index */
 	if (otf2w_archive_get_gdef_writer(tr_g.ar, &tr_g.gdw) != OTF2W_OK)
 		tr_g.gdw = NULL;
@@ -371,6 +387,11 @@ void tr_archive_discard(void)
 	tr_g.gdw = NULL;
 	tr_durable_stop();
 	tr_durable_cleanup(0);
+	/* its event files (TRACER_DURABLE maps them at the first record):
+	 * else an empty part that tracer-merge takes for a killed process */
+	char ev[4400];
+	tr_archive_own_path(ev, sizeof(ev), "");
+	tr_rm_rf(ev);
 	tr_ar_unclaim(tr_g.dir, tr_ar_name);
 	tr_tree_discard();
 }

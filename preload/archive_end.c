@@ -78,7 +78,8 @@ static void close_io(void *p)
 		c->tdefs_ret = tr_defs_save(tr_ar_tdefs_path, 0);
 		c->tdefs_err = errno;
 	}
-	tr_defs_write_global(tr_g.gdw, 0);
+	if (!tr_ar_tree_part())   /* (a part's are its packed definitions) */
+		tr_defs_write_global(tr_g.gdw, 0);
 	tr_defs_write_cc_maps(tr_g.ar);
 	c->st = otf2w_archive_close(tr_g.ar);
 	c->bytes = dir_bytes(c->od, tr_ar_name);

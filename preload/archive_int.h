@@ -15,6 +15,10 @@ extern char tr_ar_name[64];          /* traces, rank<r> or proc<N> */
 extern char tr_ar_tdefs_path[4200];  /* packed local definitions (.tdefs), or "" */
 extern const otf2w_memory_callbacks tr_ar_memory;
 const char *tr_ar_parts_dir(void);
+/* 1: this process writes a part of a process tree other than its root
+ * (procs/proc<N>: events and packed definitions only,
+ * otf2w_archive_set_events_only) */
+int tr_ar_tree_part(void);
 void tr_ar_set_arname(void);
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg);

@@ -65,7 +65,7 @@ static void write_unified_local(void)
 	p.path = tr_g.dir;
 	p.name = "traces";
 	p.event_chunk_size = tr_cfg.chunk_bytes;
-	p.def_chunk_size = 1u << 20;
+	p.def_chunk_size = TR_DEF_CHUNK_BYTES;
 	p.max_chunks = 4;
 	snprintf(d, sizeof(d), "%s/traces", tr_g.dir);
 	mkdir(tr_g.dir, 0755);
@@ -140,7 +140,7 @@ static int write_unified_files(const char *dir, void (*write_defs)(otf2w_gdef_wr
 	p.path = tmp;
 	p.name = "traces";
 	p.event_chunk_size = tr_cfg.chunk_bytes;
-	p.def_chunk_size = 1u << 20;
+	p.def_chunk_size = TR_DEF_CHUNK_BYTES;
 	p.max_chunks = 4;
 	p.machine_name = tr_proc.hostname;
 	p.creator = "libtracer";

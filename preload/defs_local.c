@@ -28,6 +28,8 @@ static void local_begin(struct tr_procinfo *p)
 	tr_local.nprocs = 1;
 	tr_local.coffs = tr_coffs;
 	tr_local.ncoffs = (uint32_t)tr_ncoffs;
+	tr_local.evt_chunk = tr_cfg.chunk_bytes;
+	tr_local.def_chunk = TR_DEF_CHUNK_BYTES;
 }
 
 static void local_end(void)
@@ -36,6 +38,7 @@ static void local_end(void)
 	tr_local.nprocs = 0;
 	tr_local.coffs = NULL;
 	tr_local.ncoffs = 0;
+	tr_local.evt_chunk = tr_local.def_chunk = 0;
 }
 
 void tr_defs_fork_child(void)

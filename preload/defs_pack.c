@@ -100,6 +100,8 @@ void tr_ds_pack(struct tr_bbuf *b, const struct defset *s)
 		bput64(b, (uint64_t)s->coffs[i].offset);
 		bput(b, &s->coffs[i].stddev, 8);
 	}
+	bput64(b, s->evt_chunk);
+	bput64(b, s->def_chunk);
 }
 
 int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
@@ -168,6 +170,10 @@ int tr_ds_unpack(const void *buf, size_t len, struct defset *s)
 			bget(&r, &s->coffs[i].stddev, 8);
 		}
 		s->ncoffs = r.err ? 0 : nco;
+	}
+	if (!r.err && r.off + 16 <= r.n) {   /* (absent in the files of older versions) */
+		s->evt_chunk = bget64(&r);
+		s->def_chunk = bget64(&r);
 	}
 	return 0;
 fail:

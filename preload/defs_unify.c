@@ -397,6 +397,8 @@ int tr_defs_map_buf(const void *ubuf, size_t ulen, const void *lbuf, size_t llen
 		out->n[c] = l.n[c];
 	out->coffs = l.coffs;
 	out->ncoffs = l.ncoffs;
+	out->evt_chunk = l.evt_chunk;
+	out->def_chunk = l.def_chunk;
 	l.coffs = NULL;
 	tr_ds_free(&l);
 	return missing < 0 || !out->locs || !out->gids ? -1 : missing;

@@ -78,6 +78,9 @@ struct defset {
 	uint32_t nprocs;
 	struct tr_coff *coffs;   /* unpacked clock offsets */
 	uint32_t ncoffs;
+	/* the chunk sizes of the process's archive (packed last: a process
+	 * tree's part has no anchor, tracer-merge reads them here; 0: unknown) */
+	uint64_t evt_chunk, def_chunk;
 	/* The owner's view of a stored definition for writing and packing
 	 * (the registry completes its thread comm placeholders); NULL: as stored. */
 	const struct def *(*view)(const struct defset *s, const struct def *d);

@@ -146,7 +146,7 @@ static int write_snapshot(void)
 	p.path = od;
 	p.name = name;
 	p.event_chunk_size = tr_cfg.chunk_bytes;
-	p.def_chunk_size = 1u << 20;
+	p.def_chunk_size = TR_DEF_CHUNK_BYTES;
 	p.machine_name = tr_proc.hostname;
 	p.creator = "libtracer";
 	p.description = "libtracer trace recovered after the process was killed (tracer recover)";

@@ -2,10 +2,11 @@
 /*
  * proctree.c - one archive for a whole process tree (TRACER_TREE=one).
  *
- * Every process image of a tree writes a standalone part below the one
- * directory DIR, as an MPI rank does below DIR/ranks: DIR/procs/proc<N>.otf2
- * (+ .def, proc<N>/, proc<N>.tdefs for the unification, proc<N>.end with
- * its event and location counts). N comes from the counter DIR/procs/tree
+ * Every process image of a tree writes a part below the one directory DIR:
+ * DIR/procs/proc<N>/ (its event files), proc<N>.tdefs (its packed
+ * definitions, for the unification), proc<N>.end (its event and location
+ * counts); the root (part 0) also proc0.otf2 and proc0.def, a standalone
+ * archive that becomes the archive when it stays alone (promote_single). N comes from the counter DIR/procs/tree
  * (flock): the root is 0. Membership: DIR/procs/live.<pid> holds
  * "<start time> <part> <self>" (start time: field 22 of /proc/<pid>/stat,
  * against pid reuse; self 0: written by the parent for a child that has

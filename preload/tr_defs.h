@@ -48,6 +48,7 @@ struct tr_mapped {
 	uint32_t *map[TR_DEF_NCLASSES];
 	struct tr_coff *coffs;
 	uint32_t ncoffs;
+	uint64_t evt_chunk, def_chunk;   /* the part's chunk sizes (0: unknown) */
 };
 /* Maps of the packed local set lbuf against the packed unified set ubuf.
  * Returns the number of local definitions missing in the unified set, or -1. */

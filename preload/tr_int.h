@@ -116,6 +116,9 @@ extern struct tr_global tr_g;
 
 /* mem.c: the tracer's own heap (mmap only); its entry points tr_malloc &
  * co. are declared in tr_real.h */
+/* the definitions chunk size of every archive the core writes */
+#define TR_DEF_CHUNK_BYTES (1u << 20)
+
 void tr_mem_init(void);
 void *tr_mem_alloc(size_t n);
 int tr_mem_free(void *p);           /* 1 if p was ours */

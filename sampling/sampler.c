@@ -370,10 +370,6 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 	int saved_errno = errno;
 	struct smp_thread *s = tr_smp_tls;
 
-	if (tr_unlikely(si && si->si_code == SI_TIMER && si->si_value.sival_ptr == &tr_smp_probe_marker)) {
-		tr_smp_probe_hits++;    /* start-up rate probe of the timer fallback */
-		goto out;
-	}
 	if (!s || !s->active)
 		goto out;
 	s->in_handler = 1;

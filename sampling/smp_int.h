@@ -96,8 +96,6 @@ struct smp_src {
 
 extern int tr_smp_mode;               /* enum smp_mode */
 extern int tr_smp_marker;             /* sigev_value of our CPU-time timers */
-extern int tr_smp_probe_marker;       /* ... of the start-up rate probe */
-extern volatile uint32_t tr_smp_probe_hits;
 extern uint64_t tr_smp_period;        /* ns of CPU time, or events */
 
 /* Choose the source for `period` (ns) or hardware `event` (TR_SMP_EVENT_*,

@@ -87,40 +87,17 @@ uint64_t tr_smp_thread_cpu_ns(int tid)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* Fallback: how many signals per second a thread's CPU-time timer really
- * delivers (the kernel's tick). Counted by the handler (tr_smp_probe_hits),
- * ~24 ms of CPU at start. */
-volatile uint32_t tr_smp_probe_hits;
-int tr_smp_probe_marker;
-
-static uint64_t src_probe_timer_hz(void)
+/* Fallback: the most signals per second a thread's CPU-time timer can
+ * deliver, the kernel's tick (CONFIG_HZ): the resolution of the coarse
+ * clock is one tick. Not measured: a probe of the timer itself counted
+ * half the ticks while the thread shared its core at start-up, and the
+ * tracer then announced less than the timer later delivered. */
+static uint64_t src_tick_hz(void)
 {
-	struct sigevent sev;
-	timer_t tm;
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGPROF;
-	sev.sigev_value.sival_ptr = &tr_smp_probe_marker;
-	sev._sigev_un._tid = (pid_t)tr_syscall(SYS_gettid);
-	if (tr_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &tm) != 0)
-		return 0;
-	struct itimerspec its = { { 0, 20000 }, { 0, 20000 } };   /* far below any tick */
-	tr_smp_probe_hits = 0;
-	uint64_t c0 = tr_smp_thread_cpu_ns((int)tr_syscall(SYS_gettid)), c1 = c0;
-	tr_syscall(SYS_timer_settime, tm, 0, &its, NULL);
-	while (c1 - c0 < 24000000ull)
-		c1 = tr_smp_thread_cpu_ns((int)tr_syscall(SYS_gettid));
-	tr_syscall(SYS_timer_delete, tm);
-	uint64_t hits = tr_smp_probe_hits;
-	if (!hits)
-		return 0;
-	uint64_t hz = hits * 1000000000ull / (c1 - c0);
-	/* the usual CONFIG_HZ values, when the measure is close to one */
-	static const uint64_t std[] = { 100, 250, 300, 1000 };
-	for (unsigned i = 0; i < sizeof(std) / sizeof(std[0]); i++)
-		if (hz * 10 >= std[i] * 8 && hz * 10 <= std[i] * 12)
-			return std[i];
-	return hz;
+	struct timespec res;
+	if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec || res.tv_nsec < 100000)
+		return 0;   /* (0: unknown, the asked rate is announced) */
+	return 1000000000ull / (uint64_t)res.tv_nsec;
 }
 
 static void src_fd_floor(void)
@@ -191,7 +168,7 @@ int tr_smp_src_setup(uint64_t period, uint32_t event, uint32_t *ig)
 	if (tr_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &probe) == 0) {
 		tr_syscall(SYS_timer_delete, probe);
 		tr_smp_mode = SMP_MODE_TIMER;
-		src_timer_hz = src_probe_timer_hz();
+		src_timer_hz = src_tick_hz();
 		uint64_t can = src_timer_hz && src_timer_hz < asked ? src_timer_hz : asked;
 		tr_log_warn("sampling: perf events refused: %s; using CPU-time timers, which the kernel checks at "
 			    "its tick: at most %llu samples/s per thread of CPU (asked %llu/s)",

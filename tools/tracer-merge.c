@@ -26,8 +26,8 @@
  * tr_defs.h) is compiled into this tool.
  *
  * Process trees (TRACER_TREE=one, preload/proctree.c): DIR/procs holds
- * proc<N>.otf2 + proc<N>/ + proc<N>.tdefs + proc<N>.end (events, locations)
- * per process image; the same merge makes DIR/traces.otf2 (run again, it
+ * proc<N>/ + proc<N>.tdefs (chunk sizes included) + proc<N>.end (events,
+ * locations) per process image, proc0.otf2 too (the root: standalone); the same merge makes DIR/traces.otf2 (run again, it
  * replaces it: a daemon that outlived the others). --final (tracer-run, or
  * the tree's last process): every process has ended, the live entries and
  * registry links are removed; DIR/procs/unified gets the totals
@@ -240,6 +240,8 @@ static int load_ranks(void)
 		int st = tr_defs_map_buf(rk->buf, rk->len, rk->buf, rk->len, &m);
 		tr_merge_quiet = 0;
 		int mine = st >= 0 && m.rank == rk->r;
+		rk->evt_chunk = m.evt_chunk;   /* (a part of a tree has no anchor) */
+		rk->def_chunk = m.def_chunk;
 		tr_defs_mapped_free(&m);
 		if (!mine) {
 			fprintf(stderr, "tracer-merge: %s %d: %s unreadable (truncated?): its events cannot be "
@@ -248,7 +250,7 @@ static int load_ranks(void)
 			rk->buf = NULL;
 			continue;
 		}
-		if (anchor_chunks(rk->r, &rk->evt_chunk, &rk->def_chunk)) {
+		if (!rk->evt_chunk && anchor_chunks(rk->r, &rk->evt_chunk, &rk->def_chunk)) {
 			fprintf(stderr, "tracer-merge: %s %d: %s%d.otf2 unreadable: its events are left out\n",
 				what, rk->r, pfx, rk->r);
 			rk->evt_chunk = 0;
@@ -510,7 +512,7 @@ static void usage(FILE *f)
 		   "archives DIR/ranks/rank<r>.otf2 (+ rank<r>.tdefs) that libtracer.so leaves when\n"
 		   "an MPI run ends without MPI_Finalize (crash, MPI_Abort, killed ranks). Ranks whose\n"
 		   "data is missing or damaged are named in one line each and left out.\n"
-		   "A process tree's archive (DIR/procs/proc<N>.otf2, one part per process image)\n"
+		   "A process tree's archive (DIR/procs/proc<N>, one part per process image)\n"
 		   "is unified the same way; run again, it replaces DIR/traces.otf2.\n"
 		   "\n"
 		   "  --final                    (process tree) every process has ended: remove\n"

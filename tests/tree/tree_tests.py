@@ -74,15 +74,30 @@ def groups_of(anchor):
     return out
 
 
-def check_tree(prefix, progs=None, exit_status=None, min_groups=1):
+def check_tree(prefix, progs=None, exit_status=None, min_groups=1, all_ended=False):
     """The checks of the module docstring on the one archive at prefix;
-    progs: {program: exact number of images}. Returns (groups, trace)."""
+    progs: {program: exact number of images}; all_ended: no process was
+    killed, so every part left in DIR/procs ended with its packed
+    definitions (no leftover of a fork child that exec'd). Returns (groups,
+    trace)."""
     dirs = rt.archives(prefix) + [d for d in glob.glob(prefix + '*') if os.path.isdir(d) and d != prefix]
     if sorted(set(dirs)) != [prefix]:
         ck.fail('expected one archive directory %s, found %s' % (prefix, sorted(set(dirs))))
     anchor = os.path.join(prefix, 'traces.otf2')
     if not os.path.exists(anchor):
         ck.fail('%s: no traces.otf2 (%s)' % (prefix, sorted(os.listdir(prefix))))
+    # all_ended (no process was killed): every part is events and packed
+    # definitions, an anchor and global definitions only the root's (part
+    # 0: standalone when alone; a killed member's are recovered from its
+    # snapshot), nothing else left (a fork child that exec'd)
+    procs = os.path.join(prefix, 'procs')
+    if all_ended and os.path.isdir(procs):
+        names = set(os.listdir(procs))
+        for part in sorted(f for f in names if re.match(r'^proc\d+$', f)):
+            if part + '.tdefs' not in names:
+                ck.fail('%s: part %s without its packed definitions (%s)' % (procs, part, sorted(names)))
+            if part != 'proc0' and (part + '.otf2' in names or part + '.def' in names):
+                ck.fail('%s: member %s wrote an anchor or global definitions of its own' % (procs, part))
     tr = tc.load(anchor)
     tc.otf2_print(tr.anchor)
     tc.check_timestamps(tr)
@@ -166,7 +181,7 @@ def pipeline():
         name = 'pipeline_run' if via_run else 'pipeline_preload'
         ru, r, prefix = pair(name, PIPELINE, via_run=via_run)
         line = one_summary(name, r)
-        gs, tr = check_tree(prefix, {'seq': 1, 'sort': 1, 'head': 1}, exit_status=0)
+        gs, tr = check_tree(prefix, {'seq': 1, 'sort': 1, 'head': 1}, exit_status=0, all_ended=True)
         # sh, then per command its fork child (which redirects) and the image it execs
         shs = [g for g in gs.values() if g.prog == 'sh']
         if len(gs) != 7 or len(shs) != 4 or len(exec_links(gs)) != 3:
@@ -181,7 +196,7 @@ def spawn():
     if ru.rc != 3:
         ck.fail('spawn: untraced %s' % ru.status())
     line = one_summary('spawn', r)
-    gs, tr = check_tree(prefix, {'tree_spawn': 2, 'echo': 5, 'sh': 2}, exit_status=3)
+    gs, tr = check_tree(prefix, {'tree_spawn': 2, 'echo': 5, 'sh': 2}, exit_status=3, all_ended=True)
     root = [g for g in gs.values() if g.creator is None][0]
     direct = sorted(g.prog for g in gs.values() if g.creator == root.ref)
     # fork child, fork+exec (nothing recorded before exec: no part of its
@@ -206,7 +221,8 @@ def python_subprocess():
     if ru.rc != 4:
         ck.fail('python_subprocess: untraced %s' % ru.status())
     one_summary('python_subprocess', r)
-    gs, tr = check_tree(prefix, {'python3': 1, 'echo': 1, 'seq': 1, 'tac': 1}, exit_status=4)
+    gs, tr = check_tree(prefix, {'python3': 1, 'echo': 1, 'seq': 1, 'tac': 1}, exit_status=4,
+                          all_ended=True)
     py = [g for g in gs.values() if g.prog == 'python3'][0]
     if py.creator is not None:
         ck.fail('python_subprocess: python3 is not the root')
@@ -253,7 +269,7 @@ def make_j2():
         ck.fail('make_j2: stderr differs: %r' % rc.without_tracer_lines(r.err))
     rc.compare_dirs(ck, u, t)
     line = one_summary('make_j2', r)
-    gs, tr = check_tree(prefix, {'make': 1}, exit_status=0, min_groups=12)
+    gs, tr = check_tree(prefix, {'make': 1}, exit_status=0, min_groups=12, all_ended=True)
     progs = {}
     for g in gs.values():
         progs[g.prog] = progs.get(g.prog, 0) + 1
