@@ -100,4 +100,32 @@ static inline long tr_syscall6(long n, long a, long b, long c, long d, long e, l
 	tr_syscall6((long)(n), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
 #define tr_syscall(...) TR_SYSCALL7(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
 
+/* ---- real symbols (dlsym(RTLD_NEXT)) ------------------------------------------------- */
+
+/* Resolve a symbol of the next object after libtracer.so (RTLD_NEXT, then
+ * RTLD_DEFAULT, then every loaded object: a library opened with
+ * dlopen(RTLD_LOCAL) is in no global scope); never a definition of
+ * libtracer.so itself (tr_in_self). NULL: no loaded object has it.
+ * dlsym's own allocations cannot recurse into the tracer: it interposes no
+ * allocator, and its objects live on its own heap (mem.c). */
+void *tr_dlsym_next(const char *name);
+/* The last step alone: the first loaded object other than libtracer.so
+ * that defines name (*handle, if given: its dlopen handle, kept open). */
+void *tr_dlsym_loaded(const char *name, void **handle);
+/* p lies in libtracer.so. */
+int tr_in_self(const void *p);
+/* The one table-driven resolver of real functions, used by every module:
+ * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
+ * a version is given, else tr_dlsym_next) and stored atomically. Returns
+ * how many entries stay unresolved (the caller decides what that means).
+ * Not async-signal-safe (dlsym): constructor, or the first call. */
+struct tr_real_sym {
+	void **slot;
+	const char *name;
+	const char *version;   /* NULL: the default version */
+};
+#define TR_REAL_SYM(fn) { (void **)&real_##fn, #fn, NULL }
+#define TR_REAL_SYMV(fn, v) { (void **)&real_##fn, #fn, v }
+size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n);
+
 #endif /* TR_REAL_H */
