@@ -5,7 +5,8 @@
  * The only place that reads the environment. Parsed once (constructor or
  * lazy init). A bad value gives one "tracer:" line naming the variable, the
  * value and what is accepted; the default is used and the program runs on.
- * Unknown TRACER_* names give one warning each.
+ * Unknown TRACER_* names give one warning each. One table (settings[])
+ * names each variable once: its parser, the default kept.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -42,6 +43,7 @@ static char **tr_env;
  * is set up. */
 ssize_t tr_read_file(const char *path, char *buf, size_t size)
 {
+	TR_REAL_INIT(open);   /* (the environment may be read before the start) */
 	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
 	ssize_t n = 0, r;
 	if (fd >= 0) {
@@ -156,11 +158,6 @@ int tr_cfg_parse_bool(const char *s, int *out)
 	return -1;
 }
 
-static void bad(const char *var, const char *val, const char *accepted, const char *dflt)
-{
-	tr_log_warn("invalid %s='%s' (accepted: %s); using %s", var, val, accepted, dflt);
-}
-
 static int parse_int(const char *s, long lo, long hi, long *out)
 {
 	char *end;
@@ -173,16 +170,6 @@ static int parse_int(const char *s, long lo, long hi, long *out)
 	*out = v;
 	return 0;
 }
-
-/* Names accepted silently: used by scripts/ and bench/, not by the library. */
-static const char *const tr_env_ignored[] = { "TRACER_LIB", "TRACER_BUILD_DIR", "TRACER_TOP", NULL };
-
-static const char *const tr_env_known[] = {
-	"TRACER_OUTPUT", "TRACER_BUFFER", "TRACER_CHUNK", "TRACER_ON_FULL", "TRACER_PTHREAD",
-	"TRACER_MPI", "TRACER_MPI_POLLING", "TRACER_FILTER", "TRACER_VERBOSE", "TRACER_CLOCK", "TRACER_SAMPLING",
-	"TRACER_SAMPLING_DEPTH", "TRACER_METRICS", "TRACER_DETAILED_STATES", "TRACER_DURABLE",
-	"TRACER_TEST_CLOCK_SKEW", "TRACER_LAUNCHER", "TRACER_OPENMP", "TRACER_IO", "TRACER_TREE", NULL
-};
 
 int tr_env_rank(void)
 {
@@ -208,151 +195,223 @@ static int env_size(void)
 	return 0;
 }
 
+/* ---- the settings: one parser each, one table ----
+ * A parser stores a valid value in tr_cfg and returns NULL; else what is
+ * accepted (the line then names the variable, the value, that text and
+ * the default kept). */
+
+static const char *set_verbose(const char *v)
+{
+	long l;
+	if (parse_int(v, 0, 2, &l) == 0)
+		tr_cfg.verbose = (int)l;
+	else if (!strcasecmp(v, "quiet") || !strcasecmp(v, "off"))
+		tr_cfg.verbose = 0;
+	else
+		return "0 (silent; also off, quiet), 1 (summary), 2 (debug)";
+	return NULL;
+}
+
+static const char *set_text(const char *v, char *to, size_t size, const char *accepted)
+{
+	if (!*v || strlen(v) >= size)
+		return accepted;
+	strcpy(to, v);
+	return NULL;
+}
+
+static const char *set_output(const char *v)
+{
+	return set_text(v, tr_cfg.output, 4000, "a directory path shorter than 4000 bytes");
+}
+
+static const char *set_filter(const char *v)
+{
+	return set_text(v, tr_cfg.filter, sizeof(tr_cfg.filter), "a readable file name");
+}
+
+static const char *set_metrics(const char *v)
+{
+	if (strlen(v) >= sizeof(tr_cfg.metrics))
+		return "a comma-separated list shorter than 1024 bytes";
+	strcpy(tr_cfg.metrics, v);
+	return NULL;
+}
+
+/* TRACER_CHUNK given: TRACER_BUFFER must hold one chunk. Not given: the
+ * chunk is 1M, or the whole buffer when that is smaller (256K..1M). */
+static int chunk_given;
+
+static const char *set_chunk(const char *v)
+{
+	uint64_t x;
+	if (tr_cfg_parse_size(v, &x) || x < TR_CHUNK_MIN || x > TR_CHUNK_MAX)
+		return "a size from 256K to 16M, e.g. 1M";
+	tr_cfg.chunk_bytes = x;
+	chunk_given = 1;
+	return NULL;
+}
+
+static const char *set_buffer(const char *v)
+{
+	uint64_t x;
+	uint64_t lo = chunk_given ? tr_cfg.chunk_bytes : TR_CHUNK_MIN;
+	if (tr_cfg_parse_size(v, &x) || x < lo || x > (1ull << 40))
+		return chunk_given ? "a size from TRACER_CHUNK to 1T, e.g. 16M, 512K, 1G"
+				   : "a size from 256K to 1T, e.g. 16M, 512K, 1G";
+	tr_cfg.buffer_bytes = x;
+	if (!chunk_given && tr_cfg.chunk_bytes > x)
+		tr_cfg.chunk_bytes = x;
+	return NULL;
+}
+
+/* One of two words (case-insensitive) -> the first or the second value. */
+static const char *set_choice(const char *v, int *to, const char *a, int va, const char *b, int vb,
+			      const char *accepted)
+{
+	if (!strcasecmp(v, a))
+		*to = va;
+	else if (!strcasecmp(v, b))
+		*to = vb;
+	else
+		return accepted;
+	return NULL;
+}
+
+static const char *set_on_full(const char *v)
+{
+	return set_choice(v, &tr_cfg.on_full, "flush", TR_ON_FULL_FLUSH, "stop", TR_ON_FULL_STOP, "flush, stop");
+}
+
+static const char *set_tree(const char *v)
+{
+	return set_choice(v, &tr_cfg.tree, "one", TR_TREE_ONE, "separate", TR_TREE_SEPARATE, "one, separate");
+}
+
+static const char *set_mpi_polling(const char *v)
+{
+	if (!*v)
+		return NULL;
+	const char *bad = set_choice(v, &tr_cfg.mpi_polling, "fold", TR_MPI_POLL_FOLD, "all", TR_MPI_POLL_ALL,
+				     "fold, all");
+	return bad && tr_env_rank() <= 0 ? bad : NULL;   /* one line per run, not one per rank */
+}
+
+#define BOOL_TEXT "on/off/1/0/yes/no/true/false"
+static const char *set_pthread(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.pthread) ? BOOL_TEXT : NULL; }
+static const char *set_mpi(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.mpi) ? BOOL_TEXT : NULL; }
+static const char *set_openmp(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.openmp) ? BOOL_TEXT : NULL; }
+static const char *set_io(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.io) ? BOOL_TEXT : NULL; }
+
+static const char *set_clock(const char *v)
+{
+	extern int tr_clock_explicit;
+	const char *bad = set_choice(v, &tr_cfg.clock, "tsc", TR_CLOCK_TSC, "monotonic", TR_CLOCK_MONOTONIC,
+				     "tsc, monotonic");
+	if (!bad && tr_cfg.clock == TR_CLOCK_TSC)
+		tr_clock_explicit = 1;
+	return bad;
+}
+
+static const char *set_sampling(const char *v)
+{
+	uint64_t ns;
+	int b;
+	const char *at = strchr(v, '@');
+	char *end = NULL;
+	tr_cfg.sampling_event = TR_SMP_EVENT_TIME;
+	if (tr_cfg_parse_bool(v, &b) == 0 && b == 0)
+		tr_cfg.sampling_period_ns = 0;
+	else if (tr_cfg_parse_duration(v, &ns) == 0 && (ns == 0 || ns >= 1000))
+		tr_cfg.sampling_period_ns = ns;
+	else if (at && (ns = strtoull(at + 1, &end, 10)) >= 1000 && end && !*end &&
+		 (!strncmp(v, "cycles@", 7) || !strncmp(v, "instructions@", 13))) {
+		tr_cfg.sampling_period_ns = ns;   /* a count of events */
+		tr_cfg.sampling_event = v[0] == 'c' ? TR_SMP_EVENT_CYCLES : TR_SMP_EVENT_INSTRUCTIONS;
+	} else
+		return "off, a period >= 1us (1ms, 250us, 1000Hz, 2s), cycles@N or instructions@N (N >= 1000)";
+	return NULL;
+}
+
+static const char *set_sampling_depth(const char *v)
+{
+	long l;
+	if (parse_int(v, 1, 4096, &l))
+		return "an integer 1..4096";
+	tr_cfg.sampling_depth = (uint32_t)l;
+	return NULL;
+}
+
+static const char *set_detailed_states(const char *v)
+{
+	long l;
+	int b;
+	if (parse_int(v, 0, 1000, &l) == 0)
+		tr_cfg.detailed_states = (int)l;
+	else if (tr_cfg_parse_bool(v, &b) == 0)
+		tr_cfg.detailed_states = b;
+	else
+		return "an integer level 0..1000 (or on/off)";
+	return NULL;
+}
+
+static const char *set_test_clock_skew(const char *v)
+{
+	char *end;
+	errno = 0;
+	long long sk = strtoll(v, &end, 10);
+	if (errno || end == v || *end || sk < -3600000000000LL || sk > 3600000000000LL)
+		return "a signed number of ns within one hour (test only)";
+	tr_cfg.test_clock_skew_ns = sk;
+	return NULL;
+}
+
+/* Every TRACER_* name the library knows, in the order they are read
+ * (TRACER_VERBOSE first: it decides what the other checks print;
+ * TRACER_CHUNK before TRACER_BUFFER). set NULL: read where it is used
+ * (tr_getenv), or by scripts/ and bench/ only (accepted silently). */
+static const struct {
+	const char *name;
+	const char *(*set)(const char *v);
+	const char *dflt;   /* the value kept when the given one is bad */
+} settings[] = {
+	{ "TRACER_VERBOSE", set_verbose, "1" },
+	{ "TRACER_OUTPUT", set_output, "a new directory tracer-<prog>-<time>-<pid>" },
+	{ "TRACER_CHUNK", set_chunk, "1M (at most TRACER_BUFFER)" },
+	{ "TRACER_BUFFER", set_buffer, "16M" },
+	{ "TRACER_ON_FULL", set_on_full, "flush" },
+	{ "TRACER_TREE", set_tree, "one" },
+	{ "TRACER_PTHREAD", set_pthread, "on" },
+	{ "TRACER_MPI", set_mpi, "on" },
+	{ "TRACER_MPI_POLLING", set_mpi_polling, "fold" },
+	{ "TRACER_OPENMP", set_openmp, "on" },
+	{ "TRACER_IO", set_io, "on" },
+	{ "TRACER_FILTER", set_filter, "no filter" },
+	{ "TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic" },
+	{ "TRACER_SAMPLING", set_sampling, "off" },
+	{ "TRACER_SAMPLING_DEPTH", set_sampling_depth, "64" },
+	{ "TRACER_METRICS", set_metrics, "none" },
+	{ "TRACER_DETAILED_STATES", set_detailed_states, "0" },
+	{ "TRACER_TEST_CLOCK_SKEW", set_test_clock_skew, "0" },
+	{ "TRACER_DURABLE", NULL, NULL },    /* durable.c */
+	{ "TRACER_LAUNCHER", NULL, NULL },   /* log.c, proctree.c: set by tracer-run */
+	{ "TRACER_LIB", NULL, NULL },        /* scripts/, bench/ */
+	{ "TRACER_BUILD_DIR", NULL, NULL },
+	{ "TRACER_TOP", NULL, NULL },
+};
+#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+
 void tr_cfg_load(void)
 {
-	const char *v;
-	long l;
+	const char *v, *accepted;
 
 	env_init();
-	/* TRACER_VERBOSE first: it decides what the other checks print. */
-	if ((v = env_get("TRACER_VERBOSE"))) {
-		if (parse_int(v, 0, 2, &l) == 0)
-			tr_cfg.verbose = (int)l;
-		else if (!strcasecmp(v, "quiet") || !strcasecmp(v, "off"))
-			tr_cfg.verbose = 0;
-		else
-			bad("TRACER_VERBOSE", v, "0 (silent; also off, quiet), 1 (summary), 2 (debug)", "1");
-	}
-	if ((v = env_get("TRACER_OUTPUT"))) {
-		if (!*v || strlen(v) >= 4000)
-			bad("TRACER_OUTPUT", v, "a directory path shorter than 4000 bytes",
-			    "a new directory tracer-<prog>-<time>-<pid>");
-		else
-			strcpy(tr_cfg.output, v);
-	}
-	/* TRACER_CHUNK given: TRACER_BUFFER must hold one chunk. Not given: the
-	 * chunk is 1M, or the whole buffer when that is smaller (256K..1M) */
-	int chunk_given = 0;
-	if ((v = env_get("TRACER_CHUNK"))) {
-		uint64_t x;
-		if (tr_cfg_parse_size(v, &x) == 0 && x >= TR_CHUNK_MIN && x <= TR_CHUNK_MAX) {
-			tr_cfg.chunk_bytes = x;
-			chunk_given = 1;
-		} else
-			bad("TRACER_CHUNK", v, "a size from 256K to 16M, e.g. 1M", "1M (at most TRACER_BUFFER)");
-	}
-	if ((v = env_get("TRACER_BUFFER"))) {
-		uint64_t x;
-		uint64_t lo = chunk_given ? tr_cfg.chunk_bytes : TR_CHUNK_MIN;
-		if (tr_cfg_parse_size(v, &x) == 0 && x >= lo && x <= (1ull << 40)) {
-			tr_cfg.buffer_bytes = x;
-			if (!chunk_given && tr_cfg.chunk_bytes > x)
-				tr_cfg.chunk_bytes = x;
-		} else if (chunk_given)
-			bad("TRACER_BUFFER", v, "a size from TRACER_CHUNK to 1T, e.g. 16M, 512K, 1G", "16M");
-		else
-			bad("TRACER_BUFFER", v, "a size from 256K to 1T, e.g. 16M, 512K, 1G", "16M");
-	}
+	for (size_t i = 0; i < NSETTINGS; i++)
+		if (settings[i].set && (v = env_get(settings[i].name)) && (accepted = settings[i].set(v)))
+			tr_log_warn("invalid %s='%s' (accepted: %s); using %s", settings[i].name, v, accepted,
+				    settings[i].dflt);
 	if (tr_cfg.buffer_bytes < tr_cfg.chunk_bytes)
 		tr_cfg.buffer_bytes = tr_cfg.chunk_bytes;
-	if ((v = env_get("TRACER_ON_FULL"))) {
-		if (!strcasecmp(v, "flush"))
-			tr_cfg.on_full = TR_ON_FULL_FLUSH;
-		else if (!strcasecmp(v, "stop"))
-			tr_cfg.on_full = TR_ON_FULL_STOP;
-		else
-			bad("TRACER_ON_FULL", v, "flush, stop", "flush");
-	}
-	if ((v = env_get("TRACER_TREE"))) {
-		if (!strcasecmp(v, "one"))
-			tr_cfg.tree = TR_TREE_ONE;
-		else if (!strcasecmp(v, "separate"))
-			tr_cfg.tree = TR_TREE_SEPARATE;
-		else
-			bad("TRACER_TREE", v, "one, separate", "one");
-	}
-	if ((v = env_get("TRACER_PTHREAD")) && tr_cfg_parse_bool(v, &tr_cfg.pthread))
-		bad("TRACER_PTHREAD", v, "on/off/1/0/yes/no/true/false", "on");
-	if ((v = env_get("TRACER_MPI")) && tr_cfg_parse_bool(v, &tr_cfg.mpi))
-		bad("TRACER_MPI", v, "on/off/1/0/yes/no/true/false", "on");
-	if ((v = env_get("TRACER_MPI_POLLING")) && *v) {
-		if (!strcasecmp(v, "fold"))
-			tr_cfg.mpi_polling = TR_MPI_POLL_FOLD;
-		else if (!strcasecmp(v, "all"))
-			tr_cfg.mpi_polling = TR_MPI_POLL_ALL;
-		else if (tr_env_rank() <= 0)   /* one line per run, not one per rank */
-			bad("TRACER_MPI_POLLING", v, "fold, all", "fold");
-	}
-	if ((v = env_get("TRACER_OPENMP")) && tr_cfg_parse_bool(v, &tr_cfg.openmp))
-		bad("TRACER_OPENMP", v, "on/off/1/0/yes/no/true/false", "on");
-	if ((v = env_get("TRACER_IO")) && tr_cfg_parse_bool(v, &tr_cfg.io))
-		bad("TRACER_IO", v, "on/off/1/0/yes/no/true/false", "on");
-	if ((v = env_get("TRACER_FILTER"))) {
-		if (!*v || strlen(v) >= sizeof(tr_cfg.filter))
-			bad("TRACER_FILTER", v, "a readable file name", "no filter");
-		else
-			strcpy(tr_cfg.filter, v);
-	}
-	if ((v = env_get("TRACER_CLOCK"))) {
-		extern int tr_clock_explicit;
-		if (!strcasecmp(v, "tsc")) {
-			tr_cfg.clock = TR_CLOCK_TSC;
-			tr_clock_explicit = 1;
-		}
-		else if (!strcasecmp(v, "monotonic"))
-			tr_cfg.clock = TR_CLOCK_MONOTONIC;
-		else
-			bad("TRACER_CLOCK", v, "tsc, monotonic", "tsc where invariant, else monotonic");
-	}
-	if ((v = env_get("TRACER_SAMPLING"))) {
-		uint64_t ns;
-		int b;
-		const char *at = strchr(v, '@');
-		char *end = NULL;
-		tr_cfg.sampling_event = TR_SMP_EVENT_TIME;
-		if (tr_cfg_parse_bool(v, &b) == 0 && b == 0)
-			tr_cfg.sampling_period_ns = 0;
-		else if (tr_cfg_parse_duration(v, &ns) == 0 && (ns == 0 || ns >= 1000))
-			tr_cfg.sampling_period_ns = ns;
-		else if (at && (ns = strtoull(at + 1, &end, 10)) >= 1000 && end && !*end &&
-			 (!strncmp(v, "cycles@", 7) || !strncmp(v, "instructions@", 13))) {
-			tr_cfg.sampling_period_ns = ns;   /* a count of events */
-			tr_cfg.sampling_event = v[0] == 'c' ? TR_SMP_EVENT_CYCLES : TR_SMP_EVENT_INSTRUCTIONS;
-		} else
-			bad("TRACER_SAMPLING", v, "off, a period >= 1us (1ms, 250us, 1000Hz, 2s), cycles@N or "
-			    "instructions@N (N >= 1000)", "off");
-	}
-	if ((v = env_get("TRACER_SAMPLING_DEPTH"))) {
-		if (parse_int(v, 1, 4096, &l) == 0)
-			tr_cfg.sampling_depth = (uint32_t)l;
-		else
-			bad("TRACER_SAMPLING_DEPTH", v, "an integer 1..4096", "64");
-	}
-	if ((v = env_get("TRACER_METRICS"))) {
-		if (strlen(v) < sizeof(tr_cfg.metrics))
-			strcpy(tr_cfg.metrics, v);
-		else
-			bad("TRACER_METRICS", v, "a comma-separated list shorter than 1024 bytes", "none");
-	}
-	if ((v = env_get("TRACER_DETAILED_STATES"))) {
-		int b;
-		if (parse_int(v, 0, 1000, &l) == 0)
-			tr_cfg.detailed_states = (int)l;
-		else if (tr_cfg_parse_bool(v, &b) == 0)
-			tr_cfg.detailed_states = b;
-		else
-			bad("TRACER_DETAILED_STATES", v, "an integer level 0..1000 (or on/off)", "0");
-	}
-
-	if ((v = env_get("TRACER_TEST_CLOCK_SKEW"))) {
-		char *end;
-		errno = 0;
-		long long sk = strtoll(v, &end, 10);
-		if (errno || end == v || *end || sk < -3600000000000LL || sk > 3600000000000LL)
-			bad("TRACER_TEST_CLOCK_SKEW", v, "a signed number of ns within one hour (test only)", "0");
-		else
-			tr_cfg.test_clock_skew_ns = sk;
-	}
 
 	/* Unknown TRACER_* variables: one warning each. */
 	for (char **e = tr_env; e && *e; e++) {
@@ -360,10 +419,8 @@ void tr_cfg_load(void)
 			continue;
 		size_t n = strcspn(*e, "=");
 		int known = 0;
-		for (int i = 0; tr_env_known[i] && !known; i++)
-			known = strlen(tr_env_known[i]) == n && !strncmp(*e, tr_env_known[i], n);
-		for (int i = 0; tr_env_ignored[i] && !known; i++)
-			known = strlen(tr_env_ignored[i]) == n && !strncmp(*e, tr_env_ignored[i], n);
+		for (size_t i = 0; i < NSETTINGS && !known; i++)
+			known = strlen(settings[i].name) == n && !strncmp(*e, settings[i].name, n);
 		if (!known)
 			tr_log_warn("unknown variable %.*s ignored (misspelt? the TRACER_* settings are listed by tracer-run --help)", (int)n, *e);
 	}

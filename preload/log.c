@@ -24,16 +24,18 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "tr_int.h"
 
 #define TR_LOG_MAX 1024
 
-/* Async-signal-safe. */
+/* Async-signal-safe; also before the real functions are resolved (the
+ * system call itself). */
 static void write_fd_all(int fd, const char *buf, size_t n)
 {
 	while (n > 0) {
-		ssize_t w = tr_real.write(fd, buf, n);
+		ssize_t w = tr_syscall(SYS_write, fd, buf, n);
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0)
