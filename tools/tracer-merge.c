@@ -56,6 +56,7 @@
 #include <unistd.h>
 #include "fsutil.h"
 #include "recover.h"
+#include "recover_int.h"   /* take_cu */
 #include "tr_defs.h"
 
 /* Errors of the definition code (tr_defs_set_error_log). */
@@ -263,21 +264,6 @@ static int load_ranks(void)
 
 /* ---- a process part's sampled calling contexts ---- */
 
-/* Compressed unsigned at *p (otf2-format.md: count byte, little-endian
- * bytes; 0xff: all ones); 0 past lim. */
-static uint64_t get_cu(const unsigned char **p, const unsigned char *lim)
-{
-	if (*p >= lim)
-		return 0;
-	unsigned n = *(*p)++;
-	if (n == 0xff)
-		return ~0ull;
-	uint64_t v = 0;
-	for (unsigned i = 0; i < n && i < 8 && *p < lim; i++)
-		v |= (uint64_t)*(*p)++ << (8 * i);
-	return v;
-}
-
 /* A sampler without MPI numbers its calling contexts itself and maps them
  * to deduplicated definitions with a CALLING_CONTEXT mapping table in
  * every location's local definitions (preload tr_def_calling_context_map).
@@ -310,13 +296,13 @@ static void compose_cc_map(struct rank *rk)
 		q = end;
 		if (!table || *rec++ != 10)   /* MappingType CALLING_CONTEXT */
 			continue;
-		uint64_t count = get_cu(&rec, end), dense = rec < end && *rec++ == 0;
+		uint64_t count = take_cu(&rec, end), dense = rec < end && *rec++ == 0;
 		uint32_t *old = rk->m.map[TR_DEF_CALLING_CONTEXT], nold = rk->m.n[TR_DEF_CALLING_CONTEXT];
 		uint64_t *loc = xrealloc(NULL, (count ? count : 1) * 2 * sizeof(*loc));
 		uint64_t nn = nold;
 		for (uint64_t i = 0; i < count && rec < end; i++) {
-			loc[2 * i] = dense ? i : get_cu(&rec, end);
-			loc[2 * i + 1] = get_cu(&rec, end);
+			loc[2 * i] = dense ? i : take_cu(&rec, end);
+			loc[2 * i + 1] = take_cu(&rec, end);
 			if (loc[2 * i] < (1u << 26) && loc[2 * i] + 1 > nn)
 				nn = loc[2 * i] + 1;
 		}

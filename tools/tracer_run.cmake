@@ -1,7 +1,7 @@
 # tools/tracer-run: launcher (scripts/tracer-run execs it): preloads
 # libtracer.so, waits for the whole process tree (child subreaper), prints
 # the run's summary once, ends like the program.
-add_executable(tracer-run ${CMAKE_CURRENT_LIST_DIR}/tracer-run.c ${CMAKE_CURRENT_LIST_DIR}/recover.c
+add_executable(tracer-run ${CMAKE_CURRENT_LIST_DIR}/tracer-run.c ${TR_RECOVER_SRC}
   ${CMAKE_SOURCE_DIR}/preload/fsutil.c)
 target_include_directories(tracer-run PRIVATE ${CMAKE_SOURCE_DIR}/preload)
 target_link_libraries(tracer-run PRIVATE otf2w_libc)   # preload/fsutil.c calls through otf2w_sys
