@@ -116,13 +116,13 @@ static char tr_log_path[4200];      /* TRACER_LAUNCHER's file ("": archive dir) 
  * not the first of its run). Reads /proc/<ppid>/maps in blocks. */
 static int parent_traced(void)
 {
-	Dl_info di;
 	char name[512], path[64];
 	static char buf[65536 + 512];
-	if (!dladdr((void *)tr_log_init, &di) || !di.dli_fname)
+	const char *self = tr_self_path();
+	if (!self)
 		return 0;
-	const char *base = strrchr(di.dli_fname, '/');
-	int nl = snprintf(name, sizeof(name), "/%s\n", base ? base + 1 : di.dli_fname);
+	const char *base = strrchr(self, '/');
+	int nl = snprintf(name, sizeof(name), "/%s\n", base ? base + 1 : self);
 	if (nl <= 1 || (size_t)nl >= sizeof(name))
 		return 0;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)getppid());

@@ -333,11 +333,11 @@ static int take_part(const char *dir)
 
 static void find_lib_name(void)
 {
-	Dl_info di;
-	if (!dladdr((void *)find_lib_name, &di) || !di.dli_fname)
+	const char *self = tr_self_path();
+	if (!self)
 		return;
-	const char *base = strrchr(di.dli_fname, '/');
-	snprintf(tr_lib_name, sizeof(tr_lib_name), "/%.280s\n", base ? base + 1 : di.dli_fname);
+	const char *base = strrchr(self, '/');
+	snprintf(tr_lib_name, sizeof(tr_lib_name), "/%.280s\n", base ? base + 1 : self);
 }
 
 /* A registry link of a process that is gone (killed by SIGKILL): removed

@@ -25,24 +25,24 @@
 int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *args, const char *log)
 {
 	extern char **environ;
-	Dl_info di;
 	size_t nargs = 0;
 
 	while (args && args[nargs])
 		nargs++;
 	if (nargs + 2 > sizeof(h->argv) / sizeof(h->argv[0]))
 		return -1;
-	if (!dladdr((void *)tr_helper_prepare, &di) || !di.dli_fname)
+	const char *self = tr_self_path();
+	if (!self)
 		return -1;
 	/* LIBDIR/libtracer.so -> LIBDIR/TR_LIB_TO_BIN/<tool> (the installed
 	 * tree), else ../bin/<tool> (the build tree: build/lib, build/bin) */
 	static const char *const up[] = { TR_LIB_TO_BIN, "../bin" };
-	const char *sl = strrchr(di.dli_fname, '/');
+	const char *sl = strrchr(self, '/');
 	if (!sl)
 		return -1;
-	int dl = (int)(sl - di.dli_fname), found = 0;
+	int dl = (int)(sl - self), found = 0;
 	for (size_t i = 0; i < sizeof(up) / sizeof(up[0]) && !found; i++) {
-		int w = snprintf(h->path, sizeof(h->path), "%.*s/%s/%s", dl, di.dli_fname, up[i], tool);
+		int w = snprintf(h->path, sizeof(h->path), "%.*s/%s/%s", dl, self, up[i], tool);
 		found = w > 0 && (size_t)w < sizeof(h->path) && access(h->path, X_OK) == 0;
 	}
 	if (!found)

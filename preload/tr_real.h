@@ -114,6 +114,8 @@ void *tr_dlsym_next(const char *name);
 void *tr_dlsym_loaded(const char *name, void **handle);
 /* p lies in libtracer.so. */
 int tr_in_self(const void *p);
+/* libtracer.so's file name as loaded (NULL: unknown). */
+const char *tr_self_path(void);
 /* The one table-driven resolver of real functions, used by every module:
  * each entry whose slot is still NULL is looked up (dlvsym(RTLD_NEXT) when
  * a version is given, else tr_dlsym_next) and stored atomically. Returns
