@@ -193,7 +193,7 @@ size_t otf2w__buf_path(const struct otf2w_buf *b, char *out, size_t n)
 	}
 }
 
-static void note_identity(struct otf2w_buf *b, int fd)
+void otf2w__note_identity(struct otf2w_buf *b, int fd)
 {
 	struct stat st;
 	if (otf2w_sys.fstat(fd, &st) == 0) {
@@ -209,7 +209,7 @@ static void note_identity(struct otf2w_buf *b, int fd)
  * if it was closed or now names another file, the file is opened again
  * (chunks go to fixed offsets, so a retried write is harmless) and the
  * other file is left alone. Async-signal-safe; 0 or an errno. */
-static int write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
+int otf2w__write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
 {
 	for (int attempt = 0;; attempt++) {
 		struct stat st;
@@ -229,7 +229,7 @@ static int write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, u
 		int fd = otf2w__open(path, O_WRONLY, 0644);
 		if (fd < 0)
 			return errno;
-		note_identity(b, fd);
+		otf2w__note_identity(b, fd);
 		b->fd = fd;
 	}
 }
@@ -248,7 +248,7 @@ int otf2w__buf_close_own(struct otf2w_buf *b)
 	return e;
 }
 
-static otf2w_status buf_open(struct otf2w_buf *b)
+otf2w_status otf2w__buf_open(struct otf2w_buf *b)
 {
 	otf2w_archive *ar = b->ar;
 	char path[4096], why[1024];
@@ -270,7 +270,7 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 			st = otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
 				     otf2w__open_error(path, errno, why, sizeof(why)));
 		} else {
-			note_identity(b, fd);
+			otf2w__note_identity(b, fd);
 			b->fd = fd;
 			b->file_used = 1;
 			ar->nopen++;
@@ -280,9 +280,9 @@ static otf2w_status buf_open(struct otf2w_buf *b)
 	return st;
 }
 
-static otf2w_status buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
+otf2w_status otf2w__buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
 {
-	int e = write_checked(b, data, len, off);
+	int e = otf2w__write_checked(b, data, len, off);
 	if (e) {
 		char path[4096];
 		otf2w__buf_path(b, path, sizeof(path));
@@ -307,7 +307,7 @@ static void buf_maybe_close(struct otf2w_buf *b)
 }
 
 /* Close the buffer's file; returns 0 or the errno of close(). */
-static int buf_close_fd(struct otf2w_buf *b, int emerg)
+int otf2w__buf_close_fd(struct otf2w_buf *b, int emerg)
 {
 	int e = otf2w__buf_close_own(b);
 
@@ -323,12 +323,12 @@ static int buf_close_fd(struct otf2w_buf *b, int emerg)
  * array and the buffer keeps them. */
 static otf2w_status write_full_chunks(struct otf2w_buf *b, uint32_t n, uint32_t *written)
 {
-	otf2w_status st = buf_open(b);
+	otf2w_status st = otf2w__buf_open(b);
 	uint32_t i = 0;
 
 	if (st == OTF2W_OK) {
 		for (; i < n; i++) {
-			st = buf_pwrite(b, b->chunks[i], b->chunk_size,
+			st = otf2w__buf_pwrite(b, b->chunks[i], b->chunk_size,
 					(b->disk_chunks + i) * b->chunk_size);
 			if (st)
 				break;
@@ -761,228 +761,6 @@ otf2w_status otf2w__buf_resume(struct otf2w_buf *b, uint64_t t)
 	b->resume_pending = 1;
 	b->resume_time = t;
 	return OTF2W_OK;
-}
-
-/* ---- final write ------------------------------------------------------------ */
-
-static otf2w_status emerg_open(struct otf2w_buf *b)
-{
-	char path[4096];
-
-	if (b->fd >= 0)
-		return OTF2W_OK;
-	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
-		return OTF2W_E_INVALID_ARGUMENT;
-	otf2w__make_dirs_nolock(b->ar, b->kind != OTF2W_BUF_GDEF && b->kind != OTF2W_BUF_MARKER);
-	int fd = otf2w__open(path, O_WRONLY | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
-	if (fd < 0)
-		return OTF2W_E_IO;
-	note_identity(b, fd);
-	b->fd = fd;
-	b->file_used = 1;
-	return OTF2W_OK;
-}
-
-static otf2w_status emerg_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off)
-{
-	return write_checked(b, data, len, off) ? OTF2W_E_IO : OTF2W_OK;
-}
-
-/* The buffered chunks could not be written (file size limit, full disk):
- * end the file after its last whole chunk on disk with an empty chunk
- * (header + 02 01), dropping whole chunks until that fits, so the reader
- * opens what was saved. Async-signal-safe. 0 when the file is readable. */
-static int terminate_cut_file(struct otf2w_buf *b)
-{
-	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
-	for (;;) {
-		uint64_t last = 0;
-		uint64_t off = b->disk_chunks * b->chunk_size;
-		if (b->disk_chunks > 0) {
-			uint8_t hdr[OTF2W_CHUNK_HEADER];
-			if (otf2w_sys.pread(b->fd, hdr, sizeof(hdr), (off_t)(off - b->chunk_size)) != (ssize_t)sizeof(hdr))
-				return -1;
-			memcpy(&last, hdr + 10, 8);
-		}
-		if (otf2w_sys.ftruncate(b->fd, (off_t)off) != 0)
-			return -1;
-		put_header(b, tmp, last + 1, last);
-		tmp[OTF2W_CHUNK_HEADER] = 0x02;
-		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
-		int e = otf2w__pwrite_all(b->fd, tmp, sizeof(tmp), (int64_t)off);
-		if (!e)
-			return 0;
-		if (b->disk_chunks == 0)
-			return -1;
-		b->disk_chunks--;
-	}
-}
-
-static otf2w_status buf_write_final(struct otf2w_buf *b, int emerg);
-
-static otf2w_status write_final_io(void *p)
-{
-	return buf_write_final(p, 0);
-}
-
-/* Write what is buffered plus the file end (02 01) and close the file.
- * emerg: async-signal-safe variant (no lock, no malloc, no error text). */
-otf2w_status otf2w__buf_write_final(struct otf2w_buf *b, int emerg)
-{
-	if (emerg || b->closed)
-		return buf_write_final(b, emerg);
-	return otf2w__io(b->ar, write_final_io, b);
-}
-
-static otf2w_status buf_write_final(struct otf2w_buf *b, int emerg)
-{
-	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
-	otf2w_status st;
-
-	if (b->closed)
-		return OTF2W_OK;
-	if (otf2w__is_durable(b) && b->cur >= 0) {
-		st = otf2w__dur_final(b, emerg);
-		if (st == OTF2W_OK) {
-			b->closed = 1;
-			b->f.end = b->f.pos;
-		}
-		return st;
-	}
-	st = emerg ? emerg_open(b) : buf_open(b);
-	if (st)
-		return st;
-	if (b->cur < 0) {
-		put_header(b, tmp, b->f.nevents + 1, b->f.nevents);
-		tmp[OTF2W_CHUNK_HEADER] = 0x02;
-		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
-		st = emerg ? emerg_pwrite(b, tmp, sizeof(tmp), b->disk_chunks * b->chunk_size)
-			   : buf_pwrite(b, tmp, sizeof(tmp), b->disk_chunks * b->chunk_size);
-	} else {
-		uint8_t *c = b->chunks[b->cur];
-		uint8_t *p = b->f.pos;
-		size_t len;
-
-		len = otf2w__end_chunk(b, c, p);
-		st = OTF2W_OK;
-		for (int32_t i = 0; i <= b->cur && st == OTF2W_OK; i++) {
-			size_t l = i == b->cur ? len : b->chunk_size;
-			uint64_t off = (b->disk_chunks + (uint64_t)i) * b->chunk_size;
-			st = emerg ? emerg_pwrite(b, b->chunks[i], l, off)
-				   : buf_pwrite(b, b->chunks[i], l, off);
-		}
-	}
-	if (st != OTF2W_OK && b->fd >= 0)
-		(void)terminate_cut_file(b);   /* the error stays reported */
-	if (st == OTF2W_OK) {
-		/* delayed write errors (NFS, quota) show up at close() */
-		int e = buf_close_fd(b, emerg);
-		if (e && !emerg) {
-			char path[4096];
-			otf2w__buf_path(b, path, sizeof(path));
-			st = otf2w__seterr(b->ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
-		}
-		b->closed = 1;
-		b->f.end = b->f.pos;	/* later inline writes take the slow path */
-	}
-	return st;
-}
-
-/* ---- deferred close (many short-lived threads) ------------------------------ */
-
-/* The file content of a buffer that has nothing on disk and at most one
- * chunk: header + records + end, compacted into an exact-size malloc copy. */
-int otf2w__buf_defer(struct otf2w_buf *b, uint64_t max_each, uint64_t max_total)
-{
-	otf2w_archive *ar = b->ar;
-	uint8_t tmp[OTF2W_CHUNK_HEADER + 2];
-	const uint8_t *src;
-	size_t len;
-
-	if (b->closed || b->deferred || b->fd >= 0 || b->file_used || b->disk_chunks || b->cur > 0 ||
-	    ar->abandoned || otf2w__is_durable(b))
-		return 0;
-	if (b->cur < 0) {
-		put_header(b, tmp, b->f.nevents + 1, b->f.nevents);
-		tmp[OTF2W_CHUNK_HEADER] = 0x02;
-		tmp[OTF2W_CHUNK_HEADER + 1] = 0x01;
-		src = tmp;
-		len = sizeof(tmp);
-	} else {
-		uint8_t *c = b->chunks[0];
-		uint8_t *p = b->f.pos;
-
-		len = otf2w__end_chunk(b, c, p);
-		src = c;
-	}
-	if (len > max_each)
-		return 0;
-	if (otf2w__lock(ar) != OTF2W_OK)
-		return 0;
-	if (ar->deferred_bytes + len > max_total) {
-		otf2w__unlock(ar);
-		return 0;
-	}
-	ar->deferred_bytes += len;
-	otf2w__unlock(ar);
-	uint8_t *copy = otf2w_sys.malloc(len);
-	if (!copy) {
-		if (otf2w__lock(ar) == OTF2W_OK) {
-			ar->deferred_bytes -= len;
-			otf2w__unlock(ar);
-		}
-		return 0;
-	}
-	memcpy(copy, src, len);
-	b->deferred_len = len;
-	__atomic_store_n(&b->deferred, copy, __ATOMIC_RELEASE);
-	__atomic_store_n(&b->closed, 1, __ATOMIC_RELEASE);
-	b->f.end = b->f.pos;	/* later inline writes take the slow path */
-	otf2w__buf_release(b);
-	return 1;
-}
-
-static otf2w_status buf_write_deferred(struct otf2w_buf *b, int emerg);
-
-static otf2w_status write_deferred_io(void *p)
-{
-	return buf_write_deferred(p, 0);
-}
-
-otf2w_status otf2w__buf_write_deferred(struct otf2w_buf *b, int emerg)
-{
-	if (emerg)
-		return buf_write_deferred(b, 1);
-	return otf2w__io(b->ar, write_deferred_io, b);
-}
-
-static otf2w_status buf_write_deferred(struct otf2w_buf *b, int emerg)
-{
-	uint8_t *d = __atomic_load_n(&b->deferred, __ATOMIC_ACQUIRE);
-	size_t len = b->deferred_len;
-	otf2w_status st;
-
-	if (!d)
-		return OTF2W_OK;
-	st = emerg ? emerg_open(b) : buf_open(b);
-	if (st)
-		return st;
-	st = emerg ? emerg_pwrite(b, d, len, 0) : buf_pwrite(b, d, len, 0);
-	int e = buf_close_fd(b, emerg);
-	if (st == OTF2W_OK && e && !emerg) {
-		char path[4096];
-		otf2w__buf_path(b, path, sizeof(path));
-		st = otf2w__seterr(b->ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
-	}
-	b->deferred = NULL;	/* written (or failed): never twice */
-	if (!emerg) {
-		otf2w_sys.free(d);
-		if (otf2w__lock(b->ar) == OTF2W_OK) {
-			b->ar->deferred_bytes -= len;
-			otf2w__unlock(b->ar);
-		}
-	}
-	return st;
 }
 
 /* ---- for mapped.c ------------------------------------------------------------- */

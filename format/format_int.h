@@ -21,6 +21,13 @@ otf2w_status otf2w__io(otf2w_archive *ar, otf2w_status (*fn)(void *), void *arg)
 /* archive.c */
 struct otf2w_buf *otf2w__vec_find(const struct otf2w_vec *v, uint64_t loc);
 otf2w_status otf2w__close_buf(otf2w_archive *ar, struct otf2w_buf *b);
+/* buffer.c, for buffer_end.c: the buffer's file (opened, identity noted,
+ * written at off with the descriptor check, closed) */
+otf2w_status otf2w__buf_open(struct otf2w_buf *b);
+void otf2w__note_identity(struct otf2w_buf *b, int fd);
+int otf2w__write_checked(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off);
+otf2w_status otf2w__buf_pwrite(struct otf2w_buf *b, const uint8_t *data, size_t len, uint64_t off);
+int otf2w__buf_close_fd(struct otf2w_buf *b, int emerg);
 
 /* buffer.c, for mapped.c */
 void otf2w__put_header(struct otf2w_buf *b, uint8_t *c, uint64_t first, uint64_t last);
