@@ -456,6 +456,11 @@ def sigterm_run(args, env, mode, delay, timeout, what):
     try:
         _, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        # the evidence first: every thread's stack (gdb, when installed)
+        if shutil.which("gdb"):
+            g = subprocess.run(["gdb", "-p", str(p.pid), "-batch", "-ex", "thread apply all bt 30"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120)
+            sys.stdout.write(g.stdout.decode(errors="replace")[-20000:])
         p.kill()
         p.communicate()
         expect(False, "%s: no exit %d s after SIGTERM (deadlock)" % (what, timeout))
