@@ -12,38 +12,6 @@
 
 #define UNDEF32 UINT32_MAX
 
-void *rep_xcalloc(size_t n, size_t s)
-{
-	void *p = calloc(n ? n : 1, s);
-	if (!p) {
-		fprintf(stderr, "tracer: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-void *rep_grow(void *p, size_t *cap, size_t first, size_t size)
-{
-	*cap = *cap ? 2 * *cap : first;
-	p = realloc(p, *cap * size);
-	if (!p) {
-		fprintf(stderr, "tracer: out of memory\n");
-		exit(1);
-	}
-	return p;
-}
-
-double rep_ms(const struct rep *r, uint64_t ticks)
-{
-	return (double)ticks * 1e3 / (double)r->resolution;
-}
-
-const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt)
-{
-	const char *s = otf2r_string(r->ar, id);
-	return s ? s : dflt;
-}
-
 static uint64_t dir_bytes(const char *dir)
 {
 	uint64_t sum = 0;
@@ -436,85 +404,6 @@ static uint32_t cc_region(const struct rep *r, uint32_t cc)
 	return cc < r->ncc ? r->cc_region[cc] : UNDEF32;
 }
 
-static int cmp_fn(const void *a, const void *b)
-{
-	const struct rep_fn *x = a, *y = b;
-	if (x->self != y->self)
-		return x->self < y->self ? 1 : -1;
-	if (x->total != y->total)
-		return x->total < y->total ? 1 : -1;
-	return (x->ri > y->ri) - (x->ri < y->ri);
-}
-
-size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
-{
-	uint64_t *best = rep_xcalloc(r->nregions, sizeof *best);
-	uint32_t *seen = rep_xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
-	for (size_t i = 0; i < r->nregions; i++)
-		out[i] = (struct rep_fn){ i, 0, 0, UNDEF32 };
-	for (size_t c = 0; c < r->ncc; c++) {
-		uint64_t n = r->cc_samples[c];
-		if (!n)
-			continue;
-		uint32_t ri = r->cc_region[c];
-		if (ri != UNDEF32) {
-			out[ri].self += n;
-			if (n > best[ri]) {
-				best[ri] = n;
-				out[ri].scl = r->cc_scl[c];
-			}
-		}
-		size_t steps = 0;
-		for (uint32_t p = (uint32_t)c; p != UNDEF32 && steps++ <= r->ncc; p = r->cc_parent[p]) {
-			uint32_t q = r->cc_region[p];
-			if (q != UNDEF32 && seen[q] != c + 1) {   /* each region once per path */
-				seen[q] = (uint32_t)c + 1;
-				out[q].total += n;
-			}
-		}
-	}
-	free(best);
-	free(seen);
-	size_t k = 0;
-	for (size_t i = 0; i < r->nregions; i++)
-		if (out[i].total)
-			out[k++] = out[i];
-	qsort(out, k, sizeof *out, cmp_fn);
-	return k;
-}
-
-static const struct rep *cc_sort_rep;
-
-static int cmp_cc(const void *a, const void *b)
-{
-	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	uint64_t u = cc_sort_rep->cc_samples[x], v = cc_sort_rep->cc_samples[y];
-	return u != v ? (u < v ? 1 : -1) : (x > y) - (x < y);
-}
-
-size_t rep_sample_paths(const struct rep *r, uint32_t *out)
-{
-	size_t k = 0;
-	for (size_t c = 0; c < r->ncc; c++)
-		if (r->cc_samples[c])
-			out[k++] = (uint32_t)c;
-	cc_sort_rep = r;
-	qsort(out, k, sizeof *out, cmp_cc);
-	return k;
-}
-
-const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
-{
-	const otf2r_def *d = scl == UNDEF32 ? NULL
-		: otf2r_def_find(r->ar, OTF2R_GDEF_SOURCE_CODE_LOCATION, scl);
-	if (!d)
-		snprintf(buf, n, "-");
-	else
-		snprintf(buf, n, "%s:%" PRIu32, rep_str_or(r, d->u.source_code_location.file, "?"),
-			 d->u.source_code_location.line_number);
-	return buf;
-}
-
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 {
 	rep_setup_defs(r, ar);
@@ -771,46 +660,4 @@ void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep
 	if (o->limit && k > o->limit)
 		k = o->limit;
 	*n = k;
-}
-
-void rep_json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
-}
-
-void rep_html_str(FILE *f, const char *s)
-{
-	for (const char *p = s ? s : ""; *p; p++) {
-		switch (*p) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default: fputc(*p, f);
-		}
-	}
-}
-
-int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar)
-{
-	if (argc < 0 || optind != argc - 1) {
-		fputs(usage, stderr);
-		return 2;
-	}
-	char err[8192];
-	if (otf2r_open(argv[optind], ar, err, sizeof err)) {
-		fprintf(stderr, "tracer: %s\n", err);
-		return 1;
-	}
-	return 0;
 }

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* report_samples.c - the sampled call stacks of `tracer report`
+ * (CallingContextSample records counted by report.c): functions by self
+ * samples, the hottest calling contexts, source code locations as text. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+#define UNDEF32 UINT32_MAX
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct rep_fn *x = a, *y = b;
+	if (x->self != y->self)
+		return x->self < y->self ? 1 : -1;
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	return (x->ri > y->ri) - (x->ri < y->ri);
+}
+
+size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
+{
+	uint64_t *best = rep_xcalloc(r->nregions, sizeof *best);
+	uint32_t *seen = rep_xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
+	for (size_t i = 0; i < r->nregions; i++)
+		out[i] = (struct rep_fn){ i, 0, 0, UNDEF32 };
+	for (size_t c = 0; c < r->ncc; c++) {
+		uint64_t n = r->cc_samples[c];
+		if (!n)
+			continue;
+		uint32_t ri = r->cc_region[c];
+		if (ri != UNDEF32) {
+			out[ri].self += n;
+			if (n > best[ri]) {
+				best[ri] = n;
+				out[ri].scl = r->cc_scl[c];
+			}
+		}
+		size_t steps = 0;
+		for (uint32_t p = (uint32_t)c; p != UNDEF32 && steps++ <= r->ncc; p = r->cc_parent[p]) {
+			uint32_t q = r->cc_region[p];
+			if (q != UNDEF32 && seen[q] != c + 1) {   /* each region once per path */
+				seen[q] = (uint32_t)c + 1;
+				out[q].total += n;
+			}
+		}
+	}
+	free(best);
+	free(seen);
+	size_t k = 0;
+	for (size_t i = 0; i < r->nregions; i++)
+		if (out[i].total)
+			out[k++] = out[i];
+	qsort(out, k, sizeof *out, cmp_fn);
+	return k;
+}
+
+static const struct rep *cc_sort_rep;
+
+static int cmp_cc(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uint64_t u = cc_sort_rep->cc_samples[x], v = cc_sort_rep->cc_samples[y];
+	return u != v ? (u < v ? 1 : -1) : (x > y) - (x < y);
+}
+
+size_t rep_sample_paths(const struct rep *r, uint32_t *out)
+{
+	size_t k = 0;
+	for (size_t c = 0; c < r->ncc; c++)
+		if (r->cc_samples[c])
+			out[k++] = (uint32_t)c;
+	cc_sort_rep = r;
+	qsort(out, k, sizeof *out, cmp_cc);
+	return k;
+}
+
+const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
+{
+	const otf2r_def *d = scl == UNDEF32 ? NULL
+		: otf2r_def_find(r->ar, OTF2R_GDEF_SOURCE_CODE_LOCATION, scl);
+	if (!d)
+		snprintf(buf, n, "-");
+	else
+		snprintf(buf, n, "%s:%" PRIu32, rep_str_or(r, d->u.source_code_location.file, "?"),
+			 d->u.source_code_location.line_number);
+	return buf;
+}
