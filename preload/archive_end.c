@@ -433,7 +433,8 @@ static void emergency_here(int status, int sig)
 		write_program_end(status, 1, 1);
 	uint64_t dropped = 0;
 	uint64_t events = tr_threads_count_events(&dropped);
-	tr_defs_write_global(tr_g.gdw, 1);
+	if (!tr_ar_tree_part())   /* (a part's are its packed definitions) */
+		tr_defs_write_global(tr_g.gdw, 1);
 	/* definitions the modules add at the end (calling contexts) */
 	for (int i = 0; tr_g.gdw && tr_g.modules_started && i < tr_g.nmodules; i++)
 		if (tr_g.modules[i]->fini_crash)

@@ -105,25 +105,24 @@ static void smp_init(void)
 	sa.sa_flags = SA_SIGINFO | SA_RESTART;
 	sigemptyset(&sa.sa_mask);
 	TR_REAL_INIT(sigaction);
-	int (*real_sigaction)(int, const struct sigaction *, struct sigaction *) = tr_real.sigaction;
-	if (!real_sigaction) {
+	if (!tr_real.sigaction) {
 		tr_log_error("sampling: sigaction not found; sampling off");
 		return;
 	}
 	struct sigaction old;
-	if (real_sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ? (void *)old.sa_sigaction != NULL
+	if (tr_real.sigaction(SIGPROF, NULL, &old) == 0 && (old.sa_flags & SA_SIGINFO ? (void *)old.sa_sigaction != NULL
 						    : (old.sa_handler != SIG_DFL && old.sa_handler != SIG_IGN))) {
 		tr_log_warn("sampling: SIGPROF already has a handler; sampling off, the program's handler is in charge");
 		return;
 	}
-	if (real_sigaction(SIGPROF, &sa, &tr_smp_old_sa) != 0) {
+	if (tr_real.sigaction(SIGPROF, &sa, &tr_smp_old_sa) != 0) {
 		tr_log_error("sampling: cannot install the SIGPROF handler (%s); sampling off", strerror(errno));
 		return;
 	}
 	tr_smp_handler_installed = 1;
 
 	if (tr_smp_src_setup(ns, tr_cfg.sampling_event, &tr_smp_ig) != 0) {
-		real_sigaction(SIGPROF, &tr_smp_old_sa, NULL);
+		tr_real.sigaction(SIGPROF, &tr_smp_old_sa, NULL);
 		tr_smp_handler_installed = 0;
 		return;
 	}

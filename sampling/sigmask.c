@@ -106,7 +106,6 @@ static const struct tr_module smk_module = {
 
 __attribute__((constructor(205))) static void smk_register(void)
 {
-	tr_real_init();   /* (idempotent) before a program's first call */
 	if (tr_cfg.sampling_period_ns)
 		tr_module_register(&smk_module);
 }
