@@ -95,7 +95,7 @@ static otf2w_status buf_write_final(struct otf2w_buf *b, int emerg)
 
 	if (b->closed)
 		return OTF2W_OK;
-	if (otf2w__is_durable(b) && b->cur >= 0) {
+	if (otf2w__is_durable(b) && (b->cur >= 0 || b->dstage)) {
 		st = otf2w__dur_final(b, emerg);
 		if (st == OTF2W_OK) {
 			b->closed = 1;

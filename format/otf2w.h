@@ -262,13 +262,6 @@ typedef struct otf2w_memory_callbacks {
  * closing writers and the anchor go through it; emergency paths never. */
 typedef struct otf2w_io_callbacks {
 	int (*run)(void *user_data, void (*fn)(void *), void *arg);
-	/* Optional: queue fn(arg) to run there later, in order with run's
-	 * requests (a later run returns after it), and return 0 at once; -1
-	 * when it cannot (nothing runs). node: OTF2W_IO_NODE_WORDS pointers of
-	 * the writer's memory for the queue, untouched by the writer until fn
-	 * has run; fn's end may reuse it. Durable event files map their next
-	 * window ahead this way. */
-	int (*post)(void *user_data, void (*fn)(void *), void *arg, void *node);
 	/* Optional: a durable event writer calls due(time) on its owner
 	 * thread before its first record and before the first record at or
 	 * after the time due returned last (UINT64_MAX: never again), outside
@@ -277,7 +270,6 @@ typedef struct otf2w_io_callbacks {
 	 * snapshot) can run there without a thread of its own. */
 	uint64_t (*due)(void *user_data, uint64_t time);
 } otf2w_io_callbacks;
-#define OTF2W_IO_NODE_WORDS 6
 
 /* ---- archive ---------------------------------------------------------------- */
 
@@ -400,14 +392,17 @@ otf2w_status otf2w_evt_writer_flush(otf2w_evt_writer *w);
 /* 1 while the location is stopped (NO_FLUSH or a failed flush), else 0. */
 int otf2w_evt_writer_stopped(const otf2w_evt_writer *w);
 
-/* Durable event files (before the first event writer record): each event
- * writer records straight into a shared mapping of its .evt file, one
- * chunk-size window at a time, the window's space reserved first
- * (posix_fallocate: a full disk stops the location with OTF2W_E_IO instead
- * of a SIGBUS). A full chunk is left to the kernel's writeback (munmap);
- * pages written survive the process's death (SIGKILL) in the page cache.
- * No BufferFlush records; max_chunks then bounds the chunks of a location
- * on disk when pre_flush answers NO_FLUSH. */
+/* Durable event files (before the first event writer record): every
+ * record is stored in a shared file mapping, so it survives the death of
+ * the process (SIGKILL) in the page cache. A location's chunk 0 is a
+ * window of its .evt file; chunks 1, 2, ... are recorded in one reused
+ * window, the staging file <evt>OTF2W_STAGE_SUFFIX, and each is written
+ * into the .evt file when full. The space of every chunk is reserved
+ * before it starts (posix_fallocate: a full disk stops the location with
+ * OTF2W_E_IO instead of a SIGBUS). Closing the writer writes the last
+ * chunk and removes the staging file. No BufferFlush records; max_chunks
+ * then bounds the chunks of a location on disk when pre_flush answers
+ * NO_FLUSH. */
 otf2w_status otf2w_archive_set_durable(otf2w_archive *ar, int on);
 /* Durable: a location's first window reserves only `bytes` of its chunk
  * (at least 16 KiB; 0, the default: the whole chunk) and the rest in place

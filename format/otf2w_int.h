@@ -66,17 +66,14 @@ struct otf2w_buf {
 	 * disk_chunks; dseq is odd while the owner switches windows */
 	uint32_t dseq;
 	int dur_full;                  /* stopped: no space for the next window */
-	int dgrow;                     /* the window's chunk is reserved in part, by choice: grows in place */
-	/* the next window, mapped ahead by the io thread (mapped.c): dnext of
-	 * file chunk dnext_index when dstate is READY; dold, the last full
-	 * window, is unmapped there too */
-	uint8_t *dnext, *dold;
-	uint64_t dnext_index;
-	uint64_t dlen, dnext_len;      /* bytes reserved in the window (< chunk: disk nearly full) */
-	int dstate;                    /* OTF2W_DNEXT_* */
-	void *dnode[OTF2W_IO_NODE_WORDS];
+	int dgrow;                     /* chunk 0 is reserved in part, by choice: grows in place */
+	uint64_t dlen;                 /* bytes reserved for the current chunk (< chunk: disk nearly full) */
+	/* the staging window (mapped.c): chunks 1, 2, ... are recorded in it
+	 * (chunk, then struct otf2w_stage_tail); dunsaved: its full chunk could
+	 * not be written into the file (written at close) */
+	uint8_t *dstage;
+	int dunsaved;
 };
-enum { OTF2W_DNEXT_NONE, OTF2W_DNEXT_BUSY, OTF2W_DNEXT_READY, OTF2W_DNEXT_FAILED };
 
 struct otf2w_evt_writer {
 	struct otf2w_buf b;

@@ -157,19 +157,13 @@ static int cb_io_run(void *ud, void (*fn)(void *), void *arg)
 	return tr_io_run(fn, arg);
 }
 
-/* The next window of a durable event file, mapped ahead (format/mapped.c). */
-static int cb_io_post(void *ud, void (*fn)(void *), void *arg, void *node)
-{
-	return tr_io_post(fn, arg, node);
-}
-
 /* TRACER_DURABLE without a thread: the tick, on the recording thread. */
 static uint64_t cb_io_due(void *ud, uint64_t time)
 {
 	return tr_durable_due(time);
 }
 
-static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_post, cb_io_due };
+static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_due };
 
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg)

@@ -48,9 +48,7 @@ struct io_req {
 	void *arg;
 	struct io_req *next;
 	int done;
-	int posted;   /* tr_io_post: nobody waits, the node is not touched after fn */
 };
-_Static_assert(sizeof(struct io_req) <= OTF2W_IO_NODE_WORDS * sizeof(void *), "io node too small");
 
 enum { IO_NONE, IO_STARTING, IO_RUNNING, IO_FAILED, IO_OFF };
 
@@ -151,19 +149,16 @@ static void *io_main(void *unused)
 		}
 		while (r) {
 			struct io_req *n = r->next;
-			int posted = r->posted;
 			__atomic_store_n(&io_busy, 1, __ATOMIC_SEQ_CST);
 			if (tr_tsan_acquire)
 				tr_tsan_acquire(r);
 			r->fn(r->arg);
-			if (!posted && tr_tsan_release)
+			if (tr_tsan_release)
 				tr_tsan_release(r);
 			__atomic_store_n(&io_busy, 0, __ATOMIC_SEQ_CST);
 			int quit = __atomic_load_n(&io_quit, __ATOMIC_SEQ_CST);
-			if (!posted) {
-				__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
-				fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
-			}
+			__atomic_store_n(&r->done, 1, __ATOMIC_RELEASE);
+			fx(&r->done, FUTEX_WAKE_PRIVATE, 1, NULL);   /* r may be gone now: harmless */
 			r = n;
 			if (quit) {
 				if (__atomic_load_n(&io_uncounted, __ATOMIC_SEQ_CST))
@@ -269,7 +264,7 @@ int tr_io_run(void (*fn)(void *), void *arg)
 		}
 		return tr_fd_private_run(fn, arg);
 	}
-	struct io_req r = { fn, arg, NULL, 0, 0 };
+	struct io_req r = { fn, arg, NULL, 0 };
 	if (tr_tsan_release)
 		tr_tsan_release(&r);
 	push(&r);
@@ -277,25 +272,6 @@ int tr_io_run(void (*fn)(void *), void *arg)
 		fx(&r.done, FUTEX_WAIT_PRIVATE, 0, NULL);
 	if (tr_tsan_acquire)
 		tr_tsan_acquire(&r);
-	return 0;
-}
-
-/* Queue fn(arg) on the service thread without waiting (the caller's node,
- * OTF2W_IO_NODE_WORDS pointers, stays untouched until fn runs); 0 queued,
- * -1 when there is no service thread (nothing runs). Requests run in the
- * order they were queued: a later tr_io_run returns after fn. */
-int tr_io_post(void (*fn)(void *), void *arg, void *node)
-{
-	if (io_self || __atomic_load_n(&io_state, __ATOMIC_SEQ_CST) != IO_RUNNING)
-		return -1;
-	struct io_req *r = node;
-	r->fn = fn;
-	r->arg = arg;
-	r->done = 0;
-	r->posted = 1;
-	if (tr_tsan_release)
-		tr_tsan_release(r);
-	push(r);
 	return 0;
 }
 

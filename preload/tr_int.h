@@ -218,7 +218,6 @@ void tr_archive_unified_installed(void);   /* write this rank's mapping tables *
 
 /* durable_io.c: the tracer-io service thread (own descriptor table) */
 void tr_io_start(void);                          /* normal context only */
-int tr_io_post(void (*fn)(void *), void *arg, void *node);   /* queued, no wait */
 void tr_io_quiesce(void);                        /* crash paths */
 void tr_io_fork_child(void);
 void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "otf2w_stage.h"
 #include "recover_int.h"
 
 /* Length of the record at p (type byte included), or 0 when it cannot be
@@ -100,6 +101,9 @@ static void put_header(uint8_t *c, uint64_t first, uint64_t last)
 int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, uint64_t cs, uint64_t end_at,
 		   struct loc_result *res)
 {
+	/* chunks past the first were recorded in a staging file: its chunk
+	 * goes into the file first */
+	(void)otf2w_durable_settle(path);
 	int fd = open(path, O_RDWR | O_CLOEXEC);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) != 0)

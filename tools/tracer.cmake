@@ -7,7 +7,7 @@ add_executable(tracer_cmd ${CMAKE_CURRENT_LIST_DIR}/tracer.c ${CMAKE_CURRENT_LIS
   ${CMAKE_CURRENT_LIST_DIR}/report_util.c ${CMAKE_CURRENT_LIST_DIR}/report_samples.c
   ${CMAKE_CURRENT_LIST_DIR}/convert.c ${TR_RECOVER_SRC})
 target_compile_definitions(tracer_cmd PRIVATE _GNU_SOURCE)
-target_link_libraries(tracer_cmd PRIVATE otf2r)
+target_link_libraries(tracer_cmd PRIVATE otf2r otf2w_stage otf2w_libc)
 if(ZLIB_FOUND)
   target_compile_definitions(tracer_cmd PRIVATE TRACER_HAVE_ZLIB)
   target_link_libraries(tracer_cmd PRIVATE ZLIB::ZLIB)
