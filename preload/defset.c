@@ -87,15 +87,25 @@ char tr_ds_kind_at(const struct def *d, const char *sch, uint32_t i)
 
 /* ---- hashing ---- */
 
+/* 8 bytes at a time (a definition's values are words; a string's tail is
+ * read byte by byte): in memory only, never stored. */
 uint32_t tr_ds_hash(uint32_t cls, const void *p, size_t n)
 {
 	const unsigned char *b = p;
-	uint64_t h = 1469598103934665603ull ^ cls;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 1099511628211ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ ((uint64_t)cls << 32) ^ n;
+	size_t i = 0;
+	for (; i + 8 <= n; i += 8) {
+		uint64_t w;
+		memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
 	}
-	return (uint32_t)(h ^ (h >> 32));
+	uint64_t t = 0;
+	for (size_t k = 0; i < n; i++, k += 8)
+		t |= (uint64_t)b[i] << k;
+	h = (h ^ t) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 32;
+	return (uint32_t)h;
 }
 
 size_t tr_ds_def_bytes(uint32_t cls, uint32_t len)

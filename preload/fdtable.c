@@ -89,13 +89,53 @@ static int fd_sanitized(void)
 	return known;
 }
 
+/* One stack kept for the next call (a process makes two calls at least,
+ * one per chunk of a busy location): taken by one call at a time, the
+ * others map their own. fd_stack_busy is 1 while a call uses it. */
+static void *fd_stack;
+static int fd_stack_busy;
+
+static void *stack_take(void)
+{
+	if (!__atomic_exchange_n(&fd_stack_busy, 1, __ATOMIC_ACQUIRE)) {
+		void *s = __atomic_load_n(&fd_stack, __ATOMIC_RELAXED);
+		if (s)
+			return s;
+		s = tr_real.mmap(NULL, FD_STACK, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
+		if (s != MAP_FAILED) {
+			__atomic_store_n(&fd_stack, s, __ATOMIC_RELAXED);
+			return s;
+		}
+		__atomic_store_n(&fd_stack_busy, 0, __ATOMIC_RELEASE);
+		return NULL;
+	}
+	void *s = tr_real.mmap(NULL, FD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
+			       -1, 0);
+	return s == MAP_FAILED ? NULL : s;
+}
+
+static void stack_give(void *s)
+{
+	if (s == __atomic_load_n(&fd_stack, __ATOMIC_RELAXED))
+		__atomic_store_n(&fd_stack_busy, 0, __ATOMIC_RELEASE);
+	else
+		tr_real.munmap(s, FD_STACK);
+}
+
+/* fork child: a call of another thread had the kept stack (its copy is
+ * free here), or none */
+void tr_fd_fork_child(void)
+{
+	__atomic_store_n(&fd_stack_busy, 0, __ATOMIC_RELAXED);
+}
+
 int tr_fd_private_run(void (*fn)(void *), void *arg)
 {
 	if (__atomic_load_n(&fd_disabled, __ATOMIC_RELAXED) || fd_sanitized())
 		return -1;
-	void *stk = tr_real.mmap(NULL, FD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE,
-			 -1, 0);
-	if (stk == MAP_FAILED)
+	void *stk = stack_take();
+	if (!stk)
 		return -1;
 	int saved = errno, cs;
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cs);
@@ -125,7 +165,7 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 	}
 	tr_syscall(SYS_rt_sigprocmask, (long)SIG_SETMASK, &old, NULL, 8L);
 	pthread_setcancelstate(cs, NULL);
-	tr_real.munmap(stk, FD_STACK);
+	stack_give(stk);
 	errno = saved;
 	return ret;
 }

@@ -23,11 +23,33 @@ extern char **environ;
 void tr_threads_init(void);
 void tr_archive_discard(void);
 
-/* argv from /proc/self/cmdline (works before main and for every program). */
+/* The arguments glibc passes to our first constructor (NULL when tr_init
+ * runs before it: a wrapper called from another library's constructor). */
+static int ctor_argc;
+static char **ctor_argv;
+
+/* argv: a copy of the constructor's, else from /proc/self/cmdline (works
+ * before main and for every program). */
 static void read_cmdline(void)
 {
-	static char buf[65536];
-	ssize_t n = tr_read_file("/proc/self/cmdline", buf, sizeof(buf));
+	static char sbuf[65536];
+	char *buf = sbuf;
+	ssize_t n = 0;
+	if (ctor_argv && ctor_argc > 0) {
+		size_t len = 0;
+		for (int i = 0; i < ctor_argc && ctor_argv[i]; i++)
+			len += strlen(ctor_argv[i]) + 1;
+		buf = len <= sizeof(sbuf) ? sbuf : NULL;
+		for (int i = 0; buf && i < ctor_argc && ctor_argv[i]; i++) {
+			size_t l = strlen(ctor_argv[i]) + 1;
+			memcpy(buf + n, ctor_argv[i], l);
+			n += (ssize_t)l;
+		}
+	}
+	if (!n) {
+		buf = sbuf;
+		n = tr_read_file("/proc/self/cmdline", buf, sizeof(sbuf));
+	}
 	int argc = 0;
 	for (ssize_t i = 0; i < n; i++)
 		if (buf[i] == 0)
@@ -118,6 +140,7 @@ void tr_atfork_child(void)
 	/* the locks were held by this thread at fork: reset them */
 	tr_mem_fork_child();
 	tr_io_fork_child();   /* the tracer-io thread is not copied */
+	tr_fd_fork_child();
 	tr_g.lock.v = 0;
 	tr_defs_lock()->v = 0;
 	tr_tls_internal -= 2;
@@ -239,8 +262,11 @@ void tr_init(void)
 	errno = saved;
 }
 
-__attribute__((constructor(101))) static void tr_ctor(void)
+__attribute__((constructor(101))) static void tr_ctor(int argc, char **argv, char **envp)
 {
+	(void)envp;
+	ctor_argc = argc;
+	ctor_argv = argv;
 	tr_init();
 }
 
