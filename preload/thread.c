@@ -305,6 +305,10 @@ void tr_thread_close_open_regions(struct tr_thread *t, uint64_t time)
 	uint64_t last = otf2w_evt_writer_last_time(t->w);
 	if (time < last)
 		time = last;
+	void (*cut)(struct tr_thread *, uint64_t) = t->cut;
+	t->cut = NULL;
+	if (cut)
+		cut(t, time);
 	while (t->depth > 0) {
 		t->depth--;
 		if (t->depth < TR_SHADOW_DEPTH)

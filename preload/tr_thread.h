@@ -66,6 +66,13 @@ struct tr_thread {
 	/* Slots owned by other modules (set in their thread_init hooks). */
 	void *sampling;
 	void *metrics;
+	/* A call that the end of the process may cut (a blocking collective
+	 * between its Begin and End records): set by its wrapper for the time
+	 * of the call; closing the thread's open regions (exit, crash and
+	 * termination paths) calls cut(t, time) first, which writes what ends
+	 * the call's records. Async-signal-safe, no lock, no allocation. */
+	void (*cut)(struct tr_thread *t, uint64_t time);
+	uint64_t cut_arg[3];
 	/* ---- preload/ private from here (do not touch outside preload/:
 	 * accessors below and in the task section) ---- */
 	struct tr_task *task;      /* user-level task running on the thread (NULL: none) */

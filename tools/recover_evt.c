@@ -150,6 +150,14 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 		cut_bytes = slot->bytes;
 	}
 	size_t pos = HDR;
+	/* an MPI or RMA collective begun and not ended (a rank killed inside
+	 * it): where its Begin is, to cut the stream there (the End's
+	 * operation and communicator are not known); the region's Leave then
+	 * closes the call */
+	int coll_open = 0;
+	uint64_t coll_chunk = 0, coll_nev = 0;
+	size_t coll_pos = 0;
+	uint32_t coll_depth = 0;
 	for (k = 0; k <= cut_chunk && size > 0; k++) {
 		/* (the last chunk may be reserved in part: the rest reads as zeros) */
 		uint64_t have = k * cs < size ? (size - k * cs < cs ? size - k * cs : cs) : 0;
@@ -194,6 +202,14 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 					tbegin = 1;
 				} else if (t == 65) {
 					tend = 1;
+				} else if (t == 22 || t == 37) {   /* Mpi/RmaCollectiveBegin */
+					coll_open = 1;
+					coll_chunk = k;
+					coll_pos = pos;
+					coll_nev = nev - 1;
+					coll_depth = (uint32_t)depth;
+				} else if (t == 23 || t == 38) {   /* their End */
+					coll_open = 0;
 				}
 			}
 			pos += l;
@@ -210,6 +226,10 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 		depth = 0;
 		begin = end = 0;
 		tbegin = tend = 0;
+	}
+	if (coll_open && coll_chunk == cut_chunk && coll_depth == depth && size > 0) {
+		pos = coll_pos;   /* (what followed it in the call: samples, metrics) */
+		nev = coll_nev;
 	}
 	int thread_end = tbegin && !tend;
 	/* the records to append: time, Leaves, ThreadEnd, ProgramEnd, end of file */

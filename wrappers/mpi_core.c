@@ -686,6 +686,7 @@ void tr_mpi_after_init(void)
 		return;
 	PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	PMPI_Comm_size(MPI_COMM_WORLD, &size);
+	tr_mpi_cut_init();
 	/* Rank not announced in the environment at start: a singleton (program
 	 * started without mpirun: one rank) or a launcher we do not know. The
 	 * process's own archive (named "traces", not "rank<r>") is the archive:

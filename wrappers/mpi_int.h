@@ -52,6 +52,22 @@ static inline void *tr_mpi_fsym(void **slot, const char *name)
 		}                                        \
 	} while (0)
 
+/* A blocking collective between its Begin and End (mpi_cut.c): the End
+ * the end of the process writes if it cuts the call. */
+void tr_mpi_cut_init(void);
+void tr_mpi_coll_cut(struct tr_thread *t, uint64_t time);
+static inline void tr_mpi_coll_open(struct tr_thread *t, uint8_t op, uint32_t comm, uint32_t root)
+{
+	t->cut_arg[0] = op;
+	t->cut_arg[1] = comm;
+	t->cut_arg[2] = root;
+	__atomic_store_n(&t->cut, tr_mpi_coll_cut, __ATOMIC_RELEASE);
+}
+static inline void tr_mpi_coll_close(struct tr_thread *t)
+{
+	__atomic_store_n(&t->cut, NULL, __ATOMIC_RELAXED);
+}
+
 /* ---- on/off and regions ------------------------------------------------------- */
 
 /* 1 between MPI_Init and MPI_Finalize when MPI recording is on. */

@@ -187,7 +187,8 @@ class Rules:
     Python reader's Trace or by otf2-print's output (check_all_print): time
     never goes back and starts at or after the global offset (offset None:
     not checked), Enter/Leave balanced and nested (region: any key naming
-    the region)."""
+    the region), every MPI or RMA collective's Begin ended by its End inside
+    the same region (also in crash and recovered archives)."""
 
     def __init__(self, anchor, offset=None):
         self.anchor, self.offset = anchor, offset
@@ -202,14 +203,25 @@ class Rules:
                              (self.anchor, loc, where, i, what, t, self.prev[loc]))
         self.prev[loc] = t
 
+    _COLL = {'MpiCollectiveBegin': 'MpiCollectiveEnd', 'RmaCollectiveBegin': 'RmaCollectiveEnd'}
+
     def nest(self, loc, where, i, kind, region):
         stack = self.stack.setdefault(loc, [])
         if kind == 'Enter':
             stack.append(region)
+        elif kind in self._COLL:
+            stack.append((kind,))
+        elif kind in self._COLL.values():
+            if not stack or not isinstance(stack[-1], tuple) or self._COLL[stack[-1][0]] != kind:
+                raise CheckError('%s: location %d%s: event %d %s without its Begin' % (self.anchor, loc, where, i, kind))
+            stack.pop()
         elif kind == 'Leave':
             if not stack:
                 raise CheckError('%s: location %d%s: event %d Leave %s without Enter' %
                                  (self.anchor, loc, where, i, region))
+            if isinstance(stack[-1], tuple):
+                raise CheckError('%s: location %d%s: event %d Leave %s inside a %s without its End' %
+                                 (self.anchor, loc, where, i, region, stack[-1][0]))
             top = stack.pop()
             if top != region:
                 raise CheckError('%s: location %d%s: event %d Leave %s does not match Enter %s' %
@@ -336,7 +348,9 @@ def otf2_print_count(path, text):
 
 
 # otf2-print's names of the kinds the rules look at
-_PRINT_KINDS = {'ENTER': 'Enter', 'LEAVE': 'Leave', 'PROGRAM_BEGIN': 'ProgramBegin', 'PROGRAM_END': 'ProgramEnd'}
+_PRINT_KINDS = {'ENTER': 'Enter', 'LEAVE': 'Leave', 'PROGRAM_BEGIN': 'ProgramBegin', 'PROGRAM_END': 'ProgramEnd',
+                'MPI_COLLECTIVE_BEGIN': 'MpiCollectiveBegin', 'MPI_COLLECTIVE_END': 'MpiCollectiveEnd',
+                'RMA_COLLECTIVE_BEGIN': 'RmaCollectiveBegin', 'RMA_COLLECTIVE_END': 'RmaCollectiveEnd'}
 
 
 def check_all_print(path, exit_status=None, allow_open=False):

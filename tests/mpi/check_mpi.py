@@ -700,9 +700,16 @@ def main():
             t.sends = [s for s in t.sends if s[1] not in PARTIAL and s[2] not in PARTIAL]
             t.recvs = [s for s in t.recvs if s[1] not in PARTIAL and s[2] not in PARTIAL]
             check_matching(t)
+            # semantically complete: the ranks ended by mpirun inside MPI_Barrier (SIGTERM, or SIGKILL and
+            # recovery) have every region closed and their collective ended (MpiCollectiveEnd, an
+            # attribute saying it was cut) or left out; the ranks that ran on are whole
+            tr = tracecheck.load(anchor)
+            try:
+                tracecheck.check_nesting(tr)
+            except tracecheck.CheckError as e:
+                fail("%s mode: %s" % (args.mode, e))
             if args.mode == "abort":
                 # the aborting rank (the last) closed MPI_Abort and wrote ProgramEnd
-                tr = tracecheck.load(anchor)
                 last = [l for l in tr.locations if l.group == "MPI Rank %d" % (args.np - 1)
                         and l.name == "Master thread"]
                 kinds = [(e.kind, e.region) for e in last[0].events[-3:]] if last else []
