@@ -186,11 +186,17 @@ static void get_hostname(void)
  * starts by itself. */
 extern int tr_tool_mode __attribute__((weak));
 
-/* MPI helper daemons (Open MPI: mpirun starts one per node, a singleton
- * MPI_Init starts one too; MPICH: Hydra's proxy) inherit LD_PRELOAD: never traced. */
+/* MPI launchers and their helper daemons (Open MPI: mpirun starts one per
+ * node, a singleton MPI_Init starts one too; MPICH: Hydra's proxy) inherit
+ * LD_PRELOAD: never traced, never a member of a process tree. A launcher
+ * run under the tracer (`tracer-run mpirun ...`, a traced script that
+ * starts mpirun) so leaves the run to its ranks: one archive of them, as
+ * with `mpirun tracer-run ...`. */
 int tr_launcher_helper_name(const char *name)
 {
-	static const char *const names[] = { "orted", "prted", "prte", "prterun", "hydra_pmi_proxy", NULL };
+	static const char *const names[] = { "orted", "prted", "prte", "prterun", "hydra_pmi_proxy", "mpirun",
+					     "mpiexec", "orterun", "mpirun.openmpi", "mpiexec.openmpi", "mpirun.mpich",
+					     "mpiexec.mpich", "mpiexec.hydra", NULL };
 	for (int i = 0; names[i]; i++)
 		if (!strcmp(name, names[i]))
 			return 1;

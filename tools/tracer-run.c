@@ -297,8 +297,10 @@ static void print_summary(const char *log, const char *dir)
 		if (!procs)
 			snprintf(first, sizeof(first), "%s", line);
 		procs++;
-		if (find_num(line, " MPI ranks", &v))
+		if (find_num(line, " MPI ranks", &v) && !mpi) {
 			mpi = 1;
+			snprintf(first, sizeof(first), "%s", line);   /* the run's archive */
+		}
 		if (find_num(line, " locations", &v))
 			locs += v;
 		if (find_num(line, " events", &v))
