@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * smp_sampler.h - the sampler's own state, shared by its two files:
- * sampler.c (calling-context tree, records, the SIGPROF handler and its
- * queue, timers, per-thread state, calling-context enter/leave) and
+ * smp_sampler.h - the sampler's own state, shared by its files:
+ * sampler.c (records, the SIGPROF handler and its queue, timers,
+ * per-thread state), cctree.c (the calling-context tree, calling-context
+ * enter/leave) and
  * sampler_module.c (SIGPROF ownership, the module: init, exit line, fork,
  * crash path). Never included elsewhere (smp_int.h is the sampling/ API).
  */
@@ -94,6 +95,35 @@ extern uint32_t tr_smp_hash_mask;
 /* all thread states (list guarded by a spin flag; never touched by the handler) */
 extern atomic_flag tr_smp_list_lock;
 extern struct smp_thread *tr_smp_threads;
+/* cctree.c: the calling-context tree (async-signal-safe: the caller owns
+ * the thread's tree, in the handler or with busy set) */
+static inline int smp_is_tracer(uintptr_t ip)
+{
+	return ip >= tr_smp_self_lo && ip < tr_smp_self_hi;
+}
+
+static inline uint32_t smp_hash(uint32_t parent, uint64_t key)
+{
+	uint64_t h = key * 0x9E3779B97F4A7C15ull ^ ((uint64_t)parent + 1) * 0xC2B2AE3D27D4EB4Full;
+	return (uint32_t)(h >> 40) & tr_smp_hash_mask;
+}
+
+static inline uint32_t smp_depth(uint32_t n)
+{
+	return n == SMP_UNDEF ? 0 : tr_smp_nodes[n].depth;
+}
+
+static inline uint32_t smp_parent(uint32_t n)
+{
+	return n == SMP_UNDEF ? SMP_UNDEF : tr_smp_nodes[n].parent;
+}
+
+uint32_t tr_smp_child(struct smp_thread *s, uint32_t parent, uint64_t key);
+uint32_t tr_smp_unwind_distance(uint32_t from, uint32_t to);
+uint32_t tr_smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact_leaf, int trunc, uint32_t *fresh);
+/* sampler.c: the queued samples up to limit, written first */
+void tr_smp_drain(struct smp_thread *s, struct tr_thread *t, uint64_t limit);
+
 void tr_smp_list_lock_take(void);
 void tr_smp_list_lock_drop(void);
 /* totals of finished threads, handler-time histogram, delivery */
