@@ -27,72 +27,37 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer.h"
-#include "VT.h"
-
-#define VT_STATE_BASE   0x10000000
-#define VT_MAX_CLASSES  4096
-#define VT_MAX_STATES   16384
-#define VT_MAX_SCLS     16384
-#define VT_MAX_COUNTERS 1024
-#define VT_SYMDEF_SLOTS 8192             /* power of two */
-#define VT_NAME_MAX     1024
-#define VT_SCL_CACHE    4
-
-struct vt_state {
-	uint32_t region;        /* OTF2W_UNDEFINED_REF when the name is empty (not logged) */
-	uint32_t cls;           /* class index */
-	uint8_t truncated;      /* VT_enterstate: DETAILED-STATES cut the name */
-};
-
-struct vt_scl {
-	uint32_t def;           /* SourceCodeLocation id */
-	int line;
-	char *file;
-	_Atomic uint64_t cache[VT_SCL_CACHE];   /* (entered << 32 | left) callsites defined */
-	_Atomic unsigned next;
-};
-
-struct vt_counter {
-	uint32_t metric_class;
-	int datatype;           /* VT_COUNT_INTEGER / FLOAT / INTEGER64 */
-};
-
-struct vt_symslot {
-	_Atomic int used;       /* 1 once key/state are valid */
-	int key;
-	uint32_t state;
-};
+#include "vt_int.h"
 
 static atomic_flag vt_lock = ATOMIC_FLAG_INIT;
 
-static char *vt_classes[VT_MAX_CLASSES];
-static _Atomic uint32_t vt_nclasses;
+char *vt_classes[VT_MAX_CLASSES];
+_Atomic uint32_t vt_nclasses;
 static struct vt_state vt_states[VT_MAX_STATES];
 static _Atomic uint32_t vt_nstates;
-static struct vt_scl vt_scls[VT_MAX_SCLS];
-static _Atomic uint32_t vt_nscls;
-static struct vt_counter vt_counters[VT_MAX_COUNTERS];
-static _Atomic uint32_t vt_ncounters;
-static struct vt_symslot vt_symdefs[VT_SYMDEF_SLOTS];
+struct vt_scl vt_scls[VT_MAX_SCLS];
+_Atomic uint32_t vt_nscls;
+struct vt_counter vt_counters[VT_MAX_COUNTERS];
+_Atomic uint32_t vt_ncounters;
+struct vt_symslot vt_symdefs[VT_SYMDEF_SLOTS];
 
-static _Atomic int vt_finalized;
+_Atomic int vt_finalized;
 static uint64_t vt_start_time;
 
 /* The region stack VT_end/VT_leave pop: the thread's own (TLS), or while a
  * user-level task runs on the thread (wrappers/argobots) the task's, so a
  * region begun in a ULT on one stream can end after it migrated. */
 static TR_TLS struct tr_region_stack vt_tls_stack;
-static TR_TLS int vt_thisloc_scl;        /* pending VT_thisloc, 0 = none */
-static TR_TLS int vt_off;                /* VT_traceoff on this thread */
+TR_TLS int vt_thisloc_scl;        /* pending VT_thisloc, 0 = none */
+TR_TLS int vt_off;                /* VT_traceoff on this thread */
 
-static void vt_lock_take(void)
+void vt_lock_take(void)
 {
 	while (atomic_flag_test_and_set_explicit(&vt_lock, memory_order_acquire))
 		;
 }
 
-static void vt_lock_drop(void)
+void vt_lock_drop(void)
 {
 	atomic_flag_clear_explicit(&vt_lock, memory_order_release);
 }
@@ -100,7 +65,7 @@ static void vt_lock_drop(void)
 /* ---- thread access ----------------------------------------------------------- */
 
 /* The thread's tracer state or the VT error code telling why there is none. */
-static int vt_get(struct tr_thread **out)
+int vt_get(struct tr_thread **out)
 {
 	*out = NULL;
 	if (atomic_load_explicit(&vt_finalized, memory_order_relaxed) || !tr_is_active())
@@ -116,7 +81,7 @@ static int vt_get(struct tr_thread **out)
 
 /* vt_get for a call whose arguments are checked first: VT_ERR_BADARG (the
  * thread put back) unless args_ok. */
-static int vt_get_args(struct tr_thread **out, int args_ok)
+int vt_get_args(struct tr_thread **out, int args_ok)
 {
 	int rc = vt_get(out);
 	if (rc == VT_OK && !args_ok) {
@@ -137,7 +102,7 @@ static struct tr_region_stack *vt_stack_of(struct tr_thread *t)
 
 /* Append the colon-separated components of src to dst (normalized: no empty
  * components, single ':' between them). Returns the new length. */
-static size_t vt_path_append(char *dst, size_t len, size_t cap, const char *src, size_t n)
+size_t vt_path_append(char *dst, size_t len, size_t cap, const char *src, size_t n)
 {
 	size_t i = 0;
 	while (i < n) {
@@ -174,7 +139,7 @@ static int vt_class_find_locked(const char *path)
 	return (int)n;
 }
 
-static int vt_class_find(const char *path)
+int vt_class_find(const char *path)
 {
 	vt_lock_take();
 	int c = vt_class_find_locked(path);
@@ -182,7 +147,7 @@ static int vt_class_find(const char *path)
 	return c;
 }
 
-static void vt_init_classes(void)
+void vt_init_classes(void)
 {
 	if (atomic_load_explicit(&vt_nclasses, memory_order_acquire) == 0)
 		vt_class_find("Application");
@@ -190,7 +155,7 @@ static void vt_init_classes(void)
 
 /* Define the state of full (normalized) path `path` ("" = not logged).
  * Returns the state index or a negative VT error code. */
-static int vt_state_define(const char *path, int truncated)
+int vt_state_define(const char *path, int truncated)
 {
 	uint32_t region = OTF2W_UNDEFINED_REF;
 	int cls = 0;
@@ -266,7 +231,7 @@ static struct vt_scl *vt_scl_lookup(int handle)
 }
 
 /* Check an SCL argument: VT_OK for "none" (<= 0) or a known handle. */
-static int vt_scl_check(int scl)
+int vt_scl_check(int scl)
 {
 	if (scl <= VT_NOSCL || vt_scl_lookup(scl))
 		return VT_OK;
@@ -456,254 +421,6 @@ TR_EXPORT int VT_enterstate(const char *name, int *statehandle, int *truncated)
 				inside = s->f[i].region == st->region;
 		/* a truncated state is not entered again while the thread is in it */
 		rc = inside ? VT_ERR_IGNORE : vt_push(t, st, vt_take_thisloc());
-	}
-	tr_thread_put(t);
-	return rc;
-}
-
-/* ---- definitions -------------------------------------------------------------- */
-
-TR_EXPORT int VT_classdef(const char *classname, int *classhandle)
-{
-	struct tr_thread *t;
-	int rc = vt_get_args(&t, classname && classhandle);
-	if (rc)
-		return rc;
-	vt_init_classes();
-	char path[VT_NAME_MAX];
-	vt_path_append(path, 0, sizeof(path), classname, strlen(classname));
-	int c = vt_class_find(path[0] ? path : "Application");
-	tr_thread_put(t);
-	if (c < 0)
-		return VT_ERR_NOMEMORY;
-	*classhandle = c + 1;
-	return VT_OK;
-}
-
-/* Full normalized path of symbol `sym` in class handle `classhandle`. */
-static int vt_full_path(const char *sym, int classhandle, char *path, size_t cap)
-{
-	size_t len = 0;
-	path[0] = '\0';
-	if (classhandle > VT_NOCLASS) {
-		uint32_t n = atomic_load_explicit(&vt_nclasses, memory_order_acquire);
-		if ((uint32_t)classhandle > n)
-			return VT_ERR_BADARG;
-		const char *c = vt_classes[classhandle - 1];
-		len = vt_path_append(path, 0, cap, c, strlen(c));
-	}
-	len = vt_path_append(path, len, cap, sym, strlen(sym));
-	if (len == 0)
-		return VT_ERR_BADARG;
-	return VT_OK;
-}
-
-TR_EXPORT int VT_funcdef(const char *symname, int classhandle, int *statehandle)
-{
-	struct tr_thread *t;
-	int rc = vt_get(&t);
-	if (rc)
-		return rc;
-	vt_init_classes();
-	char path[VT_NAME_MAX];
-	if (!symname || !statehandle)
-		rc = VT_ERR_BADARG;
-	else
-		rc = vt_full_path(symname, classhandle, path, sizeof(path));
-	if (rc == VT_OK) {
-		int idx = vt_state_define(path, 0);
-		if (idx < 0)
-			rc = idx;
-		else
-			*statehandle = VT_STATE_BASE + idx;
-	}
-	tr_thread_put(t);
-	return rc;
-}
-
-TR_EXPORT int VT_symdef(int statehandle, const char *symname, const char *activity)
-{
-	struct tr_thread *t;
-	int rc = vt_get(&t);
-	if (rc)
-		return rc;
-	vt_init_classes();
-	char path[VT_NAME_MAX];
-	size_t len = 0;
-	if (!symname || (statehandle >= VT_STATE_BASE && statehandle < VT_STATE_BASE + VT_MAX_STATES)) {
-		tr_thread_put(t);
-		return VT_ERR_BADARG;
-	}
-	if (activity)
-		len = vt_path_append(path, 0, sizeof(path), activity, strlen(activity));
-	else
-		path[0] = '\0';
-	len = vt_path_append(path, len, sizeof(path), symname, strlen(symname));
-	int idx = len ? vt_state_define(path, 0) : VT_ERR_BADARG;
-	if (idx < 0) {
-		tr_thread_put(t);
-		return idx;
-	}
-	rc = VT_OK;
-	uint32_t h = ((uint32_t)statehandle * 2654435761u) & (VT_SYMDEF_SLOTS - 1);
-	vt_lock_take();
-	uint32_t k;
-	for (k = 0; k < VT_SYMDEF_SLOTS; k++) {
-		struct vt_symslot *s = &vt_symdefs[(h + k) & (VT_SYMDEF_SLOTS - 1)];
-		if (!atomic_load_explicit(&s->used, memory_order_relaxed)) {
-			s->key = statehandle;
-			s->state = (uint32_t)idx;
-			atomic_store_explicit(&s->used, 1, memory_order_release);
-			break;
-		}
-		if (s->key == statehandle) {
-			/* redefinition: ITC keeps the first one */
-			break;
-		}
-	}
-	vt_lock_drop();
-	if (k == VT_SYMDEF_SLOTS)
-		rc = VT_ERR_NOMEMORY;
-	tr_thread_put(t);
-	return rc;
-}
-
-TR_EXPORT int VT_scldef(const char *file, int line_nr, int *sclhandle)
-{
-	struct tr_thread *t;
-	int rc = vt_get_args(&t, file && sclhandle && line_nr >= 0);
-	if (rc)
-		return rc;
-	uint32_t def = tr_def_source_code_location(file, (uint32_t)line_nr);
-	char *copy = tr_strdup(file);
-	vt_lock_take();
-	uint32_t n = atomic_load_explicit(&vt_nscls, memory_order_relaxed);
-	uint32_t i;
-	for (i = 0; i < n; i++)
-		if (vt_scls[i].line == line_nr && strcmp(vt_scls[i].file, file) == 0)
-			break;
-	if (i == n && n < VT_MAX_SCLS && copy) {
-		struct vt_scl *s = &vt_scls[n];
-		s->def = def;
-		s->line = line_nr;
-		s->file = copy;
-		copy = NULL;
-		for (int k = 0; k < VT_SCL_CACHE; k++)
-			atomic_store_explicit(&s->cache[k], UINT64_MAX, memory_order_relaxed);
-		atomic_store_explicit(&vt_nscls, n + 1, memory_order_release);
-	}
-	vt_lock_drop();
-	tr_free(copy);
-	if (i == n && atomic_load_explicit(&vt_nscls, memory_order_acquire) == n)
-		rc = VT_ERR_NOMEMORY;
-	else
-		*sclhandle = (int)i + 1;
-	tr_thread_put(t);
-	return rc;
-}
-
-TR_EXPORT int VT_thisloc(int sclhandle)
-{
-	if (atomic_load_explicit(&vt_finalized, memory_order_relaxed) || !tr_is_active())
-		return VT_ERR_NOTINITIALIZED;
-	if (vt_scl_check(sclhandle))
-		return VT_ERR_BADSCLID;
-	vt_thisloc_scl = sclhandle;
-	return VT_OK;
-}
-
-/* ---- counters ----------------------------------------------------------------- */
-
-TR_EXPORT int VT_countdef(const char *name, int classhandle, int genre, int scope,
-			  const void *bounds, const char *unit, int *counterhandle)
-{
-	(void)bounds;
-	(void)scope;            /* recorded per thread in every scope */
-	struct tr_thread *t;
-	int rc = vt_get(&t);
-	if (rc)
-		return rc;
-	vt_init_classes();
-	int dt = genre & VT_COUNT_DATA;
-	char path[VT_NAME_MAX];
-	if (!name || !counterhandle || dt == 3)
-		rc = VT_ERR_BADARG;
-	else if (classhandle <= VT_NOCLASS)
-		strcpy(path, "Application");
-	else if ((uint32_t)classhandle > atomic_load(&vt_nclasses))
-		rc = VT_ERR_BADARG;
-	else
-		snprintf(path, sizeof(path), "%s", vt_classes[classhandle - 1]);
-	if (rc) {
-		tr_thread_put(t);
-		return rc;
-	}
-	uint8_t mode;
-	if (genre & VT_COUNT_RATE) {
-		mode = OTF2W_METRIC_ACCUMULATED_START;
-	} else {
-		switch (genre & VT_COUNT_VALID) {
-		case VT_COUNT_VALID_BEFORE: mode = OTF2W_METRIC_ABSOLUTE_LAST; break;
-		case VT_COUNT_VALID_AFTER:  mode = OTF2W_METRIC_ABSOLUTE_NEXT; break;
-		default:                    mode = OTF2W_METRIC_ABSOLUTE_POINT; break;
-		}
-	}
-	uint8_t vtype = dt == VT_COUNT_FLOAT ? OTF2W_TYPE_DOUBLE : OTF2W_TYPE_INT64;
-	uint32_t member = tr_def_metric_member(name, path, OTF2W_METRIC_TYPE_USER, mode, vtype,
-					       OTF2W_BASE_DECIMAL, 0, unit ? unit : "");
-	uint32_t mc = tr_def_metric_class(1, &member, OTF2W_METRIC_ASYNCHRONOUS, OTF2W_RECORDER_ABSTRACT);
-	vt_lock_take();
-	uint32_t n = atomic_load_explicit(&vt_ncounters, memory_order_relaxed);
-	if (n >= VT_MAX_COUNTERS || mc == OTF2W_UNDEFINED_REF) {
-		rc = VT_ERR_NOMEMORY;
-	} else {
-		vt_counters[n].metric_class = mc;
-		vt_counters[n].datatype = dt;
-		atomic_store_explicit(&vt_ncounters, n + 1, memory_order_release);
-		*counterhandle = (int)n + 1;
-	}
-	vt_lock_drop();
-	tr_thread_put(t);
-	return rc;
-}
-
-TR_EXPORT int VT_countval(int ncounters, int *handles, void *values)
-{
-	struct tr_thread *t;
-	int rc = vt_get(&t);
-	if (rc)
-		return rc;
-	uint32_t n = atomic_load_explicit(&vt_ncounters, memory_order_acquire);
-	if (ncounters < 0 || (ncounters > 0 && (!handles || !values)))
-		rc = VT_ERR_BADARG;
-	for (int i = 0; rc == VT_OK && i < ncounters; i++)
-		if (handles[i] < 1 || (uint32_t)handles[i] > n)
-			rc = VT_ERR_BADARG;
-	if (rc == VT_OK && !vt_off) {
-		uint64_t now = tr_time();
-		const unsigned char *p = values;
-		for (int i = 0; i < ncounters; i++, p += 8) {
-			struct vt_counter *c = &vt_counters[handles[i] - 1];
-			otf2w_metric_value v;
-			uint8_t type;
-			if (c->datatype == VT_COUNT_INTEGER) {
-				uint32_t w[2];
-				memcpy(w, p, 8);
-				v.signed_int = (int64_t)((uint64_t)w[0] << 32 | w[1]);
-				type = OTF2W_TYPE_INT64;
-			} else if (c->datatype == VT_COUNT_FLOAT) {
-				memcpy(&v.floating_point, p, 8);
-				type = OTF2W_TYPE_DOUBLE;
-			} else {
-				memcpy(&v.signed_int, p, 8);
-				type = OTF2W_TYPE_INT64;
-			}
-			if (tr_rec_begin(t)) {
-				tr_evt_status(t, otf2w_evt_metric(t->w, NULL, now, c->metric_class,
-								  1, &type, &v));
-				tr_rec_end(t);
-			}
-		}
 	}
 	tr_thread_put(t);
 	return rc;
