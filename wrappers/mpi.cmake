@@ -107,7 +107,7 @@ foreach(abi ${TR_MPI_ABIS})
   file(MAKE_DIRECTORY ${_d})
   set(_srcs ${_d}/mpi_gen.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_core.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_req.c
     ${CMAKE_CURRENT_SOURCE_DIR}/mpi_sym.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_io.c
-    ${CMAKE_CURRENT_SOURCE_DIR}/mpi_cut.c)
+    ${CMAKE_CURRENT_SOURCE_DIR}/mpi_cut.c ${CMAKE_CURRENT_SOURCE_DIR}/mpi_unify.c)
   set(_outs ${_d}/mpi_gen.c ${_d}/mpi_gen.h)
   # Open MPI's Fortran bindings call PMPI_* directly: own Fortran entry
   # points. MPICH's (libmpichfort) call the C MPI_* functions, which the C

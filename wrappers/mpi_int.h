@@ -52,6 +52,14 @@ static inline void *tr_mpi_fsym(void **slot, const char *name)
 		}                                        \
 	} while (0)
 
+/* mpi_unify.c, over the tracer's private duplicate of MPI_COMM_WORLD: the
+ * archive directory every rank agrees on (MPI_Init), clock offsets against
+ * rank 0 (MPI_Init, MPI_Finalize), the unification (MPI_Finalize) */
+extern MPI_Comm tr_mpi_pcomm;
+void tr_mpi_agree_dir(void);
+void tr_mpi_clock_sync(void);
+void tr_mpi_unify(void);
+
 /* A blocking collective between its Begin and End (mpi_cut.c): the End
  * the end of the process writes if it cuts the call. */
 void tr_mpi_cut_init(void);
