@@ -232,6 +232,16 @@ void tr_init(void)
 		errno = saved;
 		return;
 	}
+	/* A termination signal from here until our handler is installed and
+	 * ProgramBegin written stays pending (then the handler writes the
+	 * archive, and the program dies of it as untraced): the tracer's files
+	 * are made in between, and a kill there left a half-made directory
+	 * (an empty DIR, a tree's registry without any part) that tracer
+	 * recover could not use. Also: the handler never writes a ProgramEnd
+	 * as the master's first event, which no reader accepts
+	 * (real.soak_startup). */
+	sigset_t old_mask;
+	tr_signals_block(&old_mask);
 	tr_clock_init();
 	tr_g.pid = tr_self_pid();
 	tr_g.t_start = tr_time();
@@ -244,13 +254,6 @@ void tr_init(void)
 	on_exit(tr_on_exit, NULL);
 	at_quick_exit(tr_on_quick_exit);
 	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
-	/* A termination signal between our handler's installation and
-	 * ProgramBegin stays pending until the master location has begun (in
-	 * durable mode mapping its first window takes a while): else the
-	 * handler wrote a ProgramEnd as the master's first event, an archive
-	 * no reader accepts (real.soak_startup). */
-	sigset_t old_mask;
-	tr_signals_block(&old_mask);
 	if (tr_g.active)
 		tr_crash_stack_init();
 	tr_signals_init();

@@ -652,8 +652,12 @@ int main(int argc, char **argv)
 	}
 	qsort(ranks, nranks, sizeof(*ranks), cmp_rank);
 	if (!load_ranks()) {
-		fprintf(stderr, "tracer-merge: no rank of %s has usable definitions (rank<r>.tdefs): nothing merged\n",
-			dir);
+		if (tree)
+			fprintf(stderr, "tracer-merge: no process of %s has usable definitions (proc<N>.tdefs: every "
+				"process was killed before it wrote any): nothing merged\n", dir);
+		else
+			fprintf(stderr, "tracer-merge: no rank of %s has usable definitions (rank<r>.tdefs): nothing "
+				"merged\n", dir);
 		return 1;
 	}
 

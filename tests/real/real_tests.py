@@ -372,7 +372,8 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
     tracer on even runs, after it on odd runs. Each must die by SIGTERM
     like the untraced run, within 20 s, and leave an archive otf2-print
     reads; every 10th archive gets all of tracecheck's checks. startup: each
-    run is signalled during the start-up instead (no archive is then fine)."""
+    run is signalled during the start-up instead (no archive is then fine,
+    a directory without one not)."""
     runs = int(os.environ.get('REAL_SOAK_RUNS', runs))
     base, u, t = fresh(name)
     envu = clean_env()
@@ -408,11 +409,14 @@ def soak(name, alloc=None, runs=30, seed=9, startup=False):
         if rt.out != b'ready\n' and not (early and rt.out == b''):
             ck.fail('%s: stdout %r' % (what, rt.out[:200]))
         if early and not os.path.exists(os.path.join(prefix, 'traces.otf2')):
-            # killed before the tracer wrote anything: no anchor (at most
-            # the directory's claim), never an empty or partial one
-            leftovers = os.listdir(prefix) if os.path.isdir(prefix) else []
-            if any(f.endswith('.otf2') or f.endswith('.part') for f in leftovers):
-                ck.fail('%s: partial anchor left: %r' % (what, leftovers))
+            # killed before the tracer started: nothing at all. A
+            # termination signal once the tracer began making its files
+            # waits until it can write the archive, so a directory without
+            # an archive (an empty one, a tree's registry without any part,
+            # a partial anchor) is a half-made start that tracer recover
+            # cannot use
+            if os.path.isdir(prefix):
+                ck.fail('%s: a directory without an archive: %r' % (what, sorted(os.listdir(prefix))))
             continue
         try:
             if i % 10 == 0:
