@@ -335,7 +335,7 @@ int tracer_convert_main(int argc, char **argv)
 		}
 	}
 	if (rc < 0)
-		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
+		rep_read_error(argv[optind], otf2r_error(ar));
 	otf2r_merge_close(m);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		while (c.depth[i])

@@ -430,10 +430,8 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 		}
 	}
 	otf2r_merge *m;
-	if (otf2r_merge_open(ar, NULL, 0, &m)) {
-		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
-		return -1;
-	}
+	if (otf2r_merge_open(ar, NULL, 0, &m))
+		return -1;   /* (the caller says why: otf2r_error) */
 	otf2r_event ev;
 	int rc;
 	size_t li = 0;
@@ -540,10 +538,8 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 		}
 	}
 	otf2r_merge_close(m);
-	if (rc < 0) {
-		fprintf(stderr, "tracer: %s\n", otf2r_error(ar));
-		return -1;
-	}
+	if (rc < 0)
+		return -1;   /* (the caller says why: otf2r_error) */
 	for (size_t i = 0; i < r->nlocs; i++) {      /* still open: end at the last event */
 		struct rep_loc *L = &r->locs[i];
 		while (L->depth)

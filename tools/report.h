@@ -222,6 +222,9 @@ void *rep_grow(void *p, size_t *cap, size_t first, size_t size);
 /* Open the one ARCHIVE argument left after getopt (argc < 0: usage error):
  * 0, or the exit status (usage / error printed). */
 int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar);
+/* A read error of the archive at path: one line, naming tracer recover and
+ * tracer merge when path exists. */
+void rep_read_error(const char *path, const char *why);
 int tracer_report_main(int argc, char **argv);
 int tracer_convert_main(int argc, char **argv);
 

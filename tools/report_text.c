@@ -535,7 +535,7 @@ int tracer_report_main(int argc, char **argv)
 		switch (c) {
 		case 'n':
 			o.limit = strtoul(optarg, &end, 10);
-			if (*end || !*optarg) {
+			if (*end || !*optarg || *optarg < '0' || *optarg > '9') {
 				fprintf(stderr, "tracer report: --limit wants a number, not '%s'\n", optarg);
 				return 2;
 			}
@@ -550,7 +550,7 @@ int tracer_report_main(int argc, char **argv)
 			break;
 		case 'l':
 			o.location = strtoull(optarg, &end, 10);
-			if (*end || !*optarg) {
+			if (*end || !*optarg || *optarg < '0' || *optarg > '9') {
 				fprintf(stderr, "tracer report: --location wants a location id\n");
 				return 2;
 			}
@@ -568,6 +568,23 @@ int tracer_report_main(int argc, char **argv)
 		return orc;
 	struct rep r;
 	int rc = rep_build(&r, ar, html != NULL);
+	if (rc)
+		rep_read_error(argv[optind], otf2r_error(ar));
+	if (rc == 0 && o.has_location) {
+		size_t i = 0;
+		while (i < r.nlocs && r.locs[i].id != o.location)
+			i++;
+		if (i == r.nlocs) {
+			fprintf(stderr, "tracer report: --location %llu: %s has no such location (its ids:",
+				(unsigned long long)o.location, argv[optind]);
+			for (i = 0; i < r.nlocs && i < 16; i++)
+				fprintf(stderr, " %llu", (unsigned long long)r.locs[i].id);
+			fprintf(stderr, "%s)\n", r.nlocs > 16 ? " ..." : "");
+			rep_free(&r);
+			otf2r_close(ar);
+			return 2;
+		}
+	}
 	if (rc == 0 && html) {
 		FILE *f = fopen(html, "w");
 		if (!f || rep_print_html(&r, &o, f) || fclose(f)) {

@@ -3,6 +3,7 @@
  * failure, tick conversion, names of definitions, JSON and HTML escaping,
  * opening the archive of a command line (report, convert). */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include "report.h"
@@ -75,8 +76,19 @@ int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar)
 	}
 	char err[8192];
 	if (otf2r_open(argv[optind], ar, err, sizeof err)) {
-		fprintf(stderr, "tracer: %s\n", err);
+		rep_read_error(argv[optind], err);
 		return 1;
 	}
 	return 0;
+}
+
+void rep_read_error(const char *path, const char *why)
+{
+	struct stat st;
+	if (stat(path, &st) != 0) {
+		fprintf(stderr, "tracer: %s\n", why);   /* no such archive: nothing to repair */
+		return;
+	}
+	fprintf(stderr, "tracer: %s (if the run was killed, `tracer recover %s` rebuilds what was recorded; "
+		"parts never unified: `tracer merge %s`)\n", why, path, path);
 }

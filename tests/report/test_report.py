@@ -9,6 +9,7 @@ Every archive is also read by the reference reader (python3-otf2), the
 oracle for every number checked.
 """
 import gzip
+import glob
 import json
 import os
 import shutil
@@ -414,7 +415,24 @@ def case_cli():
     one = json.loads(tracer('report', '--json', '--location', str(loc), out_dir)[1])
     if [x['id'] for x in one['locations']] != [loc]:
         ck.fail('--location %d: %s' % (loc, [x['id'] for x in one['locations']]))
-    print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location')
+    # bad options: one line, status 2, nothing on stdout
+    missing = max(x['id'] for x in full['locations']) + 99
+    for args, want in ((['--limit', '-3'], '--limit'), (['--location', str(missing)], 'no such location'),
+                       (['--location', '-1'], '--location')):
+        rc, out, err = tracer('report', *(args + [out_dir]), ok=False)
+        if rc != 2 or out or want not in err or len(err.splitlines()) != 1:
+            ck.fail('tracer report %s: rc %d, stdout %r, stderr %r' % (' '.join(args), rc, out[:200], err))
+    # a damaged archive (an event file cut): one line that names tracer recover and tracer merge
+    cut = os.path.join(d, 'cut')
+    shutil.copytree(out_dir, cut)
+    evt = sorted(glob.glob(os.path.join(cut, 'traces', '*.evt')))[0]
+    os.truncate(evt, 30)
+    for cmd in (['report', cut], ['convert', '-o', os.path.join(d, 'cut.json'), cut]):
+        rc, out, err = tracer(*cmd, ok=False)
+        if rc != 1 or len(err.splitlines()) != 1 or 'tracer recover ' + cut not in err or 'tracer merge' not in err:
+            ck.fail('tracer %s of a cut archive: rc %d, stderr %r' % (cmd[0], rc, err))
+    print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location, '
+          'bad options, a damaged archive')
 
 
 def chromium(*args):
