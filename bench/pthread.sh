@@ -9,11 +9,13 @@
 # other load on the machine. A traced pair records
 # Enter/ThreadAcquireLock/Leave (one timestamp) + ThreadReleaseLock.
 # The traced thread's user and system time are shown apart (getrusage
-# RUSAGE_THREAD), for the default writer (chunks written by pwrite, on the
-# traced thread or on tracer-io when the program has several threads) and
-# for TRACER_DURABLE=on (records go straight into shared file mappings:
-# full chunks are left to the kernel's writeback). Last line: the traced
-# thread's user + system ns per call with TRACER_DURABLE=on. Before it: the
+# RUSAGE_THREAD), for the default writer and for TRACER_DURABLE=on (the
+# same since durability became the default: records go into shared file
+# mappings, chunk 0 a window of the event file, later chunks a reused
+# staging window written into the file with one pwrite each, in a short
+# private-descriptor child: its time counts in the whole process, not in
+# the thread). Last line: the traced thread's user + system ns per call
+# with TRACER_DURABLE=on (what the default is). Before it: the
 # whole process's user + system time (every thread, and the short-lived
 # file children of preload/fdtable.c, through GNU time) traced with default
 # settings minus untraced, per call ("pthread whole-process cpu ns per
