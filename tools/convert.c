@@ -74,18 +74,14 @@ static void put(struct out *o, const char *fmt, ...)
 	o->n += (size_t)k;
 }
 
+static void emit_out(void *o, const char *p, size_t n)
+{
+	put(o, "%.*s", (int)n, p);
+}
+
 static void put_str(struct out *o, const char *s)
 {
-	put(o, "\"");
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			put(o, "\\%c", *p);
-		else if (*p < 0x20)
-			put(o, "\\u%04x", *p);
-		else
-			put(o, "%c", *p);
-	}
-	put(o, "\"");
+	rep_json_escape(s, emit_out, o);
 }
 
 struct conv {

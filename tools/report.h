@@ -211,6 +211,8 @@ void rep_io_print_json(const struct rep *r, FILE *f);
 void rep_io_free(struct rep *r);
 int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
 int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
+/* s as a JSON string, quotes included, handed to emit(ud, bytes, n) in pieces */
+void rep_json_escape(const char *s, void (*emit)(void *ud, const char *p, size_t n), void *ud);
 void rep_json_str(FILE *f, const char *s);
 void rep_html_str(FILE *f, const char *s);
 double rep_ms(const struct rep *r, uint64_t ticks);

@@ -40,18 +40,34 @@ const char *rep_str_or(const struct rep *r, uint32_t id, const char *dflt)
 	return s ? s : dflt;
 }
 
+void rep_json_escape(const char *s, void (*emit)(void *ud, const char *p, size_t n), void *ud)
+{
+	const char *run = s ? s : "";
+	emit(ud, "\"", 1);
+	for (const char *p = run;; p++) {
+		unsigned char ch = (unsigned char)*p;
+		if (ch && ch != '"' && ch != '\\' && ch >= 0x20)
+			continue;
+		if (p > run)
+			emit(ud, run, (size_t)(p - run));   /* the plain bytes before it */
+		if (!ch)
+			break;
+		char esc[8];
+		int k = ch < 0x20 ? snprintf(esc, sizeof esc, "\\u%04x", ch) : snprintf(esc, sizeof esc, "\\%c", ch);
+		emit(ud, esc, (size_t)k);
+		run = p + 1;
+	}
+	emit(ud, "\"", 1);
+}
+
+static void emit_file(void *f, const char *p, size_t n)
+{
+	fwrite(p, 1, n, f);
+}
+
 void rep_json_str(FILE *f, const char *s)
 {
-	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p);
-		else if (*p < 0x20)
-			fprintf(f, "\\u%04x", *p);
-		else
-			fputc(*p, f);
-	}
-	fputc('"', f);
+	rep_json_escape(s, emit_file, f);
 }
 
 void rep_html_str(FILE *f, const char *s)
