@@ -138,6 +138,8 @@ struct map_call {
 	uint8_t *p;      /* chunk 0: its window */
 	uint64_t len;    /* reserved: the chunk, or less when the disk (or RLIMIT_FSIZE) has no more */
 	uint64_t want;   /* to reserve (0: the chunk) */
+	int write;       /* prepare_staged: then finish the full staged chunk and write it (one call) */
+	int finished;    /* ... it was finished (its write may have failed) */
 };
 
 /* Chunk 0: open (create) the .evt file, reserve the chunk's space, map
@@ -186,7 +188,9 @@ static otf2w_status map_first(void *arg)
 }
 
 /* Chunk index >= 1: the staging file created and mapped (the first time),
- * the chunk's space in the .evt file reserved. */
+ * the chunk's space in the .evt file reserved; with c->write, the full
+ * staged chunk before it then finished and written into the file (one
+ * open of the file for both, one call of the io callback per chunk). */
 static otf2w_status prepare_staged(void *arg)
 {
 	struct map_call *c = arg;
@@ -231,10 +235,19 @@ static otf2w_status prepare_staged(void *arg)
 				     otf2w__open_error(path, errno, why, sizeof(why)));
 	c->len = cs;
 	e = reserve_fit(fd, c->index * cs, &c->len);
-	otf2w_sys.close(fd);
-	if (e)
+	if (e) {
+		otf2w_sys.close(fd);
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot reserve %llu bytes in %s: %s",
 				     (unsigned long long)cs, path, strerror(e));
+	}
+	if (c->write) {
+		otf2w__finish_chunk(b);
+		c->finished = 1;
+		e = otf2w__pwrite_all(fd, b->dstage, b->dlen, (int64_t)(b->disk_chunks * cs));
+	}
+	otf2w_sys.close(fd);
+	if (e)
+		return otf2w__seterr(ar, OTF2W_E_IO, "cannot write %s: %s", path, strerror(e));
 	return OTF2W_OK;
 }
 
@@ -292,6 +305,16 @@ static uint8_t *drop_chunk(struct otf2w_buf *b)
 	return old;
 }
 
+/* A finished staged chunk could not be written into the file: it stays
+ * staged (written at close) and the location stops. */
+static void staged_unsaved(struct otf2w_buf *b)
+{
+	b->dunsaved = 1;
+	b->stopped = 1;
+	b->dur_full = 1;
+	b->f.end = b->f.pos;
+}
+
 /* End the current chunk as a full one: chunk 0 stays in its file (its
  * window is unmapped), a staged one is written into the file. A failed
  * write keeps the chunk staged (dunsaved: written at close) and stops
@@ -305,10 +328,7 @@ static otf2w_status finish_current(struct otf2w_buf *b)
 	}
 	otf2w_status st = otf2w__io(b->ar, write_staged, b);
 	if (st) {
-		b->dunsaved = 1;
-		b->stopped = 1;
-		b->dur_full = 1;
-		b->f.end = b->f.pos;
+		staged_unsaved(b);
 		return st;
 	}
 	(void)drop_chunk(b);
@@ -340,9 +360,20 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		/* no room for it: the next chunk (whose reserving says why) */
 	}
 	uint64_t index = b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks;
-	struct map_call c = { b, index, NULL, 0, index == 0 ? ar->dur_first : 0 };
+	/* a full staged chunk is finished and written in the same call that
+	 * reserves the next one (between seq_begin and seq_end) */
+	struct map_call c = { b, index, NULL, 0, index == 0 ? ar->dur_first : 0, is_staged(b), 0 };
+	if (c.write)
+		seq_begin(b);
 	otf2w_status st = otf2w__io(ar, index == 0 ? map_first : prepare_staged, &c);
+	if (st && c.finished) {
+		staged_unsaved(b);   /* reserved, but the full chunk not written */
+		seq_end(b);
+		return st;
+	}
 	if (st) {
+		if (c.write)
+			seq_end(b);
 		/* full disk: OFF into the reserved space, later events dropped */
 		if (b->cur >= 0) {
 			otf2w__stop_buffer(b, time);
@@ -352,10 +383,14 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 		}
 		return st;
 	}
-	seq_begin(b);
-	if (b->cur >= 0 && (st = finish_current(b)) != OTF2W_OK) {
-		seq_end(b);
-		return st;
+	if (c.write) {
+		(void)drop_chunk(b);   /* finished and written: the window is free */
+	} else {
+		seq_begin(b);
+		if (b->cur >= 0 && (st = finish_current(b)) != OTF2W_OK) {
+			seq_end(b);
+			return st;
+		}
 	}
 	if (!b->chunks) {
 		b->chunks = b->chunk_inline;
