@@ -355,6 +355,7 @@ void tr_archive_fork_child(void)
 				return;
 		}
 		tr_g.active = 0;
+		tr_live_update();
 		return;
 	}
 	snprintf(base, sizeof(base), "%s", tr_g.dir);
@@ -368,6 +369,7 @@ void tr_archive_fork_child(void)
 	tr_proc.rank = -1;
 	if (tr_ar_claim(tr_g.dir, "traces") < 0 || tr_archive_open() != 0) {
 		tr_g.active = 0;
+		tr_live_update();
 	}
 }
 

@@ -183,7 +183,9 @@ void tr_finish_status(int status, int have_status)
 			emergency(have_status ? status : 0, 0);
 		return;
 	}
-	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST)) {
+	int other = __atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST);
+	tr_live_update();
+	if (other) {
 		/* another thread is writing the archive (e.g. exit() and _exit()
 		 * racing): wait for it, bounded, so the process does not end under it */
 		struct timespec ms = { 0, 1000000 };
@@ -265,6 +267,7 @@ void tr_finish_status(int status, int have_status)
 	tr_ar_start_merge();
 	tr_g.finished = 1;
 	tr_g.active = 0;
+	tr_live_update();
 
 	uint64_t bytes = cc.bytes;
 	tr_ar_drop_claim();   /* the archive exists now: the claim has served */
@@ -398,7 +401,9 @@ static void emergency_here(int status, int sig)
 	}
 	if (!tr_g.ar)
 		return;
-	if (__atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST)) {
+	int other = __atomic_exchange_n(&tr_g.finishing, 1, __ATOMIC_SEQ_CST);
+	tr_live_update();
+	if (other) {
 		wait_other_finisher();
 		return;
 	}
@@ -452,6 +457,7 @@ static void emergency_here(int status, int sig)
 		tr_log_write(tline, (size_t)tn < sizeof(tline) ? (size_t)tn : sizeof(tline) - 1);
 	tr_g.finished = 1;
 	tr_g.active = 0;
+	tr_live_update();
 	if (tr_g.unified)
 		tr_ar_run_end_mark_crashed(events);
 	tr_ar_start_merge();

@@ -148,6 +148,7 @@ void tr_atfork_child(void)
 	if (!tr_g.active || tr_g.finishing) {
 		tr_g.pid = tr_self_pid();
 		tr_g.active = 0;
+		tr_live_update();
 		return;
 	}
 	tr_tls_creating++;
@@ -251,6 +252,7 @@ void tr_init(void)
 	tr_threads_init();
 	if (tr_archive_prepare() == 0)
 		tr_g.active = 1;
+	tr_live_update();
 	on_exit(tr_on_exit, NULL);
 	at_quick_exit(tr_on_quick_exit);
 	pthread_atfork(tr_atfork_prepare, tr_atfork_parent, tr_atfork_child);
@@ -551,6 +553,7 @@ static int tr_exec_prepare(int would_run)
 	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
 		/* fork + exec with nothing recorded in between: no archive */
 		tr_g.finishing = 1;
+		tr_live_update();
 		tr_archive_discard();
 		tr_g.active = 0;
 		tr_g.finished = 1;

@@ -95,9 +95,11 @@ struct tr_thread *tr_thread_peek(void)
 	return tr_tls_self;
 }
 
-int tr_is_active(void)
+int tr_live;
+
+void tr_live_update(void)
 {
-	return tr_g.active && !tr_g.finishing;
+	__atomic_store_n(&tr_live, tr_g.active && !__atomic_load_n(&tr_g.finishing, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
 }
 
 static void tr_key_destructor(void *p)

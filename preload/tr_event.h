@@ -147,6 +147,46 @@ static TR_ALWAYS_INLINE void tr_call_end(struct tr_thread *t, uint8_t *p, const 
 	tr_fast_end(t, otf2w_put_code(p, c->leave), nrecords + 2);
 }
 
+/*
+ * Spans: a wrapped call around a real call that takes time (a read, a
+ * wait): Enter and the family's records before the real call, the
+ * family's records and Leave after it; each side one record group, the
+ * region's Enter and Leave encoded once (tr_call_code).
+ * tr_span_enter returns where the records after the Enter go (max: their
+ * size), the region pushed on the shadow stack; end the group with
+ * tr_fast_end(t, p, records + 1). tr_span_leave_begin returns where the
+ * records before the Leave go (max: their size); tr_span_leave writes the
+ * Leave, pops the region and ends the group (nrecords: the family's
+ * records). NULL from either: nothing was written, take the general way
+ * for that side (the otf2w_evt_* writers, tr_enter / tr_leave). Neither
+ * touches errno.
+ */
+static TR_ALWAYS_INLINE uint8_t *tr_span_enter(struct tr_thread *t, uint64_t time, const struct tr_call_code *c,
+					       uint32_t region, size_t max)
+{
+	uint8_t *p;
+
+	if (tr_unlikely(tr_evt_general) ||
+	    !(p = tr_fast_begin(t, time, OTF2W_EVT_ENTER_MAX + max + OTF2W_CODE_SLACK)))
+		return NULL;
+	if (tr_likely(t->depth < sizeof(t->stack) / sizeof(t->stack[0])))
+		t->stack[t->depth] = region;
+	t->depth++;
+	return otf2w_put_code(p, c->enter);
+}
+static TR_ALWAYS_INLINE uint8_t *tr_span_leave_begin(struct tr_thread *t, uint64_t time, size_t max)
+{
+	if (tr_unlikely(tr_evt_general))
+		return NULL;
+	return tr_fast_begin(t, time, max + OTF2W_EVT_LEAVE_MAX + OTF2W_CODE_SLACK);
+}
+static TR_ALWAYS_INLINE void tr_span_leave(struct tr_thread *t, uint8_t *p, const struct tr_call_code *c, uint32_t nrecords)
+{
+	if (tr_likely(t->depth > 0))
+		t->depth--;
+	tr_fast_end(t, otf2w_put_code(p, c->leave), nrecords + 1);
+}
+
 /* Account the status of any otf2w_evt_* call made directly by a wrapper
  * (counts errors; reports the first one at shut-down). Inline-cheap. */
 static inline void tr_evt_status(struct tr_thread *t, otf2w_status s)

@@ -111,6 +111,9 @@ struct tr_global {
 	int nobservers;
 };
 extern struct tr_global tr_g;
+/* tr_live (tr_thread.h) from tr_g.active and tr_g.finishing: after every
+ * change of either. */
+void tr_live_update(void);
 
 /* ---- files ------------------------------------------------------------------------ */
 

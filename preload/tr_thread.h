@@ -134,8 +134,13 @@ static inline void tr_thread_put_keep(struct tr_thread *t)
 /* The calling thread's state without guard/creation (NULL if none yet).
  * Async-signal-safe. */
 struct tr_thread *tr_thread_peek(void);
-/* 1 once the constructor has run and until shut-down started. */
-int tr_is_active(void);
+/* 1 once the constructor has run and until shut-down started: a copy of
+ * the core's state (tr_live_update) read inline by every wrapper. */
+extern int tr_live;
+static inline int tr_is_active(void)
+{
+	return __atomic_load_n(&tr_live, __ATOMIC_RELAXED);
+}
 /* Read-only views of private fields: the sequence count of the thread's
  * ThreadCreate/Begin/End (0: none, or its ThreadEnd is written) and whether
  * its event writer is closed. tr_thread_set_seq: the thread wrappers, owner

@@ -50,6 +50,7 @@ struct io_ent *io_tab;
 uint32_t io_cap;
 int io_on;
 uint32_t io_rgn[IO_R_N];
+struct tr_call_code io_code[IO_R_N];
 uint8_t io_rgn_filtered[IO_R_N];
 TR_TLS uint64_t io_tls_opid;
 pid_t io_pid;
@@ -556,6 +557,32 @@ TR_EXPORT int fcntl(int fd, int cmd, ...)
 	return ret;
 }
 
+/* The general way of io_op_begin and io_op_end (io_int.h): the records
+ * one by one (a chunk switch, no handle, tr_evt_general). */
+void io_op_begin_slow(struct io_op *o, uint64_t now, uint8_t mode, uint64_t request)
+{
+	struct tr_thread *t = o->t;
+
+	o->id = 0;
+	tr_enter(t, now, o->rgn);
+	if (o->h != IO_UNDEF32 && !io_rgn_filtered[o->r] && tr_rec_begin(t)) {
+		o->id = ++io_tls_opid;
+		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, o->h, mode, 0, request, o->id));
+		tr_rec_end(t);
+	}
+}
+
+void io_op_end_slow(struct io_op *o, uint64_t now, uint64_t bytes)
+{
+	struct tr_thread *t = o->t;
+
+	if (o->id && tr_rec_begin(t)) {
+		tr_evt_status(t, otf2w_evt_io_operation_complete(t->w, NULL, now, o->h, bytes, o->id));
+		tr_rec_end(t);
+	}
+	tr_leave(t, now, o->rgn);
+}
+
 /* ---- data transfer ------------------------------------------------------------- */
 
 static uint64_t io_iov_bytes(const struct iovec *iov, int n)
@@ -577,7 +604,7 @@ static uint64_t io_iov_bytes(const struct iovec *iov, int n)
 		struct io_op o;                                                     \
 		io_op_begin(&o, t, io_posix_handle(fd), IO_R_##fn, mode, request); \
 		ret_t r = real_##fn args;                                           \
-		io_op_end(&o, (int64_t)r, errno);                                   \
+		io_op_end(&o, (int64_t)r, *t->errnop);                            \
 		return r;                                                           \
 	}                                                                           \
 	TR_EXPORT ret_t fn params                                                   \
@@ -708,8 +735,10 @@ static void io_init(void)
 #define IO_RGN_DEF(n, role) io_rgn[IO_R_##n] = tr_def_region(#n, #n, "", IO_ROLE_##role, \
 		OTF2W_PARADIGM_NONE, OTF2W_REGION_FLAG_NONE, "", 0, 0);
 	IO_REGIONS(IO_RGN_DEF)
-	for (int i = 0; i < IO_R_N; i++)
+	for (int i = 0; i < IO_R_N; i++) {
 		io_rgn_filtered[i] = (uint8_t)tr_region_filtered(io_rgn[i]);
+		tr_call_code(&io_code[i], io_rgn[i]);
+	}
 	char ver[32];
 	snprintf(ver, sizeof(ver), "%ld", sysconf(_SC_VERSION));
 	tr_def_io_paradigm(IO_PARADIGM_POSIX, "POSIX", "POSIX I/O", 0 /* SERIAL */, 1 /* OS */, ver);

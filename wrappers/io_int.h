@@ -141,41 +141,55 @@ static inline void io_forget_mine(int fd)
 
 /* A recorded operation: Enter, IoOperationBegin ... IoOperationComplete, Leave.
  * Always inlined into the wrapper (bench/io: a call less each, and errno's
- * address - a call into libc from a shared object - is computed once). */
+ * address - a call into libc from a shared object - is computed once).
+ * The hot path is two record groups (tr_span_enter, tr_span_leave: Enter
+ * and Leave encoded once per region in io_code); everything else (no
+ * handle, a chunk switch, tr_evt_general) is io_op_begin_slow and
+ * io_op_end_slow, which write the same records one by one. A TRACER_FILTER
+ * sets tr_evt_general, so the hot path never meets a filtered region. */
 #define IO_INLINE static inline __attribute__((always_inline))
 struct io_op {
 	struct tr_thread *t;
 	uint32_t h;        /* handle or IO_UNDEF32 */
 	uint32_t rgn;
+	uint32_t r;        /* enum io_rgn */
 	uint64_t id;       /* matching id; 0: no Begin written */
 };
+extern struct tr_call_code io_code[IO_R_N];   /* io_rgn's Enter/Leave encoded */
+void io_op_begin_slow(struct io_op *o, uint64_t now, uint8_t mode, uint64_t request);
+void io_op_end_slow(struct io_op *o, uint64_t now, uint64_t bytes);
 IO_INLINE void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enum io_rgn r,
 			       uint8_t mode, uint64_t request)
 {
 	uint64_t now = tr_time();
+	uint8_t *p;
+
 	o->t = t;
 	o->h = h;
 	o->rgn = io_rgn[r];
-	o->id = 0;
-	tr_enter(t, now, o->rgn);
-	if (h != IO_UNDEF32 && !io_rgn_filtered[r] && tr_rec_begin(t)) {
+	o->r = r;
+	if (tr_likely(h != IO_UNDEF32) &&
+	    (p = tr_span_enter(t, now, &io_code[r], o->rgn, OTF2W_EVT_IO_OPERATION_BEGIN_MAX)) != NULL) {
 		o->id = ++io_tls_opid;
-		tr_evt_status(t, otf2w_evt_io_operation_begin(t->w, NULL, now, h, mode, 0, request, o->id));
-		tr_rec_end(t);
+		tr_fast_end(t, otf2w_evt_put_io_operation_begin(p, h, mode, 0, request, o->id), 2);
+	} else {
+		io_op_begin_slow(o, now, mode, request);
 	}
-	errno = t->saved_errno;   /* the real call starts with the program's errno */
+	*t->errnop = t->saved_errno;   /* the real call starts with the program's errno */
 }
 /* result < 0: failed (bytesResult undefined). err: errno after the real call. */
 IO_INLINE void io_op_end(struct io_op *o, int64_t result, int err)
 {
 	struct tr_thread *t = o->t;
 	uint64_t now = tr_time();
-	if (o->id && tr_rec_begin(t)) {
-		tr_evt_status(t, otf2w_evt_io_operation_complete(t->w, NULL, now, o->h,
-								 result < 0 ? IO_UNDEF64 : (uint64_t)result, o->id));
-		tr_rec_end(t);
-	}
-	tr_leave(t, now, o->rgn);
+	uint64_t bytes = result < 0 ? IO_UNDEF64 : (uint64_t)result;
+	uint8_t *p;
+
+	if (tr_likely(o->id != 0) &&
+	    (p = tr_span_leave_begin(t, now, OTF2W_EVT_IO_OPERATION_COMPLETE_MAX)) != NULL)
+		tr_span_leave(t, otf2w_evt_put_io_operation_complete(p, o->h, bytes, o->id), &io_code[o->r], 1);
+	else
+		io_op_end_slow(o, now, bytes);
 	t->saved_errno = err;
 	tr_thread_put(t);
 }
