@@ -16,7 +16,8 @@
 #    of the runs' medians). CPU time on a shared VM varies by a few percent
 #    from run to run: the difference columns are indicative only, the
 #    handler time is the measure.
-# 2. sampling_metric: one Metric record with two PAPI counters per region
+# 2. numpy's matrix product on OpenBLAS with TRACER_SAMPLING=1ms (below).
+# 3. sampling_metric: one Metric record with two PAPI counters per region
 #    enter/leave (TRACER_METRICS=perf::TASK-CLOCK,perf::PAGE-FAULTS) against
 #    the same regions without metrics, and PAPI_read of the same two events
 #    alone.
@@ -84,6 +85,48 @@ done
 
 uw=$("$CPU" 20 "$CHUNKS" unwind 1000000 | sed -n 's/.*unwind_us=\([0-9.]*\).*/\1/p')
 echo "reference: unw_backtrace alone in a SIGPROF handler (depth 20, same machine now): median $uw us"
+
+# 2. A real library: numpy's matrix product on OpenBLAS (OpenMP, 2
+#    threads, N=1500, 5 products), untraced and with TRACER_SAMPLING=1ms,
+#    SMP_BENCH_REPS runs each, alternated; medians of the product's wall
+#    time, of the whole process's CPU (user + system of every thread: the
+#    handler, the calling-context trees and the symbols resolved at the end)
+#    and of the handler's own times. Skipped without python3-numpy.
+PY=/usr/bin/python3
+if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
+	cat >"$work/mm.py" <<'PYEOF'
+import time
+import numpy as np
+a = np.random.default_rng(1).random((1500, 1500))
+t = time.perf_counter()
+for _ in range(5):
+    b = a @ a
+print("wall=%.4f" % (time.perf_counter() - t))
+PYEOF
+	: >"$work/np.plain"; : >"$work/np.traced"
+	i=0
+	while [ $i -lt "$REPS" ]; do
+		i=$((i + 1))
+		OMP_NUM_THREADS=2 /usr/bin/time -f "cpu=%U %S" "$PY" "$work/mm.py" >"$work/np.out" 2>"$work/np.err"
+		echo "$(sed -n 's/wall=//p' "$work/np.out") $(sed -n 's/cpu=//p' "$work/np.err" | awk '{print $1 + $2}')" >>"$work/np.plain"
+		rm -rf "$work/np"
+		OMP_NUM_THREADS=2 /usr/bin/time -f "cpu=%U %S" env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/np" \
+			TRACER_VERBOSE=2 TRACER_SAMPLING=1ms "$PY" "$work/mm.py" >"$work/np.out" 2>"$work/np.err"
+		echo "$(sed -n 's/wall=//p' "$work/np.out") $(sed -n 's/cpu=//p' "$work/np.err" | awk '{print $1 + $2}')" \
+		     "$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$work/np.err")" \
+		     "$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$work/np.err")" \
+		     "$(sed -n 's/.*per sample in the handler: .* mean \([0-9]*\) ns, mean in unw.*/\1/p' "$work/np.err")" >>"$work/np.traced"
+	done
+	col() { cut -d' ' -f"$1" "$2" | median; }
+	pw=$(col 1 "$work/np.plain") pc=$(col 2 "$work/np.plain")
+	tw=$(col 1 "$work/np.traced") tc=$(col 2 "$work/np.traced") tn=$(col 3 "$work/np.traced")
+	hm=$(col 4 "$work/np.traced") hmean=$(col 5 "$work/np.traced")
+	echo "numpy a @ a (OpenBLAS-OpenMP, 2 threads, N=1500, x5), medians of $REPS: untraced ${pw} s wall, ${pc} s CPU;" \
+	     "TRACER_SAMPLING=1ms ${tw} s wall, ${tc} s CPU, $tn samples"
+	awk "BEGIN{printf \"numpy sampling: wall ratio %.2f, whole-process CPU ratio %.2f, %.1f us of CPU per sample; handler median %s us, mean %.1f us\n\", $tw / $pw, $tc / $pc, ($tn > 0) ? ($tc - $pc) / $tn * 1e6 : 0, \"$hm\", $hmean / 1000}"
+else
+	echo "numpy sampling: skipped (no python3-numpy)"
+fi
 
 echo
 N=${SMP_BENCH_REGIONS:-200000}

@@ -27,9 +27,10 @@
 
 #define SMP_DW_SYMS(X) \
 	X(dwfl_begin) X(dwfl_end) X(dwfl_report_begin) X(dwfl_report_elf) X(dwfl_report_end) \
-	X(dwfl_module_addrinfo) X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_addrdie) \
+	X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_addrdie) \
 	X(dwfl_build_id_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_offline_section_address) \
-	X(dwarf_getscopes) X(dwarf_tag) X(dwarf_decl_line)
+	X(dwarf_getscopes) X(dwarf_tag) X(dwarf_decl_line) X(dwfl_module_getsymtab) X(dwfl_module_getsymtab_first_global) \
+	X(dwfl_module_getsym_info) X(dwfl_module_getelf) X(elf_nextscn) X(gelf_getshdr)
 
 #define SMP_PAPI_SYMS(X) \
 	X(PAPI_library_init) X(PAPI_thread_init) X(PAPI_unregister_thread) X(PAPI_strerror) \

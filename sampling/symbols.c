@@ -35,6 +35,7 @@
 
 #include "smp_int.h"
 #include "smp_libs.h"
+#include "smp_symtab.h"
 
 struct smp_obj {
 	char *path;           /* file to read (NULL: no file, e.g. vdso) */
@@ -46,6 +47,7 @@ struct smp_obj {
 	 * ticks (reading DWARF again each tick costs up to a second) */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
+	struct smp_symtab syms;   /* mod's symbols, sorted at its first lookup */
 	int on_io;   /* opened on tracer-io: its descriptors are in that table */
 };
 
@@ -365,6 +367,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		 * files here; forgotten (never read or closed from here) */
 		o->dwfl = NULL;
 		o->mod = NULL;
+		smp_symtab_free(&o->syms);
 	}
 	Dwfl *dwfl = o ? o->dwfl : NULL;
 	Dwfl_Module *mod = o ? o->mod : NULL;
@@ -379,6 +382,8 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		o->mod = mod;
 		o->on_io = tr_io_is_self();
 	}
+	if (o && mod && !o->syms.built)
+		(void)smp_symtab_build(&o->syms, mod);
 	uint64_t prev = ~0ull;
 	struct smp_res last = { SMP_UNDEF, SMP_UNDEF, 0, NULL, NULL };
 	for (size_t i = 0; i < n; i++) {
@@ -388,18 +393,22 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		}
 		prev = v[i].addr;
 		const char *sym = NULL;
-		GElf_Sym es;
-		GElf_Off off = 0;
 		const char *file = NULL;
 		int line = 0, bline = 0;
 		if (mod) {
-			memset(&es, 0, sizeof(es));
-			sym = smp_dw->dwfl_module_addrinfo(mod, v[i].addr, &off, &es, NULL, NULL, NULL);
+			struct smp_sym *y = smp_symtab_find(&o->syms, v[i].addr);
 			Dwfl_Line *l = smp_dw->dwfl_module_getsrc(mod, v[i].addr);
 			if (l)
 				file = smp_dw->dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-			if (sym)
-				bline = smp_decl_line(mod, v[i].addr);
+			if (y) {
+				sym = y->name;
+				/* once per function, at its entry: the line of the
+				 * function itself (an address inside inlined code
+				 * would give the inlined function's) */
+				if (y->decl_line < 0)
+					y->decl_line = smp_decl_line(mod, y->lo);
+				bline = y->decl_line;
+			}
 		}
 		char buf[512];
 		uint32_t region;
@@ -448,6 +457,7 @@ static void smp_dwfl_end(void)
 			smp_dw->dwfl_end(smp_objs[i].dwfl);
 		smp_objs[i].dwfl = NULL;
 		smp_objs[i].mod = NULL;
+		smp_symtab_free(&smp_objs[i].syms);
 	}
 }
 
