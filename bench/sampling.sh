@@ -88,10 +88,11 @@ echo "reference: unw_backtrace alone in a SIGPROF handler (depth 20, same machin
 
 # 2. A real library: numpy's matrix product on OpenBLAS (OpenMP, 2
 #    threads, N=1500, 5 products), untraced and with TRACER_SAMPLING=1ms,
-#    SMP_BENCH_REPS runs each, alternated; medians of the product's wall
-#    time, of the whole process's CPU (user + system of every thread: the
-#    handler, the calling-context trees and the symbols resolved at the end)
-#    and of the handler's own times. Skipped without python3-numpy.
+#    and with TRACER_DURABLE=off too, SMP_BENCH_REPS runs each, alternated;
+#    medians of the product's wall time, of the whole process's CPU (user +
+#    system of every thread: the handler, the calling-context trees and the
+#    symbols resolved at the end) and of the handler's own times. Skipped
+#    without python3-numpy.
 PY=/usr/bin/python3
 if [ -x "$PY" ] && "$PY" -c 'import numpy' 2>/dev/null; then
 	cat >"$work/mm.py" <<'PYEOF'
@@ -103,7 +104,7 @@ for _ in range(5):
     b = a @ a
 print("wall=%.4f" % (time.perf_counter() - t))
 PYEOF
-	: >"$work/np.plain"; : >"$work/np.traced"
+	: >"$work/np.plain"; : >"$work/np.traced"; : >"$work/np.off"
 	i=0
 	while [ $i -lt "$REPS" ]; do
 		i=$((i + 1))
@@ -116,6 +117,10 @@ PYEOF
 		     "$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$work/np.err")" \
 		     "$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$work/np.err")" \
 		     "$(sed -n 's/.*per sample in the handler: .* mean \([0-9]*\) ns, mean in unw.*/\1/p' "$work/np.err")" >>"$work/np.traced"
+		rm -rf "$work/np"
+		OMP_NUM_THREADS=2 /usr/bin/time -f "cpu=%U %S" env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/np" \
+			TRACER_DURABLE=off TRACER_SAMPLING=1ms "$PY" "$work/mm.py" >"$work/np.out" 2>"$work/np.err"
+		echo "$(sed -n 's/wall=//p' "$work/np.out") $(sed -n 's/cpu=//p' "$work/np.err" | awk '{print $1 + $2}')" >>"$work/np.off"
 	done
 	col() { cut -d' ' -f"$1" "$2" | median; }
 	pw=$(col 1 "$work/np.plain") pc=$(col 2 "$work/np.plain")
@@ -123,7 +128,9 @@ PYEOF
 	hm=$(col 4 "$work/np.traced") hmean=$(col 5 "$work/np.traced")
 	echo "numpy a @ a (OpenBLAS-OpenMP, 2 threads, N=1500, x5), medians of $REPS: untraced ${pw} s wall, ${pc} s CPU;" \
 	     "TRACER_SAMPLING=1ms ${tw} s wall, ${tc} s CPU, $tn samples"
+	ow=$(col 1 "$work/np.off") oc=$(col 2 "$work/np.off")
 	awk "BEGIN{printf \"numpy sampling: wall ratio %.2f, whole-process CPU ratio %.2f, %.1f us of CPU per sample; handler median %s us, mean %.1f us\n\", $tw / $pw, $tc / $pc, ($tn > 0) ? ($tc - $pc) / $tn * 1e6 : 0, \"$hm\", $hmean / 1000}"
+	awk "BEGIN{printf \"numpy sampling with TRACER_DURABLE=off: wall ratio %.2f, whole-process CPU ratio %.2f (the difference: tracer-io and tracer-sym, the durable snapshots, on the cores the 2 threads use)\n\", $ow / $pw, $oc / $pc}"
 else
 	echo "numpy sampling: skipped (no python3-numpy)"
 fi

@@ -207,7 +207,16 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 		t->guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t u0 = tr_time();
-	int n = smp_unw->unw_backtrace(s->sigbuf, (int)s->bufcap);
+	int n = 0, known_gap = 0;
+	/* code without unwind information where the walk ended at the pc:
+	 * libunwind is not asked again there (its failed lookups cost more
+	 * than the rest of the sample), but for one sample in 64 */
+	if (pc - s->gap_lo < s->gap_hi - s->gap_lo && (++s->gap_skips & 63) != 0) {
+		known_gap = 1;
+		s->nounwind++;
+	} else {
+		n = smp_unw->unw_backtrace(s->sigbuf, (int)s->bufcap);
+	}
 	s->uticks += tr_time() - u0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (t)
@@ -218,7 +227,12 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 	void **f;
 	uint32_t nf;
 	int trunc = 0;
-	if (i >= n || i >= SMP_EXTRA) {
+	if (known_gap) {
+		/* what the walk gave there: the pc alone */
+		s->sigbuf[0] = (void *)pc;
+		f = s->sigbuf;
+		nf = 1;
+	} else if (i >= n || i >= SMP_EXTRA) {
 		/* unwinding from the handler failed: keep the pc alone */
 		s->sigbuf[0] = (void *)pc;
 		f = s->sigbuf;
@@ -231,6 +245,14 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 			trunc = 1;
 			if (nf > s->maxdepth)
 				nf = s->maxdepth;
+		}
+		/* the walk ended at the pc: when no FDE covers it, remember the
+		 * stretch of code (ehgap.c); a longer walk there forgets it */
+		if (nf == 1 && !trunc) {
+			if (tr_smp_eh_gap(pc, &s->gap_lo, &s->gap_hi) != 0)
+				s->gap_lo = s->gap_hi = 0;
+		} else if (pc - s->gap_lo < s->gap_hi - s->gap_lo) {
+			s->gap_lo = s->gap_hi = 0;
 		}
 	}
 
@@ -407,7 +429,7 @@ void tr_smp_totals_add(uint64_t *tot, const struct smp_thread *s)
 {
 	const uint64_t v[SMP_NTOT] = { s->samples, s->deferred, s->lost, s->truncated, s->full, s->foreign,
 				       s->errors, s->hticks, s->hcalls, s->uticks, s->lost_unw, s->lost_off,
-				       s->lost_full };
+				       s->lost_full, s->nounwind };
 	for (int i = 0; i < SMP_NTOT; i++)
 		tot[i] += v[i];
 	for (unsigned i = 0; i < SMP_HIST; i++)

@@ -276,9 +276,10 @@ static void smp_fini(void)
 			     (unsigned long long)tot[12]);
 	if (tot[8])
 		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
-			     "mean in unw_backtrace %llu ns",
+			     "mean in unw_backtrace %llu ns; %llu samples in code without unwind information "
+			     "kept their pc alone without libunwind",
 			     (unsigned long long)p10, (unsigned long long)(tr_ticks_to_ns(tot[7]) / tot[8]),
-			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]));
+			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]), (unsigned long long)tot[13]);
 	if (tot[6])
 		tr_log_warn("sampling: %llu sample records could not be written", (unsigned long long)tot[6]);
 }
@@ -313,6 +314,8 @@ static void smp_fork_child(void)
 		mine->full = mine->foreign = mine->errors = 0;
 		mine->lost_unw = mine->lost_off = mine->lost_full = 0;
 		mine->hticks = mine->hcalls = mine->uticks = 0;
+		mine->nounwind = 0;
+		mine->gap_lo = mine->gap_hi = 0;
 		memset(mine->hist, 0, sizeof(mine->hist));
 		mine->cpu_ns = 0;
 		tr_smp_timer_start(mine);

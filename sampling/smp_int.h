@@ -61,6 +61,20 @@ extern uintptr_t tr_smp_self_lo, tr_smp_self_hi;
 
 void tr_smp_objects_init(void);          /* init: own range + first snapshot */
 void tr_smp_objects_refresh(void);       /* thread context, not in a handler */
+/* The unwind table of the live object containing pc (symbols.c; async-
+ * signal-safe): -1 when pc is in no known object or it has none. */
+struct tr_smp_eh {
+	uintptr_t hdr, table;   /* .eh_frame_hdr, its search table of count entries */
+	uintptr_t lo, hi;       /* the object's mapped range */
+	uint32_t count;
+};
+int tr_smp_obj_eh(uintptr_t pc, struct tr_smp_eh *out);
+/* ehgap.c: the search table of the .eh_frame_hdr at hdr (when in the
+ * layout ehgap.c reads: 0), and the stretch [*lo, *hi) around pc that no
+ * FDE covers (0), -1 when pc is covered or nothing is known (async-
+ * signal-safe). */
+int tr_smp_eh_table(uintptr_t hdr, uintptr_t *table, uint32_t *count);
+int tr_smp_eh_gap(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 /* Resolve every node and define Region, SourceCodeLocation and
  * CallingContext definitions (without MPI one per distinct (region, source
  * location, parent), with a node -> id mapping table; with MPI ids = node

@@ -69,16 +69,21 @@ struct smp_thread {
 	void **thrbuf;                /* unwind buffer of the thread (enter) */
 	uint32_t bufcap;
 	size_t map_len;
+	/* code without unwind information where libunwind failed last
+	 * (ehgap.c): the next samples there keep the pc alone at once */
+	uintptr_t gap_lo, gap_hi;
+	uint32_t gap_skips;
 	/* statistics */
 	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
 	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
 	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
 	uint64_t uticks;              /* of which in unw_backtrace */
+	uint64_t nounwind;            /* samples in such code, libunwind not asked */
 	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
 	struct smp_thread *next;      /* all states, for shut-down */
 };
 
-#define SMP_NTOT 13                   /* totals of finished threads */
+#define SMP_NTOT 14                   /* totals of finished threads */
 #define SMP_RES_MAX 8192              /* threads in the exit line's delivery figures */
 /* per-thread delivery (exit line): samples and CPU time while sampled */
 struct smp_res {

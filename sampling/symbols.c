@@ -48,6 +48,8 @@ struct smp_obj {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	struct smp_symtab syms;   /* mod's symbols, sorted at its first lookup */
+	uintptr_t eh_hdr, eh_table;   /* its .eh_frame_hdr and the search table in it (ehgap.c) */
+	uint32_t eh_count;
 	int on_io;   /* opened on tracer-io: its descriptors are in that table */
 };
 
@@ -68,7 +70,7 @@ static unsigned long long smp_last_adds = ~0ull, smp_last_subs = ~0ull;
 
 struct smp_cur {
 	const char *name;
-	uintptr_t bias, lo, hi;
+	uintptr_t bias, lo, hi, eh;
 	int seen;
 };
 
@@ -93,9 +95,11 @@ static int smp_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			smp_last_subs = info->dlpi_subs;
 		}
 	}
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	uintptr_t lo = UINTPTR_MAX, hi = 0, eh = 0;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			eh = info->dlpi_addr + ph->p_vaddr;
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
@@ -119,6 +123,7 @@ static int smp_phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	c->bias = info->dlpi_addr;
 	c->lo = lo;
 	c->hi = hi;
+	c->eh = eh;
 	c->seen = 0;
 	return 0;
 }
@@ -159,6 +164,8 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 	o->hi = c->hi;
 	o->gen_from = gen;
 	o->gen_to = UINT32_MAX;
+	if (tr_smp_eh_table(c->eh, &o->eh_table, &o->eh_count) == 0)
+		o->eh_hdr = c->eh;
 	o->live = 1;
 	__atomic_store_n(&smp_nobjs, smp_nobjs + 1, __ATOMIC_RELEASE);
 	return 0;
@@ -206,6 +213,25 @@ void tr_smp_objects_refresh(void)
 out:
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);
 	tr_free(sc.v);
+}
+
+int tr_smp_obj_eh(uintptr_t pc, struct tr_smp_eh *out)
+{
+	uint32_t n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct smp_obj *o = &smp_objs[i];
+		if (o->live && pc >= o->lo && pc < o->hi) {
+			if (!o->eh_hdr)
+				return -1;
+			out->hdr = o->eh_hdr;
+			out->table = o->eh_table;
+			out->count = o->eh_count;
+			out->lo = o->lo;
+			out->hi = o->hi;
+			return 0;
+		}
+	}
+	return -1;
 }
 
 void tr_smp_objects_init(void)

@@ -840,6 +840,33 @@ def case_wakeup(args):
         expect(b - a >= 20000, "utime grew only %d us between two records: %r" % (b - a, vals))
 
 
+def case_nocfi(args):
+    """Samples in code without unwind information (smp_nocfi: no FDE, %rbp
+    cleared) keep the pc alone; after the first, libunwind is asked only
+    for one sample in 64 there, and the contexts are those of the walk."""
+    anchor, so, se = run_traced(args, "nocfi", [os.path.join(args.bindir, "smp_nocfi")],
+                                {"TRACER_SAMPLING": "1ms", "TRACER_VERBOSE": "2", "TRACER_DURABLE": "off",
+                                 "SMP_CPU_SECONDS": "0.5"}, timeout=120)
+    info, evs, res = load(anchor)
+    n = check_cc_streams(evs)
+    paths = collections.Counter()
+    for lst in evs.values():
+        for ev in lst:
+            if isinstance(ev, CallingContextSample):
+                paths[tuple(names(ev.calling_context))] += 1
+    inside = {p: c for p, c in paths.items() if p[-1] == "nocfi_spin"}
+    total = sum(inside.values())
+    expect(total >= 0.8 * n and n >= 200, "%d of %d samples in nocfi_spin" % (total, n))
+    expect(list(inside) == [("nocfi_spin",)], "contexts of the samples in nocfi_spin: %s" % inside)
+    m = re.search(r"(\d+) samples in code without unwind information kept their pc alone", se)
+    expect(m, "no count of the samples in code without unwind information on stderr")
+    skipped = int(m.group(1))
+    expect(skipped >= 0.9 * total, "%d of the %d samples in nocfi_spin skipped libunwind" % (skipped, total))
+    expect(skipped <= total, "%d skipped, %d in nocfi_spin" % (skipped, total))
+    print("%d samples in nocfi_spin, all in one context (the pc alone); %d of them without libunwind" %
+          (total, skipped))
+
+
 CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
 
 
