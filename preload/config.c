@@ -288,6 +288,11 @@ static const char *set_tree(const char *v)
 	return set_choice(v, &tr_cfg.tree, "one", TR_TREE_ONE, "separate", TR_TREE_SEPARATE, "one, separate");
 }
 
+static const char *set_io_chars(const char *v)
+{
+	return set_choice(v, &tr_cfg.io_chars, "fold", TR_IO_CHARS_FOLD, "all", TR_IO_CHARS_ALL, "fold, all");
+}
+
 static const char *set_mpi_polling(const char *v)
 {
 	if (!*v)
@@ -386,6 +391,7 @@ static const struct {
 	{ "TRACER_MPI_POLLING", set_mpi_polling, "fold" },
 	{ "TRACER_OPENMP", set_openmp, "on" },
 	{ "TRACER_IO", set_io, "on" },
+	{ "TRACER_IO_CHARS", set_io_chars, "fold" },
 	{ "TRACER_FILTER", set_filter, "no filter" },
 	{ "TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic" },
 	{ "TRACER_SAMPLING", set_sampling, "off" },

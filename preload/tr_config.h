@@ -35,6 +35,7 @@ enum tr_on_full { TR_ON_FULL_FLUSH = 0, TR_ON_FULL_STOP = 1 };
 enum tr_clock_kind { TR_CLOCK_TSC = 0, TR_CLOCK_MONOTONIC = 1 };
 enum tr_tree_mode { TR_TREE_ONE = 0, TR_TREE_SEPARATE = 1 };
 enum tr_mpi_polling { TR_MPI_POLL_FOLD = 0, TR_MPI_POLL_ALL = 1 };
+enum tr_io_chars { TR_IO_CHARS_FOLD = 0, TR_IO_CHARS_ALL = 1 };
 
 struct tr_config {
 	char output[4096];        /* TRACER_OUTPUT ("" = default name, decided at start or by MPI) */
@@ -44,6 +45,7 @@ struct tr_config {
 	int pthread;              /* TRACER_PTHREAD (default 1) */
 	int mpi;                  /* TRACER_MPI (default 1) */
 	int mpi_polling;          /* TRACER_MPI_POLLING: fold (default), all (wrappers/mpi_req.c) */
+	int io_chars;             /* TRACER_IO_CHARS: fold (default), all (wrappers/io_stdio.c) */
 	char filter[4096];        /* TRACER_FILTER file ("" = none) */
 	int verbose;              /* TRACER_VERBOSE (default 1) */
 	int clock;                /* TRACER_CLOCK: tsc (default where invariant) / monotonic */

@@ -481,6 +481,8 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			break;
 		case OTF2R_EVT_METRIC:
 			metric_values(r, L, &ev);
+			if (ev.nattrs)
+				rep_io_chars(r, &ev);   /* folded per-character stream calls */
 			break;
 		case OTF2R_EVT_MPI_COLLECTIVE_BEGIN:
 			L->coll_begin = ev.time;

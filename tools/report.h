@@ -205,6 +205,10 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
 /* I/O (report_io.c): IoOperationBegin/Complete/Cancelled of location li;
  * the text tables (nothing without I/O) and the JSON member ",\"io\":{...}". */
 void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev);
+/* A Metric record of "ISO C character reads"/"... writes" (TRACER_IO_CHARS=
+ * fold): its calls, bytes and time added to its handle's file (others:
+ * nothing). */
+void rep_io_chars(struct rep *r, const otf2r_event *ev);
 void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);

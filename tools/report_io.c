@@ -6,7 +6,10 @@
  * and the time from Begin to Complete. Summed per file and layer and per
  * layer and kind; printed as text or HTML (two tables) and JSON ("io"). Layers
  * are kept apart: an ISO C write and the POSIX write under it are the same
- * bytes seen twice (the tracer records only the outermost one). */
+ * bytes seen twice (the tracer records only the outermost one). Folded
+ * per-character stream calls (Metric records of "ISO C character reads"
+ * and "... writes" with the handle in an attribute) count as operations
+ * of their handle's file too: their calls and bytes. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +128,43 @@ void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev)
 		figs[i]->ops++;
 		figs[i]->bytes += bytes;
 		figs[i]->time += dt;
+	}
+}
+
+/* The direction of a folded-characters Metric class (IO_KINDS when the
+ * class is another), from its first member's name. */
+static int chars_kind(const struct rep *r, uint32_t metric)
+{
+	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, metric);
+	if (!d || d->u.metric_class.number_of_metrics != 2)
+		return IO_KINDS;
+	const otf2r_def *m = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_MEMBER, d->u.metric_class.metric_members[0]);
+	const char *n = m ? otf2r_string(r->ar, m->u.metric_member.name) : NULL;
+	if (!n)
+		return IO_KINDS;
+	return !strcmp(n, "ISO C character read calls") ? 0 : !strcmp(n, "ISO C character write calls") ? 1 : IO_KINDS;
+}
+
+void rep_io_chars(struct rep *r, const otf2r_event *ev)
+{
+	const otf2r_attr *a = NULL;
+	for (uint32_t i = 0; i < ev->nattrs; i++)
+		if (ev->attrs[i].type == 24 /* OTF2 type IO_HANDLE */)
+			a = &ev->attrs[i];
+	int kind = a && ev->u.metric.number_of_metrics == 2 ? chars_kind(r, ev->u.metric.metric) : IO_KINDS;
+	if (kind == IO_KINDS)
+		return;
+	const otf2r_def *h = otf2r_def_find(r->ar, OTF2R_GDEF_IO_HANDLE, (uint32_t)a->value);
+	if (!h || h->u.io_handle.io_paradigm >= IO_LAYERS)
+		return;
+	if (!r->io)
+		r->io = rep_xcalloc(1, sizeof *r->io);
+	const uint64_t *v = ev->u.metric.metric_values;
+	struct io_fig *figs[2] = { &file_of(r->io, h->u.io_handle.file, h->u.io_handle.io_paradigm)->k[kind],
+				   &r->io->kinds[h->u.io_handle.io_paradigm][kind] };
+	for (int i = 0; i < 2; i++) {   /* (no time: the calls are not timed) */
+		figs[i]->ops += v[0];
+		figs[i]->bytes += v[1];
 	}
 }
 

@@ -747,18 +747,21 @@ static void io_init(void)
 	for (int fd = 0; fd < 3; fd++)
 		io_adopt_named(fd, std_names[fd]);
 	io_stdio_std_handles();
+	io_chars_init();
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
 }
 
 static void io_fork_child(void)
 {
 	io_pid = getpid();   /* same descriptors, same table */
+	io_chars_fork_child();
 }
 
 static const struct tr_module io_module = {
 	.name = "io",
 	.init = io_init,
 	.fork_child = io_fork_child,
+	.thread_ending = io_chars_thread_ending,
 };
 
 __attribute__((constructor(212))) static void io_ctor(void)

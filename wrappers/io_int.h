@@ -156,6 +156,35 @@ struct io_op {
 	uint64_t id;       /* matching id; 0: no Begin written */
 };
 extern struct tr_call_code io_code[IO_R_N];   /* io_rgn's Enter/Leave encoded */
+
+/* io_chars.c: per-character stream calls folded into counts (TRACER_IO_CHARS). */
+struct io_chars {
+	uint32_t h;            /* the ISO C handle counted */
+	uint32_t calls;        /* 0: nothing to write */
+	uint8_t write;         /* the direction counted: 0 reads, 1 writes */
+	uint64_t bytes;
+	otf2w_attr_list *al;   /* the handle attribute (the thread's, made at its first record) */
+};
+extern int io_chars_fold;
+extern TR_TLS struct io_chars io_chars_tls;
+void io_chars_init(void);
+void io_chars_flush(struct tr_thread *t, uint64_t time);
+void io_chars_add_slow(struct tr_thread *t, uint32_t h, int write);
+void io_chars_thread_ending(struct tr_thread *t);
+void io_chars_fork_child(void);
+/* A folded call on handle h (IO_UNDEF32: not counted) that returned
+ * result bytes (< 0: failed). Guard held. */
+static inline void io_chars_add(struct tr_thread *t, uint32_t h, int mode, int64_t result)
+{
+	int write = mode == IO_OP_WRITE;
+	if (tr_unlikely(h == IO_UNDEF32))
+		return;
+	if (tr_unlikely(h != io_chars_tls.h || write != io_chars_tls.write || !io_chars_tls.calls))
+		io_chars_add_slow(t, h, write);
+	io_chars_tls.calls++;
+	if (result > 0)
+		io_chars_tls.bytes += (uint64_t)result;
+}
 void io_op_begin_slow(struct io_op *o, uint64_t now, uint8_t mode, uint64_t request);
 void io_op_end_slow(struct io_op *o, uint64_t now, uint64_t bytes);
 IO_INLINE void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enum io_rgn r,
@@ -164,6 +193,8 @@ IO_INLINE void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enu
 	uint64_t now = tr_time();
 	uint8_t *p;
 
+	if (tr_unlikely(io_chars_tls.calls != 0))
+		io_chars_flush(t, now);   /* the folded characters before it */
 	o->t = t;
 	o->h = h;
 	o->rgn = io_rgn[r];
@@ -199,6 +230,8 @@ IO_INLINE void io_op_end(struct io_op *o, int64_t result, int err)
 static inline uint64_t io_meta_begin(struct tr_thread *t, enum io_rgn r)
 {
 	uint64_t now = tr_time();
+	if (tr_unlikely(io_chars_tls.calls != 0))
+		io_chars_flush(t, now);
 	tr_enter(t, now, io_rgn[r]);
 	errno = t->saved_errno;
 	return now;

@@ -84,7 +84,9 @@ int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
 	  (const char *s), (s)) \
 	X(ssize_t, getline, getline, READ, fp, IO_UNDEF64, IO_LINE_RESULT, (char **l, size_t *n, FILE *fp), (l, n, fp)) \
 	X(ssize_t, getdelim, getdelim, READ, fp, IO_UNDEF64, IO_LINE_RESULT, IO_GETDELIM_P) \
-	X(ssize_t, __getdelim, getdelim, READ, fp, IO_UNDEF64, IO_LINE_RESULT, IO_GETDELIM_P) \
+	X(ssize_t, __getdelim, getdelim, READ, fp, IO_UNDEF64, IO_LINE_RESULT, IO_GETDELIM_P)
+/* The per-character calls: folded into counts by default (TRACER_IO_CHARS). */
+#define IO_STDIO_CHARS(X) \
 	X(int, fgetc, fgetc, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
 	X(int, getc, getc, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
 	X(int, fgetc_unlocked, fgetc_unlocked, READ, fp, 1, IO_GETC_RESULT, IO_GETC_P) \
@@ -106,7 +108,9 @@ int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
 #define IO_SX_SYM(ret_t, fn, ...) IO_REAL_SYM(fn)
 IO_STDIO_LIST(IO_REAL_DEF)
 IO_STDIO_XFERS(IO_SX_DEF)
-static const struct tr_real_sym io_stdio_syms[] = { IO_STDIO_LIST(IO_REAL_SYM) IO_STDIO_XFERS(IO_SX_SYM) };
+IO_STDIO_CHARS(IO_SX_DEF)
+static const struct tr_real_sym io_stdio_syms[] = { IO_STDIO_LIST(IO_REAL_SYM) IO_STDIO_XFERS(IO_SX_SYM)
+						     IO_STDIO_CHARS(IO_SX_SYM) };
 
 void io_stdio_init(void)
 {
@@ -384,19 +388,46 @@ TR_EXPORT int pclose(FILE *fp)
  * the stream. */
 #define IO_SXFER(ret_t, fn, rgn, mode, fp, request, result, ...) \
 	IO_SXFER_(ret_t, fn, rgn, mode, fp, request, result, __VA_ARGS__)
-#define IO_SXFER_(ret_t, fn, rgn, mode, fp, request, result, params, args) \
-	TR_EXPORT ret_t fn params                                          \
-	{                                                                  \
-		IO_INIT(fn);                                               \
-		struct io_op o;                                            \
-		if (!io_sop(&o, fp, IO_R_##rgn, IO_OP_##mode, request))    \
-			return real_##fn args;                             \
-		ret_t r = real_##fn args;                                  \
-		int err = errno;                                           \
-		io_op_end(&o, result, err);                                \
-		return r;                                                  \
+#define IO_SXFER_BODY(ret_t, fn, rgn, mode, fp, request, result, args) \
+	struct io_op o;                                                  \
+	if (!io_sop(&o, fp, IO_R_##rgn, IO_OP_##mode, request))          \
+		return real_##fn args;                                   \
+	ret_t r = real_##fn args;                                        \
+	int err = errno;                                                 \
+	io_op_end(&o, result, err);                                      \
+	return r;
+#define IO_SXFER_(ret_t, fn, rgn, mode, fp, request, result, params, args)           \
+	TR_EXPORT ret_t fn params                                                    \
+	{                                                                            \
+		IO_INIT(fn);                                                         \
+		IO_SXFER_BODY(ret_t, fn, rgn, mode, fp, request, result, args)       \
 	}
 IO_STDIO_XFERS(IO_SXFER)
+
+/* A per-character call (a line of IO_STDIO_CHARS): with TRACER_IO_CHARS=fold
+ * (the default) no record, a count of the thread's (io_chars.c); with all,
+ * recorded like the other transfers. */
+#define IO_SCHAR(ret_t, fn, rgn, mode, fp, request, result, ...) \
+	IO_SCHAR_(ret_t, fn, rgn, mode, fp, request, result, __VA_ARGS__)
+#define IO_SCHAR_(ret_t, fn, rgn, mode, fp, request, result, params, args)     \
+	TR_EXPORT ret_t fn params                                              \
+	{                                                                      \
+		IO_INIT(fn);                                                   \
+		if (tr_likely(io_chars_fold)) {                                \
+			struct tr_thread *t = io_get();                        \
+			if (!t)                                                \
+				return real_##fn args;                         \
+			*t->errnop = t->saved_errno;                           \
+			ret_t r = real_##fn args;                              \
+			int err = *t->errnop;                                  \
+			io_chars_add(t, io_isoc_handle(fp), IO_OP_##mode, result); \
+			t->saved_errno = err;                                  \
+			tr_thread_put(t);                                      \
+			return r;                                              \
+		}                                                              \
+		IO_SXFER_BODY(ret_t, fn, rgn, mode, fp, request, result, args) \
+	}
+IO_STDIO_CHARS(IO_SCHAR)
 
 /* The printf family (chk < 0: plain, else the _FORTIFY_SOURCE flag). */
 static int io_vfprintf(enum io_rgn rgn, FILE *fp, int chk, const char *fmt, va_list ap)

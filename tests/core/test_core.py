@@ -553,7 +553,7 @@ def case_messages():
     for i, (var, val) in enumerate([('TRACER_BUFFER', '100K'), ('TRACER_VERBOSE', ' 2'),
                                     ('TRACER_SAMPLING', '0x10ms'), ('TRACER_SAMPLING_DEPTH', '+5'),
                                     ('TRACER_CHUNK', '32M'), ('TRACER_VERBOSE', '-1'),
-                                    ('TRACER_MPI_POLLING', 'sometimes')]):
+                                    ('TRACER_MPI_POLLING', 'sometimes'), ('TRACER_IO_CHARS', 'each')]):
         p, d = traced(['basic'], out='bad%d' % i, env={var: val})
         lines = tracer_lines(p.stderr)
         check(len([l for l in lines if var in l and 'invalid' in l]) == 1, '%s=%r: %r' % (var, val, lines))

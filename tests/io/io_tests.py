@@ -97,6 +97,7 @@ class Io:
         self.ops = []          # (loc, mode, handle, requested, result)
         self.events = []       # (kind, ev)
         self.nonblocking = 0   # non-blocking operations begun
+        self.folded = []       # (loc, mode, handle, calls, bytes): TRACER_IO_CHARS=fold Metric records
         for loc in tr.locations:
             pending = {}
             ids = set()
@@ -106,6 +107,8 @@ class Io:
                 if k == 'Leave':
                     blocking = [i for i, p in pending.items() if not p[3]]
                     ck.expect(not blocking, 'IoOperationBegin %r still open at Leave %s' % (sorted(blocking), e.region))
+                if k == 'Metric' and e.ev.attributes:
+                    self.fold(loc, e.ev)
                 if not k.startswith('Io'):
                     continue
                 self.kinds[k] += 1
@@ -139,19 +142,37 @@ class Io:
                         ck.expect(live[id(ev.handle)] >= 0, 'handle %r destroyed before created' % ev.handle.name)
             ck.expect(not pending, 'IoOperationBegin %r never completed' % sorted(pending))
 
+    def fold(self, loc, ev):
+        """A Metric record of folded per-character calls: its handle (the
+        TRACER::ISOC_HANDLE attribute), direction (the class's first
+        member), calls and bytes."""
+        h = [v for a, v in ev.attributes.items() if a.name == 'TRACER::ISOC_HANDLE']
+        first = ev.metric.members[0].name if ev.metric.members else ''
+        mode = {'ISO C character read calls': 'READ', 'ISO C character write calls': 'WRITE'}.get(first)
+        ck.expect(len(h) == 1 and mode and len(ev.values) == 2,
+                  'Metric record with attributes %r, members %r' % (ev.attributes, first))
+        self.folded.append((loc, mode, h[0], int(ev.values[0]), int(ev.values[1])))
+
+    @staticmethod
+    def _match(h, file_suffix, paradigm, handle_name):
+        return ((not file_suffix or h.file.name.endswith(file_suffix)) and
+                (not paradigm or h.io_paradigm.identification == paradigm) and
+                (not handle_name or h.name == handle_name))
+
     def bytes(self, mode, file_suffix=None, paradigm=None, handle_name=None):
+        """Bytes of the recorded operations and of the folded calls."""
         n = 0
         for loc, m, h, req, res in self.ops:
-            if m != mode or res == 2 ** 64 - 1:
-                continue
-            if file_suffix and not h.file.name.endswith(file_suffix):
-                continue
-            if paradigm and h.io_paradigm.identification != paradigm:
-                continue
-            if handle_name and h.name != handle_name:
-                continue
-            n += res
+            if m == mode and res != 2 ** 64 - 1 and self._match(h, file_suffix, paradigm, handle_name):
+                n += res
+        for loc, m, h, calls, b in self.folded:
+            if m == mode and self._match(h, file_suffix, paradigm, handle_name):
+                n += b
         return n
+
+    def folded_calls(self, mode, file_suffix=None, paradigm=None, handle_name=None):
+        return sum(c for loc, m, h, c, b in self.folded if m == mode and self._match(h, file_suffix, paradigm,
+                                                                                    handle_name))
 
     def count(self, kind, pred=lambda ev: True):
         return sum(1 for k, ev in self.events if k == kind and pred(ev))
@@ -360,6 +381,17 @@ def case_more():
     """io_more: per-character stdio, fscanf, putchar/printf to stdout,
     mmap/msync/munmap as handles of their own, copy_file_range, sendfile,
     splice through a pipe, POSIX aio (Issued/Test/Complete by aiocb)."""
+    # TRACER_IO_CHARS=all: every character call an operation
+    t, td, tr = compare('more-all', [A.more_prog, '{dir}'], env={'TRACER_IO_CHARS': 'all'})
+    io = Io(tr)
+    n = sum(1 for o in io.ops if o[1] == 'WRITE' and o[2].file.name.endswith('/chars.txt'))
+    ck.expect(n == 501, 'ISO C writes to chars.txt: %d, want 501 (300 fputc, 200 putc, 1 fprintf)' % n)
+    ck.expect(not io.folded, 'TRACER_IO_CHARS=all: %d folded records' % len(io.folded))
+    size = os.path.getsize(os.path.join(td, 'chars.txt'))
+    got = io.bytes('WRITE', '/chars.txt', 'ISOC')
+    ck.expect(got == size, 'all: ISO C bytes written to chars.txt: %d, want %d' % (got, size))
+    check_report(tr, io)
+    # the default (fold): the character calls are counts in Metric records
     t, td, tr = compare('more', [A.more_prog, '{dir}'])
     io = Io(tr)
     out = t.stdout
@@ -368,7 +400,11 @@ def case_more():
     got = io.bytes('WRITE', '/chars.txt', 'ISOC')
     ck.expect(got == size, 'ISO C bytes written to chars.txt: %d, want %d' % (got, size))
     n = sum(1 for o in io.ops if o[1] == 'WRITE' and o[2].file.name.endswith('/chars.txt'))
-    ck.expect(n == 501, 'ISO C writes to chars.txt: %d, want 501 (300 fputc, 200 putc, 1 fprintf)' % n)
+    ck.expect(n == 1, 'ISO C write operations on chars.txt: %d, want 1 (fprintf; the characters folded)' % n)
+    n = io.folded_calls('WRITE', '/chars.txt', 'ISOC')
+    ck.expect(n == 500, 'folded character writes to chars.txt: %d, want 500 (300 fputc, 200 putc)' % n)
+    ck.expect(not any(o[1] == 'READ' and o[3] == 1 for o in io.ops if o[2].file.name.endswith('/chars.txt')),
+              'a character read recorded as an operation')
     got = io.bytes('READ', '/chars.txt', 'ISOC')
     ck.expect(got == size + 1, 'ISO C bytes read from chars.txt: %d, want %d (size + the character read '
           'again after ungetc; fscanf by position)' % (got, size + 1))
@@ -422,6 +458,10 @@ def check_report(tr, io):
         key = (h.file.name, h.io_paradigm.identification, m.lower())
         want[key + ('n',)] += 1
         want[key + ('b',)] += 0 if res == 2 ** 64 - 1 else res
+    for loc, m, h, calls, b in io.folded:   # folded character calls: operations of their file too
+        key = (h.file.name, h.io_paradigm.identification, m.lower())
+        want[key + ('n',)] += calls
+        want[key + ('b',)] += b
     keys = {k[:3] for k in want}
     ck.expect({k for k, v in got.items() if v[0]} == keys, 'report files/layers/kinds %r, want %r'
           % (sorted(k for k, v in got.items() if v[0]), sorted(keys)))
