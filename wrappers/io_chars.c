@@ -30,13 +30,19 @@ static uint32_t chars_class[2] = { UINT32_MAX, UINT32_MAX }, chars_attr = UINT32
 
 void io_chars_init(void)
 {
+	io_chars_fold = tr_cfg.io_chars == TR_IO_CHARS_FOLD;
+}
+
+/* The definitions, at the first folded call (an archive without one has
+ * none of them). Two threads may both get here: the registry gives both
+ * the same ids. */
+static void chars_define(void)
+{
 	static const char *const what[2][3] = {
 		{ "ISO C character reads", "ISO C character read calls", "ISO C characters read" },
 		{ "ISO C character writes", "ISO C character write calls", "ISO C characters written" },
 	};
-	io_chars_fold = tr_cfg.io_chars == TR_IO_CHARS_FOLD;
-	if (!io_chars_fold || chars_attr != UINT32_MAX)
-		return;
+	uint32_t cls[2];
 	for (int d = 0; d < 2; d++) {
 		uint32_t m[IO_CHARS_MEMBERS];
 		m[0] = tr_def_metric_member(what[d][1], d ? "fputc/putc/putchar calls (and their _unlocked forms) "
@@ -47,11 +53,14 @@ void io_chars_init(void)
 					    OTF2W_BASE_DECIMAL, 0, "#");
 		m[1] = tr_def_metric_member(what[d][2], "bytes those calls moved", OTF2W_METRIC_TYPE_OTHER,
 					    OTF2W_METRIC_RELATIVE_LAST, OTF2W_TYPE_UINT64, OTF2W_BASE_DECIMAL, 0, "B");
-		chars_class[d] = tr_def_metric_class(IO_CHARS_MEMBERS, m, OTF2W_METRIC_ASYNCHRONOUS, OTF2W_RECORDER_CPU);
+		cls[d] = tr_def_metric_class(IO_CHARS_MEMBERS, m, OTF2W_METRIC_ASYNCHRONOUS, OTF2W_RECORDER_CPU);
 	}
-	chars_attr = tr_def_attribute("TRACER::ISOC_HANDLE", "the ISO C handle whose character calls a Metric "
+	chars_class[0] = cls[0];
+	chars_class[1] = cls[1];
+	uint32_t a = tr_def_attribute("TRACER::ISOC_HANDLE", "the ISO C handle whose character calls a Metric "
 				      "record of \"ISO C character reads\" or \"... writes\" counts",
 				      OTF2W_TYPE_IO_HANDLE);
+	__atomic_store_n(&chars_attr, a, __ATOMIC_RELEASE);   /* last: the classes are set */
 }
 
 /* The counts as one Metric record at `time` (t: the calling thread, guard
@@ -65,7 +74,7 @@ static void chars_write(struct tr_thread *t, uint64_t time)
 	v[1].unsigned_int = c->bytes;
 	c->calls = 0;
 	c->bytes = 0;
-	if (chars_attr == UINT32_MAX)
+	if (__atomic_load_n(&chars_attr, __ATOMIC_ACQUIRE) == UINT32_MAX)
 		return;
 	if (!c->al)
 		c->al = otf2w_attr_list_new();
@@ -88,6 +97,8 @@ void io_chars_flush(struct tr_thread *t, uint64_t time)
 
 void io_chars_add_slow(struct tr_thread *t, uint32_t h, int write)
 {
+	if (__atomic_load_n(&chars_attr, __ATOMIC_ACQUIRE) == UINT32_MAX)
+		chars_define();
 	if (io_chars_tls.calls)
 		chars_write(t, tr_time());   /* another handle or direction: the counts so far first */
 	io_chars_tls.h = h;
