@@ -11,7 +11,9 @@
 #        overhead per call = (traced - untraced one-way latency) / 2.
 #    Self check: one rank Irecv+Send+Wait to itself (MPI_COMM_SELF), the
 #    difference per triple / 3; insensitive to a partner being descheduled,
-#    so the "overhead us per call" line (the ping-pong figure follows it).
+#    so the "overhead us per call" line (the ping-pong figure follows it);
+#    with valgrind, the instructions the tracer adds per call (callgrind, a
+#    singleton sending to itself, 2m minus m triples: load-independent).
 # 2. MPI_Finalize time (clock offsets + unification of the definitions) for
 #    2, 4 and 8 ranks (Open MPI, oversubscribed on small machines; MPICH: 2
 #    and 4, its ranks busy-poll), untraced and traced.
@@ -89,6 +91,22 @@ self_check() {
 	self=$(awk -v p="$splain" -v t="$straced" 'BEGIN { printf "%.3f", (t - p) / 3 }')
 	echo "  one rank sending to itself (no partner to be descheduled), us per Irecv+Send+Wait:"
 	echo "    untraced $splain, traced $straced -> $self us per call"
+	# instructions per call: callgrind's count of a singleton (no
+	# launcher) sending to itself, m and 2m triples, traced and untraced;
+	# the differences cancel start-up and shut-down
+	if command -v valgrind >/dev/null 2>&1; then
+		m=20000
+		ir() {
+			rm -rf "$work/irtrace"
+			env ${2:+LD_PRELOAD="$lib"} TRACER_OUTPUT="$work/irtrace" TRACER_VERBOSE=0 \
+				valgrind --tool=callgrind --callgrind-out-file=/dev/null "$pp" "$1" 2>&1 >/dev/null | callgrind_refs
+		}
+		t1=$(ir $m 1); t2=$(ir $((2 * m)) 1); u1=$(ir $m); u2=$(ir $((2 * m)))
+		if [ -n "$t1" ] && [ -n "$t2" ] && [ -n "$u1" ] && [ -n "$u2" ]; then
+			echo "    instructions per call (callgrind, a singleton sending to itself): untraced" \
+			     "$(((u2 - u1) / m / 3)), traced $(((t2 - t1) / m / 3)): +$(((t2 - t1 - u2 + u1) / m / 3)) added by the tracer"
+		fi
+	fi
 }
 
 finalize_times() {

@@ -76,5 +76,18 @@ if [ "$have_ref" = 1 ]; then
 	awk -v o="$eps_ours_1" -v r="$eps_ref_1" 'BEGIN { printf "  ratio of the medians (1 thread): %.2f\n", o / r }'
 	paste -d' ' "$work/writer_ours.1" "$work/writer_ref.1" | awk '{ print $1 / $5 }' >"$work/ratios.1"
 	echo "  per-pair ratios (1 thread): $(sort -g "$work/ratios.1" | awk '{ printf "%.2f ", $1 }')"
+	# instructions per event (callgrind, 1 thread, 2m minus m pairs: load-independent)
+	if command -v valgrind >/dev/null 2>&1; then
+		m=200000
+		ir() {
+			rm -rf "$work/a"
+			valgrind --tool=callgrind --callgrind-out-file=/dev/null "$1" "$work/a" "$2" 1 2>&1 >/dev/null |
+				awk '/^==[0-9]+==/ && !pid { pid = $1 } $1 == pid && /refs:/ { sub(/.*refs: */, ""); gsub(/,/, ""); print }'
+		}
+		o=$(( ($(ir "$ours" $((2 * m))) - $(ir "$ours" $m)) / (2 * m) ))
+		r=$(( ($(ir "$ref" $((2 * m))) - $(ir "$ref" $m)) / (2 * m) ))
+		rm -rf "$work/a"
+		echo "  instructions per event (callgrind, 1 thread): ours $o, reference $r"
+	fi
 	printf 'writer speedup vs reference: %.2f\n' "$(median <"$work/ratios.1")"
 fi
