@@ -30,7 +30,8 @@
 	X(dwfl_module_getsrc) X(dwfl_lineinfo) X(dwfl_module_addrdie) \
 	X(dwfl_build_id_find_elf) X(dwfl_standard_find_debuginfo) X(dwfl_offline_section_address) \
 	X(dwarf_getscopes) X(dwarf_tag) X(dwarf_decl_line) X(dwfl_module_getsymtab) X(dwfl_module_getsymtab_first_global) \
-	X(dwfl_module_getsym_info) X(dwfl_module_getelf) X(elf_nextscn) X(gelf_getshdr)
+	X(dwfl_module_getsym_info) X(dwfl_module_getelf) X(elf_nextscn) X(gelf_getshdr) \
+	X(elf_getshdrstrndx) X(elf_strptr) X(elf_getscn) X(elf_getdata) X(gelf_getrela) X(gelf_getsym)
 
 #define SMP_PAPI_SYMS(X) \
 	X(PAPI_library_init) X(PAPI_thread_init) X(PAPI_unregister_thread) X(PAPI_strerror) \

@@ -21,6 +21,7 @@ struct smp_sym {
 	uint8_t bind;        /* 3 global, 2 weak, 1 local */
 	uint8_t part;        /* 0: the global part of the table (searched first), 1: the local part */
 	uint8_t abs;         /* an absolute symbol (no section): names its own address only */
+	uint8_t plt;         /* made here: a PLT stub, "<function>@plt" */
 	int32_t decl_line;   /* of its function (DWARF), -1: not looked up yet (symbols.c) */
 };
 struct smp_sec {
@@ -31,6 +32,7 @@ struct smp_symtab {
 	size_t n;
 	struct smp_sec *sec;
 	size_t nsec;
+	char *plt_names;     /* the "<function>@plt" names, one block */
 	int two_parts;       /* the table has a local part (searched when the global one names nothing) */
 	int built;           /* smp_symtab_build ran (even when it found nothing) */
 };

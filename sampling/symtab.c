@@ -78,6 +78,125 @@ static void read_sections(struct smp_symtab *st, Dwfl_Module *mod)
 	}
 }
 
+/* The PLT stubs of the module's file as sized symbols "<function>@plt"
+ * (as objdump names them; the symbol tables have none). On x86-64 each
+ * 16-byte entry of .plt.sec (or of .plt after its first) jumps through a
+ * GOT slot (`jmp *disp32(%rip)`, ff 25); the relocation of .rela.plt at
+ * that slot names the function. Entries whose slot has no named
+ * relocation (IRELATIVE) stay unnamed. Appended to st->v. */
+struct plt_slot {
+	uint64_t got;
+	const char *name;
+};
+
+static int by_got(const void *a, const void *b)
+{
+	const struct plt_slot *x = a, *y = b;
+	return x->got < y->got ? -1 : x->got > y->got;
+}
+
+static const char *slot_name(const struct plt_slot *v, size_t n, uint64_t got)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (v[mid].got < got)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].got == got ? v[lo].name : NULL;
+}
+
+/* The GOT slot the entry at addr (its 16 bytes at b) jumps through, 0 if
+ * none. */
+static uint64_t entry_slot(const uint8_t *b, uint64_t addr)
+{
+	for (int j = 0; j + 6 <= 16; j++) {
+		if (b[j] == 0xff && b[j + 1] == 0x25) {
+			int32_t d;
+			memcpy(&d, b + j + 2, 4);
+			return addr + (uint64_t)j + 6 + (uint64_t)(int64_t)d;
+		}
+	}
+	return 0;
+}
+
+static void add_plt(struct smp_symtab *st, Dwfl_Module *mod)
+{
+	GElf_Addr bias = 0;
+	Elf *elf = smp_dw->dwfl_module_getelf(mod, &bias);
+	size_t shstr;
+	if (!elf || smp_dw->elf_getshdrstrndx(elf, &shstr) != 0)
+		return;
+	Elf_Scn *rela = NULL, *code = NULL;
+	GElf_Shdr rsh = { 0 }, csh = { 0 }, sh;
+	for (Elf_Scn *scn = smp_dw->elf_nextscn(elf, NULL); scn; scn = smp_dw->elf_nextscn(elf, scn)) {
+		const char *nm = smp_dw->gelf_getshdr(scn, &sh) ? smp_dw->elf_strptr(elf, shstr, sh.sh_name) : NULL;
+		if (!nm)
+			continue;
+		if (!strcmp(nm, ".rela.plt") && sh.sh_type == SHT_RELA && sh.sh_entsize) {
+			rela = scn;
+			rsh = sh;
+		} else if ((!strcmp(nm, ".plt.sec") || (!strcmp(nm, ".plt") && !code)) && sh.sh_type == SHT_PROGBITS) {
+			code = scn;   /* .plt.sec wins over .plt */
+			csh = sh;
+		}
+	}
+	Elf_Scn *dsym = rela ? smp_dw->elf_getscn(elf, rsh.sh_link) : NULL;
+	GElf_Shdr dsh;
+	Elf_Data *rd = rela ? smp_dw->elf_getdata(rela, NULL) : NULL;
+	Elf_Data *sd = dsym && smp_dw->gelf_getshdr(dsym, &dsh) ? smp_dw->elf_getdata(dsym, NULL) : NULL;
+	Elf_Data *cd = code ? smp_dw->elf_getdata(code, NULL) : NULL;
+	if (!rd || !sd || !cd || !cd->d_buf || cd->d_size < csh.sh_size || csh.sh_size < 32)
+		return;
+	size_t nrel = rsh.sh_size / rsh.sh_entsize, nslot = 0, room = 0;
+	struct plt_slot *slot = tr_malloc((nrel ? nrel : 1) * sizeof(*slot));
+	if (!slot)
+		return;
+	for (size_t i = 0; i < nrel; i++) {
+		GElf_Rela r;
+		GElf_Sym ds;
+		const char *nm = smp_dw->gelf_getrela(rd, (int)i, &r) && smp_dw->gelf_getsym(sd, (int)GELF_R_SYM(r.r_info), &ds)
+			? smp_dw->elf_strptr(elf, dsh.sh_link, ds.st_name) : NULL;
+		if (!nm || !nm[0] || GELF_R_SYM(r.r_info) == 0)
+			continue;
+		slot[nslot].got = r.r_offset;
+		slot[nslot++].name = nm;
+		room += strlen(nm) + sizeof("@plt");
+	}
+	qsort(slot, nslot, sizeof(*slot), by_got);
+	/* .plt's first entry pushes and jumps to the resolver: no function */
+	uint64_t first = strcmp(smp_dw->elf_strptr(elf, shstr, csh.sh_name), ".plt") ? 0 : 16;
+	size_t nent = (csh.sh_size - first) / 16;
+	struct smp_sym *nv = nslot ? tr_realloc(st->v, (st->n + nent) * sizeof(*nv)) : NULL;
+	st->plt_names = nv ? tr_malloc(room) : NULL;
+	if (nv)
+		st->v = nv;
+	size_t used = 0;
+	for (size_t k = 0; st->plt_names && k < nent; k++) {
+		uint64_t off = first + 16 * k, addr = csh.sh_addr + off;
+		const char *nm = slot_name(slot, nslot, entry_slot((const uint8_t *)cd->d_buf + off, addr));
+		size_t len = nm ? strlen(nm) : 0;
+		if (!nm || used + len + sizeof("@plt") > room)
+			continue;
+		char *name = st->plt_names + used;
+		memcpy(name, nm, len);
+		memcpy(name + len, "@plt", sizeof("@plt"));
+		used += len + sizeof("@plt");
+		struct smp_sym *y = &st->v[st->n++];
+		memset(y, 0, sizeof(*y));
+		y->lo = addr + bias;
+		y->size = 16;
+		y->name = name;
+		y->bind = 3;
+		y->index = UINT32_MAX;   /* after every symbol of the table */
+		y->plt = 1;
+		y->decl_line = -1;
+	}
+	tr_free(slot);
+}
+
 int smp_symtab_build(struct smp_symtab *st, Dwfl_Module *mod)
 {
 	memset(st, 0, sizeof(*st));
@@ -109,6 +228,7 @@ int smp_symtab_build(struct smp_symtab *st, Dwfl_Module *mod)
 		y->abs = s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX;
 		y->decl_line = -1;
 	}
+	add_plt(st, mod);
 	qsort(st->v, st->n, sizeof(*st->v), by_address);
 	uint64_t reach = 0, part[2] = { 0, 0 };
 	for (size_t i = 0; i < st->n; i++) {
@@ -129,6 +249,7 @@ void smp_symtab_free(struct smp_symtab *st)
 {
 	tr_free(st->v);
 	tr_free(st->sec);
+	tr_free(st->plt_names);
 	memset(st, 0, sizeof(*st));
 }
 

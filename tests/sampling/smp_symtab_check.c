@@ -5,9 +5,11 @@
  * dwfl_module_addrinfo, on real objects: every STEP-th (default 64)
  * address of every executable section of each file named, and every
  * symbol's first and last byte that is code (sampled addresses are).
- * Prints the objects, the addresses compared, each disagreement (at most
- * 20) and the time per lookup of each; exit 0 when there was none, 1
- * otherwise, 77 when no object could be read.
+ * The PLT stubs, which libdw does not name, against objdump's
+ * "<function@plt>" labels (its "*ABS*+0x...@plt" ones, IRELATIVE slots,
+ * get no name). Prints the objects, the addresses compared,
+ * each disagreement (at most 20) and the time per lookup of each; exit 0
+ * when there was none, 1 otherwise, 77 when no object could be read.
  *
  *   smp_symtab_check [-s STEP] [-k K] FILE...   (K: every K-th symbol's ends, default 1)
  *
@@ -67,6 +69,8 @@ static void compare(Dwfl_Module *mod, struct smp_symtab *st, const char *path, G
 	struct smp_sym *y = smp_symtab_find(st, a);
 	t_table += now() - t1;
 	t_libdw += t1 - t0;
+	if (y && y->plt)
+		return;   /* libdw has no name for a PLT stub (checked against objdump below) */
 	const char *got = y ? y->name : NULL;
 	compared++;
 	if ((want == NULL) != (got == NULL) || (want && strcmp(want, got) != 0)) {
@@ -74,6 +78,43 @@ static void compare(Dwfl_Module *mod, struct smp_symtab *st, const char *path, G
 			printf("  %s 0x%llx: libdw %s, symtab %s\n", path, (unsigned long long)a,
 			       want ? want : "(none)", got ? got : "(none)");
 	}
+}
+
+/* The PLT stubs' names against objdump's ("<puts@plt>:" headers of
+ * .plt.sec, else of .plt): each the table's name at that address. The
+ * number compared, or -1 when objdump cannot be run. */
+static long plt_vs_objdump(struct smp_symtab *st, const char *path)
+{
+	char cmd[4200];
+	long n = 0;
+	for (int k = 0; k < 2 && n == 0; k++) {
+		snprintf(cmd, sizeof(cmd), "objdump -d -j %s '%s' 2>/dev/null", k ? ".plt" : ".plt.sec", path);
+		FILE *p = popen(cmd, "r");
+		if (!p)
+			return -1;
+		char line[4096];
+		while (fgets(line, sizeof(line), p)) {
+			unsigned long long a;
+			char name[4096];
+			size_t ln;
+			/* "<f@plt>:" (not "<f@plt-0x10>:", objdump's label of the
+			 * resolver entry before the first stub) */
+			if (sscanf(line, "%llx <%4095[^>]>:", &a, name) != 2 || (ln = strlen(name)) < 5 ||
+			    strcmp(name + ln - 4, "@plt") != 0)
+				continue;
+			struct smp_sym *y = smp_symtab_find(st, a);
+			n++;
+			compared++;
+			/* "*ABS*+0x...@plt": an IRELATIVE slot, no function name to give */
+			int bad = strncmp(name, "*ABS*", 5) == 0 ? y && y->plt : !y || strcmp(y->name, name) != 0;
+			if (bad) {
+				if (differ++ < 20)
+					printf("  %s 0x%llx: objdump %s, symtab %s\n", path, a, name, y ? y->name : "(none)");
+			}
+		}
+		pclose(p);
+	}
+	return n;
 }
 
 int main(int argc, char **argv)
@@ -86,7 +127,8 @@ int main(int argc, char **argv)
 		.debuginfo_path = &debuginfo_path,
 	};
 	unsigned step = 64;
-	int i = 1, read = 0;
+	int i = 1, read = 0, plt_ran = 0;
+	long plt_total = 0;
 	unsigned every = 1;
 	for (; i + 1 < argc && argv[i][0] == '-'; i += 2) {
 		if (strcmp(argv[i], "-s") == 0)
@@ -120,10 +162,19 @@ int main(int argc, char **argv)
 			if (st.v[k].size > 1 && in_code(&st, st.v[k].lo + st.v[k].size - 1))
 				compare(mod, &st, argv[i], st.v[k].lo + st.v[k].size - 1);
 		}
-		printf("%s: %zu symbols, %zu executable sections, %lu addresses compared\n", argv[i], st.n, st.nsec,
-		       compared - before);
+		long plt = plt_vs_objdump(&st, argv[i]);
+		if (plt > 0)
+			plt_total += plt;
+		else if (plt == 0)
+			plt_ran = 1;
+		printf("%s: %zu symbols, %zu executable sections, %lu addresses compared (%ld PLT stubs with "
+		       "objdump)\n", argv[i], st.n, st.nsec, compared - before, plt);
 		smp_symtab_free(&st);
 		dwfl_end(dwfl);
+	}
+	if (plt_ran && plt_total == 0) {
+		printf("objdump ran but no PLT stub was compared\n");
+		differ++;
 	}
 	printf("%lu addresses, %lu named differently; per lookup: libdw %.2f us, the sorted table %.3f us\n",
 	       compared, differ, compared ? t_libdw * 1e6 / (double)compared : 0.0,
