@@ -23,6 +23,7 @@ struct smp_sym {
 	uint8_t abs;         /* an absolute symbol (no section): names its own address only */
 	uint8_t plt;         /* made here: a PLT stub, "<function>@plt" */
 	int32_t decl_line;   /* of its function (DWARF), -1: not looked up yet (symbols.c) */
+	const char *decl_file;   /* the source file of its entry (libdw's; with decl_line) */
 };
 struct smp_sec {
 	uint64_t lo, hi;     /* an executable section, run-time addresses */

@@ -419,28 +419,36 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		}
 		prev = v[i].addr;
 		const char *sym = NULL;
-		const char *file = NULL;
+		const char *file = NULL, *fn_file = NULL;   /* the pc's line's, the function's */
+		int is_plt = 0;                              /* "<function>@plt": keeps its @ */
 		int line = 0, bline = 0;
 		if (mod) {
 			struct smp_sym *y = smp_symtab_find(&o->syms, v[i].addr);
 			Dwfl_Line *l = smp_dw->dwfl_module_getsrc(mod, v[i].addr);
 			if (l)
 				file = smp_dw->dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
+			fn_file = file;
 			if (y) {
 				sym = y->name;
-				/* once per function, at its entry: the line of the
-				 * function itself (an address inside inlined code
-				 * would give the inlined function's) */
-				if (y->decl_line < 0)
+				is_plt = y->plt;
+				/* once per function, at its entry: the line and the
+				 * file of the function itself (an address inside
+				 * inlined code would give the inlined function's:
+				 * one function, several regions) */
+				if (y->decl_line < 0) {
+					Dwfl_Line *el = smp_dw->dwfl_module_getsrc(mod, y->lo);
+					y->decl_file = el ? smp_dw->dwfl_lineinfo(el, NULL, NULL, NULL, NULL, NULL) : NULL;
 					y->decl_line = smp_decl_line(mod, y->lo);
+				}
 				bline = y->decl_line;
+				fn_file = y->decl_file;
 			}
 		}
 		char buf[512];
 		uint32_t region;
 		const char *name;
 		char sbuf[512];
-		if (sym && strchr(sym, '@')) {
+		if (sym && strchr(sym, '@') && !is_plt) {
 			/* versioned symbol: "__libc_start_main@@GLIBC_2.34" */
 			snprintf(sbuf, sizeof(sbuf), "%.*s", (int)(strchr(sym, '@') - sym), sym);
 			sym = sbuf;
@@ -450,7 +458,7 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 			name = smp_keep(dm ? dm : tr_strdup(sym));
 			region = tr_def_region(name ? name : sym, sym, o ? o->name : "", OTF2W_ROLE_FUNCTION,
 					       OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE,
-					       file, (uint32_t)(bline > 0 ? bline : 0), 0);
+					       fn_file, (uint32_t)(bline > 0 ? bline : 0), 0);
 		} else {
 			uint64_t offset = o ? v[i].raw - o->bias : v[i].raw;
 			snprintf(buf, sizeof(buf), "0x%llx [%s]", (unsigned long long)offset,

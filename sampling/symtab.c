@@ -227,6 +227,7 @@ int smp_symtab_build(struct smp_symtab *st, Dwfl_Module *mod)
 		y->part = st->two_parts && i < first_global;
 		y->abs = s.st_shndx >= SHN_LORESERVE && s.st_shndx != SHN_XINDEX;
 		y->decl_line = -1;
+		y->decl_file = NULL;
 	}
 	add_plt(st, mod);
 	qsort(st->v, st->n, sizeof(*st->v), by_address);

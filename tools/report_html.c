@@ -153,35 +153,87 @@ static void timeline(const struct rep *r, FILE *f)
 	fputs("</g></svg>\n", f);
 }
 
-/* Flame graph (icicle, root on top) of the sampled calling contexts. */
+/* Flame graph (icicle, root on top) of the sampled calling contexts,
+ * merged by function: the contexts of one function below one box (one per
+ * source line of the call or of the pc) are one box, as in perf's and
+ * Brendan Gregg's flame graphs. Box n: region ri[n], parent up[n]; its
+ * samples total[n] (self[n] in itself). */
 struct flame {
 	const struct rep *r;
-	uint64_t *total;
-	uint32_t *child, *next;
+	uint32_t *ri, *up, *child, *next, *of;   /* of[c]: the box of context c */
+	uint64_t *total, *self;
+	uint32_t n;
 	FILE *f;
 	int maxdepth;
 };
 
-static void flame_node(struct flame *fl, uint32_t c, double x, int depth)
+/* The box of region ri below box up (UINT32_MAX: a root), made if new. */
+static uint32_t flame_box(struct flame *fl, uint32_t up, uint32_t ri)
+{
+	uint32_t k = up == UINT32_MAX ? UINT32_MAX : fl->child[up];
+	if (up == UINT32_MAX) {   /* roots: every box without parent */
+		for (uint32_t b = 0; b < fl->n; b++)
+			if (fl->up[b] == UINT32_MAX && fl->ri[b] == ri)
+				return b;
+	}
+	for (; k != UINT32_MAX; k = fl->next[k])
+		if (fl->ri[k] == ri)
+			return k;
+	uint32_t b = fl->n++;
+	fl->ri[b] = ri;
+	fl->up[b] = up;
+	fl->child[b] = UINT32_MAX;
+	fl->next[b] = UINT32_MAX;
+	if (up != UINT32_MAX) {   /* appended: children in the order first seen */
+		uint32_t *t = &fl->child[up];
+		while (*t != UINT32_MAX)
+			t = &fl->next[*t];
+		*t = b;
+	}
+	return b;
+}
+
+/* The box of context c (its parents' first: iterative, paths may be deep). */
+static uint32_t flame_of(struct flame *fl, uint32_t c)
 {
 	const struct rep *r = fl->r;
-	double w = 1000.0 * (double)fl->total[c] / (double)r->samples;
+	uint32_t chain[256], n = 0, p = c;
+	while (p != UINT32_MAX && p < r->ncc && fl->of[p] == UINT32_MAX) {
+		if (n == 256) {   /* deeper than that: start a box from here */
+			fl->of[p] = flame_box(fl, UINT32_MAX, r->cc_region[p]);
+			break;
+		}
+		chain[n++] = p;
+		p = r->cc_parent[p];
+	}
+	while (n-- > 0) {
+		uint32_t q = chain[n], pp = r->cc_parent[q];
+		uint32_t up = pp != UINT32_MAX && pp < r->ncc ? fl->of[pp] : UINT32_MAX;
+		fl->of[q] = flame_box(fl, up, r->cc_region[q]);
+	}
+	return fl->of[c];
+}
+
+static void flame_node(struct flame *fl, uint32_t b, double x, int depth)
+{
+	const struct rep *r = fl->r;
+	double w = 1000.0 * (double)fl->total[b] / (double)r->samples;
 	if (depth > fl->maxdepth)
 		fl->maxdepth = depth;
-	uint32_t ri = r->cc_region[c];
+	uint32_t ri = fl->ri[b];
 	char col[32];
 	color(ri == UINT32_MAX ? 0 : ri, col, sizeof col);
 	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"15\" fill=\"%s\" "
 		"stroke=\"#fff\" stroke-width=\"0.3\" data-t=\"", x, depth * 16, w, col);
 	rep_html_str(fl->f, ri == UINT32_MAX ? "?" : r->region_names[ri]);
-	fprintf(fl->f, " | %" PRIu64 " samples (%" PRIu64 " self)\"/>\n", fl->total[c], r->cc_samples[c]);
+	fprintf(fl->f, " | %" PRIu64 " samples (%" PRIu64 " self)\"/>\n", fl->total[b], fl->self[b]);
 	if (w > 40 && ri != UINT32_MAX) {
 		fprintf(fl->f, "<text x=\"%.3f\" y=\"%d\" font-size=\"10\" pointer-events=\"none\">",
 			x + 2, depth * 16 + 11);
 		rep_html_str(fl->f, r->region_names[ri]);
 		fputs("</text>\n", fl->f);
 	}
-	for (uint32_t k = fl->child[c]; k != UINT32_MAX; k = fl->next[k]) {
+	for (uint32_t k = fl->child[b]; k != UINT32_MAX; k = fl->next[k]) {
 		if (!fl->total[k])
 			continue;
 		flame_node(fl, k, x, depth + 1);
@@ -193,44 +245,45 @@ static void flame_graph(const struct rep *r, FILE *f)
 {
 	if (!r->samples || !r->ncc)
 		return;
-	struct flame fl = { r, calloc(r->ncc, sizeof(uint64_t)), malloc(r->ncc * sizeof(uint32_t)),
-			    malloc(r->ncc * sizeof(uint32_t)), f, 0 };
-	if (!fl.total || !fl.child || !fl.next)
+	size_t n = r->ncc;
+	struct flame fl = { r, malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)),
+			    malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), calloc(n, sizeof(uint64_t)),
+			    calloc(n, sizeof(uint64_t)), 0, f, 0 };
+	if (!fl.ri || !fl.up || !fl.child || !fl.next || !fl.of || !fl.total || !fl.self)
 		goto out;
-	memset(fl.child, 0xff, r->ncc * sizeof(uint32_t));
-	memset(fl.next, 0xff, r->ncc * sizeof(uint32_t));
-	for (size_t c = r->ncc; c-- > 0;) {             /* children in id order */
-		uint32_t p = r->cc_parent[c];
-		if (p != UINT32_MAX && p < r->ncc) {
-			fl.next[c] = fl.child[p];
-			fl.child[p] = (uint32_t)c;
-		}
-	}
-	for (size_t c = 0; c < r->ncc; c++) {
+	memset(fl.of, 0xff, n * sizeof(uint32_t));
+	for (size_t c = 0; c < n; c++) {
+		if (!r->cc_samples[c])
+			continue;
+		uint32_t b = flame_of(&fl, (uint32_t)c);
+		fl.self[b] += r->cc_samples[c];
 		size_t steps = 0;
-		for (uint32_t p = (uint32_t)c; r->cc_samples[c] && p != UINT32_MAX && steps++ <= r->ncc;
-		     p = r->cc_parent[p])
+		for (uint32_t p = b; p != UINT32_MAX && steps++ <= n; p = fl.up[p])
 			fl.total[p] += r->cc_samples[c];
 	}
 	fprintf(f, "<h2>Samples: flame graph</h2><p>%" PRIu64 " samples; outermost frame on top, "
-		"width = share of the samples.</p>\n<svg id=\"flame\" viewBox=\"0 0 1000 400\" "
-		"width=\"100%%\" preserveAspectRatio=\"none\" xmlns=\"http://www.w3.org/2000/svg\">\n",
-		r->samples);
+		"width = share of the samples; one box per function and caller box.</p>\n<svg id=\"flame\" "
+		"viewBox=\"0 0 1000 400\" width=\"100%%\" preserveAspectRatio=\"none\" "
+		"xmlns=\"http://www.w3.org/2000/svg\">\n", r->samples);
 	double x = 0;
-	for (size_t c = 0; c < r->ncc; c++) {
-		if (r->cc_parent[c] != UINT32_MAX || !fl.total[c])
+	for (uint32_t b = 0; b < fl.n; b++) {
+		if (fl.up[b] != UINT32_MAX || !fl.total[b])
 			continue;
-		flame_node(&fl, (uint32_t)c, x, 0);
-		x += 1000.0 * (double)fl.total[c] / (double)r->samples;
+		flame_node(&fl, b, x, 0);
+		x += 1000.0 * (double)fl.total[b] / (double)r->samples;
 	}
 	fputs("</svg>\n", f);
 	fprintf(f, "<script>document.getElementById('flame').setAttribute('viewBox','0 0 1000 %d');"
 		"document.getElementById('flame').style.height='%dpx';</script>\n",
 		(fl.maxdepth + 1) * 16, (fl.maxdepth + 1) * 16);
 out:
-	free(fl.total);
+	free(fl.ri);
+	free(fl.up);
 	free(fl.child);
 	free(fl.next);
+	free(fl.of);
+	free(fl.total);
+	free(fl.self);
 }
 
 static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)

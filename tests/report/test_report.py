@@ -508,7 +508,30 @@ def case_html_sampling():
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
         ck.fail('console messages:\n' + '\n'.join(errs[:10]))
-    print('html_sampling: flame graph with %d boxes' % flame.count('<rect'))
+    # merged by function: below one box no two boxes of one function, and
+    # a function's self samples over its boxes = the samples whose leaf is
+    # that function (the reference reader's count)
+    import re
+    boxes = [(float(x), int(y), float(w), t.rsplit(' | ', 1)[0], int(sf))
+             for x, y, w, t, sf in re.findall(r'<rect x="([0-9.]+)" y="([0-9]+)" width="([0-9.]+)"[^>]*data-t="'
+                                              r'([^"]*) \| [0-9]+ samples \(([0-9]+) self\)"', flame)]
+    if len(boxes) < 4:
+        ck.fail('flame graph: %d boxes parsed' % len(boxes))
+    seen = set()
+    for x, y, w, name, sf in boxes:
+        parents = [b for b in boxes if b[1] == y - 16 and b[0] - 1e-3 <= x < b[0] + b[2] - 1e-3] if y else [None]
+        key = (parents[0][:2] if parents and parents[0] else None, y, name)
+        if key in seen:
+            ck.fail('flame graph: two boxes of %s below one box at depth %d' % (name, y // 16))
+        seen.add(key)
+    defs, evs, _ = runcheck.read_back(runcheck.find_anchor(out))
+    for name in ('leaf_a', 'leaf_b'):
+        want = sum(1 for lst in evs.values() for ev in lst if type(ev).__name__ == 'CallingContextSample'
+                   and ev.calling_context.region.name == name)
+        got = sum(b[4] for b in boxes if b[3] == name)
+        if got != want:
+            ck.fail('flame graph: %d self samples in %s boxes, the reference reader counts %d' % (got, name, want))
+    print('html_sampling: flame graph with %d boxes, one per function and caller box' % flame.count('<rect'))
 
 
 def case_html_mpi():
