@@ -170,6 +170,7 @@ struct rep_fn {
 size_t rep_sample_functions(const struct rep *r, struct rep_fn *out);   /* sorted by self */
 size_t rep_sample_paths(const struct rep *r, uint32_t *out);             /* cc ids by samples */
 const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n);
+int rep_print_collapsed(const struct rep *r, FILE *f);   /* folded stacks: "a;b;c N" lines */
 
 /* Read the whole archive (merged order) into r. 0 ok, -1 error (message on
  * stderr prefixed "tracer:"). t0/t1 != 0 enables the timeline bins. */

@@ -88,3 +88,59 @@ const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n)
 			 d->u.source_code_location.line_number);
 	return buf;
 }
+
+/* ---- collapsed stacks (--collapsed FILE) ----
+ * One line per distinct call path with samples: the functions from the
+ * outermost frame to the sampled one joined by ';', a space, the number of
+ * samples (the "folded" format of Brendan Gregg's flamegraph.pl, which
+ * speedscope, inferno and pprof's converters read). Calling contexts that
+ * differ only in source lines give one line. A ';' in a name becomes ','. */
+struct coll_line {
+	char *path;
+	uint64_t n;
+};
+
+static int cmp_coll(const void *a, const void *b)
+{
+	return strcmp(((const struct coll_line *)a)->path, ((const struct coll_line *)b)->path);
+}
+
+int rep_print_collapsed(const struct rep *r, FILE *f)
+{
+	struct coll_line *v = rep_xcalloc(r->ncc ? r->ncc : 1, sizeof *v);
+	uint32_t *chain = rep_xcalloc(r->ncc ? r->ncc : 1, sizeof *chain);
+	size_t nv = 0;
+	for (size_t c = 0; c < r->ncc; c++) {
+		if (!r->cc_samples[c])
+			continue;
+		size_t n = 0, len = 1;
+		for (uint32_t p = (uint32_t)c; p != UNDEF32 && p < r->ncc && n < r->ncc; p = r->cc_parent[p]) {
+			chain[n++] = p;
+			uint32_t ri = r->cc_region[p];
+			len += strlen(ri == UNDEF32 ? "?" : r->region_names[ri]) + 1;
+		}
+		char *s = rep_xcalloc(len, 1), *o = s;
+		while (n-- > 0) {
+			uint32_t ri = r->cc_region[chain[n]];
+			for (const char *q = ri == UNDEF32 ? "?" : r->region_names[ri]; *q; q++)
+				*o++ = *q == ';' ? ',' : *q;
+			if (n)
+				*o++ = ';';
+		}
+		v[nv].path = s;
+		v[nv++].n = r->cc_samples[c];
+	}
+	qsort(v, nv, sizeof *v, cmp_coll);
+	for (size_t i = 0; i < nv; i++) {
+		uint64_t n = v[i].n;
+		while (i + 1 < nv && !strcmp(v[i].path, v[i + 1].path)) {
+			free(v[i].path);
+			n += v[++i].n;
+		}
+		fprintf(f, "%s %" PRIu64 "\n", v[i].path, n);
+		free(v[i].path);
+	}
+	free(v);
+	free(chain);
+	return ferror(f) ? -1 : 0;
+}

@@ -29,6 +29,8 @@ static const char usage_text[] =
 	"      --json          machine-readable output (times in ticks) on stdout\n"
 	"      --html FILE     also write one self-contained HTML page (tables and a\n"
 	"                      timeline, no network access needed) to FILE\n"
+	"      --collapsed FILE  also write the sampled call paths as collapsed stacks\n"
+	"                      (\"main;f;g 12\" lines: flamegraph.pl, speedscope) to FILE\n"
 	"  -h, --help          this text\n";
 
 static void row(const struct rep *r, FILE *f, const char *name, const struct rep_stat *s,
@@ -524,11 +526,12 @@ int tracer_report_main(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "limit", required_argument, 0, 'n' }, { "sort", required_argument, 0, 's' },
 		{ "location", required_argument, 0, 'l' }, { "json", no_argument, 0, 'j' },
-		{ "html", required_argument, 0, 'H' }, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		{ "html", required_argument, 0, 'H' }, { "collapsed", required_argument, 0, 'C' },
+		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	struct rep_opts o = { .limit = 20, .sort = "excl" };
 	int json = 0, c;
-	const char *html = NULL;
+	const char *html = NULL, *coll = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "n:s:l:h", lo, NULL)) != -1) {
 		char *end;
@@ -558,6 +561,7 @@ int tracer_report_main(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
+		case 'C': coll = optarg; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}
@@ -589,6 +593,13 @@ int tracer_report_main(int argc, char **argv)
 		FILE *f = fopen(html, "w");
 		if (!f || rep_print_html(&r, &o, f) || fclose(f)) {
 			fprintf(stderr, "tracer: cannot write %s\n", html);
+			rc = -1;
+		}
+	}
+	if (rc == 0 && coll) {
+		FILE *f = fopen(coll, "w");
+		if (!f || rep_print_collapsed(&r, f) || fclose(f)) {
+			fprintf(stderr, "tracer: cannot write %s\n", coll);
 			rc = -1;
 		}
 	}

@@ -243,6 +243,33 @@ def case_report_sampling():
     m = re.search(r'asked (\d+)/s .*samples (\d+), deferred (\d+), lost (\d+)', line[0])
     if not m or m.group(1) != '1000' or m.groups()[1:] != said.groups():
         ck.fail('sampling facts %r, the exit line said %s' % (line[0], said.groups()))
+    # --collapsed: one "a;b;c N" line per call path, the counts those of the
+    # reference reader (samples per path of function names)
+    import collections
+    coll = os.path.join(d, 'stacks.txt')
+    tracer('report', '--collapsed', coll, out)
+    got = collections.Counter()
+    for l in open(coll).read().splitlines():
+        path, n = l.rsplit(' ', 1)
+        if path in got:
+            ck.fail('collapsed stacks: %r twice' % path)
+        got[path] = int(n)
+    want = collections.Counter()
+    _, evs, _ = runcheck.read_back(runcheck.find_anchor(out))
+    for lst in evs.values():
+        for ev in lst:
+            if type(ev).__name__ == 'CallingContextSample':
+                names, c = [], ev.calling_context
+                while c is not None:
+                    names.append(c.region.name.replace(';', ','))
+                    c = c.parent
+                want[';'.join(reversed(names))] += 1
+    if got != want:
+        ck.fail('collapsed stacks: %d paths, %d samples; the reference reader: %d paths, %d samples; e.g. %s' %
+                (len(got), sum(got.values()), len(want), sum(want.values()),
+                 sorted(set(got.items()) ^ set(want.items()))[:3]))
+    print('report_sampling: %d collapsed stacks, %d samples, as the reference reader counts' %
+          (len(got), sum(got.values())))
 
 
 def traced_test_prog(name, var, what):
