@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* convert.c - `tracer convert`: the Chrome Trace Event format (JSON, read
  * by Perfetto's UI and chrome://tracing), gzip-compressed when the output
- * name ends in .gz. Processes = location groups, threads = locations (tid
- * = location id), regions as B/E pairs (every B gets its E: regions still
+ * name ends in .gz. Processes = location groups, threads = locations (pid
+ * = location group id + 1, tid = location id + 1: never 0), regions as B/E pairs (every B gets its E: regions still
  * open at the end close at the location's last event; a Leave without its
  * Enter is dropped), MPI messages as instant events with their peer, tag
  * and size plus a flow from the send to its receive (matched in order per
@@ -18,6 +18,11 @@
 #include <zlib.h>
 #endif
 #include "report.h"
+
+/* Perfetto takes pid 0 and tid 0 for the kernel's idle task: the ids are
+ * the location group's and the location's plus one. */
+#define CPID(group) ((uint32_t)(group) + 1)
+#define CTID(loc) ((uint64_t)(loc) + 1)
 
 static const char usage_text[] =
 	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz]\n"
@@ -120,7 +125,7 @@ static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t regio
 	}
 	sep(o, c);
 	put(o, "{\"ph\":\"%c\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":", ph,
-	    r->groups[L->group].id, L->id, usec(r, t));
+	    CPID(r->groups[L->group].id), CTID(L->id), usec(r, t));
 	put_str(o, name);
 	put(o, "}");
 }
@@ -136,7 +141,7 @@ static void message(struct out *o, struct conv *c, size_t li, const otf2r_event 
 	sep(o, c);
 	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
 	    ",\"ts\":%.3f,\"name\":\"%s\",\"args\":{\"peer\":%" PRIu32 ",\"tag\":%" PRIu32
-	    ",\"bytes\":%" PRIu64 "}}", r->groups[L->group].id, L->id, ts,
+	    ",\"bytes\":%" PRIu64 "}}", CPID(r->groups[L->group].id), CTID(L->id), ts,
 	    send ? "MPI send" : "MPI recv", peer, tag, bytes);
 	size_t pg = rep_peer_group(r, comm, peer);
 	if (pg == SIZE_MAX)
@@ -149,7 +154,7 @@ static void message(struct out *o, struct conv *c, size_t li, const otf2r_event 
 	sep(o, c);
 	put(o, "{\"ph\":\"%s\",\"cat\":\"mpi\",\"name\":\"message\",\"id\":%" PRIu64
 	    ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f%s}", send ? "s" : "f", id,
-	    r->groups[L->group].id, L->id, ts, send ? "" : ",\"bp\":\"e\"");
+	    CPID(r->groups[L->group].id), CTID(L->id), ts, send ? "" : ",\"bp\":\"e\"");
 }
 
 /* Metric events: one counter per member and thread. */
@@ -175,7 +180,7 @@ static void metric(struct out *o, struct conv *c, size_t li, const otf2r_event *
 		double v = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
 		sep(o, c);
 		put(o, "{\"ph\":\"C\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":",
-		    r->groups[L->group].id, L->id, usec(r, ev->time));
+		    CPID(r->groups[L->group].id), CTID(L->id), usec(r, ev->time));
 		char full[512];
 		snprintf(full, sizeof full, "%s (%s)", name, L->name);
 		put_str(o, full);
@@ -199,7 +204,7 @@ static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *
 	uint32_t ri = r->cc_region[cc];
 	sep(o, c);
 	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
-	    ",\"ts\":%.3f,\"name\":", r->groups[L->group].id, L->id, usec(r, ev->time));
+	    ",\"ts\":%.3f,\"name\":", CPID(r->groups[L->group].id), CTID(L->id), usec(r, ev->time));
 	put_str(o, ri == UINT32_MAX ? "?" : r->region_names[ri]);
 	put(o, ",\"args\":{\"stack\":[");
 	for (size_t k = d; k-- > 0;) {
@@ -284,14 +289,14 @@ int tracer_convert_main(int argc, char **argv)
 			continue;
 		sep(&o, &c);
 		put(&o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":",
-		    r->groups[g].id);
+		    CPID(r->groups[g].id));
 		put_str(&o, r->groups[g].name);
 		put(&o, "}}");
 	}
 	for (size_t i = 0; i < r->nlocs; i++) {
 		sep(&o, &c);
 		put(&o, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
-		    ",\"args\":{\"name\":", r->groups[r->locs[i].group].id, r->locs[i].id);
+		    ",\"args\":{\"name\":", CPID(r->groups[r->locs[i].group].id), CTID(r->locs[i].id));
 		put_str(&o, r->locs[i].name);
 		put(&o, "}}");
 	}

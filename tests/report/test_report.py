@@ -314,11 +314,14 @@ def check_chrome_json(path, archive, want_flows=False, min_regions=100):
     locs, enters, sends, _ = oracle_report.compute(anchor)
     errors = []
     names = {(e['pid'], e.get('tid')): e['args']['name'] for e in evs if e['ph'] == 'M'}
-    for L in locs.values():
-        if names.get((L['process'], L['id'])) != L['name']:
-            errors.append('thread_name of location %d: %s' % (L['id'], names.get((L['process'], L['id']))))
-        if (L['process'], None) not in names:
+    for L in locs.values():   # pid/tid: the group's and the location's id + 1 (0 is Perfetto's idle task)
+        if names.get((L['process'] + 1, L['id'] + 1)) != L['name']:
+            errors.append('thread_name of location %d: %s' % (L['id'], names.get((L['process'] + 1, L['id'] + 1))))
+        if (L['process'] + 1, None) not in names:
             errors.append('no process_name for process %d' % L['process'])
+    zero = [e for e in evs if e.get('pid') == 0 or e.get('tid') == 0]
+    if zero:
+        errors.append('pid or tid 0 (Perfetto takes it for the idle task): %s' % zero[:2])
     stacks, last, flows = {}, {}, {}
     nb = counters = 0
     for e in evs:
