@@ -94,6 +94,10 @@ struct conv {
 	uint32_t **stack;             /* per location: open region ids */
 	size_t *depth, *cap;
 	uint64_t *last;
+	/* per location: the last IoOperationComplete (handle + 1, 0: none),
+	 * written as the args of the E event of the Leave that follows */
+	uint32_t *io_handle;
+	uint64_t *io_bytes;
 	int first;
 	struct rep_match flows;       /* flow ids of unmatched sends / receives */
 	uint64_t next_flow;
@@ -127,6 +131,15 @@ static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t regio
 	put(o, "{\"ph\":\"%c\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":", ph,
 	    CPID(r->groups[L->group].id), CTID(L->id), usec(r, t));
 	put_str(o, name);
+	if (ph == 'E' && c->io_handle[li]) {   /* the I/O call's file and bytes */
+		const otf2r_def *h = otf2r_def_find(r->ar, OTF2R_GDEF_IO_HANDLE, c->io_handle[li] - 1);
+		put(o, ",\"args\":{\"file\":");
+		put_str(o, h ? rep_io_file_name(r, h->u.io_handle.file) : "?");
+		if (c->io_bytes[li] != UINT64_MAX)
+			put(o, ",\"bytes\":%" PRIu64, c->io_bytes[li]);
+		put(o, "}");
+		c->io_handle[li] = 0;
+	}
 	put(o, "}");
 }
 
@@ -279,6 +292,8 @@ int tracer_convert_main(int argc, char **argv)
 	c.depth = calloc(r->nlocs + 1, sizeof *c.depth);
 	c.cap = calloc(r->nlocs + 1, sizeof *c.cap);
 	c.last = calloc(r->nlocs + 1, sizeof *c.last);
+	c.io_handle = calloc(r->nlocs + 1, sizeof *c.io_handle);
+	c.io_bytes = calloc(r->nlocs + 1, sizeof *c.io_bytes);
 	c.first = 1;
 	c.next_flow = 1;
 	put(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"archive\":");
@@ -333,6 +348,9 @@ int tracer_convert_main(int argc, char **argv)
 			metric(&o, &c, li, &ev);
 		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_SAMPLE) {
 			sample(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_IO_OPERATION_COMPLETE) {
+			c.io_handle[li] = ev.u.io_operation_complete.handle + 1;
+			c.io_bytes[li] = ev.u.io_operation_complete.bytes_result;
 		}
 	}
 	if (rc < 0)
@@ -361,6 +379,8 @@ int tracer_convert_main(int argc, char **argv)
 	free(c.depth);
 	free(c.cap);
 	free(c.last);
+	free(c.io_handle);
+	free(c.io_bytes);
 	rep_free(r);
 	otf2r_close(ar);
 	return rc < 0 ? 1 : 0;

@@ -210,6 +210,8 @@ void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev);
  * fold): its calls, bytes and time added to its handle's file (others:
  * nothing). */
 void rep_io_chars(struct rep *r, const otf2r_event *ev);
+/* The name of IoFile (regular file or directory) id file, "?" if none. */
+const char *rep_io_file_name(const struct rep *r, uint32_t file);
 void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);

@@ -185,7 +185,7 @@ static const char *layer_name(const struct rep *r, uint8_t layer)
 	return s ? s : "?";
 }
 
-static const char *file_name(const struct rep *r, uint32_t file)
+const char *rep_io_file_name(const struct rep *r, uint32_t file)
 {
 	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_IO_REGULAR_FILE, file);
 	if (!d)
@@ -274,7 +274,7 @@ static void io_tables(const struct rep *r, const struct rep_opts *o, FILE *f, in
 	header(f, html, title, fcols, fw, 8);
 	for (size_t i = 0; i < io->nfiles && (!o->limit || i < o->limit); i++) {
 		const struct io_file *x = &io->files[i];
-		const char *name = file_name(r, x->file);
+		const char *name = rep_io_file_name(r, x->file);
 		size_t n = strlen(name);
 		row_begin(f, html);
 		cell(f, html, -40, !html && n > 40 ? name + n - 40 : name);
@@ -338,7 +338,7 @@ void rep_io_print_json(const struct rep *r, FILE *f)
 	for (size_t i = 0; io && i < io->nfiles; i++) {
 		const struct io_file *x = &io->files[i];
 		fputs(i ? ",{\"file\":" : "{\"file\":", f);
-		rep_json_str(f, file_name(r, x->file));
+		rep_json_str(f, rep_io_file_name(r, x->file));
 		fputs(",\"layer\":", f);
 		rep_json_str(f, layer_name(r, x->layer));
 		for (int k = 0; k < IO_KINDS; k++) {

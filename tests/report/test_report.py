@@ -362,12 +362,30 @@ def check_chrome_json(path, archive, want_flows=False, min_regions=100):
         errors.append('%d flows without both ends, e.g. %s' % (len(bad), flows[bad[0]]))
     if want_flows and not flows:
         errors.append('no message flow')
+    # I/O slices: the E of an I/O call carries the file and bytes of the
+    # IoOperationComplete before its Leave (the reference reader's)
+    import otf2
+    want_io = []
+    with otf2.reader.open(anchor) as tr:
+        last = {}
+        for loc, ev in tr.events:
+            k = type(ev).__name__
+            if k == 'IoOperationComplete':
+                last[loc._ref] = ev
+            elif k in ('Leave', 'CallingContextLeave') and loc._ref in last:
+                c = last.pop(loc._ref)
+                want_io.append((c.handle.file.name, None if c.bytes_result == 2 ** 64 - 1 else c.bytes_result))
+    got_io = [(e['args']['file'], e['args'].get('bytes')) for e in evs if e['ph'] == 'E' and 'args' in e]
+    if sorted(got_io, key=repr) != sorted(want_io, key=repr):
+        errors.append('I/O slice args: %d, the reference reader %d; e.g. %s' %
+                      (len(got_io), len(want_io), sorted(set(got_io) ^ set(want_io), key=repr)[:3]))
     for e in errors:
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
         ck.fail('%d errors in %s' % (len(errors), path))
     print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread, '
-          '%d message flows, %d counter values' % (path, len(evs), nb, len(flows), counters))
+          '%d message flows, %d counter values, %d I/O slices with file and bytes'
+          % (path, len(evs), nb, len(flows), counters, len(got_io)))
 
 
 def case_convert_demo():
