@@ -98,6 +98,7 @@ struct conv {
 	 * written as the args of the E event of the Leave that follows */
 	uint32_t *io_handle;
 	uint64_t *io_bytes;
+	uint64_t *lock;               /* the last ThreadAcquireLock's lock + 1 (0: none), the same way */
 	int first;
 	struct rep_match flows;       /* flow ids of unmatched sends / receives */
 	uint64_t next_flow;
@@ -131,14 +132,20 @@ static void be(struct out *o, struct conv *c, size_t li, char ph, uint32_t regio
 	put(o, "{\"ph\":\"%c\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"name\":", ph,
 	    CPID(r->groups[L->group].id), CTID(L->id), usec(r, t));
 	put_str(o, name);
-	if (ph == 'E' && c->io_handle[li]) {   /* the I/O call's file and bytes */
-		const otf2r_def *h = otf2r_def_find(r->ar, OTF2R_GDEF_IO_HANDLE, c->io_handle[li] - 1);
-		put(o, ",\"args\":{\"file\":");
-		put_str(o, h ? rep_io_file_name(r, h->u.io_handle.file) : "?");
-		if (c->io_bytes[li] != UINT64_MAX)
-			put(o, ",\"bytes\":%" PRIu64, c->io_bytes[li]);
+	if (ph == 'E' && (c->io_handle[li] || c->lock[li])) {
+		put(o, ",\"args\":{");
+		if (c->io_handle[li]) {   /* the I/O call's file and bytes */
+			const otf2r_def *h = otf2r_def_find(r->ar, OTF2R_GDEF_IO_HANDLE, c->io_handle[li] - 1);
+			put(o, "\"file\":");
+			put_str(o, h ? rep_io_file_name(r, h->u.io_handle.file) : "?");
+			if (c->io_bytes[li] != UINT64_MAX)
+				put(o, ",\"bytes\":%" PRIu64, c->io_bytes[li]);
+		}
+		if (c->lock[li])          /* the lock the call acquired */
+			put(o, "%s\"lock\":%" PRIu64, c->io_handle[li] ? "," : "", c->lock[li] - 1);
 		put(o, "}");
 		c->io_handle[li] = 0;
+		c->lock[li] = 0;
 	}
 	put(o, "}");
 }
@@ -294,6 +301,7 @@ int tracer_convert_main(int argc, char **argv)
 	c.last = calloc(r->nlocs + 1, sizeof *c.last);
 	c.io_handle = calloc(r->nlocs + 1, sizeof *c.io_handle);
 	c.io_bytes = calloc(r->nlocs + 1, sizeof *c.io_bytes);
+	c.lock = calloc(r->nlocs + 1, sizeof *c.lock);
 	c.first = 1;
 	c.next_flow = 1;
 	put(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"archive\":");
@@ -348,6 +356,8 @@ int tracer_convert_main(int argc, char **argv)
 			metric(&o, &c, li, &ev);
 		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_SAMPLE) {
 			sample(&o, &c, li, &ev);
+		} else if (ev.type == OTF2R_EVT_THREAD_ACQUIRE_LOCK) {
+			c.lock[li] = (uint64_t)ev.u.thread_acquire_lock.lock_id + 1;
 		} else if (ev.type == OTF2R_EVT_IO_OPERATION_COMPLETE) {
 			c.io_handle[li] = ev.u.io_operation_complete.handle + 1;
 			c.io_bytes[li] = ev.u.io_operation_complete.bytes_result;
@@ -381,6 +391,7 @@ int tracer_convert_main(int argc, char **argv)
 	free(c.last);
 	free(c.io_handle);
 	free(c.io_bytes);
+	free(c.lock);
 	rep_free(r);
 	otf2r_close(ar);
 	return rc < 0 ? 1 : 0;

@@ -364,28 +364,38 @@ def check_chrome_json(path, archive, want_flows=False, min_regions=100):
         errors.append('no message flow')
     # I/O slices: the E of an I/O call carries the file and bytes of the
     # IoOperationComplete before its Leave (the reference reader's)
+    # and that of a lock call the lock it acquired
     import otf2
-    want_io = []
+    want_io, want_lock = [], []
     with otf2.reader.open(anchor) as tr:
-        last = {}
+        last, lock = {}, {}
         for loc, ev in tr.events:
             k = type(ev).__name__
             if k == 'IoOperationComplete':
                 last[loc._ref] = ev
-            elif k in ('Leave', 'CallingContextLeave') and loc._ref in last:
-                c = last.pop(loc._ref)
-                want_io.append((c.handle.file.name, None if c.bytes_result == 2 ** 64 - 1 else c.bytes_result))
-    got_io = [(e['args']['file'], e['args'].get('bytes')) for e in evs if e['ph'] == 'E' and 'args' in e]
+            elif k == 'ThreadAcquireLock':
+                lock[loc._ref] = ev.lock_id
+            elif k in ('Leave', 'CallingContextLeave'):
+                if loc._ref in last:
+                    c = last.pop(loc._ref)
+                    want_io.append((c.handle.file.name, None if c.bytes_result == 2 ** 64 - 1 else c.bytes_result))
+                if loc._ref in lock:
+                    want_lock.append(lock.pop(loc._ref))
+    args = [e['args'] for e in evs if e['ph'] == 'E' and 'args' in e]
+    got_io = [(a['file'], a.get('bytes')) for a in args if 'file' in a]
+    got_lock = [a['lock'] for a in args if 'lock' in a]
     if sorted(got_io, key=repr) != sorted(want_io, key=repr):
         errors.append('I/O slice args: %d, the reference reader %d; e.g. %s' %
                       (len(got_io), len(want_io), sorted(set(got_io) ^ set(want_io), key=repr)[:3]))
+    if sorted(got_lock) != sorted(want_lock):
+        errors.append('lock slice args: %d, the reference reader %d' % (len(got_lock), len(want_lock)))
     for e in errors:
         print('FAIL: ' + e, file=sys.stderr)
     if errors:
         ck.fail('%d errors in %s' % (len(errors), path))
     print('%s: %d events, %d begin/end pairs, every B has its E, times monotonic per thread, '
-          '%d message flows, %d counter values, %d I/O slices with file and bytes'
-          % (path, len(evs), nb, len(flows), counters, len(got_io)))
+          '%d message flows, %d counter values, %d I/O slices with file and bytes, %d lock slices with their lock'
+          % (path, len(evs), nb, len(flows), counters, len(got_io), len(got_lock)))
 
 
 def case_convert_demo():
