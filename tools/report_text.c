@@ -279,7 +279,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 		"late recv ms");
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
-		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16.16s %10" PRIu64 " %12.3f %12.3f %12.3f %14.3f %14.3f\n",
+		fprintf(f, "  %-12" PRIu64 " %-24.24s %-16s %10" PRIu64 " %12.3f %12.3f %12.3f %14.3f %14.3f\n",
 			L->id, L->name, r->groups[L->group].name, L->events,
 			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi),
 			rep_ms(r, L->late_sender), rep_ms(r, L->late_receiver));
@@ -341,7 +341,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			"wait ms", "max wait us", "threads that waited most (ms)");
 		for (size_t k = 0; k < nl && (!o->limit || k < o->limit); k++) {
 			const struct rep_lock *l = locks[k];
-			fprintf(f, "  %-16.16s %10" PRIu32 " %12" PRIu64 " %12.3f %12.3f  ",
+			fprintf(f, "  %-16s %10" PRIu32 " %12" PRIu64 " %12.3f %12.3f  ",
 				r->groups[l->group].name, l->id, l->acquisitions, rep_ms(r, l->wait),
 				rep_ms(r, l->max) * 1e3);
 			for (size_t w = 0; w < l->nwaiters && w < 3; w++)
@@ -372,7 +372,7 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			fprintf(f, " %22.22s", r->groups[g].name);
 		fputc('\n', f);
 		for (size_t s = 0; s < r->ngroups; s++) {
-			fprintf(f, "  %-16.16s", r->groups[s].name);
+			fprintf(f, "  %-16s", r->groups[s].name);
 			for (size_t g = 0; g < r->ngroups; g++) {
 				char cell[64];
 				snprintf(cell, sizeof cell, "%" PRIu64 " / %" PRIu64,

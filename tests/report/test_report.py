@@ -243,6 +243,14 @@ def case_report_sampling():
     m = re.search(r'asked (\d+)/s .*samples (\d+), deferred (\d+), lost (\d+)', line[0])
     if not m or m.group(1) != '1000' or m.groups()[1:] != said.groups():
         ck.fail('sampling facts %r, the exit line said %s' % (line[0], said.groups()))
+    # the process column of the thread table: the whole name (pid included)
+    import otf2
+    with otf2.reader.open(runcheck.find_anchor(out)) as tr:
+        groups = [g.name for g in tr.definitions.location_groups]
+    threads = text.split('Threads (locations):', 1)[-1].split('\n\n', 1)[0]
+    cut = [g for g in groups if g not in threads]
+    if cut:
+        ck.fail('thread table: process names %s not printed whole' % cut)
     # --collapsed: one "a;b;c N" line per call path, the counts those of the
     # reference reader (samples per path of function names)
     import collections
