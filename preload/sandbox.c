@@ -170,17 +170,16 @@ TR_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
 	return tr_real.setresuid(r, e, s);
 }
 
-/* A clone that copies the address space: a new process, like fork. */
-static int fork_like(long n, long a1)
+/* The flags of a raw clone or clone3 system call (struct clone_args:
+ * flags first). */
+static uint64_t clone_flags(long n, long a1)
 {
-	uint64_t flags;
+	uint64_t flags = 0;
 	if (n == SYS_clone)
 		flags = (uint64_t)a1;
 	else if (a1)
-		memcpy(&flags, (const void *)a1, sizeof(flags));   /* struct clone_args: flags first */
-	else
-		return 0;
-	return !(flags & (CLONE_VM | CLONE_THREAD));
+		memcpy(&flags, (const void *)a1, sizeof(flags));
+	return flags;
 }
 
 TR_EXPORT long syscall(long n, ...)
@@ -207,7 +206,9 @@ TR_EXPORT long syscall(long n, ...)
 		tr_finish_status((int)a1, 1);   /* (as _exit) */
 		break;
 	default:
-		if (fork_like(n, a1)) {
+		if (clone_flags(n, a1) & CLONE_FILES)   /* a thread glibc does not know */
+			tr_fd_shared_clone();
+		if (!(clone_flags(n, a1) & (CLONE_VM | CLONE_THREAD))) {   /* a new process, like fork */
 			int saved = errno;
 			tr_atfork_prepare();
 			errno = saved;

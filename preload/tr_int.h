@@ -228,6 +228,7 @@ void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
  * of its own (shares our memory); 0, or -1 when it cannot (not run). */
 int tr_fd_private_run(void (*fn)(void *), void *arg);
 void tr_fd_fork_child(void);   /* the kept stack is free in a fork child */
+void tr_fd_shared_clone(void); /* a raw clone shares the descriptor table */
 /* init.c: fork's three steps (pthread_atfork), also around a fork-like
  * raw clone system call (sandbox.c). */
 void tr_atfork_prepare(void);
