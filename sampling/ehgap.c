@@ -69,7 +69,7 @@ static int fde_range(uintptr_t hdr, uintptr_t table, uint32_t k, uintptr_t *lo, 
 	return 0;
 }
 
-int tr_smp_eh_gap(uintptr_t pc, uintptr_t *gap_lo, uintptr_t *gap_hi)
+static int eh_gap(uintptr_t pc, uintptr_t *gap_lo, uintptr_t *gap_hi)
 {
 	struct tr_smp_eh o;
 	if (tr_smp_obj_eh(pc, &o) != 0 || o.count == 0)
@@ -101,4 +101,13 @@ int tr_smp_eh_gap(uintptr_t pc, uintptr_t *gap_lo, uintptr_t *gap_hi)
 	*gap_lo = a;
 	*gap_hi = b;
 	return 0;
+}
+
+int tr_smp_eh_gap(uintptr_t pc, uintptr_t *gap_lo, uintptr_t *gap_hi)
+{
+	if (tr_smp_eh_begin() != 0)
+		return -1;   /* an object is being unloaded */
+	int r = eh_gap(pc, gap_lo, gap_hi);
+	tr_smp_eh_end();
+	return r;
 }

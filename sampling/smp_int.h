@@ -69,6 +69,10 @@ struct tr_smp_eh {
 	uint32_t count;
 };
 int tr_smp_obj_eh(uintptr_t pc, struct tr_smp_eh *out);
+/* Around reading an object's .eh_frame_hdr in a handler: -1 while a
+ * dlclose unloads (then read nothing); async-signal-safe, never waits. */
+int tr_smp_eh_begin(void);
+void tr_smp_eh_end(void);
 /* ehgap.c: the search table of the .eh_frame_hdr at hdr (when in the
  * layout ehgap.c reads: 0), and the stretch [*lo, *hi) around pc that no
  * FDE covers (0), -1 when pc is covered or nothing is known (async-

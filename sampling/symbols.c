@@ -215,6 +215,28 @@ out:
 	tr_free(sc.v);
 }
 
+/* An object's .eh_frame_hdr is read by signal handlers (ehgap.c) while
+ * another thread may unload it: dlclose raises smp_unloading and waits
+ * until no handler reads one (smp_eh_readers), and handlers read none
+ * until the refresh after the unload has marked the object gone (its
+ * pages may be another object's by then, loaded at once by a third
+ * thread). Handlers never wait: they give up. */
+static int smp_unloading, smp_eh_readers;
+
+int tr_smp_eh_begin(void)
+{
+	__atomic_add_fetch(&smp_eh_readers, 1, __ATOMIC_SEQ_CST);
+	if (!__atomic_load_n(&smp_unloading, __ATOMIC_SEQ_CST))
+		return 0;
+	__atomic_sub_fetch(&smp_eh_readers, 1, __ATOMIC_SEQ_CST);
+	return -1;
+}
+
+void tr_smp_eh_end(void)
+{
+	__atomic_sub_fetch(&smp_eh_readers, 1, __ATOMIC_SEQ_CST);
+}
+
 int tr_smp_obj_eh(uintptr_t pc, struct tr_smp_eh *out)
 {
 	uint32_t n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
@@ -256,8 +278,12 @@ TR_EXPORT int dlclose(void *handle)
 	if (!tr_smp_enabled)
 		return tr_real.dlclose(handle);
 	tr_smp_objects_refresh();
+	__atomic_add_fetch(&smp_unloading, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&smp_eh_readers, __ATOMIC_SEQ_CST))
+		sched_yield();   /* a handler in another thread, a microsecond */
 	int ret = tr_real.dlclose(handle);
 	tr_smp_objects_refresh();
+	__atomic_sub_fetch(&smp_unloading, 1, __ATOMIC_SEQ_CST);
 	return ret;
 }
 
