@@ -178,7 +178,9 @@ int tr_defs_pack(void **buf, size_t *len)
 	*buf = NULL;
 	*len = 0;
 	/* definitions the modules add at the end (VT class groups, sampled
-	 * calling contexts) must be in the packed (unified) set */
+	 * calling contexts) and those of calls made after MPI_Finalize must
+	 * be in the packed (unified) set */
+	tr_modules_defs_freeze();
 	tr_modules_fini();
 	reg_lock();
 	if (local_proc(&p, 0)) {

@@ -217,6 +217,21 @@ void tr_modules_thread_ending(struct tr_thread *t)
 			tr_g.modules[i]->thread_ending(t);
 }
 
+/* Every module's defs_freeze hook (tr_defs_pack, MPI_Finalize). */
+void tr_modules_defs_freeze(void)
+{
+	if (!tr_g.modules_started || !tr_g.active)
+		return;
+	struct tr_thread *t = tr_tls_self;
+	if (t)
+		t->guard++;
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->defs_freeze)
+			tr_g.modules[i]->defs_freeze();
+	if (t)
+		t->guard--;
+}
+
 /* Every module's fini hook, once per process (MPI: from tr_defs_pack at
  * MPI_Finalize, so the definitions they add are unified; otherwise at
  * shut-down). Later calls return at once. */

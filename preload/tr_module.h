@@ -103,6 +103,11 @@ struct tr_module {
 	 * groups as far as defined). Quick: no symbol reading, no lock the
 	 * program may hold. May be NULL. */
 	void (*durable_snapshot)(void);
+	/* MPI_Finalize, before the definitions are packed for unification
+	 * (definitions made later are not in the unified archive): define what
+	 * the process may still use after it (wrappers/io, wrappers/pthread:
+	 * the regions they define at their first call). May be NULL. */
+	void (*defs_freeze)(void);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */
@@ -116,5 +121,6 @@ uint32_t tr_defs_count(int cls);
  * (VT class groups, sampled calling contexts) reach the MPI-unified archive;
  * the normal shut-down calls it too. */
 void tr_modules_fini(void);
+void tr_modules_defs_freeze(void);   /* MPI_Finalize, before tr_modules_fini */
 
 #endif /* TR_MODULE_H */

@@ -712,6 +712,23 @@ TR_EXPORT int rename(const char *from, const char *to)
 
 /* ---- module ------------------------------------------------------------------------ */
 
+uint32_t io_region_define(enum io_rgn r)
+{
+#define IO_RGN_ROW(n, role) { #n, IO_ROLE_##role },
+	static const struct {
+		const char *name;
+		uint8_t role;
+	} def[IO_R_N] = { IO_REGIONS(IO_RGN_ROW) };
+	/* the registry gives a region defined before its id again: two
+	 * threads here at once store the same values */
+	uint32_t id = tr_def_region(def[r].name, def[r].name, "", def[r].role, OTF2W_PARADIGM_NONE,
+				    OTF2W_REGION_FLAG_NONE, "", 0, 0);
+	io_rgn_filtered[r] = (uint8_t)tr_region_filtered(id);
+	tr_call_code(&io_code[r], id);
+	__atomic_store_n(&io_rgn[r], id + 1, __ATOMIC_RELEASE);
+	return id;
+}
+
 static void io_init(void)
 {
 	io_real_init();
@@ -732,13 +749,6 @@ static void io_init(void)
 	io_tab = p;
 	io_cap = (uint32_t)cap;
 	io_pid = getpid();
-#define IO_RGN_DEF(n, role) io_rgn[IO_R_##n] = tr_def_region(#n, #n, "", IO_ROLE_##role, \
-		OTF2W_PARADIGM_NONE, OTF2W_REGION_FLAG_NONE, "", 0, 0);
-	IO_REGIONS(IO_RGN_DEF)
-	for (int i = 0; i < IO_R_N; i++) {
-		io_rgn_filtered[i] = (uint8_t)tr_region_filtered(io_rgn[i]);
-		tr_call_code(&io_code[i], io_rgn[i]);
-	}
 	char ver[32];
 	snprintf(ver, sizeof(ver), "%ld", sysconf(_SC_VERSION));
 	tr_def_io_paradigm(IO_PARADIGM_POSIX, "POSIX", "POSIX I/O", 0 /* SERIAL */, 1 /* OS */, ver);
@@ -749,6 +759,14 @@ static void io_init(void)
 	io_stdio_std_handles();
 	io_chars_init();
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
+}
+
+/* MPI_Finalize: every region, for the calls made after it. */
+static void io_defs_freeze(void)
+{
+	if (__atomic_load_n(&io_on, __ATOMIC_ACQUIRE))
+		for (int r = 0; r < IO_R_N; r++)
+			(void)io_region((enum io_rgn)r);
 }
 
 static void io_fork_child(void)
@@ -762,6 +780,7 @@ static const struct tr_module io_module = {
 	.init = io_init,
 	.fork_child = io_fork_child,
 	.thread_ending = io_chars_thread_ending,
+	.defs_freeze = io_defs_freeze,
 };
 
 __attribute__((constructor(212))) static void io_ctor(void)

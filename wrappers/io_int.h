@@ -80,8 +80,18 @@ struct io_ent {
 extern struct io_ent *io_tab;
 extern uint32_t io_cap;
 extern int io_on;
+/* Region ids + 1, 0 until the region's first call: a process defines
+ * only the I/O regions it calls (a short process wrote and unified about
+ * a hundred it never used). io_region(r) defines it then (io.c); the
+ * region's io_code and io_rgn_filtered are set before io_rgn. */
 extern uint32_t io_rgn[IO_R_N];
 extern uint8_t io_rgn_filtered[IO_R_N];   /* TRACER_FILTER excludes the region: no operation records */
+uint32_t io_region_define(enum io_rgn r);
+static inline uint32_t io_region(enum io_rgn r)
+{
+	uint32_t v = __atomic_load_n(&io_rgn[r], __ATOMIC_ACQUIRE);
+	return tr_likely(v) ? v - 1 : io_region_define(r);
+}
 extern TR_TLS uint64_t io_tls_opid;
 extern pid_t io_pid;              /* the traced process (vfork children differ) */
 extern _Atomic uint32_t io_hiwater;   /* highest descriptor entered + 1 */
@@ -197,7 +207,7 @@ IO_INLINE void io_op_begin(struct io_op *o, struct tr_thread *t, uint32_t h, enu
 		io_chars_flush(t, now);   /* the folded characters before it */
 	o->t = t;
 	o->h = h;
-	o->rgn = io_rgn[r];
+	o->rgn = io_region(r);
 	o->r = r;
 	if (tr_likely(h != IO_UNDEF32) &&
 	    (p = tr_span_enter(t, now, &io_code[r], o->rgn, OTF2W_EVT_IO_OPERATION_BEGIN_MAX)) != NULL) {
@@ -232,13 +242,13 @@ static inline uint64_t io_meta_begin(struct tr_thread *t, enum io_rgn r)
 	uint64_t now = tr_time();
 	if (tr_unlikely(io_chars_tls.calls != 0))
 		io_chars_flush(t, now);
-	tr_enter(t, now, io_rgn[r]);
+	tr_enter(t, now, io_region(r));
 	errno = t->saved_errno;
 	return now;
 }
 static inline void io_meta_end(struct tr_thread *t, enum io_rgn r, uint64_t now, int err)
 {
-	tr_leave(t, now, io_rgn[r]);
+	tr_leave(t, now, io_rgn[r] - 1);   /* (defined by io_meta_begin) */
 	t->saved_errno = err;
 	tr_thread_put(t);
 }

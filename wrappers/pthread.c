@@ -106,7 +106,7 @@ void tr_pth_cu_handler(void *p)
 
 	if (c->mutex)
 		now = pth_acquired(c->t, now, c->mutex, 0);
-	tr_leave(c->t, now, tr_pth_rgn[c->rgn]);
+	tr_leave(c->t, now, pth_region(c->rgn));
 	tr_thread_put(c->t);
 }
 
@@ -148,6 +148,17 @@ static void pth_fork_child(void)
 		tr_thread_set_seq(t, 0);
 }
 
+uint32_t tr_pth_region_define(enum tr_pth_rgn r)
+{
+	/* the registry gives a region defined before its id again: two
+	 * threads here at once store the same values */
+	uint32_t id = tr_def_region(pth_rgn_def[r].name, pth_rgn_def[r].name, "", pth_rgn_def[r].role,
+				    OTF2W_PARADIGM_PTHREAD, OTF2W_REGION_FLAG_NONE, "", 0, 0);
+	tr_call_code(&tr_pth_code[r], id);
+	__atomic_store_n(&tr_pth_rgn[r], id + 1, __ATOMIC_RELEASE);
+	return id;
+}
+
 static void pth_init(void)
 {
 	pth_resolve_all();
@@ -158,13 +169,16 @@ static void pth_init(void)
 			     strerror(errno));
 		return;
 	}
-	for (int i = 0; i < R_N; i++)
-		tr_pth_rgn[i] = tr_def_region(pth_rgn_def[i].name, pth_rgn_def[i].name, "", pth_rgn_def[i].role,
-					   OTF2W_PARADIGM_PTHREAD, OTF2W_REGION_FLAG_NONE, "", 0, 0);
-	for (int i = 0; i < R_N; i++)
-		tr_call_code(&tr_pth_code[i], tr_pth_rgn[i]);
 	tr_pth_comm = tr_def_thread_comm(OTF2W_PARADIGM_PTHREAD, "pthread threads");
 	atomic_store_explicit(&tr_pth_on, 1, memory_order_release);
+}
+
+/* MPI_Finalize: every region, for the calls made after it. */
+static void pth_defs_freeze(void)
+{
+	if (atomic_load_explicit(&tr_pth_on, memory_order_acquire))
+		for (int r = 0; r < R_N; r++)
+			(void)pth_region((enum tr_pth_rgn)r);
 }
 
 static void pth_fini(void)
@@ -183,6 +197,7 @@ static const struct tr_module pth_module = {
 	.fini = pth_fini,
 	.fork_child = pth_fork_child,
 	.thread_fini_crash = pth_thread_fini_crash,
+	.defs_freeze = pth_defs_freeze,
 };
 
 /* Registered after sampling/ (priority 210): the thread_fini hooks run in

@@ -24,6 +24,7 @@ void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, con
 	t->saved_errno = *t->errnop;
 	l = pth_acquire_note(t, &at, addr, shared, &id, &order);
 	code = pth_lock_code(l, id);
+	(void)pth_region(r);   /* defined (tr_pth_code[r]) */
 	if (tr_likely(at == time) &&
 	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
 		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
@@ -32,13 +33,13 @@ void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, con
 		tr_thread_put_keep(t);
 		return;
 	}
-	tr_enter(t, time, tr_pth_rgn[r]);
+	tr_enter(t, time, pth_region(r));
 	if (tr_rec_begin(t)) {
 		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, at, OTF2W_PARADIGM_PTHREAD, id, order));
 		tr_rec_end(t);
 		pth_hold(addr, code, order);
 	}
-	tr_leave(t, at, tr_pth_rgn[r]);
+	tr_leave(t, at, pth_region(r));
 	tr_thread_put(t);
 }
 
@@ -53,7 +54,7 @@ static __attribute__((noinline)) int pth_lock_wait(struct tr_thread *t, uint64_t
 						   const struct timespec *ts)
 {
 	t->saved_errno = *t->errnop;
-	tr_enter(t, now, tr_pth_rgn[r]);
+	tr_enter(t, now, pth_region(r));
 	if (blocking) {
 		tr_durable_idle(t);   /* (TRACER_DURABLE: what it recorded is out before it waits) */
 		ret = pth_lock_call(r, l, clk, ts);
@@ -61,7 +62,7 @@ static __attribute__((noinline)) int pth_lock_wait(struct tr_thread *t, uint64_t
 	}
 	if (ret == 0 || ret == EOWNERDEAD)
 		now = pth_acquired(t, now, l, shared);
-	tr_leave(t, now, tr_pth_rgn[r]);
+	tr_leave(t, now, pth_region(r));
 	tr_thread_put(t);
 	return ret;
 }
@@ -290,7 +291,7 @@ static inline int pth_cond_wait(enum tr_pth_rgn r, enum pth_kind k, pthread_cond
 	struct pth_cu cu = { t, r, NULL };
 	uint64_t now = tr_time();
 
-	tr_enter(t, now, tr_pth_rgn[r]);
+	tr_enter(t, now, pth_region(r));
 	if (tr_pth_released(t, now, m))
 		cu.mutex = m;
 	tr_durable_idle(t);
@@ -298,7 +299,7 @@ static inline int pth_cond_wait(enum tr_pth_rgn r, enum pth_kind k, pthread_cond
 	now = tr_time();
 	if (cu.mutex)
 		now = pth_acquired(t, now, m, 0);
-	tr_leave(t, now, tr_pth_rgn[r]);
+	tr_leave(t, now, pth_region(r));
 	tr_thread_put(t);
 	return ret;
 }
@@ -342,10 +343,10 @@ TR_EXPORT int pthread_barrier_wait(pthread_barrier_t *b)
 	struct tr_thread *t = pth_get();
 	if (!t)
 		return real_pthread_barrier_wait(b);
-	tr_enter(t, tr_time(), tr_pth_rgn[R_BARRIER_WAIT]);
+	tr_enter(t, tr_time(), pth_region(R_BARRIER_WAIT));
 	tr_durable_idle(t);
 	int ret = real_pthread_barrier_wait(b);
-	tr_leave(t, tr_time(), tr_pth_rgn[R_BARRIER_WAIT]);
+	tr_leave(t, tr_time(), pth_region(R_BARRIER_WAIT));
 	tr_thread_put(t);
 	return ret;
 }
@@ -373,7 +374,7 @@ static inline int pth_sem_wait(enum tr_pth_rgn r, enum pth_kind k, sem_t *s, clo
 	int err = errno;
 	uint64_t now = tr_time();
 
-	tr_enter(t, now, tr_pth_rgn[r]);
+	tr_enter(t, now, pth_region(r));
 	if (ret != 0) {
 		struct pth_cu cu = { t, r, NULL };
 
@@ -384,7 +385,7 @@ static inline int pth_sem_wait(enum tr_pth_rgn r, enum pth_kind k, sem_t *s, clo
 		ret = pth_sem_call(&cu, k, s, clk, ts, &err);
 		now = tr_time();
 	}
-	tr_leave(t, now, tr_pth_rgn[r]);
+	tr_leave(t, now, pth_region(r));
 	if (ret == 0)
 		tr_thread_put(t);
 	else

@@ -267,7 +267,7 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 		pthread_attr_getdetachstate(attr, &ds);
 
 	t0 = tr_time();
-	tr_enter(t, t0, tr_pth_rgn[R_CREATE]);
+	tr_enter(t, t0, pth_region(R_CREATE));
 	/* Held across the creation so that a join that returns before the
 	 * handle is inserted still finds it. */
 	real_pthread_mutex_lock(&pth_join_lock);
@@ -294,7 +294,7 @@ TR_EXPORT int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*
 	} else {
 		tr_free(s);
 	}
-	tr_leave(t, tr_time(), tr_pth_rgn[R_CREATE]);
+	tr_leave(t, tr_time(), pth_region(R_CREATE));
 	pth_put_errno(t, err);
 	return ret;
 }
@@ -308,7 +308,7 @@ static int pth_joined(struct tr_thread *t, enum tr_pth_rgn r, pthread_t th, int 
 		tr_evt_status(t, otf2w_evt_thread_wait(t->w, NULL, now, tr_pth_comm, seq));
 		tr_rec_end(t);
 	}
-	tr_leave(t, now, tr_pth_rgn[r]);
+	tr_leave(t, now, pth_region(r));
 	tr_thread_put(t);
 	return ret;
 }
@@ -323,7 +323,7 @@ static inline int pth_join(enum tr_pth_rgn r, enum pth_kind k, pthread_t th, voi
 				      real_pthread_clockjoin_np(th, rv, clk, ts);
 	struct pth_cu cu = { t, r, NULL };
 
-	tr_enter(t, tr_time(), tr_pth_rgn[r]);
+	tr_enter(t, tr_time(), pth_region(r));
 	tr_durable_idle(t);
 	return pth_joined(t, r, th, pth_join_call(&cu, k, th, rv, clk, ts));
 }
@@ -352,7 +352,7 @@ TR_EXPORT int pthread_tryjoin_np(pthread_t th, void **rv)
 	struct tr_thread *t = pth_get();
 	if (!t)
 		return real_pthread_tryjoin_np(th, rv);
-	tr_enter(t, tr_time(), tr_pth_rgn[R_TRYJOIN]);
+	tr_enter(t, tr_time(), pth_region(R_TRYJOIN));
 	return pth_joined(t, R_TRYJOIN, th, real_pthread_tryjoin_np(th, rv));
 }
 
@@ -364,11 +364,11 @@ TR_EXPORT int pthread_detach(pthread_t th)
 	if (!t)
 		return real_pthread_detach(th);
 	uint64_t now = tr_time();
-	tr_enter(t, now, tr_pth_rgn[R_DETACH]);
+	tr_enter(t, now, pth_region(R_DETACH));
 	int ret = real_pthread_detach(th);
 	if (ret == 0)
 		pth_join_take(th, &seq);   /* never joined: no ThreadWait */
-	tr_leave(t, now, tr_pth_rgn[R_DETACH]);
+	tr_leave(t, now, pth_region(R_DETACH));
 	tr_thread_put(t);
 	return ret;
 }
@@ -440,8 +440,8 @@ TR_EXPORT void pthread_exit(void *rv)
 	if (t) {
 		uint64_t now = tr_time();
 
-		tr_enter(t, now, tr_pth_rgn[R_EXIT]);
-		tr_leave(t, now, tr_pth_rgn[R_EXIT]);
+		tr_enter(t, now, pth_region(R_EXIT));
+		tr_leave(t, now, pth_region(R_EXIT));
 		tr_thread_put(t);
 	}
 	tr_io_thread_exiting();   /* (durable) the main thread's exit: tracer-io must not outlive it */

@@ -34,11 +34,21 @@ enum tr_pth_rgn {
 	R_N
 };
 
-extern uint32_t tr_pth_rgn[R_N];         /* region ids, set by pth_init */
+/* Region ids + 1, 0 until the region's first call: a process defines only
+ * the pthread regions it calls. pth_region(r) defines it then (pthread.c);
+ * tr_pth_code[r] is set before tr_pth_rgn[r]. */
+extern uint32_t tr_pth_rgn[R_N];
 extern struct tr_call_code tr_pth_code[R_N];   /* their Enter/Leave records encoded */
 extern uint32_t tr_pth_comm;             /* PTHREAD thread contingent */
 extern _Atomic int tr_pth_on;            /* 1 once pth_init defined everything (TRACER_PTHREAD on) */
 extern TR_TLS int tr_pth_resolving;      /* inside the resolver (dlsym may lock a mutex) */
+
+uint32_t tr_pth_region_define(enum tr_pth_rgn r);
+static inline uint32_t pth_region(enum tr_pth_rgn r)
+{
+	uint32_t v = __atomic_load_n(&tr_pth_rgn[r], __ATOMIC_ACQUIRE);
+	return tr_likely(v) ? v - 1 : tr_pth_region_define(r);
+}
 
 /* Lazily resolve (a call made before our constructor ran). */
 #define PTH_INIT(fn)                                                  \
@@ -224,7 +234,8 @@ static TR_ALWAYS_INLINE void pth_took(struct tr_thread *t, uint64_t time, enum t
 
 	if (tr_likely(atomic_load_explicit(&l->key, memory_order_acquire) == (uintptr_t)addr &&
 		      (code = atomic_load_explicit(&l->code, memory_order_relaxed)) != 0 &&
-		      atomic_load_explicit(&l->holder, memory_order_relaxed) == t->index + 1) &&
+		      atomic_load_explicit(&l->holder, memory_order_relaxed) == t->index + 1 &&
+		      __atomic_load_n(&tr_pth_rgn[r], __ATOMIC_ACQUIRE) != 0) &&
 	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
 		uint32_t order;
 
@@ -278,10 +289,10 @@ static TR_ALWAYS_INLINE void pth_unlocking(struct tr_thread *t, const void *addr
 	if (!t)                                                           \
 		return CALL;                                              \
 	uint64_t now = tr_time();                                         \
-	tr_enter(t, now, tr_pth_rgn[R]);                                  \
+	tr_enter(t, now, pth_region(R));                                  \
 	int ret = CALL;                                                   \
 	int err = errno;                                                  \
-	tr_leave(t, now, tr_pth_rgn[R]);                                  \
+	tr_leave(t, now, pth_region(R));                                  \
 	if ((ERRNO) && ret != 0)                                          \
 		pth_put_errno(t, err);                                    \
 	else                                                              \
