@@ -352,6 +352,12 @@ def case_dd():
     ck.expect(r == size and w == size, 'dd: read %d, written %d, want %d both' % (r, w, size))
     nreads = sum(1 for o in io.ops if o[1] == 'READ' and o[2].file.name.endswith('/in.txt'))
     ck.expect(nreads == (size + 4095) // 4096 + 1, 'dd: %d reads of 4096, want %d' % (nreads, (size + 4095) // 4096 + 1))
+    # a region is defined at its first call: none that dd never entered
+    # (a short process wrote and unified ~130 unused ones)
+    entered = {e.region for e in tr.events() if e.kind == 'Enter'}
+    unused = sorted(set(tr.regions) - entered)
+    ck.expect(not unused and 'read' in entered and 'write' in entered,
+              'dd: regions defined but never entered: %s' % unused)
     print('dd: %d bytes, %d operations' % (size, len(io.ops)))
 
 
