@@ -212,6 +212,12 @@ void rep_io_event(struct rep *r, size_t li, const otf2r_event *ev);
 void rep_io_chars(struct rep *r, const otf2r_event *ev);
 /* The name of IoFile (regular file or directory) id file, "?" if none. */
 const char *rep_io_file_name(const struct rep *r, uint32_t file);
+/* Figures per (file, layer): *out allocated (free it), their number. */
+struct rep_io_row {
+	const char *file, *layer;
+	uint64_t ops, bytes, time;
+};
+size_t rep_io_rows(const struct rep *r, struct rep_io_row **out);
 void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);
@@ -236,5 +242,6 @@ int rep_open(int argc, char **argv, const char *usage, otf2r_archive **ar);
 void rep_read_error(const char *path, const char *why);
 int tracer_report_main(int argc, char **argv);
 int tracer_convert_main(int argc, char **argv);
+int tracer_diff_main(int argc, char **argv);   /* report_diff.c */
 
 #endif /* TRACER_REPORT_H */

@@ -203,6 +203,25 @@ static uint64_t file_total(const struct io_file *f, int what)   /* 0 bytes, 1 ti
 	return s;
 }
 
+size_t rep_io_rows(const struct rep *r, struct rep_io_row **out)
+{
+	struct rep_io *io = r->io;
+	*out = NULL;
+	if (!io || !io->nfiles)
+		return 0;
+	*out = rep_xcalloc(io->nfiles, sizeof **out);
+	for (size_t i = 0; i < io->nfiles; i++) {
+		const struct io_file *x = &io->files[i];
+		(*out)[i].file = rep_io_file_name(r, x->file);
+		(*out)[i].layer = layer_name(r, x->layer);
+		for (int k = 0; k < IO_KINDS; k++)
+			(*out)[i].ops += x->k[k].ops;
+		(*out)[i].bytes = file_total(x, 0);
+		(*out)[i].time = file_total(x, 1);
+	}
+	return io->nfiles;
+}
+
 static int by_bytes(const void *a, const void *b)
 {
 	const struct io_file *x = a, *y = b;

@@ -3,6 +3,7 @@
  *   tracer run      record a program (execs the launcher tracer-run)
  *   tracer report   where did the time go (text, --json, --html)
  *   tracer convert  Chrome Trace Event JSON for Perfetto / chrome://tracing
+ *   tracer diff     what changed between two runs (report_diff.c)
  *   tracer merge    one archive from the per-rank archives (execs tracer-merge)
  *   tracer recover  rebuild the archive of a killed TRACER_DURABLE run (recover.c)
  * `tracer run` and `tracer merge` exec their program, found next to this
@@ -25,6 +26,7 @@ static const char usage_text[] =
 	"  report   where did the time go: regions, threads, ranks, messages;\n"
 	"           text, --json or --html FILE (one self-contained page)\n"
 	"  convert  Chrome Trace Event JSON for Perfetto's UI and chrome://tracing\n"
+	"  diff     what changed from run A to run B: regions, I/O, locks, MPI\n"
 	"  merge    one archive from the per-rank archives of an MPI run (tracer-merge)\n"
 	"  recover  rebuild the archive of a run killed by SIGKILL (TRACER_DURABLE)\n"
 	"  help     this text; `tracer COMMAND --help` for a command's options\n"
@@ -85,6 +87,8 @@ int main(int argc, char **argv)
 		return tracer_report_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "convert"))
 		return tracer_convert_main(argc - 1, argv + 1);
+	if (!strcmp(cmd, "diff"))
+		return tracer_diff_main(argc - 1, argv + 1);
 	if (!strcmp(cmd, "run"))
 		return exec_tool("tracer-run", argc - 1, argv + 1);
 	if (!strcmp(cmd, "merge"))

@@ -443,7 +443,7 @@ def case_convert_sampling():
 
 def case_cli():
     """every subcommand has --help; errors are one line and a non-zero status"""
-    for cmd in ('report', 'convert', 'run', 'merge', 'recover'):
+    for cmd in ('report', 'convert', 'diff', 'run', 'merge', 'recover'):
         rc, out, err = tracer(cmd, '--help', ok=False)
         if rc != 0 or 'usage' not in out:
             ck.fail('tracer %s --help: rc %d, stdout %r' % (cmd, rc, out[:200]))
@@ -499,6 +499,82 @@ def case_cli():
             ck.fail('tracer %s of a cut archive: rc %d, stderr %r' % (cmd[0], rc, err))
     print('cli: --help of every command, error paths, tracer run + report, --sort/--limit/--location, '
           'bad options, a damaged archive')
+
+
+def ref_regions(anchor):
+    """The reference reader's figures per region name over all locations:
+    {name: [calls, exclusive seconds]} (a region's time minus the time of
+    the regions entered inside it)."""
+    import otf2
+    from otf2.events import Enter, Leave
+    fig, stacks = {}, {}
+    with otf2.reader.open(anchor) as r:
+        res = float(r.definitions.clock_properties.timer_resolution)
+        for loc, ev in r.events:
+            st = stacks.setdefault(loc, [])
+            if isinstance(ev, Enter):
+                if st:
+                    fig[st[-1][0]][1] += ev.time - st[-1][1]
+                name = ev.region.name
+                fig.setdefault(name, [0, 0])[0] += 1
+                st.append([name, ev.time])
+            elif isinstance(ev, Leave) and st:
+                name, since = st.pop()
+                fig[name][1] += ev.time - since
+                if st:
+                    st[-1][1] = ev.time
+    return {k: [v[0], v[1] / res] for k, v in fig.items()}
+
+
+def case_diff():
+    """tracer diff of two runs of one program, the second holding a mutex
+    11 times longer: the lock call is the top row, its change is what was
+    injected, and every region's calls and exclusive times (both runs) are
+    the reference reader's"""
+    prog = os.environ['DIFF_PROG']
+    d = workdir('diff')
+    runs = []
+    for ms in (5, 55):
+        out = os.path.join(d, 'run%d' % ms)
+        rc, _, err = run([prog, str(ms), os.path.join(d, 'out.dat')],
+                         env=dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out))
+        if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
+            ck.fail('diff_prog %d under the tracer: rc %d\n%s' % (ms, rc, err))
+        runs.append(out)
+    j = json.loads(tracer('diff', '--json', '--limit', '0', runs[0], runs[1])[1])
+    refs = [ref_regions(os.path.join(a, 'traces.otf2')) for a in runs]
+    rows = {x['name']: x for x in j['regions']}
+    for k in (0, 1):
+        for name, (calls, excl) in refs[k].items():
+            x = rows.get(name)
+            if not x or x['calls'][k] != calls or abs(x['excl'][k] - excl) > 2e-6:
+                ck.fail('run %s, %s: diff says %r, the reference reader %d calls, %.9f s' % ('AB'[k], name, x,
+                                                                                             calls, excl))
+    if set(rows) != set(refs[0]) | set(refs[1]):
+        ck.fail('regions %s, the reference reader %s' % (sorted(rows), sorted(set(refs[0]) | set(refs[1]))))
+    top = j['regions'][0]
+    change = top['excl'][1] - top['excl'][0]
+    if top['name'] != 'pthread_mutex_lock' or not 0.9 * 5 * 0.050 <= change <= 5 * 0.050 + 0.5:
+        ck.fail('top row %r (change %.6f s), want pthread_mutex_lock about +0.25 s' % (top, change))
+    io = [x for x in j['io'] if x['file'].endswith('/out.dat') and x['layer'] == 'POSIX']
+    if len(io) != 1 or io[0]['operations'] != [16, 16] or io[0]['bytes'] != [65536, 65536]:
+        ck.fail('I/O rows of out.dat: %r' % j['io'])
+    if j['a']['path'] != runs[0] or j['b']['duration'] <= j['a']['duration']:
+        ck.fail('runs: %r %r' % (j['a'], j['b']))
+    # the text: the same top row, the lock wait in the totals
+    rc, out, err = tracer('diff', runs[0], runs[1])
+    lines = out.splitlines()
+    first = [i for i, l in enumerate(lines) if l.startswith('region ')]
+    if not first or not lines[first[0] + 1].startswith('pthread_mutex_lock ') or 'lock wait s' not in out:
+        ck.fail('tracer diff text:\n' + out)
+    rc, out, err = tracer('diff', runs[0], ok=False)
+    if rc != 2 or 'usage' not in err:
+        ck.fail('tracer diff with one archive: rc %d %r' % (rc, err))
+    rc, out, err = tracer('diff', runs[0], '/nonexistent', ok=False)
+    if rc != 1 or len(err.splitlines()) != 1 or not err.startswith('tracer: '):
+        ck.fail('tracer diff A /nonexistent: rc %d %r' % (rc, err))
+    print('diff: pthread_mutex_lock %+.6f s (%.6f -> %.6f), %d regions checked against the reference reader'
+          % (change, top['excl'][0], top['excl'][1], len(rows)))
 
 
 def chromium(*args):
