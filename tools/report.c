@@ -289,7 +289,7 @@ size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out)
 	return n;
 }
 
-static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
+static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t, int counted)
 {
 	if (L->depth == L->cap) {
 		L->stack = rep_grow(L->stack, &L->cap, 64, sizeof *L->stack);
@@ -309,9 +309,9 @@ static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t)
 	if (L->depth)
 		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
-	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0 };
+	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0, counted };
 	L->active[ri]++;
-	L->reg[ri].calls++;
+	L->reg[ri].calls += (uint64_t)counted;
 }
 
 static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
@@ -335,10 +335,12 @@ static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 			}
 		}
 	}
-	if (s->done++ == 0 || d < s->min)
-		s->min = d;
-	if (d > s->max)
-		s->max = d;
+	if (f->counted) {
+		if (s->done++ == 0 || d < s->min)
+			s->min = d;
+		if (d > s->max)
+			s->max = d;
+	}
 	if (L->depth)
 		L->stack[L->depth - 1].child += d;
 	else
@@ -404,9 +406,45 @@ static uint32_t cc_region(const struct rep *r, uint32_t cc)
 	return cc < r->ncc ? r->cc_region[cc] : UNDEF32;
 }
 
+int rep_window_arg(const char *s, double *v, int *pct)
+{
+	char *end;
+	*v = strtod(s, &end);
+	*pct = *end == '%';
+	if (end == s || *v < 0 || *v != *v || (*pct && (end[1] || *v > 100)) || (!*pct && *end))
+		return -1;
+	return 0;
+}
+
+/* The window's ends in ticks, from the run's ClockProperties. */
+static void window_ticks(struct rep *r, const struct rep_window *w)
+{
+	const otf2r_gdef_clock_properties *cp = otf2r_clock(r->ar);
+	uint64_t start = r->offset, len = cp ? cp->trace_length : 0;
+	double ends[2] = { w->from, w->to };
+	int pct[2] = { w->from_pct, w->to_pct };
+	uint64_t t[2];
+	for (int i = 0; i < 2; i++) {
+		double v = pct[i] ? ends[i] / 100.0 * (double)len : ends[i] * (double)r->resolution;
+		t[i] = ends[i] < 0 ? UINT64_MAX : start + (uint64_t)(v + 0.5);
+	}
+	r->win_from = t[0];
+	r->win_to = t[1];
+	r->windowed = 1;
+}
+
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 {
+	return rep_build_window(r, ar, timeline, NULL);
+}
+
+int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_window *w)
+{
 	rep_setup_defs(r, ar);
+	r->win_from = 0;
+	r->win_to = UINT64_MAX;
+	if (w && w->on)
+		window_ticks(r, w);
 	r->first = UINT64_MAX;
 	if (timeline) {
 		/* one more pass for the range: ClockProperties may not cover the
@@ -416,11 +454,15 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 		if (otf2r_merge_open(ar, NULL, 0, &m) == 0) {
 			r->t0 = UINT64_MAX;
 			while (otf2r_merge_next(m, &ev) > 0) {
+				if (ev.time < r->win_from || ev.time >= r->win_to)
+					continue;
 				if (ev.time < r->t0)
 					r->t0 = ev.time;
 				r->t1 = ev.time;
 			}
 			otf2r_merge_close(m);
+			if (r->t0 == UINT64_MAX)
+				r->t0 = r->t1 = 0;
 		}
 		for (size_t i = 0; i < r->nlocs; i++) {
 			r->locs[i].bin_region = rep_xcalloc(REP_NBINS, sizeof(uint32_t));
@@ -440,35 +482,51 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
 				;
 		struct rep_loc *L = &r->locs[li];
-		L->events++;
-		if (L->first == UINT64_MAX)
-			L->first = ev.time;
-		L->last = ev.time;
-		r->events++;
-		if (ev.time < r->first)
-			r->first = ev.time;
-		if (ev.time > r->last)
-			r->last = ev.time;
+		/* outside the window: regions still entered and left (what is
+		 * open when it begins), at its edge; the rest is not counted */
+		int in = ev.time >= r->win_from && ev.time < r->win_to;
+		uint64_t tc = in ? ev.time : ev.time < r->win_from ? r->win_from : r->win_to;
+		if (in) {
+			L->events++;
+			if (L->first == UINT64_MAX)
+				L->first = ev.time;
+			L->last = ev.time;
+			r->events++;
+			if (ev.time < r->first)
+				r->first = ev.time;
+			if (ev.time > r->last)
+				r->last = ev.time;
+		}
 		uint32_t ri;
 		switch (ev.type) {
 		case OTF2R_EVT_ENTER:
 			if ((ri = region_index(r, ev.u.enter.region)) != UNDEF32)
-				enter(r, L, ri, ev.time);
-			break;
+				enter(r, L, ri, tc, in);
+			continue;
 		case OTF2R_EVT_LEAVE:
 			if ((ri = region_index(r, ev.u.leave.region)) != UNDEF32)
-				leave(r, L, ri, ev.time);
-			break;
+				leave(r, L, ri, tc);
+			continue;
 		case OTF2R_EVT_CALLING_CONTEXT_ENTER:
 			ri = cc_region(r, ev.u.calling_context_enter.calling_context);
 			if (ri != UNDEF32)
-				enter(r, L, ri, ev.time);
-			break;
+				enter(r, L, ri, tc, in);
+			continue;
 		case OTF2R_EVT_CALLING_CONTEXT_LEAVE:
 			ri = cc_region(r, ev.u.calling_context_leave.calling_context);
 			if (ri != UNDEF32)
-				leave(r, L, ri, ev.time);
-			break;
+				leave(r, L, ri, tc);
+			continue;
+		case OTF2R_EVT_METRIC:
+			metric_values(r, L, &ev);   /* (the values regions start from) */
+			if (in && ev.nattrs)
+				rep_io_chars(r, &ev);   /* folded per-character stream calls */
+			continue;
+		default:
+			if (!in)
+				continue;
+		}
+		switch (ev.type) {
 		case OTF2R_EVT_CALLING_CONTEXT_SAMPLE:
 			r->samples++;
 			if (ev.u.calling_context_sample.calling_context < r->ncc)
@@ -478,11 +536,6 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 		case OTF2R_EVT_THREAD_TASK_SWITCH:
 		case OTF2R_EVT_THREAD_TASK_COMPLETE:
 			L->tasks[ev.type - OTF2R_EVT_THREAD_TASK_CREATE]++;
-			break;
-		case OTF2R_EVT_METRIC:
-			metric_values(r, L, &ev);
-			if (ev.nattrs)
-				rep_io_chars(r, &ev);   /* folded per-character stream calls */
 			break;
 		case OTF2R_EVT_MPI_COLLECTIVE_BEGIN:
 			L->coll_begin = ev.time;
@@ -545,7 +598,8 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 	for (size_t i = 0; i < r->nlocs; i++) {      /* still open: end at the last event */
 		struct rep_loc *L = &r->locs[i];
 		while (L->depth)
-			leave_top(r, L, L->last);
+			leave_top(r, L, L->depth && L->stack[L->depth - 1].enter > L->last ? L->stack[L->depth - 1].enter
+											       : L->last);
 		if (L->first == UINT64_MAX)
 			L->first = L->last = 0;
 	}

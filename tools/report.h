@@ -21,7 +21,20 @@ struct rep_frame {
 	uint32_t ri;            /* region index */
 	uint64_t enter, child;
 	size_t bsend;           /* blocking send in this call: index + 1 into rep.bsend, 0 none */
+	int counted;            /* entered inside the time window (a call of the report) */
 };
+
+/* --from/--to: a time window of the run, each end seconds from its start
+ * or a percentage of its length (ClockProperties). Calls that begin in it
+ * are counted, with the time they spend in it; every other record counts
+ * when its time is in it. */
+struct rep_window {
+	int on;
+	double from, to;        /* to < 0: the end */
+	int from_pct, to_pct;
+};
+/* Parse "SECONDS" or "PERCENT%" into *v, *pct; 0 ok, -1 not a time. */
+int rep_window_arg(const char *s, double *v, int *pct);
 
 #define REP_NBINS 1000          /* timeline: time bins per location */
 
@@ -116,6 +129,8 @@ struct rep {
 	uint64_t *msg_count, *msg_bytes; /* ngroups x ngroups, sender-major */
 	uint64_t messages;
 	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
+	uint64_t win_from, win_to;       /* the time window: [from, to), ticks */
+	int windowed;
 	struct rep_lock *locks;          /* open addressing on (group, id) */
 	size_t nlocks, caplocks;
 	/* calling contexts (sampling): by dense id */
@@ -188,6 +203,7 @@ int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t 
 const char *rep_comm_name(const struct rep *r, uint32_t comm);
 int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
+int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_window *w);
 void rep_free(struct rep *r);
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group);   /* group -1 = all */
 

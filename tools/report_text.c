@@ -26,6 +26,9 @@ static const char usage_text[] =
 	"  -n, --limit N       rows per table (default 20, 0 = all)\n"
 	"  -s, --sort KEY      excl (default), incl, calls, avg, max, name\n"
 	"  -l, --location ID   only this location (thread) in the per-location tables\n"
+	"      --from T, --to T  only the time window [T1, T2) of the run: seconds from\n"
+	"                      its start or a percentage of its length (2.5, 40%);\n"
+	"                      calls that begin in it, with their time in it\n"
 	"      --json          machine-readable output (times in ticks) on stdout\n"
 	"      --html FILE     also write one self-contained HTML page (tables and a\n"
 	"                      timeline, no network access needed) to FILE\n"
@@ -233,6 +236,10 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	fprintf(f, "processes  %zu   threads %zu   duration %.3f ms   events %" PRIu64
 		"   bytes %" PRIu64 "\n", nranks, nthreads, rep_ms(r, r->last - r->first), r->events,
 		r->bytes);
+	if (r->windowed)
+		fprintf(f, "window     %.6f s to %s%.6f s from the start (calls that begin in it, their time in it)\n",
+			rep_ms(r, r->win_from - r->offset) / 1e3, r->win_to == UINT64_MAX ? "the end, " : "",
+			r->win_to == UINT64_MAX ? rep_ms(r, r->last - r->offset) / 1e3 : rep_ms(r, r->win_to - r->offset) / 1e3);
 	fprintf(f, "flushes    %" PRIu64 "   measurement on/off switches %" PRIu64
 		"   timer %" PRIu64 " ticks/s\n", flushes, onoff, r->resolution);
 	print_sampling_facts(r, f);
@@ -427,6 +434,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 	for (size_t i = 0; i < r->nregions; i++)
 		st[i] = rep_total(r, i, -1);
 	json_regions(f, r, o, st, order);
+	if (r->windowed)
+		fprintf(f, ",\"window\":{\"from\":%" PRIu64 ",\"to\":%" PRIu64 "}", r->win_from,
+			r->win_to == UINT64_MAX ? r->last + 1 : r->win_to);
 	fputs(",\"classes\":[", f);
 	print_classes(r, f, st, 1);
 	fputs("],\"processes\":[", f);
@@ -527,9 +537,12 @@ int tracer_report_main(int argc, char **argv)
 		{ "limit", required_argument, 0, 'n' }, { "sort", required_argument, 0, 's' },
 		{ "location", required_argument, 0, 'l' }, { "json", no_argument, 0, 'j' },
 		{ "html", required_argument, 0, 'H' }, { "collapsed", required_argument, 0, 'C' },
+		{ "from", required_argument, 0, 'F' }, { "to", required_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	struct rep_opts o = { .limit = 20, .sort = "excl" };
+	struct rep_window win = { .to = -1 };
+	const char *from_s = "0", *to_s = "100%";
 	int json = 0, c;
 	const char *html = NULL, *coll = NULL;
 	optind = 1;
@@ -559,6 +572,16 @@ int tracer_report_main(int argc, char **argv)
 			}
 			o.has_location = 1;
 			break;
+		case 'F':
+		case 'T':
+			if (rep_window_arg(optarg, c == 'F' ? &win.from : &win.to, c == 'F' ? &win.from_pct : &win.to_pct)) {
+				fprintf(stderr, "tracer report: --%s wants seconds from the start or a percentage "
+					"(2.5, 40%%), not '%s'\n", c == 'F' ? "from" : "to", optarg);
+				return 2;
+			}
+			*(c == 'F' ? &from_s : &to_s) = optarg;
+			win.on = 1;
+			break;
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
 		case 'C': coll = optarg; break;
@@ -571,7 +594,7 @@ int tracer_report_main(int argc, char **argv)
 	if (orc)
 		return orc;
 	struct rep r;
-	int rc = rep_build(&r, ar, html != NULL);
+	int rc = rep_build_window(&r, ar, html != NULL, &win);
 	if (rc)
 		rep_read_error(argv[optind], otf2r_error(ar));
 	if (rc == 0 && o.has_location) {
@@ -588,6 +611,12 @@ int tracer_report_main(int argc, char **argv)
 			otf2r_close(ar);
 			return 2;
 		}
+	}
+	if (rc == 0 && win.on && r.win_to <= r.win_from) {
+		fprintf(stderr, "tracer report: --from %s is not before --to %s\n", from_s, to_s);
+		rep_free(&r);
+		otf2r_close(ar);
+		return 2;
 	}
 	if (rc == 0 && html) {
 		FILE *f = fopen(html, "w");

@@ -501,29 +501,68 @@ def case_cli():
           'bad options, a damaged archive')
 
 
-def ref_regions(anchor):
+def ref_regions(anchor, window=None, ticks=False):
     """The reference reader's figures per region name over all locations:
     {name: [calls, exclusive seconds]} (a region's time minus the time of
-    the regions entered inside it)."""
+    the regions entered inside it). window (from, to) in ticks: the calls
+    that begin in it, the time spent in it (times clamped to it)."""
     import otf2
     from otf2.events import Enter, Leave
     fig, stacks = {}, {}
+    lo, hi = window or (0, 1 << 64)
     with otf2.reader.open(anchor) as r:
         res = float(r.definitions.clock_properties.timer_resolution)
         for loc, ev in r.events:
             st = stacks.setdefault(loc, [])
+            t = min(max(ev.time, lo), hi)
             if isinstance(ev, Enter):
                 if st:
-                    fig[st[-1][0]][1] += ev.time - st[-1][1]
+                    fig[st[-1][0]][1] += t - st[-1][1]
                 name = ev.region.name
-                fig.setdefault(name, [0, 0])[0] += 1
-                st.append([name, ev.time])
+                fig.setdefault(name, [0, 0])[0] += 1 if lo <= ev.time < hi else 0
+                st.append([name, t])
             elif isinstance(ev, Leave) and st:
                 name, since = st.pop()
-                fig[name][1] += ev.time - since
+                fig[name][1] += t - since
                 if st:
-                    st[-1][1] = ev.time
-    return {k: [v[0], v[1] / res] for k, v in fig.items()}
+                    st[-1][1] = t
+    return {k: [v[0], v[1] if ticks else v[1] / res] for k, v in fig.items()}
+
+
+def case_window():
+    """tracer report --from/--to: two halves of the demo's run add up to the
+    whole (calls and exclusive time per region, to the tick), and each half
+    is the reference reader's figures for that window"""
+    a = traced_demo('window')
+    full = json.loads(tracer('report', '--json', '--limit', '0', a)[1])
+    halves = [json.loads(tracer('report', '--json', '--limit', '0', *w, a)[1])
+              for w in (['--to', '50%'], ['--from', '50%'])]
+    if halves[0]['window']['to'] != halves[1]['window']['from']:
+        ck.fail('the halves do not meet: %r %r' % (halves[0]['window'], halves[1]['window']))
+    regs = [{x['name']: x for x in h['regions']} for h in halves]
+    for x in full['regions']:
+        got = [regs[k].get(x['name'], {'calls': 0, 'excl': 0}) for k in (0, 1)]
+        if got[0]['calls'] + got[1]['calls'] != x['calls'] or got[0]['excl'] + got[1]['excl'] != x['excl']:
+            ck.fail('%s: halves %r + %r, whole %r' % (x['name'], got[0], got[1], x))
+    anchor = os.path.join(a, 'traces.otf2')
+    for k in (0, 1):
+        w = halves[k]['window']
+        ref = ref_regions(anchor, (w['from'], w['to']), ticks=True)
+        for name, (calls, excl) in ref.items():
+            x = regs[k].get(name, {'calls': 0, 'excl': 0})
+            if x['calls'] != calls or x['excl'] != excl:
+                ck.fail('half %d, %s: report %r, the reference reader %d calls, %d ticks' % (k, name, x, calls, excl))
+    # the text says which window; a bad or empty window: one line, status 2
+    rc, out, err = tracer('report', '--from', '0.001', '--to', '90%', a)
+    if 'window     0.001000 s to ' not in out:
+        ck.fail('no window line in:\n' + out[:1000])
+    for args in (['--from', 'x'], ['--to', '101%'], ['--from', '60%', '--to', '40%']):
+        rc, out, err = tracer('report', *(args + [a]), ok=False)
+        if rc != 2 or out or len(err.splitlines()) != 1:
+            ck.fail('tracer report %s: rc %d %r %r' % (' '.join(args), rc, out[:200], err))
+    n = sum(x['calls'] for x in full['regions'])
+    print('window: %d calls split %d + %d, every region = the reference reader per half' % (
+        n, sum(x['calls'] for x in halves[0]['regions']), sum(x['calls'] for x in halves[1]['regions'])))
 
 
 def case_diff():
