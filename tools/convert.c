@@ -37,6 +37,9 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o, --output FILE   output file (required; .gz: compressed)\n"
 	"      --chrome FILE   the same as -o\n"
+	"      --from T, --to T  only the time window [T1, T2): seconds from the\n"
+	"                      run's start or a percentage of its length (2.5, 40%);\n"
+	"                      calls open at its edges begin or end there\n"
 	"  -h, --help          this text\n";
 
 struct out {
@@ -242,28 +245,58 @@ static void push(struct conv *c, size_t li, uint32_t region)
 	c->stack[li][c->depth[li]++] = region;
 }
 
-/* Leave: E for the innermost open `region` and everything above it. */
+/* Leave: E for the innermost open `region` and everything above it (o
+ * NULL: before the time window, nothing written). */
 static void leave_to(struct out *o, struct conv *c, size_t li, uint32_t region, uint64_t t)
 {
 	size_t k = c->depth[li];
 	while (k > 0 && c->stack[li][k - 1] != region)
 		k--;
-	while (k > 0 && c->depth[li] >= k)
-		be(o, c, li, 'E', c->stack[li][--c->depth[li]], t);
+	while (k > 0 && c->depth[li] >= k) {
+		--c->depth[li];
+		if (o)
+			be(o, c, li, 'E', c->stack[li][c->depth[li]], t);
+	}
+}
+
+/* The time window begins (ph 'B': every open call begins at t) or ends
+ * ('E': every open call ends at t). */
+static void window_edge(struct out *o, struct conv *c, char ph, uint64_t t)
+{
+	for (size_t i = 0; i < c->r.nlocs; i++) {
+		if (ph == 'B')
+			for (size_t k = 0; k < c->depth[i]; k++)
+				be(o, c, i, 'B', c->stack[i][k], t);
+		else
+			while (c->depth[i])
+				be(o, c, i, 'E', c->stack[i][--c->depth[i]], t);
+	}
 }
 
 int tracer_convert_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "chrome", required_argument, 0, 'o' },
+		{ "from", required_argument, 0, 'F' }, { "to", required_argument, 0, 'T' },
 		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	const char *outp = NULL;
+	struct rep_window win = { .to = -1 };
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'o': outp = optarg; break;
+		case 'F':
+		case 'T':
+			if (rep_window_arg(optarg, ch == 'F' ? &win.from : &win.to,
+					   ch == 'F' ? &win.from_pct : &win.to_pct)) {
+				fprintf(stderr, "tracer convert: --%s wants seconds from the start or a percentage "
+					"(2.5, 40%%), not '%s'\n", ch == 'F' ? "from" : "to", optarg);
+				return 2;
+			}
+			win.on = 1;
+			break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}
@@ -295,6 +328,21 @@ int tracer_convert_main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	rep_setup_defs(&c.r, ar);
 	struct rep *r = &c.r;
+	rep_window_set(r, &win);
+	if (win.on && r->win_to <= r->win_from) {
+		fprintf(stderr, "tracer convert: the time window is empty (--from is not before --to)\n");
+		rep_free(r);
+		otf2r_close(ar);
+		if (o.f)
+			fclose(o.f);
+#ifdef TRACER_HAVE_ZLIB
+		if (o.gz)
+			gzclose(o.gz);
+#endif
+		unlink(outp);
+		return 2;
+	}
+	int inside = !win.on || r->win_from <= r->offset;   /* the window has begun */
 	c.stack = calloc(r->nlocs + 1, sizeof *c.stack);
 	c.depth = calloc(r->nlocs + 1, sizeof *c.depth);
 	c.cap = calloc(r->nlocs + 1, sizeof *c.cap);
@@ -332,12 +380,23 @@ int tracer_convert_main(int argc, char **argv)
 		if (li >= r->nlocs || r->locs[li].id != ev.location)
 			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
 				;
-		c.last[li] = ev.time;
+		if (ev.time >= r->win_to) {   /* the window ends: so do its open calls */
+			window_edge(&o, &c, 'E', r->win_to);
+			break;
+		}
+		if (!inside && ev.time >= r->win_from) {
+			inside = 1;
+			window_edge(&o, &c, 'B', r->win_from);
+		}
+		struct out *w = inside ? &o : NULL;   /* before the window: calls kept, nothing written */
+		if (inside)
+			c.last[li] = ev.time;
 		if (ev.type == OTF2R_EVT_ENTER) {
 			push(&c, li, ev.u.enter.region);
-			be(&o, &c, li, 'B', ev.u.enter.region, ev.time);
+			if (w)
+				be(w, &c, li, 'B', ev.u.enter.region, ev.time);
 		} else if (ev.type == OTF2R_EVT_LEAVE) {
-			leave_to(&o, &c, li, ev.u.leave.region, ev.time);
+			leave_to(w, &c, li, ev.u.leave.region, ev.time);
 		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER ||
 			   ev.type == OTF2R_EVT_CALLING_CONTEXT_LEAVE) {
 			uint32_t cc = ev.u.calling_context_enter.calling_context;
@@ -345,10 +404,13 @@ int tracer_convert_main(int argc, char **argv)
 			uint32_t id = ri == UINT32_MAX ? UINT32_MAX : r->regions[ri]->self;
 			if (ev.type == OTF2R_EVT_CALLING_CONTEXT_ENTER) {
 				push(&c, li, id);
-				be(&o, &c, li, 'B', id, ev.time);
+				if (w)
+					be(w, &c, li, 'B', id, ev.time);
 			} else {
-				leave_to(&o, &c, li, id, ev.time);
+				leave_to(w, &c, li, id, ev.time);
 			}
+		} else if (!w) {
+			continue;
 		} else if (ev.type == OTF2R_EVT_MPI_SEND || ev.type == OTF2R_EVT_MPI_ISEND ||
 			   ev.type == OTF2R_EVT_MPI_RECV || ev.type == OTF2R_EVT_MPI_IRECV) {
 			message(&o, &c, li, &ev);
@@ -365,10 +427,12 @@ int tracer_convert_main(int argc, char **argv)
 	}
 	if (rc < 0)
 		rep_read_error(argv[optind], otf2r_error(ar));
+	if (rc > 0)
+		rc = 0;   /* (left at the window's end) */
 	otf2r_merge_close(m);
 	for (size_t i = 0; i < r->nlocs; i++) {
-		while (c.depth[i])
-			be(&o, &c, i, 'E', c.stack[i][--c.depth[i]], c.last[i]);
+		while (c.depth[i] && inside)
+			be(&o, &c, i, 'E', c.stack[i][--c.depth[i]], c.last[i] > r->win_from ? c.last[i] : r->win_from);
 		free(c.stack[i]);
 	}
 	put(&o, "\n]}\n");

@@ -417,8 +417,12 @@ int rep_window_arg(const char *s, double *v, int *pct)
 }
 
 /* The window's ends in ticks, from the run's ClockProperties. */
-static void window_ticks(struct rep *r, const struct rep_window *w)
+void rep_window_set(struct rep *r, const struct rep_window *w)
 {
+	r->win_from = 0;
+	r->win_to = UINT64_MAX;
+	if (!w || !w->on)
+		return;
 	const otf2r_gdef_clock_properties *cp = otf2r_clock(r->ar);
 	uint64_t start = r->offset, len = cp ? cp->trace_length : 0;
 	double ends[2] = { w->from, w->to };
@@ -441,10 +445,7 @@ int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_window *w)
 {
 	rep_setup_defs(r, ar);
-	r->win_from = 0;
-	r->win_to = UINT64_MAX;
-	if (w && w->on)
-		window_ticks(r, w);
+	rep_window_set(r, w);
 	r->first = UINT64_MAX;
 	if (timeline) {
 		/* one more pass for the range: ClockProperties may not cover the

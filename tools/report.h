@@ -35,6 +35,10 @@ struct rep_window {
 };
 /* Parse "SECONDS" or "PERCENT%" into *v, *pct; 0 ok, -1 not a time. */
 int rep_window_arg(const char *s, double *v, int *pct);
+struct rep;
+/* r's win_from/win_to (ticks) from w (NULL or off: the whole run);
+ * after rep_setup_defs. */
+void rep_window_set(struct rep *r, const struct rep_window *w);
 
 #define REP_NBINS 1000          /* timeline: time bins per location */
 

@@ -560,6 +560,43 @@ def case_window():
         rc, out, err = tracer('report', *(args + [a]), ok=False)
         if rc != 2 or out or len(err.splitlines()) != 1:
             ck.fail('tracer report %s: rc %d %r %r' % (' '.join(args), rc, out[:200], err))
+    # tracer convert --from 50%: B/E balanced per thread, every time inside the
+    # window, one B per Enter inside it plus one per call open at its start
+    import otf2
+    from otf2.events import Enter, Leave
+    w = halves[1]['window']
+    out = os.path.join(WORK, 'window', 'half.json')
+    tracer('convert', '--from', '50%', a, '-o', out)
+    with open(out) as f:
+        evs = [e for e in json.load(f)['traceEvents'] if e['ph'] in ('B', 'E')]
+    open_at, inside = 0, 0
+    with otf2.reader.open(anchor) as r:
+        res = float(r.definitions.clock_properties.timer_resolution)
+        off = r.definitions.clock_properties.global_offset
+        depth = {}
+        for loc, ev in r.events:
+            if isinstance(ev, Enter):
+                if ev.time >= w['from']:
+                    inside += 1
+                else:
+                    depth[loc] = depth.get(loc, 0) + 1
+            elif isinstance(ev, Leave) and ev.time < w['from']:
+                depth[loc] -= 1
+        open_at = sum(depth.values())
+    lo = (w['from'] - off) * 1e6 / res
+    stacks, nb, bad = {}, 0, []
+    for e in evs:
+        st = stacks.setdefault((e['pid'], e['tid']), [])
+        if e['ts'] < lo - 0.001:
+            bad.append(e)
+        if e['ph'] == 'B':
+            nb += 1
+            st.append(e['name'])
+        elif not st or st.pop() != e['name']:
+            bad.append(e)
+    if bad or any(stacks.values()) or nb != inside + open_at:
+        ck.fail('convert --from 50%%: %d B (want %d Enters inside + %d open at its start), %d bad %r, open %r' % (
+            nb, inside, open_at, len(bad), bad[:3], {k: v for k, v in stacks.items() if v}))
     n = sum(x['calls'] for x in full['regions'])
     print('window: %d calls split %d + %d, every region = the reference reader per half' % (
         n, sum(x['calls'] for x in halves[0]['regions']), sum(x['calls'] for x in halves[1]['regions'])))
