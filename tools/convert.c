@@ -37,9 +37,8 @@ static const char usage_text[] =
 	"options:\n"
 	"  -o, --output FILE   output file (required; .gz: compressed)\n"
 	"      --chrome FILE   the same as -o\n"
-	"      --from T, --to T  only the time window [T1, T2): seconds from the\n"
-	"                      run's start or a percentage of its length (2.5, 40%);\n"
-	"                      calls open at its edges begin or end there\n"
+	REP_SELECT_HELP
+	"                      (calls open at the window's edges begin or end there)\n"
 	"  -h, --help          this text\n";
 
 struct out {
@@ -167,8 +166,8 @@ static void message(struct out *o, struct conv *c, size_t li, const otf2r_event 
 	    ",\"bytes\":%" PRIu64 "}}", CPID(r->groups[L->group].id), CTID(L->id), ts,
 	    send ? "MPI send" : "MPI recv", peer, tag, bytes);
 	size_t pg = rep_peer_group(r, comm, peer);
-	if (pg == SIZE_MAX)
-		return;
+	if (pg == SIZE_MAX || r->sel)
+		return;   /* (with --thread/--rank the other end may not be written: no flow) */
 	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
 	int matched;
 	uint64_t id = rep_match(&c->flows, key, !send, c->next_flow, &matched);
@@ -277,11 +276,10 @@ int tracer_convert_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "chrome", required_argument, 0, 'o' },
-		{ "from", required_argument, 0, 'F' }, { "to", required_argument, 0, 'T' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		REP_SELECT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	const char *outp = NULL;
-	struct rep_window win = { .to = -1 };
+	struct rep_select sel = REP_SELECT_INIT;
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
@@ -289,13 +287,10 @@ int tracer_convert_main(int argc, char **argv)
 		case 'o': outp = optarg; break;
 		case 'F':
 		case 'T':
-			if (rep_window_arg(optarg, ch == 'F' ? &win.from : &win.to,
-					   ch == 'F' ? &win.from_pct : &win.to_pct)) {
-				fprintf(stderr, "tracer convert: --%s wants seconds from the start or a percentage "
-					"(2.5, 40%%), not '%s'\n", ch == 'F' ? "from" : "to", optarg);
+		case 'U':
+		case 'R':
+			if (rep_select_option(&sel, ch, optarg, "convert"))
 				return 2;
-			}
-			win.on = 1;
 			break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
@@ -328,9 +323,7 @@ int tracer_convert_main(int argc, char **argv)
 	memset(&c, 0, sizeof c);
 	rep_setup_defs(&c.r, ar);
 	struct rep *r = &c.r;
-	rep_window_set(r, &win);
-	if (win.on && r->win_to <= r->win_from) {
-		fprintf(stderr, "tracer convert: the time window is empty (--from is not before --to)\n");
+	if (rep_select_set(r, &sel)) {
 		rep_free(r);
 		otf2r_close(ar);
 		if (o.f)
@@ -342,7 +335,7 @@ int tracer_convert_main(int argc, char **argv)
 		unlink(outp);
 		return 2;
 	}
-	int inside = !win.on || r->win_from <= r->offset;   /* the window has begun */
+	int inside = !sel.on || r->win_from <= r->offset;   /* the window has begun */
 	c.stack = calloc(r->nlocs + 1, sizeof *c.stack);
 	c.depth = calloc(r->nlocs + 1, sizeof *c.depth);
 	c.cap = calloc(r->nlocs + 1, sizeof *c.cap);
@@ -356,7 +349,10 @@ int tracer_convert_main(int argc, char **argv)
 	put_str(&o, otf2r_path(ar));
 	put(&o, "},\"traceEvents\":[");
 	for (size_t g = 0; g < r->ngroups; g++) {
-		if (!r->groups[g].nlocs)
+		int any = 0;
+		for (size_t i = 0; i < r->nlocs; i++)
+			any |= r->locs[i].group == g;
+		if (!any)
 			continue;
 		sep(&o, &c);
 		put(&o, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu32 ",\"args\":{\"name\":",
@@ -380,6 +376,8 @@ int tracer_convert_main(int argc, char **argv)
 		if (li >= r->nlocs || r->locs[li].id != ev.location)
 			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
 				;
+		if (li == r->nlocs)
+			continue;   /* not a selected location (--thread, --rank) */
 		if (ev.time >= r->win_to) {   /* the window ends: so do its open calls */
 			window_edge(&o, &c, 'E', r->win_to);
 			break;

@@ -336,6 +336,7 @@ static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 		}
 	}
 	if (f->counted) {
+		s->sum += d;
 		if (s->done++ == 0 || d < s->min)
 			s->min = d;
 		if (d > s->max)
@@ -406,46 +407,16 @@ static uint32_t cc_region(const struct rep *r, uint32_t cc)
 	return cc < r->ncc ? r->cc_region[cc] : UNDEF32;
 }
 
-int rep_window_arg(const char *s, double *v, int *pct)
-{
-	char *end;
-	*v = strtod(s, &end);
-	*pct = *end == '%';
-	if (end == s || *v < 0 || *v != *v || (*pct && (end[1] || *v > 100)) || (!*pct && *end))
-		return -1;
-	return 0;
-}
-
-/* The window's ends in ticks, from the run's ClockProperties. */
-void rep_window_set(struct rep *r, const struct rep_window *w)
-{
-	r->win_from = 0;
-	r->win_to = UINT64_MAX;
-	if (!w || !w->on)
-		return;
-	const otf2r_gdef_clock_properties *cp = otf2r_clock(r->ar);
-	uint64_t start = r->offset, len = cp ? cp->trace_length : 0;
-	double ends[2] = { w->from, w->to };
-	int pct[2] = { w->from_pct, w->to_pct };
-	uint64_t t[2];
-	for (int i = 0; i < 2; i++) {
-		double v = pct[i] ? ends[i] / 100.0 * (double)len : ends[i] * (double)r->resolution;
-		t[i] = ends[i] < 0 ? UINT64_MAX : start + (uint64_t)(v + 0.5);
-	}
-	r->win_from = t[0];
-	r->win_to = t[1];
-	r->windowed = 1;
-}
-
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline)
 {
-	return rep_build_window(r, ar, timeline, NULL);
+	return rep_build_select(r, ar, timeline, NULL);
 }
 
-int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_window *w)
+int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_select *w)
 {
 	rep_setup_defs(r, ar);
-	rep_window_set(r, w);
+	if (rep_select_set(r, w))
+		return -2;   /* (said: no such thread or rank, an empty window) */
 	r->first = UINT64_MAX;
 	if (timeline) {
 		/* one more pass for the range: ClockProperties may not cover the
@@ -457,6 +428,13 @@ int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			while (otf2r_merge_next(m, &ev) > 0) {
 				if (ev.time < r->win_from || ev.time >= r->win_to)
 					continue;
+				if (r->sel) {
+					size_t k = 0;
+					while (k < r->nlocs && r->locs[k].id != ev.location)
+						k++;
+					if (k == r->nlocs)
+						continue;
+				}
 				if (ev.time < r->t0)
 					r->t0 = ev.time;
 				r->t1 = ev.time;
@@ -482,6 +460,8 @@ int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struc
 		if (li >= r->nlocs || r->locs[li].id != ev.location)
 			for (li = 0; li < r->nlocs && r->locs[li].id != ev.location; li++)
 				;
+		if (li == r->nlocs)
+			continue;   /* not a selected location (--thread, --rank) */
 		struct rep_loc *L = &r->locs[li];
 		/* outside the window: regions still entered and left (what is
 		 * open when it begins), at its edge; the rest is not counted */
@@ -614,6 +594,7 @@ int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struc
 void rep_free(struct rep *r)
 {
 	rep_io_free(r);
+	free(r->sel);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].stack);
 		free(r->locs[i].reg);
@@ -656,14 +637,16 @@ struct rep_stat rep_total(const struct rep *r, size_t ri, int group)
 	struct rep_stat t = { 0 };
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_stat *s = &r->locs[i].reg[ri];
-		if ((group >= 0 && r->locs[i].group != (size_t)group) || !s->calls)
+		/* (no calls but time: a call begun before a --from window) */
+		if ((group >= 0 && r->locs[i].group != (size_t)group) || (!s->calls && !s->incl && !s->excl))
 			continue;
-		if (!t.done || (s->done && s->min < t.min))
+		if (s->done && (!t.done || s->min < t.min))
 			t.min = s->min;
 		if (s->max > t.max)
 			t.max = s->max;
 		t.calls += s->calls;
 		t.done += s->done;
+		t.sum += s->sum;
 		t.incl += s->incl;
 		t.excl += s->excl;
 	}
@@ -687,7 +670,7 @@ static int cmp_rows(const void *a, const void *b)
 	case 'c': u = p->calls; v = q->calls; break;
 	case 'i': u = p->incl; v = q->incl; break;
 	case 'm': u = p->max; v = q->max; break;
-	case 'a': u = p->calls ? p->incl / p->calls : 0; v = q->calls ? q->incl / q->calls : 0; break;
+	case 'a': u = REP_AVG(sort_rep, p); v = REP_AVG(sort_rep, q); break;
 	default: u = p->excl; v = q->excl; break;
 	}
 	if (u != v)
@@ -701,7 +684,7 @@ void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep
 {
 	size_t k = 0;
 	for (size_t i = 0; i < r->nregions; i++)
-		if (st[i].calls)
+		if (st[i].calls || st[i].incl || st[i].excl)
 			order[k++] = i;
 	sort_st = st;
 	sort_rep = r;

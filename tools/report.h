@@ -15,7 +15,11 @@
 struct rep_stat {
 	uint64_t calls, incl, excl, min, max;
 	uint64_t done;          /* calls that left (min/max are over these) */
+	uint64_t sum;           /* their durations (in a --from/--to window: the average's) */
 };
+/* Average duration of a call (ticks): inclusive time per call, in a time
+ * window the durations of the calls that began in it. */
+#define REP_AVG(r, s) ((s)->done ? ((r)->windowed ? (s)->sum : (s)->incl) / (s)->done : 0)
 
 struct rep_frame {
 	uint32_t ri;            /* region index */
@@ -24,21 +28,40 @@ struct rep_frame {
 	int counted;            /* entered inside the time window (a call of the report) */
 };
 
-/* --from/--to: a time window of the run, each end seconds from its start
- * or a percentage of its length (ClockProperties). Calls that begin in it
- * are counted, with the time they spend in it; every other record counts
- * when its time is in it. */
-struct rep_window {
-	int on;
+/* What the report (or the export) covers: --from/--to, a time window of
+ * the run, each end seconds from its start or a percentage of its length
+ * (ClockProperties): calls that begin in it are counted, with the time they
+ * spend in it, every other record when its time is in it; --thread and
+ * --rank, the locations of the report: only their events are read. */
+#define REP_SEL_MAX 64
+struct rep_select {
+	int on;                 /* a window was asked */
 	double from, to;        /* to < 0: the end */
 	int from_pct, to_pct;
+	const char *from_s, *to_s;
+	uint64_t threads[REP_SEL_MAX];   /* location ids */
+	uint32_t ranks[REP_SEL_MAX];     /* location group ids */
+	size_t nthreads, nranks;
 };
-/* Parse "SECONDS" or "PERCENT%" into *v, *pct; 0 ok, -1 not a time. */
-int rep_window_arg(const char *s, double *v, int *pct);
+#define REP_SELECT_INIT { .to = -1, .from_s = "0", .to_s = "100%" }
+/* getopt options of a selection: from, to, thread, rank (val 'F', 'T',
+ * 'U', 'R'); rep_select_option takes one (cmd: for the error line): 0, or
+ * 2 after one line on stderr. */
+#define REP_SELECT_OPTIONS                                                        \
+	{ "from", required_argument, 0, 'F' }, { "to", required_argument, 0, 'T' },  \
+	{ "thread", required_argument, 0, 'U' }, { "rank", required_argument, 0, 'R' }
+#define REP_SELECT_HELP                                                              \
+	"      --from T, --to T  only the time window [T1, T2) of the run: seconds from\n" \
+	"                      its start or a percentage of its length (2.5, 40%)\n"    \
+	"      --thread ID     only this location (repeat for more)\n"                  \
+	"      --rank R        only the locations of this process (location group:\n"   \
+	"                      the MPI rank, the part of a process tree; repeat)\n"
+int rep_select_option(struct rep_select *s, int c, const char *arg, const char *cmd);
 struct rep;
-/* r's win_from/win_to (ticks) from w (NULL or off: the whole run);
- * after rep_setup_defs. */
-void rep_window_set(struct rep *r, const struct rep_window *w);
+/* r's window (win_from/win_to, ticks) and selected locations (sel) from s
+ * (NULL: everything); after rep_setup_defs. -1 after one line on stderr
+ * (a thread or rank the archive does not have, an empty window). */
+int rep_select_set(struct rep *r, const struct rep_select *s);
 
 #define REP_NBINS 1000          /* timeline: time bins per location */
 
@@ -135,6 +158,7 @@ struct rep {
 	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
 	uint64_t win_from, win_to;       /* the time window: [from, to), ticks */
 	int windowed;
+	uint8_t *sel;                    /* non-NULL: locations selected, the others dropped */
 	struct rep_lock *locks;          /* open addressing on (group, id) */
 	size_t nlocks, caplocks;
 	/* calling contexts (sampling): by dense id */
@@ -207,7 +231,7 @@ int rep_message(const otf2r_event *ev, uint32_t *peer, uint32_t *comm, uint32_t 
 const char *rep_comm_name(const struct rep *r, uint32_t comm);
 int rep_setup_defs(struct rep *r, otf2r_archive *ar);   /* definitions only */
 int rep_build(struct rep *r, otf2r_archive *ar, int timeline);
-int rep_build_window(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_window *w);
+int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struct rep_select *w);
 void rep_free(struct rep *r);
 struct rep_stat rep_total(const struct rep *r, size_t ri, int group);   /* group -1 = all */
 

@@ -98,7 +98,7 @@ static size_t region_rows(struct side *s, struct drow **out)
 		const struct rep *r = &s[k].r;
 		for (size_t i = 0; i < r->nregions; i++) {
 			struct rep_stat t = rep_total(r, i, -1);
-			if (!t.calls)
+			if (!t.calls && !t.incl && !t.excl)
 				continue;
 			struct drow *d = &rows[n++];
 			d->name = r->region_names[i] ? r->region_names[i] : "?";

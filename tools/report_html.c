@@ -332,7 +332,7 @@ static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 			"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
 			"<td class=\"n\">%.3f</td></tr>\n", s->calls, rep_ms(r, s->incl),
 			rep_ms(r, s->excl), rep_ms(r, s->min) * 1e3,
-			s->done ? rep_ms(r, s->incl / s->done) * 1e3 : 0.0, rep_ms(r, s->max) * 1e3);
+			rep_ms(r, REP_AVG(r, s)) * 1e3, rep_ms(r, s->max) * 1e3);
 	}
 	fputs("</tbody></table>\n", f);
 }

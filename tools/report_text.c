@@ -26,9 +26,9 @@ static const char usage_text[] =
 	"  -n, --limit N       rows per table (default 20, 0 = all)\n"
 	"  -s, --sort KEY      excl (default), incl, calls, avg, max, name\n"
 	"  -l, --location ID   only this location (thread) in the per-location tables\n"
-	"      --from T, --to T  only the time window [T1, T2) of the run: seconds from\n"
-	"                      its start or a percentage of its length (2.5, 40%);\n"
-	"                      calls that begin in it, with their time in it\n"
+	REP_SELECT_HELP
+	"                      (calls that begin in the window, with their time in it;\n"
+	"                      --thread/--rank: every table covers those locations)\n"
 	"      --json          machine-readable output (times in ticks) on stdout\n"
 	"      --html FILE     also write one self-contained HTML page (tables and a\n"
 	"                      timeline, no network access needed) to FILE\n"
@@ -42,7 +42,7 @@ static void row(const struct rep *r, FILE *f, const char *name, const struct rep
 	fprintf(f, "  %-32.32s %10" PRIu64 " %12.3f %12.3f %6.1f%% %10.3f %10.3f %10.3f\n", name,
 		s->calls, rep_ms(r, s->incl), rep_ms(r, s->excl),
 		total ? 100.0 * (double)s->excl / (double)total : 0.0,
-		rep_ms(r, s->min) * 1e3, s->done ? rep_ms(r, s->incl / s->done) * 1e3 : 0.0,
+		rep_ms(r, s->min) * 1e3, rep_ms(r, REP_AVG(r, s)) * 1e3,
 		rep_ms(r, s->max) * 1e3);
 }
 
@@ -537,12 +537,10 @@ int tracer_report_main(int argc, char **argv)
 		{ "limit", required_argument, 0, 'n' }, { "sort", required_argument, 0, 's' },
 		{ "location", required_argument, 0, 'l' }, { "json", no_argument, 0, 'j' },
 		{ "html", required_argument, 0, 'H' }, { "collapsed", required_argument, 0, 'C' },
-		{ "from", required_argument, 0, 'F' }, { "to", required_argument, 0, 'T' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		REP_SELECT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
 	struct rep_opts o = { .limit = 20, .sort = "excl" };
-	struct rep_window win = { .to = -1 };
-	const char *from_s = "0", *to_s = "100%";
+	struct rep_select sel = REP_SELECT_INIT;
 	int json = 0, c;
 	const char *html = NULL, *coll = NULL;
 	optind = 1;
@@ -574,13 +572,10 @@ int tracer_report_main(int argc, char **argv)
 			break;
 		case 'F':
 		case 'T':
-			if (rep_window_arg(optarg, c == 'F' ? &win.from : &win.to, c == 'F' ? &win.from_pct : &win.to_pct)) {
-				fprintf(stderr, "tracer report: --%s wants seconds from the start or a percentage "
-					"(2.5, 40%%), not '%s'\n", c == 'F' ? "from" : "to", optarg);
+		case 'U':
+		case 'R':
+			if (rep_select_option(&sel, c, optarg, "report"))
 				return 2;
-			}
-			*(c == 'F' ? &from_s : &to_s) = optarg;
-			win.on = 1;
 			break;
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
@@ -594,7 +589,12 @@ int tracer_report_main(int argc, char **argv)
 	if (orc)
 		return orc;
 	struct rep r;
-	int rc = rep_build_window(&r, ar, html != NULL, &win);
+	int rc = rep_build_select(&r, ar, html != NULL, &sel);
+	if (rc == -2) {   /* a bad selection: said */
+		rep_free(&r);
+		otf2r_close(ar);
+		return 2;
+	}
 	if (rc)
 		rep_read_error(argv[optind], otf2r_error(ar));
 	if (rc == 0 && o.has_location) {
@@ -611,12 +611,6 @@ int tracer_report_main(int argc, char **argv)
 			otf2r_close(ar);
 			return 2;
 		}
-	}
-	if (rc == 0 && win.on && r.win_to <= r.win_from) {
-		fprintf(stderr, "tracer report: --from %s is not before --to %s\n", from_s, to_s);
-		rep_free(&r);
-		otf2r_close(ar);
-		return 2;
 	}
 	if (rc == 0 && html) {
 		FILE *f = fopen(html, "w");

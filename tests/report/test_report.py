@@ -597,6 +597,28 @@ def case_window():
     if bad or any(stacks.values()) or nb != inside + open_at:
         ck.fail('convert --from 50%%: %d B (want %d Enters inside + %d open at its start), %d bad %r, open %r' % (
             nb, inside, open_at, len(bad), bad[:3], {k: v for k, v in stacks.items() if v}))
+    # --thread: the report of one location = that location's figures in the
+    # whole report; --rank 0: the whole run (one process); convert --thread:
+    # that thread only
+    loc = full['locations'][2]
+    one = json.loads(tracer('report', '--json', '--limit', '0', '--thread', str(loc['id']), a)[1])
+    mine = {x['name']: (x['calls'], x['excl']) for x in loc['regions']}
+    if [x['id'] for x in one['locations']] != [loc['id']] or \
+            {x['name']: (x['calls'], x['excl']) for x in one['regions']} != mine or one['events'] != loc['events']:
+        ck.fail('--thread %d: %r, want %r' % (loc['id'], one['regions'], mine))
+    allp = json.loads(tracer('report', '--json', '--limit', '0', '--rank', str(loc['process']), a)[1])
+    if allp['regions'] != full['regions']:
+        ck.fail('--rank %d of a one-process run differs from the whole report' % loc['process'])
+    out = os.path.join(WORK, 'window', 'thread.json')
+    tracer('convert', '--thread', str(loc['id']), a, '-o', out)
+    with open(out) as f:
+        tids = {e.get('tid') for e in json.load(f)['traceEvents'] if e['ph'] != 'M'}
+    if tids != {loc['id'] + 1}:
+        ck.fail('convert --thread %d: threads %r' % (loc['id'], tids))
+    for args in (['--thread', '99'], ['--rank', '7'], ['--thread', 'x']):
+        rc, out, err = tracer('report', *(args + [a]), ok=False)
+        if rc != 2 or out or len(err.splitlines()) != 1:
+            ck.fail('tracer report %s: rc %d %r %r' % (' '.join(args), rc, out[:200], err))
     n = sum(x['calls'] for x in full['regions'])
     print('window: %d calls split %d + %d, every region = the reference reader per half' % (
         n, sum(x['calls'] for x in halves[0]['regions']), sum(x['calls'] for x in halves[1]['regions'])))
