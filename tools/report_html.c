@@ -337,6 +337,93 @@ static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 	fputs("</tbody></table>\n", f);
 }
 
+/* Processes, MPI collectives and the message matrix, as the text report
+ * has them. */
+static void mpi_tables(const struct rep *r, FILE *f)
+{
+	fputs("<h2>Processes</h2>\n<table id=\"processes\"><thead><tr><th>process</th><th class=\"n\">threads</th>"
+	      "<th class=\"n\">events</th><th class=\"n\">busy ms</th><th class=\"n\">MPI ms</th>"
+	      "<th class=\"n\">late sender ms</th></tr></thead><tbody>\n", f);
+	for (size_t g = 0; g < r->ngroups; g++) {
+		uint64_t ev = 0, busy = 0, mpi = 0, late = 0;
+		if (!r->groups[g].nlocs)
+			continue;
+		for (size_t i = 0; i < r->nlocs; i++)
+			if (r->locs[i].group == g) {
+				ev += r->locs[i].events;
+				busy += r->locs[i].busy;
+				mpi += r->locs[i].mpi;
+				late += r->locs[i].late_sender;
+			}
+		fputs("<tr><td>", f);
+		rep_html_str(f, r->groups[g].name);
+		fprintf(f, "</td><td class=\"n\">%zu</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n", r->groups[g].nlocs, ev,
+			rep_ms(r, busy), rep_ms(r, mpi), rep_ms(r, late));
+	}
+	fputs("</tbody></table>\n", f);
+	int ncoll = 0;
+	for (size_t cm = 0; cm < r->ncomm; cm++)
+		ncoll += r->coll_count[cm] > 0;
+	if (ncoll) {
+		fputs("<h2>MPI collectives per communicator</h2><p>MpiCollectiveBegin to End, all ranks.</p>\n"
+		      "<table id=\"collectives\"><thead><tr><th class=\"n\">comm</th><th>name</th>"
+		      "<th class=\"n\">operations</th><th class=\"n\">time ms</th></tr></thead><tbody>\n", f);
+		for (size_t cm = 0; cm < r->ncomm; cm++) {
+			if (!r->coll_count[cm])
+				continue;
+			fprintf(f, "<tr><td class=\"n\">%zu</td><td>", cm);
+			rep_html_str(f, rep_comm_name(r, (uint32_t)cm));
+			fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td></tr>\n",
+				r->coll_count[cm], rep_ms(r, r->coll_time[cm]));
+		}
+		fputs("</tbody></table>\n", f);
+	}
+	if (!r->messages)
+		return;
+	fputs("<h2>MPI messages sent</h2><p>count / bytes, sender row &rarr; receiver column.</p>\n"
+	      "<table id=\"messages\"><thead><tr><th></th>", f);
+	for (size_t g = 0; g < r->ngroups; g++) {
+		fputs("<th class=\"n\">", f);
+		rep_html_str(f, r->groups[g].name);
+		fputs("</th>", f);
+	}
+	fputs("</tr></thead><tbody>\n", f);
+	for (size_t s = 0; s < r->ngroups; s++) {
+		fputs("<tr><td>", f);
+		rep_html_str(f, r->groups[s].name);
+		fputs("</td>", f);
+		for (size_t g = 0; g < r->ngroups; g++)
+			fprintf(f, "<td class=\"n\" data-count=\"%" PRIu64 "\">%" PRIu64 " / %" PRIu64 "</td>",
+				r->msg_count[s * r->ngroups + g], r->msg_count[s * r->ngroups + g],
+				r->msg_bytes[s * r->ngroups + g]);
+		fputs("</tr>\n", f);
+	}
+	fputs("</tbody></table>\n", f);
+}
+
+/* Every table of the text report (region classes, tasks, metrics, top
+ * sampled functions and call paths, per-process regions among them), as
+ * the text report prints it. */
+static void text_section(const struct rep *r, const struct rep_opts *o, FILE *f)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+	if (!m)
+		return;
+	int bad = rep_print_text(r, o, m);
+	if (fclose(m) || bad || !buf) {
+		free(buf);
+		return;
+	}
+	fputs("<h2>The text report</h2>\n<details id=\"text\"><summary>every table of <code>tracer report</code>"
+	      "</summary><pre>", f);
+	rep_html_str(f, buf);
+	fputs("</pre></details>\n", f);
+	free(buf);
+}
+
 int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 {
 	size_t *order = calloc(r->nregions + 1, sizeof *order);
@@ -354,6 +441,10 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 		"<td>%.3f ms</td></tr><tr><td>events</td><td>%" PRIu64 "</td></tr><tr><td>bytes</td>"
 		"<td>%" PRIu64 "</td></tr><tr><td>MPI messages</td><td>%" PRIu64 "</td></tr></table>\n",
 		r->nlocs, rep_ms(r, r->last - r->first), r->events, r->bytes, r->messages);
+	if (r->windowed)
+		fprintf(f, "<p>Time window: %.6f s to %.6f s from the start: calls that begin in it, their time "
+			"in it.</p>\n", rep_ms(r, r->win_from - r->offset) / 1e3,
+			rep_ms(r, (r->win_to == UINT64_MAX ? r->last : r->win_to) - r->offset) / 1e3);
 	timeline(r, f);
 	flame_graph(r, f);
 	fputs("<h2>Regions, all locations</h2>\n", f);
@@ -361,19 +452,22 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 		st[i] = rep_total(r, i, -1);
 	region_table(r, o, f, st, order);
 	fputs("<h2>Threads</h2>\n<table><thead><tr><th class=\"n\">location</th><th>name</th>"
-	      "<th>process</th><th class=\"n\">events</th><th class=\"n\">busy ms</th>"
-	      "<th class=\"n\">MPI ms</th></tr></thead><tbody>\n", f);
+	      "<th>process</th><th class=\"n\">events</th><th class=\"n\">duration ms</th>"
+	      "<th class=\"n\">busy ms</th><th class=\"n\">MPI ms</th><th class=\"n\">late sender ms</th>"
+	      "<th class=\"n\">late receiver ms</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];
 		fprintf(f, "<tr><td class=\"n\">%" PRIu64 "</td><td>", L->id);
 		rep_html_str(f, L->name);
 		fputs("</td><td>", f);
 		rep_html_str(f, r->groups[L->group].name);
-		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"
-			"<td class=\"n\">%.3f</td></tr>\n", L->events, rep_ms(r, L->busy),
-			rep_ms(r, L->mpi));
+		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td>"
+			"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td></tr>\n", L->events,
+			rep_ms(r, L->last - L->first), rep_ms(r, L->busy), rep_ms(r, L->mpi),
+			rep_ms(r, L->late_sender), rep_ms(r, L->late_receiver));
 	}
 	fputs("</tbody></table>\n", f);
+	mpi_tables(r, f);
 	lock_table(r, o, f);
 	rep_io_print_html(r, o, f);
 	for (size_t i = 0; i < r->nlocs; i++) {
@@ -385,6 +479,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fputs(")</h2>\n", f);
 		region_table(r, o, f, L->reg, order);
 	}
+	text_section(r, o, f);
 	fprintf(f, "<div id=\"tip\"></div>\n<script>%s</script>\n</body></html>\n", js);
 	free(order);
 	free(st);

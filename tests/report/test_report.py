@@ -793,7 +793,21 @@ def case_html_mpi():
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
         ck.fail('console messages:\n' + '\n'.join(errs[:10]))
-    print('html_mpi: %d message lines' % lines)
+    # the text report's tables are in the page: the message matrix (its
+    # counts = the JSON's), the collectives, the processes, the whole text
+    import re
+    m = re.search(r'<table id="messages">(.*?)</table>', dom, re.S)
+    counts = [int(x) for x in re.findall(r'data-count="(\d+)"', m.group(1))] if m else []
+    if sum(counts) != sent or len(counts) != len(ours['processes']) ** 2:
+        ck.fail('message matrix in the page: %r, %d sent' % (counts, sent))
+    colls = sum(c['operations'] for c in ours.get('collectives', []))
+    if colls and '<table id="collectives">' not in dom:
+        ck.fail('no collectives table (%d operations in the JSON)' % colls)
+    for want in ('<table id="processes">', '<details id="text">', 'MPI messages sent (count / bytes)',
+                 'late sender ms'):
+        if want not in dom:
+            ck.fail('%r not in the page' % want)
+    print('html_mpi: %d message lines, matrix %r, %d collective operations' % (lines, counts, colls))
 
 
 def case_reader_demo():
