@@ -138,6 +138,9 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	}
 	r->coll_count = rep_xcalloc(r->ncomm, sizeof *r->coll_count);
 	r->coll_time = rep_xcalloc(r->ncomm, sizeof *r->coll_time);
+	r->coll_calls = rep_xcalloc(r->ncomm, sizeof *r->coll_calls);
+	r->coll_first = rep_xcalloc(r->ncomm, sizeof *r->coll_first);
+	memset(r->coll_first, 0xff, r->ncomm * sizeof *r->coll_first);
 	for (size_t i = 0; i < r->nlocs; i++)
 		r->locs[i].coll_begin = UINT64_MAX;
 	r->msg_count = rep_xcalloc(r->ngroups * r->ngroups, sizeof *r->msg_count);
@@ -526,6 +529,9 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			if (L->coll_begin != UINT64_MAX && cm < r->ncomm) {
 				r->coll_count[cm]++;
 				r->coll_time[cm] += ev.time - L->coll_begin;
+				if (r->coll_first[cm] == SIZE_MAX)
+					r->coll_first[cm] = li;
+				r->coll_calls[cm] += r->coll_first[cm] == li;
 			}
 			L->coll_begin = UINT64_MAX;
 			break;
@@ -623,6 +629,8 @@ void rep_free(struct rep *r)
 	free(r->cc_samples);
 	free(r->coll_count);
 	free(r->coll_time);
+	free(r->coll_calls);
+	free(r->coll_first);
 	free(r->pend);
 	free(r->bsend);
 	free(r->msgs);

@@ -172,6 +172,10 @@ struct rep {
 	 * (MpiCollectiveEnd records) and time from their Begin */
 	size_t ncomm;
 	uint64_t *coll_count, *coll_time;
+	/* calls: the ends of one member (the first location that ended a
+	 * collective on the communicator; every member takes part in each) */
+	uint64_t *coll_calls;
+	size_t *coll_first;
 	struct rep_match match;          /* messages: enter time of the other end */
 	/* message ends waiting for their partner: enter of the call, location,
 	 * time, blocking send index + 1; slots reused through a free list */

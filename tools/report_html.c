@@ -368,14 +368,16 @@ static void mpi_tables(const struct rep *r, FILE *f)
 	if (ncoll) {
 		fputs("<h2>MPI collectives per communicator</h2><p>MpiCollectiveBegin to End, all ranks.</p>\n"
 		      "<table id=\"collectives\"><thead><tr><th class=\"n\">comm</th><th>name</th>"
-		      "<th class=\"n\">operations</th><th class=\"n\">time ms</th></tr></thead><tbody>\n", f);
+		      "<th class=\"n\">calls</th><th class=\"n\">operations</th><th class=\"n\">time ms</th></tr>"
+		      "</thead><tbody>\n", f);
 		for (size_t cm = 0; cm < r->ncomm; cm++) {
 			if (!r->coll_count[cm])
 				continue;
 			fprintf(f, "<tr><td class=\"n\">%zu</td><td>", cm);
 			rep_html_str(f, rep_comm_name(r, (uint32_t)cm));
-			fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td></tr>\n",
-				r->coll_count[cm], rep_ms(r, r->coll_time[cm]));
+			fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%" PRIu64 "</td>"
+				"<td class=\"n\">%.3f</td></tr>\n", r->coll_calls[cm], r->coll_count[cm],
+				rep_ms(r, r->coll_time[cm]));
 		}
 		fputs("</tbody></table>\n", f);
 	}

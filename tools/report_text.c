@@ -363,12 +363,13 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	for (size_t cm = 0; cm < r->ncomm; cm++)
 		ncoll += r->coll_count[cm] > 0;
 	if (ncoll) {
-		fprintf(f, "\nMPI collectives per communicator (MpiCollectiveBegin to End, all ranks):\n");
-		fprintf(f, "  %-6s %-32s %12s %12s\n", "comm", "name", "operations", "time ms");
+		fprintf(f, "\nMPI collectives per communicator (calls; operations and time: MpiCollectiveBegin to "
+			"End of every rank):\n");
+		fprintf(f, "  %-6s %-32s %8s %12s %12s\n", "comm", "name", "calls", "operations", "time ms");
 		for (size_t cm = 0; cm < r->ncomm; cm++)
 			if (r->coll_count[cm])
-				fprintf(f, "  %-6zu %-32.32s %12" PRIu64 " %12.3f\n", cm,
-					rep_comm_name(r, (uint32_t)cm), r->coll_count[cm],
+				fprintf(f, "  %-6zu %-32.32s %8" PRIu64 " %12" PRIu64 " %12.3f\n", cm,
+					rep_comm_name(r, (uint32_t)cm), r->coll_calls[cm], r->coll_count[cm],
 					rep_ms(r, r->coll_time[cm]));
 	}
 
@@ -506,8 +507,8 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 			continue;
 		fprintf(f, "%s{\"comm\":%zu,\"name\":", k++ ? "," : "", cm);
 		rep_json_str(f, rep_comm_name(r, (uint32_t)cm));
-		fprintf(f, ",\"operations\":%" PRIu64 ",\"time\":%" PRIu64 "}", r->coll_count[cm],
-			r->coll_time[cm]);
+		fprintf(f, ",\"calls\":%" PRIu64 ",\"operations\":%" PRIu64 ",\"time\":%" PRIu64 "}",
+			r->coll_calls[cm], r->coll_count[cm], r->coll_time[cm]);
 	}
 	fputs("],\"locks\":[", f);
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);

@@ -28,7 +28,7 @@ def compute(anchor):
         # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
         locks = {}
         samples = collections.Counter()     # calling context ref -> samples
-        coll = {}                           # comm ref -> [operations, time]
+        coll = {}                           # comm ref -> [operations, time, calls, first location]
         queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
         pop.locs = locs
         for L in locs.values():
@@ -67,9 +67,12 @@ def compute(anchor):
             elif isinstance(ev, otf2.events.MpiCollectiveEnd):
                 b = coll_begin.pop(L['id'], None)
                 if b is not None:
-                    c = coll.setdefault(ev.communicator._ref, [0, 0])
+                    # [operations (every rank's end), time, calls (the ends
+                    # of the first location that ended one on it), that location]
+                    c = coll.setdefault(ev.communicator._ref, [0, 0, 0, L['id']])
                     c[0] += 1
                     c[1] += t - b
+                    c[2] += c[3] == L['id']
             elif isinstance(ev, otf2.events.CallingContextEnter):
                 enter(L, ev.calling_context.region._ref, t)
                 enters += 1
