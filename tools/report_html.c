@@ -342,7 +342,7 @@ static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 static void mpi_tables(const struct rep *r, FILE *f)
 {
 	fputs("<h2>Processes</h2>\n<table id=\"processes\"><thead><tr><th>process</th><th class=\"n\">threads</th>"
-	      "<th class=\"n\">events</th><th class=\"n\">busy ms</th><th class=\"n\">MPI ms</th>"
+	      "<th class=\"n\">events</th><th class=\"n\">in calls ms</th><th class=\"n\">MPI ms</th>"
 	      "<th class=\"n\">late sender ms</th></tr></thead><tbody>\n", f);
 	for (size_t g = 0; g < r->ngroups; g++) {
 		uint64_t ev = 0, busy = 0, mpi = 0, late = 0;
@@ -455,7 +455,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 	region_table(r, o, f, st, order);
 	fputs("<h2>Threads</h2>\n<table><thead><tr><th class=\"n\">location</th><th>name</th>"
 	      "<th>process</th><th class=\"n\">events</th><th class=\"n\">duration ms</th>"
-	      "<th class=\"n\">busy ms</th><th class=\"n\">MPI ms</th><th class=\"n\">late sender ms</th>"
+	      "<th class=\"n\">in calls ms</th><th class=\"n\">MPI ms</th><th class=\"n\">late sender ms</th>"
 	      "<th class=\"n\">late receiver ms</th></tr></thead><tbody>\n", f);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		const struct rep_loc *L = &r->locs[i];

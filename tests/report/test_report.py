@@ -207,7 +207,19 @@ def case_report_pywriter():
 
 
 def case_report_demo():
-    compare_report(traced_demo('report_demo'), 10, want_locks=True)
+    a = traced_demo('report_demo')
+    compare_report(a, 10, want_locks=True)
+    # thread%: a region's exclusive time as a share of the threads' time (the
+    # sum of the locations' durations), from the JSON's figures
+    j = json.loads(tracer('report', '--json', '--limit', '0', a)[1])
+    threads = sum(L['last'] - L['first'] for L in j['locations'])
+    want = {x['name']: 100.0 * x['excl'] / threads for x in j['regions']}
+    out = tracer('report', '--limit', '0', a)[1].split('Regions, all locations')[1].split('\n\n')[0]
+    rows = [l.split() for l in out.splitlines()[2:] if l.strip()]
+    got = {r[0]: float(r[4].rstrip('%')) for r in rows}
+    bad = {k: (v, round(want.get(k, -1), 1)) for k, v in got.items() if abs(v - want.get(k, -1)) > 0.051}
+    if bad or not got or sum(got.values()) > 100.5:
+        ck.fail('thread%% per region (got, want): %r' % bad)
 
 
 def sampled_archive(name, **extra):
