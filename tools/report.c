@@ -127,13 +127,18 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	for (size_t i = 0; i < nd; i++)
 		r->nmm += otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER;
 	r->mm_ids = rep_xcalloc(r->nmm, sizeof *r->mm_ids);
+	r->mm_rel = rep_xcalloc(r->nmm + 1, 1);
 	for (size_t i = 0, k = 0; i < nd; i++)
-		if (otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER)
+		if (otf2r_def_at(ar, i)->type == OTF2R_GDEF_METRIC_MEMBER) {
+			uint8_t mode = otf2r_def_at(ar, i)->u.metric_member.metric_mode;
+			r->mm_rel[k] = (mode & 0x0f) == 0x02;   /* RELATIVE_POINT 0x12, _LAST 0x22, _NEXT 0x32 */
 			r->mm_ids[k++] = otf2r_def_at(ar, i)->u.metric_member.self;
+		}
 	r->mreg = rep_xcalloc(r->nregions * r->nmm, sizeof *r->mreg);
 	r->mreg_n = rep_xcalloc(r->nregions * r->nmm, sizeof *r->mreg_n);
 	for (size_t i = 0; i < r->nlocs && r->nmm; i++) {
 		r->locs[i].mcur = rep_xcalloc(r->nmm, sizeof(double));
+		r->locs[i].msum = rep_xcalloc(r->nmm, sizeof(double));
 		r->locs[i].mhave = rep_xcalloc(r->nmm, 1);
 	}
 	r->coll_count = rep_xcalloc(r->ncomm, sizeof *r->coll_count);
@@ -371,7 +376,7 @@ static uint32_t region_index(const struct rep *r, uint32_t id)
 }
 
 /* Metric record: the current value of each of its members on L. */
-static void metric_values(struct rep *r, struct rep_loc *L, const otf2r_event *ev)
+static void metric_values(struct rep *r, struct rep_loc *L, const otf2r_event *ev, int in)
 {
 	const otf2r_def *d = otf2r_def_find(r->ar, OTF2R_GDEF_METRIC_CLASS, ev->u.metric.metric);
 	if (!d) {
@@ -390,7 +395,13 @@ static void metric_values(struct rep *r, struct rep_loc *L, const otf2r_event *e
 			m++;
 		if (m == r->nmm)
 			continue;
-		L->mcur[m] = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
+		double v = rep_metric_value(ev->u.metric.type_i_ds[i], ev->u.metric.metric_values[i]);
+		if (r->mm_rel[m]) {   /* a change over an interval: summed, no value at a region's ends */
+			if (in)
+				L->msum[m] += v;
+			continue;
+		}
+		L->mcur[m] = v;
 		L->mhave[m] = 1;
 	}
 }
@@ -502,7 +513,7 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 				leave(r, L, ri, tc);
 			continue;
 		case OTF2R_EVT_METRIC:
-			metric_values(r, L, &ev);   /* (the values regions start from) */
+			metric_values(r, L, &ev, in);   /* (the values regions start from) */
 			if (in && ev.nattrs)
 				rep_io_chars(r, &ev);   /* folded per-character stream calls */
 			continue;
@@ -602,6 +613,7 @@ void rep_free(struct rep *r)
 	rep_io_free(r);
 	free(r->sel);
 	for (size_t i = 0; i < r->nlocs; i++) {
+		free(r->locs[i].msum);
 		free(r->locs[i].stack);
 		free(r->locs[i].reg);
 		free(r->locs[i].active);
@@ -637,6 +649,7 @@ void rep_free(struct rep *r)
 	free(r->mm_ids);
 	free(r->mreg);
 	free(r->mreg_n);
+	free(r->mm_rel);
 	rep_match_free(&r->match);
 }
 

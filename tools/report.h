@@ -84,6 +84,7 @@ struct rep_loc {
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
 	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
 	double *mcur;           /* [nmm] last value of each metric member */
+	double *msum;           /* [nmm] relative members: the sum of their values */
 	uint8_t *mhave;         /* [nmm] a value was seen */
 	double *mstart;         /* [cap * nmm] values at each open frame's Enter */
 	uint8_t *mstart_have;
@@ -194,6 +195,7 @@ struct rep {
 	 * the Leave minus value at the Enter, outermost activations only */
 	size_t nmm;
 	uint32_t *mm_ids;                /* [nmm] MetricMember ids */
+	uint8_t *mm_rel;                 /* [nmm] RELATIVE_* mode: summed (msum), not per region */
 	double *mreg;                    /* [nregions * nmm] */
 	uint64_t *mreg_n;                /* [nregions * nmm] activations with both values */
 	struct rep_msg *msgs;            /* matched messages for the timeline (first REP_MAXMSGS) */
@@ -267,6 +269,11 @@ struct rep_io_row {
 };
 size_t rep_io_rows(const struct rep *r, struct rep_io_row **out);
 void rep_io_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);
+/* Relative metrics (MPI polling, folded character I/O): per member, the sum
+ * of its values over all threads and per thread (text; JSON member
+ * ",\"metric_totals\":[...]"). */
+void rep_metric_totals_text(const struct rep *r, FILE *f);
+void rep_metric_totals_json(const struct rep *r, FILE *f);
 void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);
 void rep_io_free(struct rep *r);

@@ -108,6 +108,9 @@ static int select_locations(struct rep *r, const struct rep_select *s)
 		r->groups[r->locs[i].group].nlocs--;
 		free(r->locs[i].reg);
 		free(r->locs[i].active);
+		free(r->locs[i].mcur);
+		free(r->locs[i].msum);
+		free(r->locs[i].mhave);
 	}
 	r->nlocs = n;
 	memset(r->sel, 1, n);

@@ -349,6 +349,8 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 				mn ? mn : "?", n, r->mreg[i * r->nmm + m], r->mreg[i * r->nmm + m] / (double)n);
 		}
 
+	rep_metric_totals_text(r, f);
+
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
@@ -510,7 +512,9 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 				fprintf(f, "%s{\"region\":%" PRIu32 ",\"member\":%" PRIu32 ",\"calls\":%" PRIu64
 					",\"incl\":%.17g}", k++ ? "," : "", r->regions[i]->self, r->mm_ids[m],
 					r->mreg_n[i * r->nmm + m], r->mreg[i * r->nmm + m]);
-	fputs("],\"collectives\":[", f);
+	fputc(']', f);
+	rep_metric_totals_json(r, f);
+	fputs(",\"collectives\":[", f);
 	for (size_t cm = 0, k = 0; cm < r->ncomm; cm++) {
 		if (!r->coll_count[cm])
 			continue;

@@ -14,6 +14,7 @@ Mode-specific checks: see MODES below.
 """
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
@@ -508,6 +509,14 @@ def mode_poll(t, n):
         expect(folded == miss, "fold: Metric records count %d folded polls, want %d" % (folded, miss))
         expect(len(metrics) <= hit + 2, "fold: %d Metric records for %d completing polls" % (len(metrics), hit))
         expect(spent > 0, "fold: no polling time recorded")
+        # tracer report sums the folded polls (relative metrics): its totals
+        # are the Metric records' sums read by the reference reader
+        tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(ARGS.lib))), "bin", "tracer")
+        if os.path.exists(tool):
+            p = subprocess.run([tool, "report", "--json", ARGS.out], stdout=subprocess.PIPE, text=True)
+            tot = {x["name"]: x["total"] for x in json.loads(p.stdout).get("metric_totals", [])}
+            expect(tot.get("MPI polls folded") == folded and tot.get("MPI polling time") == spent,
+                   "tracer report's metric totals %r, the records: %d polls, %d ns" % (tot, folded, spent))
 
 
 def mode_hpcc(t, n):
