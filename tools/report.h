@@ -78,6 +78,7 @@ struct rep_loc {
 	uint64_t tasks[3];      /* ThreadTaskCreate, ThreadTaskSwitch, ThreadTaskComplete */
 	uint64_t late_sender;   /* receives waiting for a send that began later */
 	uint64_t late_sender_n;
+	uint64_t ls_call, ls_max;   /* the receiving call charged last (its enter + 1, 0 none), its wait */
 	uint64_t late_receiver; /* blocking sends waiting for a receive that began later */
 	uint64_t late_receiver_n;
 	uint64_t mpi;           /* exclusive time in MPI regions */
