@@ -512,6 +512,13 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			if (ri != UNDEF32)
 				leave(r, L, ri, tc);
 			continue;
+		case OTF2R_EVT_MPI_COLLECTIVE_END:
+			/* every end numbers the communicator's operations (a window
+			 * too); waits count for the ends inside it */
+			rep_wait_end(r, li, &ev, in);
+			if (!in)
+				continue;
+			break;
 		case OTF2R_EVT_METRIC:
 			metric_values(r, L, &ev, in);   /* (the values regions start from) */
 			if (in && ev.nattrs)
@@ -611,6 +618,7 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 void rep_free(struct rep *r)
 {
 	rep_io_free(r);
+	rep_wait_free(r);
 	free(r->sel);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].msum);

@@ -79,6 +79,7 @@ struct rep_loc {
 	uint64_t late_sender;   /* receives waiting for a send that began later */
 	uint64_t late_sender_n;
 	uint64_t ls_call, ls_max;   /* the receiving call charged last (its enter + 1, 0 none), its wait */
+	uint64_t wait_nxn, late_bcast, early_reduce;   /* wait states at collectives (report_wait.c) */
 	uint64_t late_receiver; /* blocking sends waiting for a receive that began later */
 	uint64_t late_receiver_n;
 	uint64_t mpi;           /* exclusive time in MPI regions */
@@ -207,6 +208,7 @@ struct rep {
 	} peer_cache[4096];
 	size_t nmsgs, capmsgs;
 	struct rep_io *io;               /* I/O operations (report_io.c), NULL: none */
+	struct rep_waits *waits;         /* collectives in flight (report_wait.c), NULL: none */
 };
 
 /* Samples per region: self (the sampled context's region), total (any
@@ -278,6 +280,11 @@ void rep_metric_totals_json(const struct rep *r, FILE *f);
 void rep_io_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 void rep_io_print_json(const struct rep *r, FILE *f);
 void rep_io_free(struct rep *r);
+/* MpiCollectiveEnd of location li (its call open): wait states of the
+ * operation once every member ended it (report_wait.c); in: the end is
+ * inside the time window (its member's waits count). */
+void rep_wait_end(struct rep *r, size_t li, const otf2r_event *ev, int in);
+void rep_wait_free(struct rep *r);
 int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
 int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
 /* s as a JSON string, quotes included, handed to emit(ud, bytes, n) in pieces */

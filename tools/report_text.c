@@ -351,6 +351,23 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 
 	rep_metric_totals_text(r, f);
 
+	int whead = 0;
+	for (size_t i = 0; i < r->nlocs; i++) {
+		const struct rep_loc *L = &r->locs[i];
+		if (!L->wait_nxn && !L->late_bcast && !L->early_reduce && !L->late_sender && !L->late_receiver)
+			continue;
+		if (!whead++) {
+			fprintf(f, "\nWait states (MPI: late sender/receiver at messages; at collectives: wait at NxN "
+				"until the last member enters, late broadcast until the root enters, early reduce "
+				"of the root until the last one enters):\n");
+			fprintf(f, "  %-12s %-24s %14s %14s %14s %14s %14s\n", "location", "name", "late sender ms",
+				"late recv ms", "wait NxN ms", "late bcast ms", "early reduce ms");
+		}
+		fprintf(f, "  %-12" PRIu64 " %-24.24s %14.3f %14.3f %14.3f %14.3f %14.3f\n", L->id, L->name,
+			rep_ms(r, L->late_sender), rep_ms(r, L->late_receiver), rep_ms(r, L->wait_nxn),
+			rep_ms(r, L->late_bcast), rep_ms(r, L->early_reduce));
+	}
+
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
@@ -485,10 +502,11 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		fprintf(f, ",\"process\":%" PRIu32 ",\"events\":%" PRIu64 ",\"first\":%" PRIu64
 			",\"last\":%" PRIu64 ",\"busy\":%" PRIu64 ",\"mpi\":%" PRIu64 ",\"flushes\":%" PRIu64
 			",\"onoff\":%" PRIu64 ",\"late_sender\":%" PRIu64 ",\"late_sender_n\":%" PRIu64
-			",\"late_receiver\":%" PRIu64 ",\"tasks\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",\"late_receiver\":%" PRIu64 ",\"wait_nxn\":%" PRIu64 ",\"late_broadcast\":%" PRIu64
+			",\"early_reduce\":%" PRIu64 ",\"tasks\":[%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			"],\"regions\":", r->groups[L->group].id, L->events, L->first, L->last, L->busy,
 			L->mpi, L->flushes, L->onoff, L->late_sender, L->late_sender_n, L->late_receiver,
-			L->tasks[0], L->tasks[1], L->tasks[2]);
+			L->wait_nxn, L->late_bcast, L->early_reduce, L->tasks[0], L->tasks[1], L->tasks[2]);
 		json_regions(f, r, o, L->reg, order);
 		fputc('}', f);
 	}

@@ -39,6 +39,9 @@ def compute(anchor):
         compute.metrics = collections.defaultdict(lambda: [0, 0.0])  # (region, member)
         coll_begin = {}
         send_bytes = collections.Counter()
+        waits = dict(seq=collections.Counter(), ops={}, locs=locs)
+        for L in locs.values():
+            L['wait_nxn'] = L['late_broadcast'] = L['early_reduce'] = 0
         for loc, ev in tr.events:
             L = locs[loc._ref]
             t = ev.time
@@ -65,6 +68,7 @@ def compute(anchor):
             elif isinstance(ev, otf2.events.MpiCollectiveBegin):
                 coll_begin[L['id']] = t
             elif isinstance(ev, otf2.events.MpiCollectiveEnd):
+                wait_states(L, ev, waits)
                 b = coll_begin.pop(L['id'], None)
                 if b is not None:
                     # [operations (every rank's end), time, calls (the ends
@@ -116,6 +120,48 @@ def compute(anchor):
                 cc = cc.parent
         compute.samples = (sum(samples.values()), fn_self, fn_total)
         return locs, enters, sends, send_bytes
+
+
+NXN = {'BARRIER', 'ALLGATHER', 'ALLGATHERV', 'ALLTOALL', 'ALLTOALLV', 'ALLTOALLW', 'ALLREDUCE',
+       'REDUCE_SCATTER', 'REDUCE_SCATTER_BLOCK'}
+ONE_TO_N = {'BCAST', 'SCATTER', 'SCATTERV'}
+N_TO_ONE = {'GATHER', 'GATHERV', 'REDUCE'}
+
+
+def wait_states(L, ev, w):
+    """the k-th MpiCollectiveEnd of every member of a communicator is one
+    operation; with every member's call Enter: wait at NxN (until the last
+    member enters), late broadcast (non-roots until the root enters), early
+    reduce (the root until the last other member enters)"""
+    op = str(ev.collective_op).split('.')[-1]
+    if not L['stack'] or op not in NXN | ONE_TO_N | N_TO_ONE:
+        return
+    comm = ev.communicator
+    seq = w['seq'][(L['id'], comm._ref)]
+    w['seq'][(L['id'], comm._ref)] += 1
+    members = comm.group.members
+    if len(members) < 2:
+        return
+    o = w['ops'].setdefault((comm._ref, seq), dict(op=op, root=ev.root, ends=[]))
+    o['ends'].append((L['id'], L['stack'][-1][1]))
+    if len(o['ends']) < len(members):
+        return
+    del w['ops'][(comm._ref, seq)]
+    locs = w['locs']
+    last = max(e for _, e in o['ends'])
+    root = None
+    if op not in NXN and o['root'] < len(members):
+        rg = members[o['root']].group._ref
+        root = next((i for i, (l, _) in enumerate(o['ends']) if locs[l]['process'] == rg), None)
+    for i, (l, e) in enumerate(o['ends']):
+        if op in NXN:
+            locs[l]['wait_nxn'] += last - e
+        elif op in ONE_TO_N and root is not None and i != root and o['ends'][root][1] > e:
+            locs[l]['late_broadcast'] += o['ends'][root][1] - e
+        elif op in N_TO_ONE and root is not None and i == root:
+            others = [x for j, (_, x) in enumerate(o['ends']) if j != root]
+            if others and max(others) > e:
+                locs[l]['early_reduce'] += max(others) - e
 
 
 def late_sender(locs, queues, L, ev):

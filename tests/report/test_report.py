@@ -99,7 +99,8 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
     totals = {}
     for OL in ours['locations']:
         L = locs[OL['id']]
-        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'late_receiver',
+        for k in ('events', 'first', 'last', 'busy', 'process', 'late_sender', 'late_receiver', 'wait_nxn',
+                  'late_broadcast', 'early_reduce',
                   'tasks'):
             if L[k] is not None and OL[k] != L[k]:
                 errors.append('location %d %s: ours %s, reference %s' % (OL['id'], k, OL[k], L[k]))
@@ -634,6 +635,36 @@ def case_window():
     n = sum(x['calls'] for x in full['regions'])
     print('window: %d calls split %d + %d, every region = the reference reader per half' % (
         n, sum(x['calls'] for x in halves[0]['regions']), sum(x['calls'] for x in halves[1]['regions'])))
+
+
+def case_wait_mpi():
+    """wait states at collectives: wait_mpi.c makes one member late by a known
+    time at an Allreduce (rank 0 waits at NxN ~80 ms), a Bcast (rank 1: late
+    broadcast ~60 ms) and a Reduce (root 0: early reduce ~40 ms); every
+    figure equals the reference reader's (oracle_report.py)"""
+    prog, mpirun = os.environ.get('WAIT_MPI'), os.environ.get('MPIRUN')
+    if not prog or not mpirun:
+        raise runcheck.Skip('no MPI: skipped')
+    d = workdir('wait_mpi')
+    out = os.path.join(d, 'archive')
+    p = runcheck.run_mpi(mpirun, 2, [prog], ['TRACER_OUTPUT=' + out], lib=os.environ['TRACER_LIB'], timeout=120)
+    if p.returncode != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
+        ck.fail('mpirun wait_mpi under the tracer: rc %d\n%s' % (p.returncode, p.stderr[-2000:]))
+    compare_report(out, 10)
+    j = json.loads(tracer('report', '--json', out)[1])
+    res = j['resolution']
+    by = {L['process']: L for L in j['locations']}
+    got = {k: (by[0][k] / res, by[1][k] / res) for k in ('wait_nxn', 'late_broadcast', 'early_reduce')}
+    want = {'wait_nxn': (0, 0.080), 'late_broadcast': (1, 0.060), 'early_reduce': (0, 0.040)}
+    for k, (rank, t) in want.items():
+        mine, other = got[k][rank], got[k][1 - rank]
+        if not 0.9 * t <= mine <= t + 0.05 or other > 0.01:
+            ck.fail('%s: rank 0 %.6f s, rank 1 %.6f s; want about %.3f s on rank %d' % (k, got[k][0], got[k][1],
+                                                                                     t, rank))
+    text = tracer('report', out)[1]
+    if 'Wait states' not in text or 'wait NxN ms' not in text:
+        ck.fail('no wait-state table in the text report')
+    print('wait_mpi: %s' % {k: ['%.4f' % x for x in v] for k, v in got.items()})
 
 
 def case_diff():
