@@ -74,7 +74,9 @@ struct close_call {
 static void close_io(void *p)
 {
 	struct close_call *c = p;
-	if (tr_ar_tdefs_path[0]) {
+	/* (a lone root's wait: its part will likely become the archive, which
+	 * reads no packed definitions; tr_ar_save_tdefs if not) */
+	if (tr_ar_tdefs_path[0] && !tr_tree_lone_root()) {
 		c->tdefs_ret = tr_defs_save(tr_ar_tdefs_path, 0);
 		c->tdefs_err = errno;
 	}
@@ -83,6 +85,24 @@ static void close_io(void *p)
 	tr_defs_write_cc_maps(tr_g.ar);
 	c->st = otf2w_archive_close(tr_g.ar);
 	c->bytes = dir_bytes(c->od, tr_ar_name);
+}
+
+static void note_error_text(const char *a, const char *b, const char *c);
+
+static void tdefs_io(void *p)
+{
+	int *err = p;
+	*err = tr_defs_save(tr_ar_tdefs_path, 0) != 0 ? errno : 0;
+}
+
+void tr_ar_save_tdefs(void)
+{
+	int err = 0;
+	if (!tr_ar_tdefs_path[0])
+		return;
+	tr_ar_io_call(tdefs_io, &err);
+	if (err)
+		note_error_text("cannot write ", tr_ar_tdefs_path, strerror(err));
 }
 
 struct end_call {

@@ -7,7 +7,7 @@
  * definitions, for the unification), proc<N>.end (its event and location
  * counts); the root (part 0) also proc0.otf2 and proc0.def, a standalone
  * archive that becomes the archive when it stays alone (promote_single). N comes from the counter DIR/procs/tree
- * (flock): the root is 0. Membership: DIR/procs/live.<pid> holds
+ * (flock): the root is 0, the file is made by the first other part (a lone root makes none). Membership: DIR/procs/live.<pid> holds
  * "<start time> <part> <self>" (start time: field 22 of /proc/<pid>/stat,
  * against pid reuse; self 0: written by the parent for a child that has
  * not started the tracer yet) and the per-user registry
@@ -49,6 +49,7 @@ struct tr_tree tr_tree = { .part = -1, .creator = -1 };
 
 static char tr_reg[64];            /* /tmp/.tracer-<uid> ("" unusable) */
 static char tr_tree_dir[4096];     /* DIR (absolute) */
+static int tr_tree_deferred;       /* tr_tree_lone_root let NAME.tdefs wait */
 static uint64_t tr_self_start;     /* this process's start time */
 static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps */
 static struct tr_helper tr_merge;  /* bin/tracer-merge --final DIR (spawn.c) */
@@ -309,7 +310,8 @@ static int lookup(pid_t pid, uint64_t start, char *dir, size_t n)
 	return part;
 }
 
-/* Next part number of the tree in dir (the counter file, under its flock). */
+/* Next part number of the tree in dir (the counter file, under its flock;
+ * no file or an empty one: 1, part 0 is the root's, which makes no file). */
 static int take_part(const char *dir)
 {
 	char p[4200], b[32];
@@ -321,7 +323,7 @@ static int take_part(const char *dir)
 	ssize_t n = tr_real.pread(fd, b, sizeof(b) - 1, 0);
 	b[n > 0 ? n : 0] = 0;
 	const char *s = b;
-	int part = (int)num(&s);
+	int part = b[0] ? (int)num(&s) : 1;
 	int w = snprintf(b, sizeof(b), "%010d\n", part + 1);
 	if (tr_real.pwrite(fd, b, (size_t)w, 0) != w)
 		part = -1;
@@ -388,7 +390,7 @@ int tr_tree_prepare(char *dir, size_t n)
 	 * before it started the tracer, an orphan - is still of the run, a
 	 * part without creator, never an archive DIR.1 nobody unifies */
 	char t[4200];
-	snprintf(t, sizeof(t), "%.4000s/procs/tree", tr_env_dir);
+	snprintf(t, sizeof(t), "%.4000s/procs", tr_env_dir);   /* (the root made it) */
 	if (tr_env_dir[0] && tr_getenv("TRACER_LAUNCHER") && access(t, F_OK) == 0) {
 		snprintf(dir, n, "%s", tr_env_dir);
 		int mine = take_part(dir);
@@ -406,8 +408,6 @@ void tr_tree_started(const char *dir)
 {
 	snprintf(tr_tree_dir, sizeof(tr_tree_dir), "%s", dir);
 	tr_reg_self = !tr_env_dir[0] || strcmp(tr_env_dir, dir) != 0;
-	if (tr_tree.part == 0)
-		take_part(dir);   /* the root's counter: 0 taken */
 	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)tr_self_pid());
 	tr_defs_process_renamed();
 	live_write(dir, tr_self_pid(), tr_self_start, tr_tree.part, 1);
@@ -631,26 +631,67 @@ static int promote_single(void)
 	return 1;
 }
 
-/* The member's traced life has ended: the last one unifies. */
-static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
+int tr_tree_lone_root(void)
+{
+	char p[4200];
+	int others = 0;
+	if (!tr_tree.on || tr_tree.part != 0 || tr_tree.exec || !tr_tree_dir[0] || tr_getenv("TRACER_LAUNCHER"))
+		return 0;
+	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
+	each_entry(p, other_part, &others);
+	if (others)
+		return 0;
+	tr_tree_deferred = 1;
+	return 1;
+}
+
+/* The part's end file ("events locations", what tracer-merge reads) and,
+ * when tr_tree_lone_root let them wait, its packed definitions. */
+static void write_end(const char *end, size_t k)
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
+	write_file(p, end, k);
+	if (tr_tree_deferred) {
+		tr_tree_deferred = 0;
+		tr_ar_save_tdefs();
+	}
+}
+
+/* The member's traced life has ended: the last one unifies. end: its end
+ * file's content (a lone root that becomes the archive writes none). */
+static int members_end(int crash, const char *end, size_t k, uint64_t events, uint32_t nloc, char *line,
+		       size_t n)
 {
 	char p[4200];
 	tr_tree.on = 0;   /* once */
 	if (tr_getenv("TRACER_LAUNCHER")) {
 		/* tracer-run unifies when its whole subtree has ended */
+		write_end(end, k);
 		register_children();
 		leave();
 		return 0;
 	}
 	/* not the counter's lock: a child that is starting takes a part number
-	 * while the holder of this one waits for it to register */
-	snprintf(p, sizeof(p), "%.4000s/procs/end.lock", tr_tree_dir);
-	int lfd = tr_real.open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	 * while the holder of this one waits for it to register (the lock is
+	 * on the procs directory itself: a file less to create) */
+	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
+	int lfd = tr_real.open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	int locked = 0;
 	struct timespec ms = { 0, 1000000 };
 	for (int i = 0; lfd >= 0 && i < 10000 && !(locked = flock(lfd, LOCK_EX | LOCK_NB) == 0); i++)
 		nanosleep(&ms, NULL);
 	register_children();
+	/* a lone root that stays alone writes no end file: its part becomes
+	 * the archive (promote_single); anyone else's, before its live entry
+	 * goes (the last member unifies with it) */
+	int others = 0;
+	if (tr_tree.part == 0 && !crash) {
+		each_entry(p, other_part, &others);
+		others += count_alive(tr_tree_dir) > 1;   /* (its own live entry is still there) */
+	}
+	if (tr_tree.part != 0 || crash || others || !locked)
+		write_end(end, k);
 	leave();
 	int alive = count_alive(tr_tree_dir);
 	if (lfd >= 0)
@@ -667,6 +708,7 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 	}
 	if (promote_single())
 		return 0;   /* the usual summary of one process */
+	write_end(end, k);   /* (if not written yet: a lone root whose part could not be promoted) */
 	double secs = unify(crash);
 	if (secs < 0 && !tr_merge_ok)
 		return snprintf(line, n, "tracer: warning: bin/tracer-merge not found next to libtracer.so: run "
@@ -693,20 +735,20 @@ static int members_end(int crash, uint64_t events, uint32_t nloc, char *line, si
 
 int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
 {
-	char p[4200], b[96];
+	char b[96];
 	if (!tr_tree.on || tr_tree.part < 0 || !tr_tree_dir[0])
 		return 0;
-	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
 	int k = snprintf(b, sizeof(b), "%llu %u\n", (unsigned long long)events, nloc);
-	write_file(p, b, (size_t)k);
-	if (tr_tree.exec)
+	if (tr_tree.exec) {
+		write_end(b, (size_t)k);
 		return 0;   /* the new image goes on as a member */
-	return members_end(crash, events, nloc, line, n);
+	}
+	return members_end(crash, b, (size_t)k, events, nloc, line, n);
 }
 
 void tr_tree_exec_failed(void)
 {
 	char line[8];
 	if (tr_tree.on && tr_tree.exec && tr_tree_dir[0])
-		members_end(0, 0, 0, line, sizeof(line));
+		members_end(0, "0 0\n", 4, 0, 0, line, sizeof(line));
 }

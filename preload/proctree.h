@@ -33,6 +33,13 @@ void tr_tree_discard(void);
  * of the tree unifies. Writes a summary line into line (0: none). crash:
  * async-signal-safe, the unification runs detached. */
 int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n);
+/* At the end, before the part is closed: 1 when this image is the root of
+ * a tree that has no other part yet and no launcher that unifies (its part
+ * will likely become the archive as it is): its packed definitions
+ * (NAME.tdefs), which only a unification reads, may wait until
+ * tr_tree_end knows (it writes them through tr_ar_save_tdefs if another
+ * part turned up). */
+int tr_tree_lone_root(void);
 /* An exec failed after the part was written: the traced life has ended. */
 void tr_tree_exec_failed(void);
 /* The process drops its root privileges to uid: registered for uid too. */

@@ -218,6 +218,9 @@ void tr_crash_stack_init(void);     /* crash_stack.c: the crash path's own stack
 void tr_crash_stack_run(void (*fn)(void *), void *arg);
 int tr_error_note(otf2w_status s);  /* count an error; 1 for the first */
 void tr_archive_unified_installed(void);   /* write this rank's mapping tables */
+/* archive_end.c: the part's packed definitions (NAME.tdefs) after all, when
+ * the end let them wait (tr_tree_lone_root: a root that was not alone). */
+void tr_ar_save_tdefs(void);
 
 /* durable_io.c: the tracer-io service thread (own descriptor table) */
 void tr_io_start(void);                          /* normal context only */
