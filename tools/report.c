@@ -38,6 +38,7 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	r->ar = ar;
 	const otf2r_gdef_clock_properties *cp = otf2r_clock(ar);
 	r->resolution = cp && cp->timer_resolution ? cp->timer_resolution : 1000000000;
+	r->lock_addr_attr = UINT32_MAX;
 	r->offset = cp ? cp->global_offset : 0;
 	size_t nd = otf2r_def_count(ar);
 	size_t maxid = 0;
@@ -66,6 +67,10 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 			if (d->u.region.self != UNDEF32 && r->region_by_id[d->u.region.self] == UNDEF32)
 				r->region_by_id[d->u.region.self] = (uint32_t)ri;
 			ri++;
+		} else if (d->type == OTF2R_GDEF_ATTRIBUTE) {
+			const char *an = otf2r_string(ar, d->u.attribute.name);
+			if (an && !strcmp(an, "TRACER::LOCK_ADDRESS"))
+				r->lock_addr_attr = d->u.attribute.self;
 		} else if (d->type == OTF2R_GDEF_LOCATION_GROUP) {
 			r->groups[gi].id = d->u.location_group.self;
 			r->groups[gi].name = rep_str_or(r, d->u.location_group.name, "?");
@@ -245,11 +250,14 @@ static struct rep_lock *lock_get(struct rep *r, size_t group, uint32_t id)
 	return l;
 }
 
-static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t)
+static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t, const otf2r_event *ev)
 {
 	struct rep_loc *L = &r->locs[li];
 	uint64_t w = L->depth && t > L->stack[L->depth - 1].enter ? t - L->stack[L->depth - 1].enter : 0;
 	struct rep_lock *l = lock_get(r, L->group, id);
+	for (uint32_t i = 0; i < ev->nattrs && !l->address; i++)
+		if (ev->attrs[i].id == r->lock_addr_attr)
+			l->address = ev->attrs[i].value;   /* its identity: the pthread lock's address */
 	size_t i0, i1;
 	if (L->bin_lock && w && bin_range(r, t - w, t, &i0, &i1))
 		memset(L->bin_lock + i0, 1, i1 - i0 + 1);
@@ -555,10 +563,10 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			break;
 		}
 		case OTF2R_EVT_THREAD_ACQUIRE_LOCK:
-			acquire(r, li, ev.u.thread_acquire_lock.lock_id, ev.time);
+			acquire(r, li, ev.u.thread_acquire_lock.lock_id, ev.time, &ev);
 			break;
 		case OTF2R_EVT_OMP_ACQUIRE_LOCK:
-			acquire(r, li, ev.u.omp_acquire_lock.lock_id, ev.time);
+			acquire(r, li, ev.u.omp_acquire_lock.lock_id, ev.time, &ev);
 			break;
 		case OTF2R_EVT_BUFFER_FLUSH:
 			L->flushes++;

@@ -106,6 +106,7 @@ struct rep_waiter {
 struct rep_lock {
 	size_t group;
 	uint32_t id;
+	uint64_t address;       /* TRACER::LOCK_ADDRESS of its first acquisition, 0 unknown */
 	uint64_t acquisitions, wait, max;
 	struct rep_waiter *waiters;
 	size_t nwaiters, capwaiters;
@@ -162,6 +163,7 @@ struct rep {
 	uint64_t win_from, win_to;       /* the time window: [from, to), ticks */
 	int windowed;
 	uint8_t *sel;                    /* non-NULL: locations selected, the others dropped */
+	uint32_t lock_addr_attr;         /* the Attribute TRACER::LOCK_ADDRESS, UINT32_MAX none */
 	struct rep_lock *locks;          /* open addressing on (group, id) */
 	size_t nlocks, caplocks;
 	/* calling contexts (sampling): by dense id */

@@ -291,7 +291,7 @@ static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
-		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th>"
+		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th><th>address</th>"
 		      "<th class=\"n\">acquisitions</th><th class=\"n\">wait ms</th>"
 		      "<th class=\"n\">max wait us</th><th>threads that waited most</th></tr></thead>"
 		      "<tbody>\n", f);
@@ -299,8 +299,8 @@ static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 			const struct rep_lock *l = locks[k];
 			fputs("<tr><td>", f);
 			rep_html_str(f, r->groups[l->group].name);
-			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td class=\"n\">%" PRIu64 "</td>"
-				"<td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>", l->id,
+			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td>0x%" PRIx64 "</td><td class=\"n\">%" PRIu64
+				"</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>", l->id, l->address,
 				l->acquisitions, rep_ms(r, l->wait), rep_ms(r, l->max) * 1e3);
 			for (size_t w = 0; w < l->nwaiters && w < 3; w++) {
 				fputs(w ? ", " : "", f);

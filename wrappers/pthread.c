@@ -116,6 +116,10 @@ void tr_pth_cu_handler(void *p)
  * tr_thread_end) or at exit for a thread still running. */
 static void pth_thread_fini(struct tr_thread *t)
 {
+	if (tr_thread_peek() == t && tr_pth_tls.al) {   /* (its own thread: its TLS) */
+		otf2w_attr_list_delete(tr_pth_tls.al);
+		tr_pth_tls.al = NULL;
+	}
 	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !tr_thread_seq(t))
 		return;
 	tr_pth_write_thread_end(t, tr_thread_peek() == t);

@@ -12,6 +12,26 @@
 
 /* ---- the lock paths' slow parts (pthread_wrap.h has the inline ones) ---- */
 
+static uint32_t pth_addr_attr = UINT32_MAX;
+
+const otf2w_attr_list *pth_lock_attrs(struct tr_pth_lock *l, const void *addr)
+{
+	if (atomic_load_explicit(&l->code, memory_order_relaxed) != 0)
+		return NULL;   /* its first acquisition was recorded */
+	uint32_t a = __atomic_load_n(&pth_addr_attr, __ATOMIC_ACQUIRE);
+	if (a == UINT32_MAX) {
+		a = tr_def_attribute("TRACER::LOCK_ADDRESS", "the address of the lock (on its first recorded "
+				     "acquisition)", OTF2W_TYPE_UINT64);
+		__atomic_store_n(&pth_addr_attr, a, __ATOMIC_RELEASE);
+	}
+	if (!tr_pth_tls.al && !(tr_pth_tls.al = otf2w_attr_list_new()))
+		return NULL;
+	otf2w_attr_list_clear(tr_pth_tls.al);
+	if (a == UINT32_MAX || otf2w_attr_list_add_uint64(tr_pth_tls.al, a, (uint64_t)(uintptr_t)addr) != OTF2W_OK)
+		return NULL;
+	return tr_pth_tls.al;
+}
+
 /* pth_took beyond its inline case (errno not saved yet). */
 void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, const void *addr, int shared)
 {
@@ -23,9 +43,10 @@ void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, con
 
 	t->saved_errno = *t->errnop;
 	l = pth_acquire_note(t, &at, addr, shared, &id, &order);
+	const otf2w_attr_list *al = pth_lock_attrs(l, addr);
 	code = pth_lock_code(l, id);
 	(void)pth_region(r);   /* defined (tr_pth_code[r]) */
-	if (tr_likely(at == time) &&
+	if (tr_likely(at == time) && !al &&
 	    (p = tr_call_begin(t, time, &tr_pth_code[r], OTF2W_EVT_THREAD_ACQUIRE_LOCK_MAX)) != NULL) {
 		p = otf2w_evt_put_thread_lock_code(p, OTF2W_EVT_THREAD_ACQUIRE_LOCK_ID, code, order);
 		tr_call_end(t, p, &tr_pth_code[r], 1);
@@ -35,7 +56,7 @@ void tr_pth_took_slow(struct tr_thread *t, uint64_t time, enum tr_pth_rgn r, con
 	}
 	tr_enter(t, time, pth_region(r));
 	if (tr_rec_begin(t)) {
-		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, at, OTF2W_PARADIGM_PTHREAD, id, order));
+		tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, al, at, OTF2W_PARADIGM_PTHREAD, id, order));
 		tr_rec_end(t);
 		pth_hold(addr, code, order);
 	}

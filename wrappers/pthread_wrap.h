@@ -77,6 +77,7 @@ struct pth_thread_state {
 	uint32_t nheld;
 	uint32_t lost;              /* acquisitions recorded beyond PTH_MAX_HELD */
 	struct pth_held held[PTH_MAX_HELD];
+	otf2w_attr_list *al;        /* a lock's address on its first acquisition (pth_lock_attrs) */
 };
 extern TR_TLS struct pth_thread_state tr_pth_tls;
 
@@ -196,6 +197,12 @@ static TR_ALWAYS_INLINE void pth_hold(const void *addr, otf2w_code code, uint32_
 	}
 }
 
+/* The attributes of a ThreadAcquireLock of lock l at addr: its address
+ * (TRACER::LOCK_ADDRESS) on its first recorded acquisition (its record code
+ * not computed yet: two threads at once both write it), else NULL. Slow
+ * paths only (the thread's list is made at its first use). pthread_sync.c. */
+const otf2w_attr_list *pth_lock_attrs(struct tr_pth_lock *l, const void *addr);
+
 /* pth_acquire_note, then the ThreadAcquireLock at the returned time (use
  * it for the Leave). */
 static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const void *addr, int shared)
@@ -206,7 +213,8 @@ static inline uint64_t pth_acquired(struct tr_thread *t, uint64_t time, const vo
 	/* Not recorded (measurement off, location stopped): nor is its release. */
 	if (!tr_rec_begin(t))
 		return time;
-	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, NULL, time, OTF2W_PARADIGM_PTHREAD, id, order));
+	tr_evt_status(t, otf2w_evt_thread_acquire_lock(t->w, pth_lock_attrs(l, addr), time, OTF2W_PARADIGM_PTHREAD,
+							id, order));
 	tr_rec_end(t);
 	pth_hold(addr, pth_lock_code(l, id), order);
 	return time;

@@ -64,6 +64,6 @@ int main(int argc, char **argv)
 		if (write(fd, buf, sizeof buf) != (ssize_t)sizeof buf)
 			return 1;
 	close(fd);
-	printf("diff_prog: held %ld ms five times\n", hold_ms);
+	printf("diff_prog: held %ld ms five times, lock at %p\n", hold_ms, (void *)&lock);
 	return 0;
 }

@@ -27,6 +27,7 @@ def compute(anchor):
         sends = collections.Counter()
         # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
         locks = {}
+        lock_address = compute.lock_address = {}   # (process, id) -> TRACER::LOCK_ADDRESS
         samples = collections.Counter()     # calling context ref -> samples
         coll = {}                           # comm ref -> [operations, time, calls, first location]
         queues = collections.defaultdict(collections.deque)  # message key -> unmatched ends
@@ -87,6 +88,10 @@ def compute(anchor):
             elif isinstance(ev, (otf2.events.ThreadAcquireLock, otf2.events.OmpAcquireLock)):
                 w = t - L['stack'][-1][1] if L['stack'] and t > L['stack'][-1][1] else 0
                 k = locks.setdefault((L['process'], ev.lock_id), [0, 0, 0, collections.Counter()])
+                if ev.attributes and (L['process'], ev.lock_id) not in lock_address:
+                    for a, v in ev.attributes.items():
+                        if a.name == 'TRACER::LOCK_ADDRESS':
+                            lock_address[(L['process'], ev.lock_id)] = v
                 k[0] += 1
                 k[1] += w
                 k[2] = max(k[2], w)

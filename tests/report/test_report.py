@@ -152,6 +152,9 @@ def compare_report(archive, min_regions, want_messages=False, want_locks=False, 
         if (x.get('acquisitions'), x.get('wait'), x.get('max')) != (acq, wait, mx) or \
                 {w['location']: w['wait'] for w in x.get('waiters', [])} != dict(who):
             errors.append('lock %s: ours %s, reference %s %s %s %s' % (key, x, acq, wait, mx, dict(who)))
+        if x.get('address', 0) != oracle_report.compute.lock_address.get(key, 0):
+            errors.append('lock %s: address ours %s, reference %s' % (key, x.get('address'),
+                                                                      oracle_report.compute.lock_address.get(key)))
     mine = {(x['region'], x['member']): x for x in ours['metrics']}
     refm = oracle_report.compute.metrics
     if set(mine) != set(refm):
@@ -677,8 +680,10 @@ def case_diff():
     runs = []
     for ms in (5, 55):
         out = os.path.join(d, 'run%d' % ms)
-        rc, _, err = run([prog, str(ms), os.path.join(d, 'out.dat')],
-                         env=dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out))
+        rc, sout, err = run([prog, str(ms), os.path.join(d, 'out.dat')],
+                            env=dict(LD_PRELOAD=os.environ['TRACER_LIB'], TRACER_OUTPUT=out))
+        with open(os.path.join(d, 'stdout%d' % ms), 'w') as f:
+            f.write(sout)
         if rc != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
             ck.fail('diff_prog %d under the tracer: rc %d\n%s' % (ms, rc, err))
         runs.append(out)
@@ -697,6 +702,11 @@ def case_diff():
     change = top['excl'][1] - top['excl'][0]
     if top['name'] != 'pthread_mutex_lock' or not 0.9 * 5 * 0.050 <= change <= 5 * 0.050 + 0.5:
         ck.fail('top row %r (change %.6f s), want pthread_mutex_lock about +0.25 s' % (top, change))
+    # the lock is named by its address: the one the program printed
+    printed = [l.split()[-1] for l in open(os.path.join(d, 'stdout5')).read().splitlines() if 'lock at' in l]
+    locks = json.loads(tracer('report', '--json', runs[0])[1])['locks']
+    if len(locks) != 1 or not printed or locks[0]['address'] != int(printed[0], 16):
+        ck.fail('lock address: report %r, the program printed %r' % (locks, printed))
     io = [x for x in j['io'] if x['file'].endswith('/out.dat') and x['layer'] == 'POSIX']
     if len(io) != 1 or io[0]['operations'] != [16, 16] or io[0]['bytes'] != [65536, 65536]:
         ck.fail('I/O rows of out.dat: %r' % j['io'])
