@@ -197,20 +197,49 @@ static int bin_range(const struct rep *r, uint64_t a, uint64_t b, size_t *i0, si
 	return 1;
 }
 
+void rep_bin_span(const struct rep *r, size_t i, uint64_t *a, uint64_t *b)
+{
+	double span = (double)(r->t1 - r->t0);
+	*a = r->t0 + (uint64_t)(span * (double)i / REP_NBINS);
+	*b = r->t0 + (uint64_t)(span * (double)(i + 1) / REP_NBINS);
+}
+
+/* [a, b) of the bins from i0 to i1: each bin's share */
+static uint64_t bin_share(const struct rep *r, size_t i, uint64_t a, uint64_t b)
+{
+	uint64_t bs, be;
+	rep_bin_span(r, i, &bs, &be);
+	uint64_t lo = a > bs ? a : bs, hi = b < be ? b : be;
+	return hi > lo ? hi - lo : 0;
+}
+
+/* A stretch [a, b) of region ri on L: added to the region's cover of each
+ * bin (kept among the bin's REP_BIN_K largest). */
 static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
 {
 	size_t i0, i1;
 	if (!L->bin_region || !bin_range(r, a, b, &i0, &i1))
 		return;
-	double span = (double)(r->t1 - r->t0);
 	for (size_t i = i0; i <= i1; i++) {
-		uint64_t bs = r->t0 + (uint64_t)(span * (double)i / REP_NBINS);
-		uint64_t be = r->t0 + (uint64_t)(span * (double)(i + 1) / REP_NBINS);
-		uint64_t lo = a > bs ? a : bs, hi = b < be ? b : be;
-		uint64_t cov = hi > lo ? hi - lo : 0;
-		if (cov > L->bin_cover[i] || (i0 == i1 && L->bin_region[i] == UNDEF32)) {
-			L->bin_cover[i] = cov;
-			L->bin_region[i] = ri;
+		uint64_t cov = bin_share(r, i, a, b);
+		if (!cov)
+			continue;
+		uint32_t *reg = L->bin_region + i * REP_BIN_K;
+		uint64_t *cv = L->bin_cover + i * REP_BIN_K;
+		size_t k = 0, least = 0;
+		while (k < REP_BIN_K && reg[k] != ri && reg[k] != UNDEF32)
+			k++;
+		if (k < REP_BIN_K) {
+			reg[k] = ri;
+			cv[k] += cov;
+			continue;
+		}
+		for (k = 1; k < REP_BIN_K; k++)
+			if (cv[k] < cv[least])
+				least = k;
+		if (cov > cv[least]) {   /* (approximate beyond REP_BIN_K regions in one bin) */
+			reg[least] = ri;
+			cv[least] = cov;
 		}
 	}
 }
@@ -260,7 +289,8 @@ static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t, const otf
 			l->address = ev->attrs[i].value;   /* its identity: the pthread lock's address */
 	size_t i0, i1;
 	if (L->bin_lock && w && bin_range(r, t - w, t, &i0, &i1))
-		memset(L->bin_lock + i0, 1, i1 - i0 + 1);
+		for (size_t i = i0; i <= i1; i++)
+			L->bin_lock[i] += bin_share(r, i, t - w, t);
 	l->acquisitions++;
 	l->wait += w;
 	if (w > l->max)
@@ -466,10 +496,10 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 				r->t0 = r->t1 = 0;
 		}
 		for (size_t i = 0; i < r->nlocs; i++) {
-			r->locs[i].bin_region = rep_xcalloc(REP_NBINS, sizeof(uint32_t));
-			memset(r->locs[i].bin_region, 0xff, REP_NBINS * sizeof(uint32_t));
-			r->locs[i].bin_cover = rep_xcalloc(REP_NBINS, sizeof(uint64_t));
-			r->locs[i].bin_lock = rep_xcalloc(REP_NBINS, 1);
+			r->locs[i].bin_region = rep_xcalloc(REP_NBINS * REP_BIN_K, sizeof(uint32_t));
+			memset(r->locs[i].bin_region, 0xff, REP_NBINS * REP_BIN_K * sizeof(uint32_t));
+			r->locs[i].bin_cover = rep_xcalloc(REP_NBINS * REP_BIN_K, sizeof(uint64_t));
+			r->locs[i].bin_lock = rep_xcalloc(REP_NBINS, sizeof(uint64_t));
 		}
 	}
 	otf2r_merge *m;

@@ -64,6 +64,9 @@ struct rep;
 int rep_select_set(struct rep *r, const struct rep_select *s);
 
 #define REP_NBINS 1000          /* timeline: time bins per location */
+#define REP_BIN_K 3             /* regions kept per bin */
+/* Ticks of timeline bin i (0 .. REP_NBINS - 1): [*a, *b). */
+void rep_bin_span(const struct rep *r, size_t i, uint64_t *a, uint64_t *b);
 
 struct rep_loc {
 	uint64_t id;
@@ -90,9 +93,13 @@ struct rep_loc {
 	uint8_t *mhave;         /* [nmm] a value was seen */
 	double *mstart;         /* [cap * nmm] values at each open frame's Enter */
 	uint8_t *mstart_have;
-	uint32_t *bin_region;   /* [REP_NBINS] innermost region, UINT32_MAX idle */
-	uint64_t *bin_cover;    /* [REP_NBINS] ticks that region covered */
-	uint8_t *bin_lock;      /* [REP_NBINS] a lock wait overlaps the bin */
+	/* timeline: per bin the REP_BIN_K regions that covered most of it
+	 * (innermost region, ticks summed over its stretches in the bin; the
+	 * page draws each with a height of its share of the bin), and the
+	 * ticks of lock waits in it */
+	uint32_t *bin_region;   /* [REP_NBINS * REP_BIN_K], UINT32_MAX none */
+	uint64_t *bin_cover;    /* [REP_NBINS * REP_BIN_K] */
+	uint64_t *bin_lock;     /* [REP_NBINS] */
 };
 
 /* A lock (ThreadAcquireLock / OmpAcquireLock), keyed by process and lock

@@ -50,6 +50,94 @@ static void color(size_t ri, char *out, size_t n)
 	snprintf(out, n, "hsl(%u,65%%,55%%)", h);
 }
 
+/* A bin of which a share p (0..1] is drawn: p of the row's height for a
+ * region (stacked from the bottom), of the bin's width for a lock wait. */
+static int bin_full(const struct rep *r, const struct rep_loc *L, size_t b, uint32_t *ri)
+{
+	uint64_t bs, be;
+	rep_bin_span(r, b, &bs, &be);
+	const uint32_t *reg = L->bin_region + b * REP_BIN_K;
+	const uint64_t *cv = L->bin_cover + b * REP_BIN_K;
+	for (size_t k = 0; k < REP_BIN_K; k++)
+		if (reg[k] != UINT32_MAX && cv[k] * 1000 >= (be - bs) * 999) {
+			*ri = reg[k];
+			return 1;
+		}
+	return 0;
+}
+
+/* One location's row: each bin's regions with heights of their share of
+ * the bin's time (a call covering 1 % of a bin draws 1 % of it), runs of
+ * bins one region fills merged into one rectangle; lock waits as a red
+ * band of the width they cover. */
+static void draw_row(const struct rep *r, const struct rep_loc *L, int y, double bin_ms, FILE *f)
+{
+	const double hmax = ROW_H - 4;
+	for (size_t b = 0; b < REP_NBINS;) {
+		uint32_t ri, rj;
+		size_t e = b + 1;
+		char c[32];
+		if (bin_full(r, L, b, &ri)) {
+			while (e < REP_NBINS && bin_full(r, L, e, &rj) && rj == ri)
+				e++;
+			color(ri, c, sizeof c);
+			fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" data-t=\"", b, y + 2,
+				e - b, ROW_H - 4, c);
+			rep_html_str(f, r->region_names[ri]);
+			fprintf(f, " | %.3f-%.3f ms\"/>\n", bin_ms * (double)b, bin_ms * (double)e);
+			b = e;
+			continue;
+		}
+		uint64_t bs, be;
+		rep_bin_span(r, b, &bs, &be);
+		double bt = (double)(be - bs), bottom = y + 2 + hmax;
+		const uint32_t *reg = L->bin_region + b * REP_BIN_K;
+		const uint64_t *cv = L->bin_cover + b * REP_BIN_K;
+		int used[REP_BIN_K] = { 0 };
+		for (size_t n = 0; n < REP_BIN_K; n++) {   /* largest first, from the bottom */
+			size_t k = REP_BIN_K;
+			for (size_t j = 0; j < REP_BIN_K; j++)
+				if (!used[j] && reg[j] != UINT32_MAX && cv[j] && (k == REP_BIN_K || cv[j] > cv[k]))
+					k = j;
+			if (k == REP_BIN_K || bt <= 0)
+				break;
+			used[k] = 1;
+			double hgt = hmax * (double)cv[k] / bt;
+			if (hgt > bottom - (y + 2))
+				hgt = bottom - (y + 2);
+			color(reg[k], c, sizeof c);
+			fprintf(f, "<rect x=\"%zu\" y=\"%.2f\" width=\"1\" height=\"%.2f\" fill=\"%s\" data-t=\"", b,
+				bottom - hgt, hgt, c);
+			rep_html_str(f, r->region_names[reg[k]]);
+			fprintf(f, " | %.3f-%.3f ms, %.0f%%\"/>\n", bin_ms * (double)b, bin_ms * (double)(b + 1),
+				100.0 * (double)cv[k] / bt);
+			bottom -= hgt;
+		}
+		b = e;
+	}
+	for (size_t b = 0; b < REP_NBINS;) {     /* lock waits: a red band */
+		uint64_t bs, be;
+		rep_bin_span(r, b, &bs, &be);
+		double share = be > bs ? (double)L->bin_lock[b] / (double)(be - bs) : 0;
+		if (share <= 0) {
+			b++;
+			continue;
+		}
+		size_t e = b + 1;
+		if (share >= 0.999)
+			for (uint64_t s0, s1; e < REP_NBINS; e++) {
+				rep_bin_span(r, e, &s0, &s1);
+				if ((double)L->bin_lock[e] < 0.999 * (double)(s1 - s0))
+					break;
+			}
+		double w = share >= 0.999 ? (double)(e - b) : share;
+		fprintf(f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%.3f\" height=\"3\" fill=\"#d00\" "
+			"data-t=\"lock wait | %.3f-%.3f ms\"/>\n", b, y + ROW_H - 3, w, bin_ms * (double)b,
+			bin_ms * (double)e);
+		b = e;
+	}
+}
+
 static void timeline(const struct rep *r, FILE *f)
 {
 	if (r->t1 <= r->t0 || !r->nlocs)
@@ -59,8 +147,9 @@ static void timeline(const struct rep *r, FILE *f)
 		if (r->groups[g].nlocs)
 			rows += 1 + r->groups[g].nlocs;
 	int w = REP_NBINS, h = (int)rows * ROW_H;
-	fprintf(f, "<h2>Timeline</h2><p>%.3f ms, %d bins per row: each bin shows the region that "
-		"covered most of it; red band: waiting for a lock; black lines: MPI messages. "
+	fprintf(f, "<h2>Timeline</h2><p>%.3f ms, %d bins per row: each bin shows the regions that "
+		"covered most of it, each as high as its share of the bin's time (white: outside traced "
+		"calls); red band: waiting for a lock, as wide as the wait; black lines: MPI messages. "
 		"Wheel: zoom, drag: pan, hover: region.</p>\n",
 		rep_ms(r, r->t1 - r->t0), REP_NBINS);
 	fprintf(f, "<svg id=\"tl\" width=\"100%%\" viewBox=\"0 0 %d %d\" data-w=\"%d\" data-h=\"%d\" "
@@ -77,32 +166,7 @@ static void timeline(const struct rep *r, FILE *f)
 			const struct rep_loc *L = &r->locs[i];
 			if (L->group != g)
 				continue;
-			for (size_t b = 0; b < REP_NBINS;) {
-				uint32_t ri = L->bin_region[b];
-				size_t e = b + 1;
-				while (e < REP_NBINS && L->bin_region[e] == ri)
-					e++;
-				if (ri != UINT32_MAX) {
-					char c[32];
-					color(ri, c, sizeof c);
-					fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" "
-						"data-t=\"", b, y + 2, e - b, ROW_H - 4, c);
-					rep_html_str(f, r->region_names[ri]);
-					fprintf(f, " | %.3f-%.3f ms\"/>\n", bin_ms * (double)b,
-						bin_ms * (double)e);
-				}
-				b = e;
-			}
-			for (size_t b = 0; b < REP_NBINS;) {     /* lock waits: a red band */
-				size_t e = b;
-				while (e < REP_NBINS && L->bin_lock[e])
-					e++;
-				if (e > b)
-					fprintf(f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%zu\" "
-						"height=\"3\" fill=\"#d00\" data-t=\"lock wait | %.3f-%.3f ms\"/>\n",
-						b, y + ROW_H - 3, e - b, bin_ms * (double)b, bin_ms * (double)e);
-				b = e + 1;
-			}
+			draw_row(r, L, y, bin_ms, f);
 			y += ROW_H;
 		}
 	}

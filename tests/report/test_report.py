@@ -763,6 +763,22 @@ def case_html():
         ck.fail('no lock wait in the timeline of the demo')
     if dom.count('<rect') < 6:     # the background + at least one bar per thread
         ck.fail('timeline has %d rects' % dom.count('<rect'))
+    # what the timeline draws is what happened: per region, the drawn area
+    # (width x height share of the row) in time = its exclusive time from the
+    # reference reader, as shares of all rows' time within 1 percentage point
+    import re
+    span = float(re.search(r'<h2>Timeline</h2><p>([0-9.]+) ms, 1000 bins', text).group(1))
+    drawn = {}
+    for m in re.finditer(r'<rect x="[0-9.]+" y="[0-9.]+" width="([0-9.]+)" height="([0-9.]+)" fill="[^"]*" '
+                         r'data-t="([^|"]*) \|', text):
+        w_, h_, name = float(m.group(1)), float(m.group(2)), m.group(3).replace('&amp;', '&')
+        drawn[name] = drawn.get(name, 0) + w_ * h_ / 14.0 * span / 1000
+    nrows = len(json.loads(tracer('report', '--json', a)[1])['locations'])
+    ref = ref_regions(os.path.join(a, 'traces.otf2'))
+    worst = max(abs(drawn.get(k, 0) - v[1] * 1e3) / (span * nrows) for k, v in ref.items())
+    if worst > 0.01:
+        ck.fail('timeline: drawn vs real time per region (ms): %r' % {k: (round(drawn.get(k, 0), 3),
+                round(v[1] * 1e3, 3)) for k, v in ref.items()})
     errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines()
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
@@ -782,7 +798,8 @@ def case_html():
     if len(colors) < 20 or colored < 500:
         ck.fail('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
     print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
-          '%d saturated samples' % (len(text), len(regions), w, h, len(colors), colored))
+          '%d saturated samples; drawn time within %.3f %% of the real per region' % (
+              len(text), len(regions), w, h, len(colors), colored, 100 * worst))
 
 
 def case_html_sampling():
