@@ -27,7 +27,9 @@ static const char js[] =
 	"(function(){var s=document.getElementById('tl');if(!s)return;"
 	"var W=+s.dataset.w,H=+s.dataset.h,L=+s.dataset.l,x0=0,w=W,drag=null;"
 	"var g=document.getElementById('bars'),tip=document.getElementById('tip');"
-	"function upd(){g.setAttribute('transform','translate('+L+',0) scale('+(W/w)+',1) translate('+(-x0)+',0)');}"
+	"var ax=document.getElementById('axis'),MS=ax?+ax.dataset.ms:0;"
+	"function upd(){g.setAttribute('transform','translate('+L+',0) scale('+(W/w)+',1) translate('+(-x0)+',0)');"
+	"if(ax)ax.querySelectorAll('span').forEach(function(e,i){e.textContent=((x0+i*w/10)/W*MS).toFixed(3)+' ms';});}"
 	"s.addEventListener('wheel',function(e){e.preventDefault();var r=s.getBoundingClientRect();"
 	"var f=Math.max(0,(e.clientX-r.left)/r.width*(W+L)-L)/W,c=x0+f*w,k=e.deltaY<0?0.8:1.25;"
 	"w=Math.min(W,Math.max(W/1000,w*k));x0=Math.min(W-w,Math.max(0,c-f*w));upd();});"
@@ -44,10 +46,53 @@ static const char js[] =
 	"y=b.cells[col].textContent;return num?parseFloat(y)-parseFloat(x):x.localeCompare(y);});"
 	"rows.forEach(function(r){tb.appendChild(r);});});});})();";
 
-static void color(size_t ri, char *out, size_t n)
+/* Colours by paradigm, one hue band each (the legend's); regions of one
+ * band differ in hue and lightness (hashed colours made MPI_Init and
+ * MPI_Finalize, read and stat64 look alike). */
+static const struct {
+	unsigned lo, hi;
+	const char *name;
+} fam[] = {
+	{ 200, 245, "MPI" }, { 95, 145, "threads (pthread, locks)" }, { 15, 45, "I/O" }, { 275, 320, "OpenMP" },
+	{ 160, 190, "functions (sampled, VT, user)" }, { 330, 355, "other" },
+};
+#define NFAM (sizeof fam / sizeof fam[0])
+
+static size_t family(const otf2r_gdef_region *rg)
 {
-	unsigned h = (unsigned)((double)ri * 137.508) % 360u;   /* golden angle: neighbours differ */
-	snprintf(out, n, "hsl(%u,65%%,55%%)", h);
+	if (rg->region_role == 27 || rg->region_role == 38)   /* FILE_IO, FILE_IO_METADATA */
+		return 2;
+	switch (rg->paradigm) {
+	case 4: return 0;            /* MPI */
+	case 7: return 1;            /* PTHREAD */
+	case 3: return 3;            /* OPENMP */
+	case 1: case 2: case 21: return 4;   /* USER, COMPILER, SAMPLING */
+	}
+	return 5;
+}
+
+static void color(const struct rep *r, size_t ri, char *out, size_t n)
+{
+	size_t f = ri < r->nregions ? family(r->regions[ri]) : NFAM - 1;
+	unsigned band = fam[f].hi - fam[f].lo + 1;
+	unsigned h = fam[f].lo + (unsigned)((double)ri * 29.7) % band;
+	unsigned l = 42 + (unsigned)(ri * 11u) % 24u;
+	snprintf(out, n, "hsl(%u,68%%,%u%%)", h, l);
+}
+
+/* The families present, as swatches. */
+static void legend(const struct rep *r, FILE *f)
+{
+	int seen[NFAM] = { 0 };
+	for (size_t i = 0; i < r->nregions; i++)
+		seen[family(r->regions[i])] = 1;
+	fputs("<p id=\"legend\">", f);
+	for (size_t k = 0; k < NFAM; k++)
+		if (seen[k])
+			fprintf(f, "<span style=\"display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;"
+				"background:hsl(%u,68%%,52%%)\"></span>%s", (fam[k].lo + fam[k].hi) / 2, fam[k].name);
+	fputs("<span style=\"display:inline-block;width:12px;height:3px;margin:0 4px 3px 12px;background:#d00\">"
+	      "</span>lock wait</p>\n", f);
 }
 
 /* A bin of which a share p (0..1] is drawn: p of the row's height for a
@@ -80,7 +125,7 @@ static void draw_row(const struct rep *r, const struct rep_loc *L, int y, double
 		if (bin_full(r, L, b, &ri)) {
 			while (e < REP_NBINS && bin_full(r, L, e, &rj) && rj == ri)
 				e++;
-			color(ri, c, sizeof c);
+			color(r, ri, c, sizeof c);
 			fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" data-t=\"", b, y + 2,
 				e - b, ROW_H - 4, c);
 			rep_html_str(f, r->region_names[ri]);
@@ -105,7 +150,7 @@ static void draw_row(const struct rep *r, const struct rep_loc *L, int y, double
 			double hgt = hmax * (double)cv[k] / bt;
 			if (hgt > bottom - (y + 2))
 				hgt = bottom - (y + 2);
-			color(reg[k], c, sizeof c);
+			color(r, reg[k], c, sizeof c);
 			fprintf(f, "<rect x=\"%zu\" y=\"%.2f\" width=\"1\" height=\"%.2f\" fill=\"%s\" data-t=\"", b,
 				bottom - hgt, hgt, c);
 			rep_html_str(f, r->region_names[reg[k]]);
@@ -152,6 +197,7 @@ static void timeline(const struct rep *r, FILE *f)
 		"calls); red band: waiting for a lock, as wide as the wait; black lines: MPI messages. "
 		"Wheel: zoom, drag: pan, hover: region.</p>\n",
 		rep_ms(r, r->t1 - r->t0), REP_NBINS);
+	legend(r, f);
 	fprintf(f, "<svg id=\"tl\" width=\"100%%\" viewBox=\"0 0 %d %d\" data-w=\"%d\" data-h=\"%d\" "
 		"data-l=\"%d\" preserveAspectRatio=\"none\" style=\"height:%dpx\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n", w + LABEL_W, h, w, h, LABEL_W, h);
@@ -215,6 +261,14 @@ static void timeline(const struct rep *r, FILE *f)
 		}
 	}
 	fputs("</g></svg>\n", f);
+	/* the time axis: ten intervals, relabelled by the script at each zoom */
+	fprintf(f, "<div id=\"axis\" data-ms=\"%.6f\" style=\"position:relative;height:16px;font-size:11px\">",
+		rep_ms(r, r->t1 - r->t0));
+	for (int i = 0; i <= 10; i++)
+		fprintf(f, "<span style=\"position:absolute;left:%.3f%%;transform:translateX(-50%%)\">%.3f ms</span>",
+			100.0 * (LABEL_W + i * REP_NBINS / 10.0) / (REP_NBINS + LABEL_W),
+			rep_ms(r, r->t1 - r->t0) * i / 10.0);
+	fputs("</div>\n", f);
 }
 
 /* Flame graph (icicle, root on top) of the sampled calling contexts,
@@ -286,7 +340,7 @@ static void flame_node(struct flame *fl, uint32_t b, double x, int depth)
 		fl->maxdepth = depth;
 	uint32_t ri = fl->ri[b];
 	char col[32];
-	color(ri == UINT32_MAX ? 0 : ri, col, sizeof col);
+	color(r, ri == UINT32_MAX ? 0 : ri, col, sizeof col);
 	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"15\" fill=\"%s\" "
 		"stroke=\"#fff\" stroke-width=\"0.3\" data-t=\"", x, depth * 16, w, col);
 	rep_html_str(fl->f, ri == UINT32_MAX ? "?" : r->region_names[ri]);
@@ -389,7 +443,7 @@ static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 	for (size_t k = 0; k < n; k++) {
 		const struct rep_stat *s = &st[order[k]];
 		char c[32];
-		color(order[k], c, sizeof c);
+		color(r, order[k], c, sizeof c);
 		fprintf(f, "<tr><td style=\"background:%s;width:10px\"></td><td>", c);
 		rep_html_str(f, r->region_names[order[k]]);
 		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"

@@ -27,6 +27,7 @@ def compute(anchor):
         sends = collections.Counter()
         # locks: (process, id) -> [acquisitions, wait, max, {location: wait}]
         locks = {}
+        defs_regions = {rg._ref: rg.name for rg in defs.regions}
         lock_address = compute.lock_address = {}   # (process, id) -> TRACER::LOCK_ADDRESS
         samples = collections.Counter()     # calling context ref -> samples
         coll = {}                           # comm ref -> [operations, time, calls, first location]
@@ -87,6 +88,8 @@ def compute(anchor):
                 samples[ev.calling_context] += 1
             elif isinstance(ev, (otf2.events.ThreadAcquireLock, otf2.events.OmpAcquireLock)):
                 w = t - L['stack'][-1][1] if L['stack'] and t > L['stack'][-1][1] else 0
+                if L['stack'] and defs_regions.get(L['stack'][-1][0], '').startswith('pthread_cond_'):
+                    w = 0   # a condition wait reacquiring its mutex: not a lock wait
                 k = locks.setdefault((L['process'], ev.lock_id), [0, 0, 0, collections.Counter()])
                 if ev.attributes and (L['process'], ev.lock_id) not in lock_address:
                     for a, v in ev.attributes.items():

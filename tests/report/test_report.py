@@ -761,6 +761,14 @@ def case_html():
         ck.fail('no lock table in the page of the demo (a shared lock)')
     if 'class="lockwait"' not in dom:
         ck.fail('no lock wait in the timeline of the demo')
+    # a legend of the colour families, and a time axis of 11 labels
+    if '<p id="legend">' not in dom or 'threads (pthread, locks)' not in dom:
+        ck.fail('no legend with the pthread family in the page')
+    import re
+    axis = re.search(r'<div id="axis"[^>]*>(.*?)</div>', dom, re.S)
+    labels = re.findall(r'>([0-9.]+) ms<', axis.group(1)) if axis else []
+    if len(labels) != 11 or float(labels[0]) != 0 or float(labels[-1]) <= 0:
+        ck.fail('time axis labels %r' % labels)
     if dom.count('<rect') < 6:     # the background + at least one bar per thread
         ck.fail('timeline has %d rects' % dom.count('<rect'))
     # what the timeline draws is what happened: per region, the drawn area
