@@ -720,12 +720,15 @@ uint32_t io_region_define(enum io_rgn r)
 		uint8_t role;
 	} def[IO_R_N] = { IO_REGIONS(IO_RGN_ROW) };
 	/* the registry gives a region defined before its id again: two
-	 * threads here at once store the same values */
+	 * threads here at once store the same values; errno kept (it may
+	 * run after the real call, before the Leave takes its errno) */
+	int saved = errno;
 	uint32_t id = tr_def_region(def[r].name, def[r].name, "", def[r].role, OTF2W_PARADIGM_NONE,
 				    OTF2W_REGION_FLAG_NONE, "", 0, 0);
 	io_rgn_filtered[r] = (uint8_t)tr_region_filtered(id);
 	tr_call_code(&io_code[r], id);
 	__atomic_store_n(&io_rgn[r], id + 1, __ATOMIC_RELEASE);
+	errno = saved;
 	return id;
 }
 
@@ -761,12 +764,15 @@ static void io_init(void)
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
 }
 
-/* MPI_Finalize: every region, for the calls made after it. */
+/* MPI_Finalize: every region and the character folding's definitions,
+ * for the calls made after it. */
 static void io_defs_freeze(void)
 {
-	if (__atomic_load_n(&io_on, __ATOMIC_ACQUIRE))
-		for (int r = 0; r < IO_R_N; r++)
-			(void)io_region((enum io_rgn)r);
+	if (!__atomic_load_n(&io_on, __ATOMIC_ACQUIRE))
+		return;
+	for (int r = 0; r < IO_R_N; r++)
+		(void)io_region((enum io_rgn)r);
+	io_chars_defs_freeze();
 }
 
 static void io_fork_child(void)

@@ -63,6 +63,12 @@ static void chars_define(void)
 	__atomic_store_n(&chars_attr, a, __ATOMIC_RELEASE);   /* last: the classes are set */
 }
 
+void io_chars_defs_freeze(void)
+{
+	if (io_chars_fold && __atomic_load_n(&chars_attr, __ATOMIC_ACQUIRE) == UINT32_MAX)
+		chars_define();
+}
+
 /* The counts as one Metric record at `time` (t: the calling thread, guard
  * held). */
 static void chars_write(struct tr_thread *t, uint64_t time)

@@ -178,6 +178,7 @@ struct io_chars {
 extern int io_chars_fold;
 extern TR_TLS struct io_chars io_chars_tls;
 void io_chars_init(void);
+void io_chars_defs_freeze(void);   /* MPI_Finalize: the folding's definitions, for calls after it */
 void io_chars_flush(struct tr_thread *t, uint64_t time);
 void io_chars_add_slow(struct tr_thread *t, uint32_t h, int write);
 void io_chars_thread_ending(struct tr_thread *t);

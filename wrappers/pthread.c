@@ -155,11 +155,16 @@ static void pth_fork_child(void)
 uint32_t tr_pth_region_define(enum tr_pth_rgn r)
 {
 	/* the registry gives a region defined before its id again: two
-	 * threads here at once store the same values */
+	 * threads here at once store the same values. errno kept: this runs
+	 * between a wrapped call and the Leave that takes its errno (the
+	 * registry lock's futex left EAGAIN after a successful sem_trywait:
+	 * pthread.sync) */
+	int saved = errno;
 	uint32_t id = tr_def_region(pth_rgn_def[r].name, pth_rgn_def[r].name, "", pth_rgn_def[r].role,
 				    OTF2W_PARADIGM_PTHREAD, OTF2W_REGION_FLAG_NONE, "", 0, 0);
 	tr_call_code(&tr_pth_code[r], id);
 	__atomic_store_n(&tr_pth_rgn[r], id + 1, __ATOMIC_RELEASE);
+	errno = saved;
 	return id;
 }
 
@@ -177,12 +182,15 @@ static void pth_init(void)
 	atomic_store_explicit(&tr_pth_on, 1, memory_order_release);
 }
 
-/* MPI_Finalize: every region, for the calls made after it. */
+/* MPI_Finalize: every region and the lock-address attribute, for the calls
+ * made after it (definitions made later are not unified). */
 static void pth_defs_freeze(void)
 {
-	if (atomic_load_explicit(&tr_pth_on, memory_order_acquire))
-		for (int r = 0; r < R_N; r++)
-			(void)pth_region((enum tr_pth_rgn)r);
+	if (!atomic_load_explicit(&tr_pth_on, memory_order_acquire))
+		return;
+	for (int r = 0; r < R_N; r++)
+		(void)pth_region((enum tr_pth_rgn)r);
+	(void)tr_pth_lock_attr();   /* (a lock first taken after MPI_Finalize carries it) */
 }
 
 static void pth_fini(void)

@@ -14,16 +14,32 @@
 
 static uint32_t pth_addr_attr = UINT32_MAX;
 
+static const otf2w_attr_list *lock_attrs(const void *addr);
+
 const otf2w_attr_list *pth_lock_attrs(struct tr_pth_lock *l, const void *addr)
 {
 	if (atomic_load_explicit(&l->code, memory_order_relaxed) != 0)
 		return NULL;   /* its first acquisition was recorded */
+	int saved = errno;   /* (the registry lock, the heap: errno is the call's) */
+	const otf2w_attr_list *al = lock_attrs(addr);
+	errno = saved;
+	return al;
+}
+
+uint32_t tr_pth_lock_attr(void)
+{
 	uint32_t a = __atomic_load_n(&pth_addr_attr, __ATOMIC_ACQUIRE);
 	if (a == UINT32_MAX) {
 		a = tr_def_attribute("TRACER::LOCK_ADDRESS", "the address of the lock (on its first recorded "
 				     "acquisition)", OTF2W_TYPE_UINT64);
 		__atomic_store_n(&pth_addr_attr, a, __ATOMIC_RELEASE);
 	}
+	return a;
+}
+
+static const otf2w_attr_list *lock_attrs(const void *addr)
+{
+	uint32_t a = tr_pth_lock_attr();
 	if (!tr_pth_tls.al && !(tr_pth_tls.al = otf2w_attr_list_new()))
 		return NULL;
 	otf2w_attr_list_clear(tr_pth_tls.al);

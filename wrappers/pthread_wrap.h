@@ -202,6 +202,7 @@ static TR_ALWAYS_INLINE void pth_hold(const void *addr, otf2w_code code, uint32_
  * not computed yet: two threads at once both write it), else NULL. Slow
  * paths only (the thread's list is made at its first use). pthread_sync.c. */
 const otf2w_attr_list *pth_lock_attrs(struct tr_pth_lock *l, const void *addr);
+uint32_t tr_pth_lock_attr(void);   /* the Attribute TRACER::LOCK_ADDRESS (defined at its first use) */
 
 /* pth_acquire_note, then the ThreadAcquireLock at the returned time (use
  * it for the Leave). */
