@@ -172,10 +172,13 @@ void tr_ar_io_call(void (*fn)(void *), void *arg)
 		fn(arg);
 }
 
-/* traces, rank<r> (MPI) or proc<N> (part of a process tree). */
+/* traces, rank<r> (MPI), side<r>-<pid> (beside rank r: tr_g.rank_side)
+ * or proc<N> (part of a process tree). */
 void tr_ar_set_arname(void)
 {
-	if (tr_g.mpi_expected)
+	if (tr_g.mpi_expected && tr_g.rank_side)
+		snprintf(tr_ar_name, sizeof(tr_ar_name), "side%d-%d", tr_proc.rank, (int)tr_self_pid());
+	else if (tr_g.mpi_expected)
 		snprintf(tr_ar_name, sizeof(tr_ar_name), "rank%d", tr_proc.rank);
 	else if (tr_tree.on)
 		snprintf(tr_ar_name, sizeof(tr_ar_name), "proc%d", tr_tree.part);
@@ -297,7 +300,10 @@ void tr_set_rank(int rank, int size)
 	if (!tr_cfg.mpi)
 		return;
 	tr_proc.size = size;
+	tr_g.mpi_init = 1;
 	if (rank == tr_proc.rank) {
+		if (tr_g.rank_side)
+			tr_ar_side_to_rank();
 		tr_g.dir_final = 1;
 		return;
 	}
@@ -345,11 +351,21 @@ void tr_archive_fork_child(void)
 		otf2w_archive_abandon(tr_g.ar);
 	tr_g.ar = NULL;
 	tr_g.gdw = NULL;
-	if (tr_tree.on) {
-		/* a part of the same tree (proctree.c), creator: the parent */
+	if (tr_tree.on || tr_g.mpi_expected) {
+		/* a part of the same tree (proctree.c), creator: the parent; or a
+		 * rank's fork child: a side process of the rank, its archive
+		 * beside the rank's (never a rank: MPI is not usable in it) */
 		tr_g.dir_final = 1;
 		tr_g.global_writer = 1;
-		if (tr_tree_fork_child(tr_g.dir) == 0) {
+		int ok = 1;
+		if (tr_tree.on) {
+			ok = tr_tree_fork_child(tr_g.dir) == 0;
+		} else {
+			tr_g.rank_side = 1;
+			tr_g.mpi_init = 0;
+			tr_g.unified = 0;
+		}
+		if (ok) {
 			tr_ar_set_arname();
 			if (tr_ar_claim(tr_g.dir, tr_ar_name) == 1 && tr_archive_open() == 0)
 				return;

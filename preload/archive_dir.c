@@ -108,8 +108,37 @@ int tr_ar_claim(const char *dir, const char *name)
 	int fd = tr_real.open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return errno == EEXIST ? 0 : -1;
+	char b[24];
+	int n = snprintf(b, sizeof(b), "%d\n", (int)tr_self_pid());
+	if (tr_real.write(fd, b, (size_t)n) != n)
+		(void)0;   /* the pid only tells descendants who holds it */
 	tr_real.close(fd);
 	return 1;
+}
+
+/* The pid in claim path, 0 if none. */
+static pid_t claim_pid(const char *path)
+{
+	char b[24];
+	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	ssize_t n = tr_real.read(fd, b, sizeof(b) - 1);
+	tr_real.close(fd);
+	b[n > 0 ? n : 0] = 0;
+	return (pid_t)atoi(b);
+}
+
+/* MPI: the claim of this rank in dir is held by a live ancestor (a rank
+ * that called system() or popen, a wrapper script that did not exec the
+ * program): this process is a side process of the rank (tr_g.rank_side). */
+static int rank_held_above(const char *dir)
+{
+	char p[PATH_MAX + 64], od[4200];
+	tr_ar_own_dir(dir, od, sizeof(od));
+	snprintf(p, sizeof(p), "%.4000s/rank%d.claim", od, tr_proc.rank);
+	pid_t h = claim_pid(p);
+	return h > 0 && tr_tree_is_ancestor(h);
 }
 
 void tr_ar_claim_io(void *p)
@@ -124,7 +153,7 @@ void tr_ar_unclaim(const char *dir, const char *name)
 	struct stat st;
 	tr_ar_own_dir(dir, od, sizeof(od));
 	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
-	if (tr_real.stat(p, &st) == 0 && st.st_size == 0)
+	if (tr_real.stat(p, &st) == 0 && (st.st_size == 0 || claim_pid(p) == tr_self_pid()))
 		tr_real.unlink(p);
 	rmdir(od);    /* only if empty */
 	rmdir(dir);
@@ -180,6 +209,11 @@ int tr_ar_choose_dir(void)
 		if (!tr_g.mpi_expected && holds_archive(tr_g.dir))
 			continue;
 		int c = tr_ar_claim(tr_g.dir, tr_ar_name);
+		if (c == 0 && tr_g.mpi_expected && rank_held_above(tr_g.dir)) {
+			tr_g.rank_side = 1;   /* beside the rank, in its directory */
+			tr_ar_set_arname();
+			c = tr_ar_claim(tr_g.dir, tr_ar_name);
+		}
 		if (c == 1)
 			break;
 		if (c < 0) {
@@ -188,7 +222,7 @@ int tr_ar_choose_dir(void)
 			return -1;
 		}
 	}
-	if (strcmp(tr_g.dir, base) && (!tr_g.mpi_expected || tr_proc.rank <= 0))
+	if (strcmp(tr_g.dir, base) && (!tr_g.mpi_expected || tr_proc.rank <= 0) && !tr_g.rank_side)
 		tr_log_info("%s already holds an archive; writing to %s", base, tr_g.dir);
 	/* the writer gets the absolute path: the program may chdir() */
 	char abs[PATH_MAX];

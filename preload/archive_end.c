@@ -295,7 +295,8 @@ void tr_finish_status(int status, int have_status)
 	char tline[1200];
 	int tn = tr_tree_end(0, events, nloc, tline, sizeof(tline));
 	int print = tr_cfg.verbose >= 1 &&
-		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0) || tr_cfg.verbose >= 2);
+		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0 && !tr_ar_side()) ||
+		     tr_cfg.verbose >= 2);
 	/* dropped in flush mode: a chunk could not be written, the buffer filled */
 	uint64_t lost = tr_cfg.on_full == TR_ON_FULL_STOP ? 0 : dropped;
 	char line[8800];

@@ -44,5 +44,8 @@ void tr_ar_write_unified_global(void);
 void tr_ar_run_end_mark_crashed(uint64_t events);
 int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot);
 void tr_ar_start_merge(void);
+/* MPI side processes (archive_mpi.c) */
+void tr_ar_side_to_rank(void);
+int tr_ar_side(void);
 
 #endif

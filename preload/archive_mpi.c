@@ -38,6 +38,78 @@ int tr_archive_save_tdefs(void)
 	return 0;
 }
 
+/* ---- side processes of a rank ----
+ * A process that finds its rank claimed by a live ancestor (a wrapper
+ * script that did not exec the program, a rank's system() or popen) or is
+ * a rank's fork child writes its archive beside the rank's, as
+ * ranks/side<r>-<pid>, and ends quietly. One that then calls MPI_Init is
+ * the rank: ranks/rank<r>.mpi names its archive (tracer-merge and the
+ * unified archive's links read it), and the ancestor, which never called
+ * MPI_Init, ends as a side process too. */
+
+/* ranks/rank<r>.mpi */
+static void alias_path(char *out, size_t n, int rank)
+{
+	snprintf(out, n, "%.4000s/ranks/rank%d.mpi", tr_g.dir, rank);
+}
+
+static void side_to_rank_io(void *p)
+{
+	char a[4400], tmp[4420];
+	(void)p;
+	alias_path(a, sizeof(a), tr_proc.rank);
+	snprintf(tmp, sizeof(tmp), "%s.%d", a, (int)tr_self_pid());
+	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	size_t l = strlen(tr_ar_name);
+	int ok = tr_real.write(fd, tr_ar_name, l) == (ssize_t)l;
+	tr_real.close(fd);
+	if (!ok || tr_real.rename(tmp, a) != 0)
+		tr_real.unlink(tmp);
+}
+
+void tr_ar_side_to_rank(void)
+{
+	tr_ar_io_call(side_to_rank_io, NULL);
+	tr_g.rank_side = 0;
+	tr_log_debug("rank %d: MPI_Init in a process its rank's holder started: the rank's archive is %s",
+		     tr_proc.rank, tr_ar_name);
+}
+
+/* The archive name of rank r's MPI process in DIR/ranks: rank<r>, or what
+ * its alias names. */
+static void rank_name(int rank, char *out, size_t n)
+{
+	char a[4400];
+	alias_path(a, sizeof(a), rank);
+	snprintf(out, n, "rank%d", rank);
+	int fd = tr_real.open(a, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	char b[64];
+	ssize_t l = tr_real.read(fd, b, sizeof(b) - 1);
+	tr_real.close(fd);
+	if (l > 0 && !memchr(b, '/', (size_t)l)) {
+		b[l] = 0;
+		snprintf(out, n, "%s", b);
+	}
+}
+
+/* 1: this process is not its rank's MPI process (a side process, or the
+ * rank's first process that never called MPI_Init while a process it
+ * started did): no end file, no merge, no summary line. Async-signal-safe. */
+int tr_ar_side(void)
+{
+	if (tr_g.rank_side)
+		return 1;
+	if (!tr_g.mpi_expected || tr_g.mpi_init)
+		return 0;
+	char a[4400];
+	alias_path(a, sizeof(a), tr_proc.rank);
+	return access(a, F_OK) == 0;
+}
+
 /* ---- unified output (MPI) ---- */
 
 /* The events of a location of the unified archive: traces/<gid>.evt, a
@@ -45,9 +117,10 @@ int tr_archive_save_tdefs(void)
  * last rank to end calls this: every rank's files are complete. */
 static void link_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 {
-	char from[4400], to[4400];
+	char from[4400], to[4400], name[64];
 	(void)ud;
-	snprintf(from, sizeof(from), "%.4000s/ranks/rank%d/%llu.evt", tr_g.dir, (int)rank, (unsigned long long)loc);
+	rank_name((int)rank, name, sizeof(name));
+	snprintf(from, sizeof(from), "%.4000s/ranks/%s/%llu.evt", tr_g.dir, name, (unsigned long long)loc);
 	snprintf(to, sizeof(to), "%.4000s/traces/%llu.evt", tr_g.dir, (unsigned long long)gid);
 	if (tr_link_or_copy(from, to) && errno != ENOENT && tr_error_note(OTF2W_E_IO))
 		tr_log_error("cannot create %s: %s", to, strerror(errno));
@@ -356,7 +429,7 @@ static void create_excl_io(void *p)
 void tr_ar_start_merge(void)
 {
 	char p[4400];
-	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1)
+	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1 || tr_ar_side())
 		return;
 	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
 	struct excl_call c = { p, 0 };

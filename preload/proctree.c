@@ -149,6 +149,22 @@ static uint64_t proc_start(pid_t pid, char *state, pid_t *ppid)
 	return v;
 }
 
+/* 1 when pid is an ancestor of this process (its parent chain, up to init
+ * or an MPI launcher's helper daemon). */
+int tr_tree_is_ancestor(int pid)
+{
+	pid_t p = getppid();
+	for (int i = 0; i < 64 && p > 1; i++) {
+		if (p == pid)
+			return 1;
+		pid_t pp = 0;
+		if (!proc_start(p, NULL, &pp))
+			return 0;
+		p = pp;
+	}
+	return 0;
+}
+
 /* 1 when pid maps libtracer.so (reads /proc/<pid>/maps in blocks), or when
  * its maps cannot be read (a process of another user namespace: a fork
  * child that called unshare(CLONE_NEWUSER) may not read its parent's): such

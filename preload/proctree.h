@@ -44,6 +44,8 @@ int tr_tree_lone_root(void);
 void tr_tree_exec_failed(void);
 /* The process drops its root privileges to uid: registered for uid too. */
 void tr_tree_handover(unsigned uid);
+/* 1 when pid is an ancestor of this process. */
+int tr_tree_is_ancestor(int pid);
 /* An MPI launcher's helper daemon (never traced: init.c). */
 int tr_launcher_helper_name(const char *name);
 

@@ -86,6 +86,9 @@ struct tr_global {
 	int unified;                /* tr_defs_install_unified done */
 	int fork_child;             /* this process is a traced fork child */
 	int dir_from_job;           /* MPI default name from the job id: same on every rank */
+	int rank_side;              /* MPI: a side process of the rank (its fork child, a process its
+				     * holder started: ranks/side<r>-<pid>); 0 once it calls MPI_Init */
+	int mpi_init;               /* this process called MPI_Init */
 	volatile pid_t finisher;    /* tid writing the archive */
 
 	uint64_t t_start;           /* tr_time() at init (<= every timestamp) */

@@ -84,6 +84,10 @@ void tr_set_global_writer(int yes);
  *   (write_global) writes the unified D/traces.def + D/traces.otf2 with
  *   D/traces/<loc>.evt -> ../rank<r>/<loc>.evt links. No rank ever writes
  *   another rank's files.
+ * - Side processes (archive_mpi.c): a rank's fork child, or a process whose
+ *   rank claim is held by a live ancestor, writes ranks/side<r>-<pid>; one
+ *   that calls MPI_Init is the rank (tr_set_rank: ranks/rank<r>.mpi names
+ *   its archive).
  */
 
 #endif /* TR_PROCESS_H */

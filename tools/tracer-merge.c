@@ -108,12 +108,34 @@ static int cmp_rank(const void *a, const void *b)
 	return ((const struct rank *)a)->r - ((const struct rank *)b)->r;
 }
 
+/* The archive name of part r: <pfx><r>, or for a rank whose MPI process
+ * was started by the rank's first process (a wrapper script that did not
+ * exec it) the name DIR/ranks/rank<r>.mpi gives (side<r>-<pid>). */
+static const char *part(int r)
+{
+	static char name[2][64];
+	static int k;
+	char *n = name[k ^= 1], p[4200];
+	snprintf(n, sizeof(name[0]), "%s%d", pfx, r);
+	if (strcmp(pfx, "rank"))
+		return n;
+	snprintf(p, sizeof(p), "%.4000s/rank%d.mpi", rdir, r);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return n;
+	char b[64];
+	if (fgets(b, sizeof(b), f) && b[0] && !strchr(b, '/'))
+		snprintf(n, sizeof(name[0]), "%s", b);
+	fclose(f);
+	return n;
+}
+
 /* Size of DIR/rank<r><sfx>, -1 if missing. */
 static long long file_size(int r, const char *sfx)
 {
 	char p[4200];
 	struct stat st;
-	snprintf(p, sizeof(p), "%.4000s/%s%d%s", rdir, pfx, r, sfx);
+	snprintf(p, sizeof(p), "%.4000s/%s%s", rdir, part(r), sfx);
 	return stat(p, &st) ? -1 : (long long)st.st_size;
 }
 
@@ -145,7 +167,7 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 {
 	char p[4200];
 	unsigned char h[28];
-	snprintf(p, sizeof(p), "%.4000s/%s%d.otf2", rdir, pfx, r);
+	snprintf(p, sizeof(p), "%.4000s/%s.otf2", rdir, part(r));
 	int fd = open(p, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -168,7 +190,7 @@ static int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
 static int link_events(int r, uint64_t loc, uint64_t gid)
 {
 	char from[4200], to[4200];
-	snprintf(from, sizeof(from), "%.4000s/%s%d/%llu.evt", rdir, pfx, r, (unsigned long long)loc);
+	snprintf(from, sizeof(from), "%.4000s/%s/%llu.evt", rdir, part(r), (unsigned long long)loc);
 	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
 	if (access(from, F_OK))
 		return -1;
@@ -228,11 +250,11 @@ static int load_ranks(void)
 	for (int i = 0; i < nranks; i++) {
 		struct rank *rk = &ranks[i];
 		char p[4200];
-		snprintf(p, sizeof(p), "%.4000s/%s%d.tdefs", rdir, pfx, rk->r);
+		snprintf(p, sizeof(p), "%.4000s/%s.tdefs", rdir, part(rk->r));
 		rk->buf = read_all(p, &rk->len);
 		if (!rk->buf) {
-			fprintf(stderr, "tracer-merge: %s %d: no %s%d.tdefs (killed before writing its "
-				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, pfx, rk->r);
+			fprintf(stderr, "tracer-merge: %s %d: no %s.tdefs (killed before writing its "
+				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, part(rk->r));
 			continue;
 		}
 		/* a packed set that unpacks (against itself) is complete */
@@ -252,8 +274,8 @@ static int load_ranks(void)
 			continue;
 		}
 		if (!rk->evt_chunk && anchor_chunks(rk->r, &rk->evt_chunk, &rk->def_chunk)) {
-			fprintf(stderr, "tracer-merge: %s %d: %s%d.otf2 unreadable: its events are left out\n",
-				what, rk->r, pfx, rk->r);
+			fprintf(stderr, "tracer-merge: %s %d: %s.otf2 unreadable: its events are left out\n",
+				what, rk->r, part(rk->r));
 			rk->evt_chunk = 0;
 		}
 		rk->ok = 1;
@@ -275,7 +297,7 @@ static void compose_cc_map(struct rank *rk)
 	size_t len = 0;
 	if (!rk->m.nlocs)
 		return;
-	snprintf(p, sizeof(p), "%.4000s/%s%d/%llu.def", rdir, pfx, rk->r, (unsigned long long)rk->m.locs[0]);
+	snprintf(p, sizeof(p), "%.4000s/%s/%llu.def", rdir, part(rk->r), (unsigned long long)rk->m.locs[0]);
 	unsigned char *b = read_all(p, &len);
 	if (!b)
 		return;
@@ -577,10 +599,8 @@ int main(int argc, char **argv)
 		long long sum = 0;
 		for (int r = 0; r < want; r++) {
 			long long sz = file_size(r, ".otf2"), dsz = file_size(r, ".tdefs");
-			char part[64];
-			snprintf(part, sizeof(part), "%s%d", pfx, r);
 			/* (a killed rank of TRACER_DURABLE: recovered below) */
-			have += (sz > 64 && dsz > 0) || tracer_recover_killed(rdir, part);
+			have += (sz > 64 && dsz > 0) || tracer_recover_killed(rdir, part(r));
 			sum += sz + dsz;
 		}
 		stable = have == want && sum == last_sum ? stable + 1 : 0;

@@ -37,6 +37,7 @@ Clean environment: the caller's environment without LD_PRELOAD and every
 TRACER_* variable (a developer's own settings never leak into a test), plus
 what the test sets.
 """
+import argparse
 import glob
 import os
 import shutil
@@ -231,13 +232,46 @@ def mpi_launch(mpirun, mpi, np, env_vars):
         (["-x", e] for e in env_vars), [])
 
 
+# what a launcher needs to run as root here
+ROOT_ENV = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+
+
+def launcher_args():
+    """The arguments of a check that runs a launcher itself (tracer-run or
+    LD_PRELOAD around mpirun): --lib --tracer-run --mpirun --mpi --prog --out."""
+    ap = argparse.ArgumentParser()
+    for a in ("--lib", "--tracer-run", "--mpirun", "--mpi", "--prog", "--out"):
+        ap.add_argument(a, required=True)
+    return ap.parse_args()
+
+
+def check_mpi_archive(ck, what, anchor, ranks, regions=("MPI_Init",)):
+    """anchor passes otf2-print -Werror and the shared checks (exit status
+    0), its location groups are MPI Rank 0 .. ranks-1 and each rank entered
+    every region of regions once. Returns the trace, or None."""
+    import tracecheck as tc
+    try:
+        tc.otf2_print(anchor, "-Werror")
+        tr = tc.load(anchor)
+        tc.check_all(tr, exit_status=0)
+        groups = sorted(tr.location_groups)
+        want = ["MPI Rank %d" % r for r in range(ranks)]
+        ck.expect(groups == want, "%s: location groups %r, want %r" % (what, groups, want))
+        for region in regions:
+            ck.expect(tr.count("Enter", region=region) == ranks, "%s: want %d %s" % (what, ranks, region))
+        return tr
+    except tc.CheckError as e:
+        ck.fail("%s: %s" % (what, e))
+        return None
+
+
 def run_mpi(mpirun, np, argv, env_vars, lib=None, mpi="ompi", timeout=600, cwd=None):
     """argv on np ranks; lib: preloaded into the ranks (None: untraced).
     The launcher runs in a clean environment (allowed to run as root; ranks
     killed after an MPI_Abort get 3 s to write their trace before SIGKILL);
     the ranks get env_vars (VAR=value each) and LD_PRELOAD. Prints the
     command line, then the ranks' stdout and stderr (both on stdout)."""
-    env = clean_env({"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"})
+    env = clean_env(ROOT_ENV)
     env.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
     env_vars = list(env_vars) + (["LD_PRELOAD=" + lib] if lib else [])
     cmd = mpi_launch(mpirun, mpi, np, env_vars) + list(argv)

@@ -10,14 +10,12 @@ reader (otf2-print -Werror, python3-otf2) and the shared checks.
 
 usage: check_launcher.py --lib LIB --tracer-run TRACER_RUN --mpirun MPIRUN --mpi ompi|mpich --prog PROG --out DIR
 """
-import argparse
 import os
 import shutil
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import runcheck as rc  # noqa: E402
-import tracecheck as tc  # noqa: E402
 
 
 def check_archive(ck, what, out, p, plain):
@@ -29,28 +27,14 @@ def check_archive(ck, what, out, p, plain):
     left = sorted(f for f in os.listdir(out) if f not in ("traces.otf2", "traces.def", "traces", "ranks",
                                                            "tracer.log")) if os.path.isdir(out) else []
     ck.expect(not left, "%s: left in %s: %r (the launcher was traced)" % (what, out, left))
-    try:
-        tc.otf2_print(anchor, "-Werror")
-        tr = tc.load(anchor)
-        tc.check_all(tr, exit_status=0)
-        groups = sorted(tr.location_groups)
-        ck.expect(groups == ["MPI Rank 0", "MPI Rank 1"], "%s: location groups %r" % (what, groups))
-        ck.expect(tr.count("Enter", region="MPI_Init") == 2, "%s: want 2 MPI_Init" % what)
+    tr = rc.check_mpi_archive(ck, what, anchor, 2)
+    if tr:
         print("%s: read back: %s" % (what, tr))
-    except tc.CheckError as e:
-        ck.fail("%s: %s" % (what, e))
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lib", required=True)
-    ap.add_argument("--tracer-run", required=True)
-    ap.add_argument("--mpirun", required=True)
-    ap.add_argument("--mpi", required=True)
-    ap.add_argument("--prog", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
-    env = {"OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    a = rc.launcher_args()
+    env = rc.ROOT_ENV
     argv = rc.mpi_launch(a.mpirun, a.mpi, 2, []) + [a.prog]
     ck = rc.Checker()
     plain = rc.run_untraced(argv, env, timeout=120)
