@@ -284,7 +284,11 @@ void tr_finish_status(int status, int have_status)
 	int unified_global = ec.last_rank;
 	if (unified_global)
 		tr_ar_write_unified_global();   /* on tracer-io */
-	tr_ar_start_merge();
+	int merged = 0;   /* 1: the merge's line is the summary */
+	if (tr_tree.exec)
+		tr_ar_exec_aside();   /* the process goes on in its next image */
+	else
+		merged = tr_ar_start_merge(0);
 	tr_g.finished = 1;
 	tr_g.active = 0;
 	tr_live_update();
@@ -295,7 +299,7 @@ void tr_finish_status(int status, int have_status)
 	char tline[1200];
 	int tn = tr_tree_end(0, events, nloc, tline, sizeof(tline));
 	int print = tr_cfg.verbose >= 1 &&
-		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0 && !tr_ar_side()) ||
+		    (!tr_g.mpi_expected || unified_global || (!tr_g.unified && tr_proc.rank <= 0 && !merged && !tr_ar_side()) ||
 		     tr_cfg.verbose >= 2);
 	/* dropped in flush mode: a chunk could not be written, the buffer filled */
 	uint64_t lost = tr_cfg.on_full == TR_ON_FULL_STOP ? 0 : dropped;
@@ -481,7 +485,7 @@ static void emergency_here(int status, int sig)
 	tr_live_update();
 	if (tr_g.unified)
 		tr_ar_run_end_mark_crashed(events);
-	tr_ar_start_merge();
+	tr_ar_start_merge(1);
 	/* the summary is a notice (stderr in the run's first process only); a
 	 * failed write is a problem (stderr), said plainly */
 	void (*say)(const char *, ...) = st == OTF2W_OK ? tr_log_notice_sigsafe : tr_log_sigsafe;

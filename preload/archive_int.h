@@ -43,9 +43,13 @@ struct run_end {
 void tr_ar_write_unified_global(void);
 void tr_ar_run_end_mark_crashed(uint64_t events);
 int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot);
-void tr_ar_start_merge(void);
+/* The merge of the ranks' archives when the run ends without MPI_Finalize
+ * (one rank starts it; crash: async-signal-safe). 1 when this process
+ * never called MPI_Init (its summary is the merge's). */
+int tr_ar_start_merge(int crash);
 /* MPI side processes (archive_mpi.c) */
 void tr_ar_side_to_rank(void);
+void tr_ar_exec_aside(void);
 int tr_ar_side(void);
 
 #endif

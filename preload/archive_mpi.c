@@ -77,6 +77,41 @@ void tr_ar_side_to_rank(void)
 		     tr_proc.rank, tr_ar_name);
 }
 
+/* At exec, the archive written: an image that did not call MPI_Init (a
+ * wrapper script's shell that execs the program) moves its archive to
+ * side<r>-<pid>.<k>, so that the next image (the rank's program, perhaps)
+ * finds its name free instead of writing over it. */
+static void exec_aside_io(void *p)
+{
+	char od[4200], from[4400], to[4400], name[96];
+	(void)p;
+	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
+	int k = 1;
+	for (; k < 1000; k++) {
+		snprintf(name, sizeof(name), "side%d-%d.%d", tr_proc.rank, (int)tr_self_pid(), k);
+		int c = tr_ar_claim(tr_g.dir, name);
+		if (c == 1)
+			break;
+		if (c < 0)
+			return;
+	}
+	static const char *const sfx[] = { ".otf2", ".def", ".tdefs", "", NULL };
+	for (int i = 0; sfx[i]; i++) {
+		snprintf(from, sizeof(from), "%s/%s%s", od, tr_ar_name, sfx[i]);
+		snprintf(to, sizeof(to), "%s/%s%s", od, name, sfx[i]);
+		tr_real.rename(from, to);
+	}
+	snprintf(to, sizeof(to), "%s/%s.claim", od, name);
+	tr_real.unlink(to);
+	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/ranks/%s.otf2", tr_g.shown, name);
+}
+
+void tr_ar_exec_aside(void)
+{
+	if (tr_g.mpi_expected && !tr_g.mpi_init)
+		tr_ar_io_call(exec_aside_io, NULL);
+}
+
 /* The archive name of rank r's MPI process in DIR/ranks: rank<r>, or what
  * its alias names. */
 static void rank_name(int rank, char *out, size_t n)
@@ -407,9 +442,29 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 
 static const struct tr_helper *tr_merge;
 
-void tr_archive_set_merge(const struct tr_helper *merge)
+/* Thread context (allocates): bin/tracer-merge next to lib/libtracer.so,
+ * untraced (no LD_PRELOAD), waiting for the other ranks' archives. */
+void tr_archive_prepare_merge(void)
 {
-	tr_merge = merge;
+	static char log[4200], ranks[16], dir[4096];
+	static const char *args[6];
+	static struct tr_helper merge;
+	if (tr_proc.size <= 1)
+		return;
+	snprintf(dir, sizeof(dir), "%s", tr_g.dir);
+	snprintf(ranks, sizeof(ranks), "%d", tr_proc.size);
+	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
+	args[0] = "--wait";
+	/* Open MPI, Slurm: SIGTERM first, the other ranks write their archives;
+	 * MPICH's Hydra (MPI_LOCALRANKID in the ranks' environment) kills them
+	 * with SIGKILL at once: nothing more will come */
+	args[1] = tr_getenv("MPI_LOCALRANKID") ? "3" : "30";
+	args[2] = "--ranks";
+	args[3] = ranks;
+	args[4] = dir;
+	args[5] = NULL;
+	if (tr_helper_prepare(&merge, "tracer-merge", args, log) == 0)   /* else the crash path says to run it */
+		tr_merge = &merge;
 }
 
 struct excl_call {
@@ -426,22 +481,34 @@ static void create_excl_io(void *p)
 		tr_real.close(fd);
 }
 
-void tr_ar_start_merge(void)
+int tr_ar_start_merge(int crash)
 {
 	char p[4400];
 	if (!tr_g.mpi_expected || tr_g.unified || tr_proc.size <= 1 || tr_ar_side())
-		return;
+		return 0;
+	/* a program started by the launcher that never calls MPI (hostname,
+	 * an OpenMP program): its ranks' archives are merged as well */
+	int nompi = !tr_g.mpi_init;
+	if (nompi && !crash && !tr_merge)
+		tr_archive_prepare_merge();
 	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
 	struct excl_call c = { p, 0 };
 	tr_ar_io_call(create_excl_io, &c);   /* a crash path: here (tracer-io is off) */
 	if (!c.ok)
-		return;   /* another rank started it */
+		return nompi;   /* another rank started it */
+	const char *why = nompi ? "the program did not call MPI_Init" : "the run ended without MPI_Finalize";
 	if (!tr_merge) {
-		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: run tracer-merge %s to get one "
-			       "archive of every rank", tr_proc.rank, tr_g.shown);
-		return;
+		tr_log_sigsafe("rank %d: %s: run tracer-merge %s to get one archive of every rank", tr_proc.rank, why,
+			       tr_g.shown);
+		return nompi;
 	}
-	if (tr_helper_spawn(tr_merge) > 0)
-		tr_log_sigsafe("rank %d: the run ended without MPI_Finalize: %s/traces.otf2 is being merged from every "
-			       "rank's archive by tracer-merge (log: %s)", tr_proc.rank, tr_g.shown, tr_merge->log);
+	if (tr_helper_spawn(tr_merge) <= 0)
+		return nompi;
+	if (!nompi)
+		tr_log_sigsafe("rank %d: %s: %s/traces.otf2 is being merged from every rank's archive by tracer-merge "
+			       "(log: %s)", tr_proc.rank, why, tr_g.shown, tr_merge->log);
+	else if (tr_cfg.verbose >= 1)   /* the run's summary: a notice */
+		tr_log_notice_sigsafe("archive %s/traces.otf2: being merged from the %d ranks' archives by tracer-merge "
+				      "(log: %s)", tr_g.shown, tr_proc.size, tr_merge->log);
+	return nompi;
 }

@@ -51,10 +51,10 @@ struct tr_helper {
 int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *args, const char *log);
 pid_t tr_helper_spawn(const struct tr_helper *h);   /* detached; async-signal-safe */
 double tr_helper_run(const struct tr_helper *h);    /* and waits: its seconds, -1 failed */
-/* MPI: the command that merges the per-rank archives when the run ends
- * without MPI_Finalize (kept by the caller for the process's life). One
- * rank starts it, from the crash path too. */
-void tr_archive_set_merge(const struct tr_helper *merge);
+/* MPI (at MPI_Init): prepare the command that merges the per-rank archives
+ * when the run ends without MPI_Finalize (bin/tracer-merge, untraced; one
+ * rank starts it, from the crash path too). */
+void tr_archive_prepare_merge(void);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
 

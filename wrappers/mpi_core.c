@@ -35,7 +35,6 @@ int tr_mpi_world_rank = -1, tr_mpi_world_size = 0;
 MPI_Comm tr_mpi_pcomm;                   /* private dup of WORLD for the tracer's traffic */
 static int tr_mpi_inited, tr_mpi_finalized;
 static int tr_mpi_local_only;            /* singleton or unknown launcher: no unification */
-static void prepare_merge(void);
 static uint32_t tr_mpi_comm_ctr;         /* agreed ids created by this process */
 static uint32_t tr_mpi_locs_group;       /* Group(COMM_LOCATIONS) */
 static int tr_mpi_lockv;
@@ -533,7 +532,7 @@ void tr_mpi_after_init(void)
 	tr_mpi_self.nb_in = tr_mpi_self.nb_out = -1;
 	tr_mpi_clock_sync();
 	if (!tr_mpi_local_only && size > 1)
-		prepare_merge();
+		tr_archive_prepare_merge();
 	tr_mpi_inited = 1;
 	__atomic_store_n(&tr_mpi_on, 1, __ATOMIC_RELEASE);
 }
@@ -595,35 +594,6 @@ TR_EXPORT int MPI_Finalize(void)
 	int ret;
 	TR_MPI_BRACKET(MPI_Finalize, TR_MPI_FINALIZE, ret = PMPI_Finalize(), 1, 0);
 	return ret;
-}
-
-/* The merge command for a run that ends without MPI_Finalize (crash, kill,
- * MPI_Abort): bin/tracer-merge next to lib/libtracer.so, untraced (no
- * LD_PRELOAD), waiting for the other ranks' archives; prepared here, at
- * MPI_Init, because a crashing rank starts it from its signal handler
- * (preload/archive.c). */
-static void prepare_merge(void)
-{
-	static char log[4200], ranks[16], dir[4096];
-	static const char *args[6];
-	static struct tr_helper merge;
-	const char *d = tr_archive_dir();
-	if (!d)
-		return;
-	snprintf(dir, sizeof(dir), "%s", d);
-	snprintf(ranks, sizeof(ranks), "%d", tr_mpi_world_size);
-	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);
-	args[0] = "--wait";
-	/* Open MPI, Slurm: SIGTERM first, the other ranks write their archives;
-	 * MPICH's Hydra (MPI_LOCALRANKID in the ranks' environment) kills them
-	 * with SIGKILL at once: nothing more will come */
-	args[1] = getenv("MPI_LOCALRANKID") ? "3" : "30";
-	args[2] = "--ranks";
-	args[3] = ranks;
-	args[4] = dir;
-	args[5] = NULL;
-	if (tr_helper_prepare(&merge, "tracer-merge", args, log) == 0)   /* else the crash path says to run it */
-		tr_archive_set_merge(&merge);
 }
 
 /* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its
