@@ -8,7 +8,10 @@
  * and size plus a flow from the send to its receive (matched in order per
  * sender, receiver, communicator and tag), Metric records as counters,
  * CallingContextSample as instant events with their stack. Times in
- * microseconds from the archive's global offset. */
+ * microseconds from the archive's global offset. --perf FILE: the samples
+ * in the text format of `perf script` (a header line per sample, its frames
+ * innermost first, a blank line), which Perfetto's UI shows as CPU samples
+ * with a flame graph and FlameGraph's stackcollapse-perf.pl reads. */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -25,7 +28,7 @@
 #define CTID(loc) ((uint64_t)(loc) + 1)
 
 static const char usage_text[] =
-	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz]\n"
+	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz] | --perf OUT.txt[.gz]\n"
 	"\n"
 	"Writes the archive in the Chrome Trace Event format, for Perfetto's UI\n"
 	"(ui.perfetto.dev, opens local files) and chrome://tracing: one process per\n"
@@ -35,8 +38,11 @@ static const char usage_text[] =
 	"OUT ending in .gz is gzip-compressed.\n"
 	"\n"
 	"options:\n"
-	"  -o, --output FILE   output file (required; .gz: compressed)\n"
+	"  -o, --output FILE   the Chrome Trace Event JSON file (.gz: compressed)\n"
 	"      --chrome FILE   the same as -o\n"
+	"      --perf FILE     the samples as `perf script` text (.gz: compressed): CPU\n"
+	"                      samples with a flame graph in Perfetto's UI; FlameGraph's\n"
+	"                      stackcollapse-perf.pl reads it too\n"
 	REP_SELECT_HELP
 	"                      (calls open at the window's edges begin or end there)\n"
 	"  -h, --help          this text\n";
@@ -49,6 +55,7 @@ struct out {
 	char buf[1 << 16];
 	size_t n;
 	int err;
+	int off;       /* not asked for: nothing is written */
 };
 
 static void flush_out(struct out *o)
@@ -61,7 +68,7 @@ static void flush_out(struct out *o)
 		return;
 	}
 #endif
-	if (o->n && fwrite(o->buf, 1, o->n, o->f) != o->n)
+	if (o->n && (!o->f || fwrite(o->buf, 1, o->n, o->f) != o->n))
 		o->err = 1;
 	o->n = 0;
 }
@@ -69,6 +76,8 @@ static void flush_out(struct out *o)
 static void put(struct out *o, const char *fmt, ...)
 {
 	va_list ap;
+	if (o->off)
+		return;
 	if (sizeof o->buf - o->n < 4096)
 		flush_out(o);
 	va_start(ap, fmt);
@@ -91,6 +100,43 @@ static void put_str(struct out *o, const char *s)
 	rep_json_escape(s, emit_out, o);
 }
 
+/* path: written through zlib when it ends in .gz. 0, or -1 said. */
+static int out_open(struct out *o, const char *path)
+{
+	size_t l = strlen(path);
+	int gz = l > 3 && strcmp(path + l - 3, ".gz") == 0;
+#ifdef TRACER_HAVE_ZLIB
+	if (gz)
+		o->gz = gzopen(path, "wb6");
+	else
+#endif
+		o->f = gz ? NULL : fopen(path, "w");
+#ifdef TRACER_HAVE_ZLIB
+	if (o->gz)
+		return 0;
+#endif
+	if (o->f)
+		return 0;
+	fprintf(stderr, "tracer: cannot write %s%s\n", path, gz ? " (built without zlib?)" : "");
+	return -1;
+}
+
+/* Flushed and closed (nothing open: 0). 0, or -1 when a write failed. */
+static int out_close(struct out *o)
+{
+	int err = 0;
+	flush_out(o);
+#ifdef TRACER_HAVE_ZLIB
+	if (o->gz)
+		err = gzclose(o->gz) != Z_OK;
+	o->gz = NULL;
+#endif
+	if (o->f)
+		err = fclose(o->f) != 0;
+	o->f = NULL;
+	return o->err || err ? -1 : 0;
+}
+
 struct conv {
 	struct rep r;                 /* definitions only (rep_build not run) */
 	uint32_t **stack;             /* per location: open region ids */
@@ -104,6 +150,7 @@ struct conv {
 	int first;
 	struct rep_match flows;       /* flow ids of unmatched sends / receives */
 	uint64_t next_flow;
+	struct out *perf;             /* --perf: the samples as perf script text */
 };
 
 static double usec(const struct rep *r, uint64_t t)
@@ -210,6 +257,32 @@ static void metric(struct out *o, struct conv *c, size_t li, const otf2r_event *
 	}
 }
 
+/* A sample as `perf script` prints one: "comm pid/tid [cpu] seconds: period
+ * event:", then a line per frame from the sampled one outwards, "address
+ * function (object)" (no address here: 0; the object is the one the
+ * sampler named, else [unknown]), then a blank line. */
+static void perf_sample(struct out *p, struct conv *c, size_t li, uint64_t t, const uint32_t *chain, size_t d)
+{
+	const struct rep *r = &c->r;
+	const struct rep_loc *L = &r->locs[li];
+	char comm[256];
+	snprintf(comm, sizeof comm, "%s", r->groups[L->group].name);
+	for (char *q = comm; *q; q++)
+		if (*q == '\n' || *q == '\t' || *q == ':')
+			*q = ' ';
+	put(p, "%s %" PRIu32 "/%" PRIu64 " [000] %.6f: 1 cpu-clock:\n", comm, CPID(r->groups[L->group].id), CTID(L->id),
+	    usec(r, t) / 1e6);
+	for (size_t k = 0; k < d; k++) {
+		uint32_t q = r->cc_region[chain[k]];
+		const char *obj = NULL;
+		if (q != UINT32_MAX)
+			obj = otf2r_string(r->ar, r->regions[q]->description);
+		put(p, "\t%16x %s (%s)\n", 0, q == UINT32_MAX ? "[unknown]" : r->region_names[q],
+		    obj && *obj && !strpbrk(obj, " ()") ? obj : "[unknown]");
+	}
+	put(p, "\n");
+}
+
 /* CallingContextSample: an instant event named by the sampled function,
  * its stack (outermost first) in args. */
 static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *ev)
@@ -224,6 +297,10 @@ static void sample(struct out *o, struct conv *c, size_t li, const otf2r_event *
 	for (uint32_t p = cc; p != UINT32_MAX && d < 256; p = r->cc_parent[p])
 		chain[d++] = p;
 	uint32_t ri = r->cc_region[cc];
+	if (c->perf)
+		perf_sample(c->perf, c, li, ev->time, chain, d);
+	if (o->off)
+		return;
 	sep(o, c);
 	put(o, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"sample\",\"pid\":%" PRIu32 ",\"tid\":%" PRIu64
 	    ",\"ts\":%.3f,\"name\":", CPID(r->groups[L->group].id), CTID(L->id), usec(r, ev->time));
@@ -276,15 +353,17 @@ int tracer_convert_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "chrome", required_argument, 0, 'o' },
+		{ "perf", required_argument, 0, 'P' },
 		REP_SELECT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
-	const char *outp = NULL;
+	const char *outp = NULL, *perfp = NULL;
 	struct rep_select sel = REP_SELECT_INIT;
 	int ch;
 	optind = 1;
 	while ((ch = getopt_long(argc, argv, "o:h", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'o': outp = optarg; break;
+		case 'P': perfp = optarg; break;
 		case 'F':
 		case 'T':
 		case 'U':
@@ -297,25 +376,14 @@ int tracer_convert_main(int argc, char **argv)
 		}
 	}
 	otf2r_archive *ar;
-	int orc = rep_open(!outp ? -1 : argc, argv, usage_text, &ar);
+	int orc = rep_open(!outp && !perfp ? -1 : argc, argv, usage_text, &ar);
 	if (orc)
 		return orc;
-	static struct out o;
-	size_t ol = strlen(outp);
-	int gz = ol > 3 && strcmp(outp + ol - 3, ".gz") == 0;
-#ifdef TRACER_HAVE_ZLIB
-	if (gz)
-		o.gz = gzopen(outp, "wb6");
-	else
-#endif
-		o.f = gz ? NULL : fopen(outp, "w");
-	if (!o.f
-#ifdef TRACER_HAVE_ZLIB
-	    && !o.gz
-#endif
-	   ) {
-		fprintf(stderr, "tracer: cannot write %s%s\n", outp,
-			gz ? " (built without zlib?)" : "");
+	static struct out o, po;
+	o.off = !outp;
+	po.off = !perfp;
+	if ((outp && out_open(&o, outp)) || (perfp && out_open(&po, perfp))) {
+		out_close(&o);
 		otf2r_close(ar);
 		return 1;
 	}
@@ -326,13 +394,12 @@ int tracer_convert_main(int argc, char **argv)
 	if (rep_select_set(r, &sel)) {
 		rep_free(r);
 		otf2r_close(ar);
-		if (o.f)
-			fclose(o.f);
-#ifdef TRACER_HAVE_ZLIB
-		if (o.gz)
-			gzclose(o.gz);
-#endif
-		unlink(outp);
+		out_close(&o);
+		out_close(&po);
+		if (outp)
+			unlink(outp);
+		if (perfp)
+			unlink(perfp);
 		return 2;
 	}
 	int inside = !sel.on || r->win_from <= r->offset;   /* the window has begun */
@@ -345,6 +412,7 @@ int tracer_convert_main(int argc, char **argv)
 	c.lock = calloc(r->nlocs + 1, sizeof *c.lock);
 	c.first = 1;
 	c.next_flow = 1;
+	c.perf = perfp ? &po : NULL;
 	put(&o, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"archive\":");
 	put_str(&o, otf2r_path(ar));
 	put(&o, "},\"traceEvents\":[");
@@ -434,16 +502,8 @@ int tracer_convert_main(int argc, char **argv)
 		free(c.stack[i]);
 	}
 	put(&o, "\n]}\n");
-	flush_out(&o);
-	int cerr = 0;
-#ifdef TRACER_HAVE_ZLIB
-	if (o.gz)
-		cerr = gzclose(o.gz) != Z_OK;
-	else
-#endif
-		cerr = fclose(o.f) != 0;
-	if (o.err || cerr) {
-		fprintf(stderr, "tracer: error writing %s\n", outp);
+	if ((outp && out_close(&o)) || (perfp && out_close(&po))) {
+		fprintf(stderr, "tracer: error writing %s\n", outp && (o.err || !perfp) ? outp : perfp);
 		rc = -1;
 	}
 	rep_match_free(&c.flows);

@@ -455,6 +455,48 @@ def case_convert_sampling():
     if not counters or not all('minflt' in e['name'] for e in counters):
         ck.fail('metric counters: %s' % counters[:3])
     print('convert_sampling: %d samples with stacks, %d counter values' % (len(samples), len(counters)))
+    # --perf: the samples as `perf script` text in the grammar Perfetto's
+    # perf text importer and stackcollapse-perf.pl parse; per thread, time
+    # and stack (innermost first) those of the reference reader
+    import collections
+    import otf2
+    import re
+    perf = os.path.join(d, 'samples.txt')
+    tracer('convert', a, '--perf', perf)
+    head = re.compile(r'^(\S.*) (\d+)/(\d+) \[\d+\] (\d+\.\d{6}): 1 cpu-clock:$')
+    frame = re.compile(r'^\t *[0-9a-f]+ (\S.*) \((\S+)\)$')
+    got = collections.Counter()
+    objects = set()
+    for block in open(perf).read().split('\n\n'):
+        if not block.strip():
+            continue
+        lines = block.split('\n')
+        m = head.match(lines[0])
+        fr = [frame.match(l) for l in lines[1:]]
+        if not m or not fr or not all(fr):
+            ck.fail('--perf: not a perf script sample: %r' % block[:300])
+            return
+        objects.update(f.group(2) for f in fr)
+        got[(int(m.group(3)), m.group(4), tuple(f.group(1) for f in fr))] += 1
+    want = collections.Counter()
+    with otf2.reader.open(runcheck.find_anchor(a)) as tr:
+        off = tr.definitions.clock_properties.global_offset
+        res = tr.timer_resolution
+        for loc, ev in tr.events:
+            if type(ev).__name__ != 'CallingContextSample':
+                continue
+            names, c = [], ev.calling_context
+            while c is not None:
+                names.append(c.region.name)
+                c = c.parent
+            want[(loc._ref + 1, '%.6f' % ((ev.time - off) / res), tuple(names))] += 1
+    if got != want:
+        ck.fail('--perf: %d samples, the reference reader %d; e.g. %s' %
+                (sum(got.values()), sum(want.values()), sorted(set(got) ^ set(want))[:3]))
+    prog = os.path.basename(os.environ['SMP_PROG'])
+    if prog not in objects:
+        ck.fail('--perf: no frame names the program %s as its object: %s' % (prog, sorted(objects)))
+    print('convert_sampling: --perf: %d samples, as the reference reader reads them' % sum(got.values()))
 
 
 def case_cli():
