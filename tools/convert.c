@@ -364,13 +364,7 @@ int tracer_convert_main(int argc, char **argv)
 		switch (ch) {
 		case 'o': outp = optarg; break;
 		case 'P': perfp = optarg; break;
-		case 'F':
-		case 'T':
-		case 'U':
-		case 'R':
-			if (rep_select_option(&sel, ch, optarg, "convert"))
-				return 2;
-			break;
+		REP_SELECT_CASES(sel, ch, "convert");
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}

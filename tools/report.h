@@ -57,6 +57,16 @@ struct rep_select {
 	"      --rank R        only the locations of this process (location group:\n"   \
 	"                      the MPI rank, the part of a process tree; repeat)\n"
 int rep_select_option(struct rep_select *s, int c, const char *arg, const char *cmd);
+/* The cases of a getopt switch that take the selection options into sel
+ * (the option character in c; a bad value: return 2). */
+#define REP_SELECT_CASES(sel, c, cmd)                                    \
+	case 'F':                                                        \
+	case 'T':                                                        \
+	case 'U':                                                        \
+	case 'R':                                                        \
+		if (rep_select_option(&(sel), (c), optarg, (cmd)))       \
+			return 2;                                        \
+		break
 struct rep;
 /* r's window (win_from/win_to, ticks) and selected locations (sel) from s
  * (NULL: everything); after rep_setup_defs. -1 after one line on stderr

@@ -28,6 +28,8 @@ static const char diff_usage[] =
 	"options:\n"
 	"  -n, --limit N   rows per table (default 20, 0 = all)\n"
 	"      --json      machine-readable output (seconds) on stdout\n"
+	REP_SELECT_HELP
+	"                      (both runs: a percentage is of each run's own length)\n"
 	"  -h, --help      this text\n";
 
 struct side {
@@ -275,8 +277,9 @@ int tracer_diff_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "limit", required_argument, 0, 'n' }, { "json", no_argument, 0, 'j' },
-		{ "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
+		REP_SELECT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
+	struct rep_select sel = REP_SELECT_INIT;
 	size_t limit = 20;
 	int json = 0, c;
 	optind = 1;
@@ -291,6 +294,7 @@ int tracer_diff_main(int argc, char **argv)
 			}
 			break;
 		case 'j': json = 1; break;
+		REP_SELECT_CASES(sel, c, "diff");
 		case 'h': fputs(diff_usage, stdout); return 0;
 		default: fputs(diff_usage, stderr); return 2;
 		}
@@ -312,9 +316,11 @@ int tracer_diff_main(int argc, char **argv)
 		}
 		opened++;
 		built++;
-		if (rep_build(&s[k].r, s[k].ar, 0)) {
-			rep_read_error(s[k].path, otf2r_error(s[k].ar));
-			rc = 1;
+		int b = rep_build_select(&s[k].r, s[k].ar, 0, &sel);
+		if (b) {
+			if (b != -2)   /* (-2: a bad selection, said) */
+				rep_read_error(s[k].path, otf2r_error(s[k].ar));
+			rc = b == -2 ? 2 : 1;
 			break;
 		}
 		totals(&s[k]);

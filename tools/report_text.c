@@ -605,13 +605,7 @@ int tracer_report_main(int argc, char **argv)
 			}
 			o.has_location = 1;
 			break;
-		case 'F':
-		case 'T':
-		case 'U':
-		case 'R':
-			if (rep_select_option(&sel, c, optarg, "report"))
-				return 2;
-			break;
+		REP_SELECT_CASES(sel, c, "report");
 		case 'j': json = 1; break;
 		case 'H': html = optarg; break;
 		case 'C': coll = optarg; break;

@@ -754,6 +754,23 @@ def case_diff():
         ck.fail('I/O rows of out.dat: %r' % j['io'])
     if j['a']['path'] != runs[0] or j['b']['duration'] <= j['a']['duration']:
         ck.fail('runs: %r %r' % (j['a'], j['b']))
+    # --from/--to: the same window of each run (a percentage of its own
+    # length); per run, calls and exclusive time = report's in that window
+    jw = json.loads(tracer('diff', '--json', '--limit', '0', '--from', '50%', runs[0], runs[1])[1])
+    wrows = {x['name']: x for x in jw['regions']}
+    for k in (0, 1):
+        rep = json.loads(tracer('report', '--json', '--limit', '0', '--from', '50%', runs[k])[1])
+        want = {}
+        for x in rep['regions']:
+            c, e = want.get(x['name'], (0, 0))
+            want[x['name']] = (c + x['calls'], e + x['excl'] / rep['resolution'])
+        for name, (calls, excl) in want.items():
+            x = wrows.get(name)
+            if not x or x['calls'][k] != calls or abs(x['excl'][k] - excl) > 2e-6:
+                ck.fail('diff --from 50%%, run %s, %s: %r, report --from 50%%: %d calls, %.9f s' %
+                        ('AB'[k], name, x, calls, excl))
+    if jw['regions'] == j['regions']:
+        ck.fail('diff --from 50%: the same rows as without a window')
     # the text: the same top row, the lock wait in the totals
     rc, out, err = tracer('diff', runs[0], runs[1])
     lines = out.splitlines()
