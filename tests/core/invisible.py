@@ -25,6 +25,7 @@ checks). sandbox_prog.c says what each mode does.
   exit_group      syscall(SYS_exit_group, 5) under tracer-run -q: exit 5, no
                   stderr at all, ProgramEnd 5
   chromium        chromium --headless --dump-dom: the same DOM and exit status
+  chromium_sandbox  the same as nobody with chromium's own sandbox, under tracer-run: one archive
                   (a thread of ours made it abort), the archive read back
   raw_clone       syscall(SYS_clone, SIGCHLD) 3 times: the child is a process
                   of its own in the archive (2 location groups), every
@@ -191,6 +192,44 @@ def case_chromium():
     groups = tc.otf2_print(anchor, '-G').count('LOCATION_GROUP ')
     ck.expect(groups >= 3, 'chromium: %d processes in the archive' % groups)
     print('ok chromium: the same DOM, exit %d, %d processes in the archive' % (traced.returncode, groups))
+
+
+def case_chromium_sandbox():
+    """chromium as an unprivileged user (setpriv to nobody) with its own
+    sandbox (zygote, renderer and GPU processes in namespaces of their own),
+    under tracer-run: the same DOM and exit status as untraced, and one
+    archive of the whole tree (the sandboxed processes find their tree
+    though their pids are those of another pid namespace)."""
+    exe, setpriv = shutil.which('chromium'), shutil.which('setpriv')
+    if not exe or not setpriv or os.geteuid() != 0:
+        raise rc.Skip('needs chromium, setpriv and root (to become nobody)')
+    d = fresh('chromium_sandbox')
+    os.chmod(d, 0o777)
+    page = os.path.join(d, 'page.html')
+    with open(page, 'w') as f:
+        f.write('<html><body><p id="x">static</p>'
+                '<script>document.getElementById("x").textContent = "from script";</script></body></html>')
+    os.chmod(page, 0o644)
+    who = [setpriv, '--reuid=65534', '--regid=65534', '--clear-groups', 'env', 'HOME=' + d]
+    argv = [exe, '--headless', '--disable-gpu', '--dump-dom', 'file://' + page]
+    base = rc.run_untraced(who + argv, timeout=120)
+    if base.returncode != 0 or 'from script' not in base.stdout:
+        raise rc.Skip('chromium as nobody fails untraced here: exit %d %r' % (base.returncode, base.stderr[-300:]))
+    out = os.path.join(d, 'trace')
+    traced = rc.run_untraced(who + [TRACER_RUN, '--lib', LIB, '-o', out] + argv, timeout=180)
+    ck.expect(traced.returncode == base.returncode and traced.stdout == base.stdout,
+              'chromium (nobody, sandbox) traced: exit %d, stdout %r; untraced exit %d, %r' %
+              (traced.returncode, traced.stdout[:200], base.returncode, base.stdout[:200]))
+    lines = rc.tracer_lines(traced.stderr)
+    ck.expect(len(lines) == 1 and lines[0].startswith('tracer: archive %s/traces.otf2: ' % out),
+              'chromium (nobody, sandbox): tracer lines %r' % lines)
+    others = [x for x in os.listdir(d) if x.startswith('trace') and x != 'trace']
+    ck.expect(not others, 'chromium (nobody, sandbox): archives beside %s: %r' % (out, others))
+    anchor = tc.find_anchor(out)
+    tc.check_all_print(anchor)
+    groups = tc.otf2_print(anchor, '-G').count('LOCATION_GROUP ')
+    ck.expect(groups >= 3, 'chromium (nobody, sandbox): %d processes in the archive' % groups)
+    print('ok chromium_sandbox: the same DOM, exit %d, one archive of %d processes' % (traced.returncode, groups))
 
 
 def case_raw_clone():
