@@ -4,8 +4,9 @@
  *
  * Every process image of a tree writes a part below the one directory DIR:
  * DIR/procs/proc<N>/ (its event files), proc<N>.tdefs (its packed
- * definitions, for the unification), proc<N>.end (its event and location
- * counts); the root (part 0) also proc0.otf2 and proc0.def, a standalone
+ * definitions, for the unification, then at its end a line "#tracer-end
+ * <events> <locations>": no file of its own, see write_end; proc<N>.end
+ * when that append fails or tracer recover marks a killed part); the root (part 0) also proc0.otf2 and proc0.def, a standalone
  * archive that becomes the archive when it stays alone (promote_single). N comes from the counter DIR/procs/tree
  * (flock): the root is 0, the file is made by the first other part (a lone root makes none). Membership: DIR/procs/live.<pid> holds
  * "<start time> <part> <self>" (start time: field 22 of /proc/<pid>/stat,
@@ -661,17 +662,32 @@ int tr_tree_lone_root(void)
 	return 1;
 }
 
-/* The part's end file ("events locations", what tracer-merge reads) and,
- * when tr_tree_lone_root let them wait, its packed definitions. */
+/* The part's end ("events locations", what tracer-merge reads), after its
+ * packed definitions (written now when tr_tree_lone_root let them wait):
+ * a line "\n#tracer-end events locations\n" appended to proc<N>.tdefs (a
+ * file less to create per process: creating one costs up to 0.5 ms on an
+ * ext4 where appending costs 12 us), else the file proc<N>.end. */
 static void write_end(const char *end, size_t k)
 {
-	char p[4200];
-	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
-	write_file(p, end, k);
+	char p[4200], b[128];
 	if (tr_tree_deferred) {
 		tr_tree_deferred = 0;
 		tr_ar_save_tdefs();
 	}
+	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.tdefs", tr_tree_dir, tr_tree.part);
+	int fd = tr_real.open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd >= 0 && k < sizeof(b) - 16) {
+		memcpy(b, "\n#tracer-end ", 13);
+		memcpy(b + 13, end, k);
+		int ok = tr_real.write(fd, b, k + 13) == (ssize_t)(k + 13);
+		tr_real.close(fd);
+		if (ok)
+			return;
+	} else if (fd >= 0) {
+		tr_real.close(fd);
+	}
+	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
+	write_file(p, end, k);
 }
 
 /* The member's traced life has ended: the last one unifies. end: its end

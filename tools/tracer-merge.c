@@ -83,6 +83,8 @@ struct rank {
 	int ok;                  /* definitions usable: events are linked */
 	uint64_t evt_chunk, def_chunk;
 	struct tr_mapped m;
+	int ended;               /* its end line was in its .tdefs */
+	unsigned long long end_events;
 };
 
 static struct rank *ranks;
@@ -244,6 +246,26 @@ static void unlock_merge(void)
 /* ---- the merge ------------------------------------------------------------------ */
 
 /* Load every rank<r>.tdefs; a rank without usable definitions is left out. */
+/* The end line(s) a process appended to its packed definitions: the
+ * definitions' length (len when there is none), the last line's events. */
+static size_t tdefs_end(const char *b, size_t len, int *ended, unsigned long long *events)
+{
+	static const char tag[] = "\n#tracer-end ";
+	size_t from = len > 256 ? len - 256 : 0, cut = len;
+	*ended = 0;
+	for (size_t i = len; i-- > from;) {
+		if (i + sizeof(tag) - 1 > len || memcmp(b + i, tag, sizeof(tag) - 1))
+			continue;
+		unsigned long long ev;
+		if (!*ended && sscanf(b + i + sizeof(tag) - 1, "%llu", &ev) == 1) {
+			*ended = 1;
+			*events = ev;
+		}
+		cut = i;
+	}
+	return cut;
+}
+
 static int load_ranks(void)
 {
 	int good = 0;
@@ -252,6 +274,8 @@ static int load_ranks(void)
 		char p[4200];
 		snprintf(p, sizeof(p), "%.4000s/%s.tdefs", rdir, part(rk->r));
 		rk->buf = read_all(p, &rk->len);
+		if (rk->buf)
+			rk->len = tdefs_end(rk->buf, rk->len, &rk->ended, &rk->end_events);
 		if (!rk->buf) {
 			fprintf(stderr, "tracer-merge: %s %d: no %s.tdefs (killed before writing its "
 				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, part(rk->r));
@@ -345,12 +369,17 @@ static void compose_cc_map(struct rank *rk)
 }
 
 /* A part's NAME.end ("events locations [killed]", tools/recover.c writes
- * killed): its events; *killed set when it was recovered. */
+ * killed; a process that ended appends "\n#tracer-end events locations\n"
+ * to its NAME.tdefs instead: struct rank.ended): its events; *killed set
+ * when it was recovered. */
 static unsigned long long part_end(int r, int *killed)
 {
 	char p[4200], b[128], w[16] = "";
 	unsigned long long ev = 0;
 	unsigned nl = 0;
+	for (int i = 0; i < nranks; i++)
+		if (ranks[i].r == r && ranks[i].ended)
+			return ranks[i].end_events;
 	snprintf(p, sizeof(p), "%.4000s/%s%d.end", rdir, pfx, r);
 	FILE *f = fopen(p, "r");
 	if (f && fgets(b, sizeof(b), f) && sscanf(b, "%llu %u %15s", &ev, &nl, w) >= 1 && killed)
