@@ -5,7 +5,7 @@
 # tool, the format/ writer (otf2w).
 set(TR_DEFSET_SRC ${CMAKE_SOURCE_DIR}/preload/defset.c ${CMAKE_SOURCE_DIR}/preload/defs_write.c
   ${CMAKE_SOURCE_DIR}/preload/defs_pack.c ${CMAKE_SOURCE_DIR}/preload/defs_unify.c)
-add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${TR_DEFSET_SRC}
+add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_CURRENT_LIST_DIR}/merge_parts.c ${TR_DEFSET_SRC}
   ${CMAKE_SOURCE_DIR}/preload/fsutil.c ${TR_RECOVER_SRC})
 target_include_directories(tracer-merge PRIVATE ${CMAKE_SOURCE_DIR}/preload ${CMAKE_BINARY_DIR}/preload)
 add_dependencies(tracer-merge tr_defs_gen)

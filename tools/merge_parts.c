@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * merge_parts.c - tracer-merge: reading the parts it unifies (the ranks of
+ * an MPI run, DIR/ranks/rank<r>.*, or the processes of a tree,
+ * DIR/procs/proc<N>.*): names, packed definitions with a process's end
+ * line, chunk sizes, sampled calling-context tables, end files, live
+ * entries of members killed before they wrote anything.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "merge_int.h"
+#include "recover_int.h"   /* take_cu */
+
+/* The archive name of part r: <pfx><r>, or for a rank whose MPI process
+ * was started by the rank's first process (a wrapper script that did not
+ * exec it) the name DIR/ranks/rank<r>.mpi gives (side<r>-<pid>). */
+const char *part(int r)
+{
+	static char name[2][64];
+	static int k;
+	char *n = name[k ^= 1], p[4200];
+	snprintf(n, sizeof(name[0]), "%s%d", pfx, r);
+	if (strcmp(pfx, "rank"))
+		return n;
+	snprintf(p, sizeof(p), "%.4000s/rank%d.mpi", rdir, r);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return n;
+	char b[64];
+	if (fgets(b, sizeof(b), f) && b[0] && !strchr(b, '/'))
+		snprintf(n, sizeof(name[0]), "%s", b);
+	fclose(f);
+	return n;
+}
+
+/* Size of DIR/rank<r><sfx>, -1 if missing. */
+long long file_size(int r, const char *sfx)
+{
+	char p[4200];
+	struct stat st;
+	snprintf(p, sizeof(p), "%.4000s/%s%s", rdir, part(r), sfx);
+	return stat(p, &st) ? -1 : (long long)st.st_size;
+}
+
+void *read_all(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || st.st_size <= 0) {
+		close(fd);
+		return NULL;
+	}
+	size_t n = (size_t)st.st_size, off = 0;
+	char *b = xrealloc(NULL, n);
+	while (off < n) {
+		ssize_t k = read(fd, b + off, n - off);
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+	close(fd);
+	*len = off;
+	return b;
+}
+
+/* Chunk sizes from a rank's anchor (otf2-format.md §2: fixed-width fields). */
+int anchor_chunks(int r, uint64_t *evt, uint64_t *def)
+{
+	char p[4200];
+	unsigned char h[28];
+	snprintf(p, sizeof(p), "%.4000s/%s.otf2", rdir, part(r));
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, h, sizeof(h));
+	close(fd);
+	if (n != (ssize_t)sizeof(h) || h[0] != 3 || h[1] != 0x42 || memcmp(h + 2, "OTF2", 5))
+		return -1;
+	*evt = *def = 0;
+	for (int i = 7; i >= 0; i--) {
+		*evt = *evt << 8 | h[12 + i];
+		*def = *def << 8 | h[20 + i];
+	}
+	if (*evt < 262144 || *evt > 16777216 || *def < 262144 || *def > 16777216)
+		return -1;
+	return 0;
+}
+
+/* The end line(s) a process appended to its packed definitions: the
+ * definitions' length (len when there is none), the last line's events. */
+static size_t tdefs_end(const char *b, size_t len, int *ended, unsigned long long *events)
+{
+	static const char tag[] = "\n#tracer-end ";
+	size_t from = len > 256 ? len - 256 : 0, cut = len;
+	*ended = 0;
+	for (size_t i = len; i-- > from;) {
+		if (i + sizeof(tag) - 1 > len || memcmp(b + i, tag, sizeof(tag) - 1))
+			continue;
+		unsigned long long ev;
+		if (!*ended && sscanf(b + i + sizeof(tag) - 1, "%llu", &ev) == 1) {
+			*ended = 1;
+			*events = ev;
+		}
+		cut = i;
+	}
+	return cut;
+}
+
+/* Load every rank<r>.tdefs; a rank without usable definitions is left out. */
+int load_ranks(void)
+{
+	int good = 0;
+	for (int i = 0; i < nranks; i++) {
+		struct rank *rk = &ranks[i];
+		char p[4200];
+		snprintf(p, sizeof(p), "%.4000s/%s.tdefs", rdir, part(rk->r));
+		rk->buf = read_all(p, &rk->len);
+		if (rk->buf)
+			rk->len = tdefs_end(rk->buf, rk->len, &rk->ended, &rk->end_events);
+		if (!rk->buf) {
+			fprintf(stderr, "tracer-merge: %s %d: no %s.tdefs (killed before writing its "
+				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, part(rk->r));
+			continue;
+		}
+		/* a packed set that unpacks (against itself) is complete */
+		struct tr_mapped m;
+		tr_merge_quiet = 1;
+		int st = tr_defs_map_buf(rk->buf, rk->len, rk->buf, rk->len, &m);
+		tr_merge_quiet = 0;
+		int mine = st >= 0 && m.rank == rk->r;
+		rk->evt_chunk = m.evt_chunk;   /* (a part of a tree has no anchor) */
+		rk->def_chunk = m.def_chunk;
+		tr_defs_mapped_free(&m);
+		if (!mine) {
+			fprintf(stderr, "tracer-merge: %s %d: %s unreadable (truncated?): its events cannot be "
+				"mapped and are left out\n", what, rk->r, p);
+			free(rk->buf);
+			rk->buf = NULL;
+			continue;
+		}
+		if (!rk->evt_chunk && anchor_chunks(rk->r, &rk->evt_chunk, &rk->def_chunk)) {
+			fprintf(stderr, "tracer-merge: %s %d: %s.otf2 unreadable: its events are left out\n",
+				what, rk->r, part(rk->r));
+			rk->evt_chunk = 0;
+		}
+		rk->ok = 1;
+		good++;
+	}
+	return good;
+}
+
+/* ---- a process part's sampled calling contexts ---- */
+
+/* A sampler without MPI numbers its calling contexts itself and maps them
+ * to deduplicated definitions with a CALLING_CONTEXT mapping table in
+ * every location's local definitions (preload tr_def_calling_context_map).
+ * The part's events carry those numbers: its unified map becomes
+ * unified[table[number]]. Read from its first location's <loc>.def. */
+void compose_cc_map(struct rank *rk)
+{
+	char p[4300];
+	size_t len = 0;
+	if (!rk->m.nlocs)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/%s/%llu.def", rdir, part(rk->r), (unsigned long long)rk->m.locs[0]);
+	unsigned char *b = read_all(p, &len);
+	if (!b)
+		return;
+	const unsigned char *q = b + 18, *lim = b + len;   /* after the chunk header */
+	while (len > 18 && q + 2 < lim && (*q == 5 || *q == 6)) {   /* MappingTable, ClockOffset */
+		int table = *q == 5;
+		const unsigned char *rec = q + 1, *end;
+		uint64_t rl = *rec++;
+		if (rl == 0xff) {
+			if (rec + 8 > lim)
+				break;
+			memcpy(&rl, rec, 8);
+			rec += 8;
+		}
+		if (rl > (uint64_t)(lim - rec))
+			break;
+		end = rec + rl;
+		q = end;
+		if (!table || *rec++ != 10)   /* MappingType CALLING_CONTEXT */
+			continue;
+		uint64_t count = take_cu(&rec, end), dense = rec < end && *rec++ == 0;
+		uint32_t *old = rk->m.map[TR_DEF_CALLING_CONTEXT], nold = rk->m.n[TR_DEF_CALLING_CONTEXT];
+		uint64_t *loc = xrealloc(NULL, (count ? count : 1) * 2 * sizeof(*loc));
+		uint64_t nn = nold;
+		for (uint64_t i = 0; i < count && rec < end; i++) {
+			loc[2 * i] = dense ? i : take_cu(&rec, end);
+			loc[2 * i + 1] = take_cu(&rec, end);
+			if (loc[2 * i] < (1u << 26) && loc[2 * i] + 1 > nn)
+				nn = loc[2 * i] + 1;
+		}
+		uint32_t *map = xrealloc(NULL, (nn ? nn : 1) * sizeof(*map));
+		for (uint64_t i = 0; i < nn; i++)   /* numbers not in the table pass through */
+			map[i] = i < nold && old ? old[i] : (uint32_t)i;
+		for (uint64_t i = 0; i < count; i++)
+			if (loc[2 * i] < nn)
+				map[loc[2 * i]] = loc[2 * i + 1] < nold && old ? old[loc[2 * i + 1]]
+									     : (uint32_t)loc[2 * i + 1];
+		free(loc);
+		free(old);
+		rk->m.map[TR_DEF_CALLING_CONTEXT] = map;
+		rk->m.n[TR_DEF_CALLING_CONTEXT] = (uint32_t)nn;
+		break;
+	}
+	free(b);
+}
+
+/* A part's NAME.end ("events locations [killed]", tools/recover.c writes
+ * killed; a process that ended appends "\n#tracer-end events locations\n"
+ * to its NAME.tdefs instead: struct rank.ended): its events; *killed set
+ * when it was recovered. */
+unsigned long long part_end(int r, int *killed)
+{
+	char p[4200], b[128], w[16] = "";
+	unsigned long long ev = 0;
+	unsigned nl = 0;
+	for (int i = 0; i < nranks; i++)
+		if (ranks[i].r == r && ranks[i].ended)
+			return ranks[i].end_events;
+	snprintf(p, sizeof(p), "%.4000s/%s%d.end", rdir, pfx, r);
+	FILE *f = fopen(p, "r");
+	if (f && fgets(b, sizeof(b), f) && sscanf(b, "%llu %u %15s", &ev, &nl, w) >= 1 && killed)
+		*killed = !strcmp(w, "killed");
+	if (f)
+		fclose(f);
+	return ev;
+}
+
+/* A tree member's live entry left behind (live.<pid>: "<start> <part>
+ * <self>", preload/proctree.c; a member removes its own when it ends): the
+ * part of a process killed before it wrote anything (with the flush
+ * writer, not even a directory), so that load_ranks names it; -1 for any
+ * other entry (not a live entry, or one a parent wrote for a child that
+ * never started the tracer). */
+int live_part(const char *name)
+{
+	int pid, self = 0, part = -1, n = 0;
+	unsigned long long start;
+	char p[4400];
+	if (strcmp(pfx, "proc") || sscanf(name, "live.%d%n", &pid, &n) != 1 || name[n])
+		return -1;
+	snprintf(p, sizeof(p), "%.4000s/%s", rdir, name);
+	FILE *f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu %d %d", &start, &part, &self) != 3 || !self)
+		part = -1;
+	fclose(f);
+	return part;
+}
+
