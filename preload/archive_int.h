@@ -19,6 +19,9 @@ const char *tr_ar_parts_dir(void);
  * (procs/proc<N>: events and packed definitions only,
  * otf2w_archive_set_events_only) */
 int tr_ar_tree_part(void);
+/* The directory of the event files of a tree's parts (not the root's):
+ * DIR/procs/parts/<location>.evt (tools/tracer-merge.c, tools/recover.c) */
+#define TR_AR_PARTS_EVENTS "parts"
 void tr_ar_set_arname(void);
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg);

@@ -3,7 +3,8 @@
  * proctree.c - one archive for a whole process tree (TRACER_TREE=one).
  *
  * Every process image of a tree writes a part below the one directory DIR:
- * DIR/procs/proc<N>/ (its event files), proc<N>.tdefs (its packed
+ * DIR/procs/parts/<location>.evt (its event files: the root's in
+ * DIR/procs/proc0/, preload/archive.c), proc<N>.tdefs (its packed
  * definitions, for the unification, then at its end a line "#tracer-end
  * <events> <locations>": no file of its own, see write_end; proc<N>.end
  * when that append fails or tracer recover marks a killed part); the root (part 0) also proc0.otf2 and proc0.def, a standalone

@@ -35,11 +35,13 @@ void *xrealloc(void *p, size_t n);   /* exits when out of memory */
 /* merge_parts.c: reading the parts (ranks of an MPI run, processes of a tree) */
 const char *part(int r);
 long long file_size(int r, const char *sfx);
+const char *part_file(int r, uint64_t loc, const char *ext, char *out, size_t n);
 void *read_all(const char *path, size_t *len);
 int anchor_chunks(int r, uint64_t *evt, uint64_t *def);
 int load_ranks(void);
 void compose_cc_map(struct rank *rk);
 unsigned long long part_end(int r, int *killed);
 int live_part(const char *name);
+void parts_with_events(void (*add)(int r));
 
 #endif

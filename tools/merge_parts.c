@@ -6,6 +6,7 @@
  * line, chunk sizes, sampled calling-context tables, end files, live
  * entries of members killed before they wrote anything.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,17 @@ const char *part(int r)
 		snprintf(n, sizeof(name[0]), "%s", b);
 	fclose(f);
 	return n;
+}
+
+/* The file <loc>.<ext> of part r: in its directory, or (the parts of a
+ * process tree other than its root) in DIR/procs/parts, the one directory
+ * of their event and local definition files (preload/archive.c). */
+const char *part_file(int r, uint64_t loc, const char *ext, char *out, size_t n)
+{
+	snprintf(out, n, "%.4000s/%s/%llu.%s", rdir, part(r), (unsigned long long)loc, ext);
+	if (tree && access(out, F_OK) != 0)
+		snprintf(out, n, "%.4000s/parts/%llu.%s", rdir, (unsigned long long)loc, ext);
+	return out;
 }
 
 /* Size of DIR/rank<r><sfx>, -1 if missing. */
@@ -168,7 +180,7 @@ void compose_cc_map(struct rank *rk)
 	size_t len = 0;
 	if (!rk->m.nlocs)
 		return;
-	snprintf(p, sizeof(p), "%.4000s/%s/%llu.def", rdir, part(rk->r), (unsigned long long)rk->m.locs[0]);
+	part_file(rk->r, rk->m.locs[0], "def", p, sizeof(p));
 	unsigned char *b = read_all(p, &len);
 	if (!b)
 		return;
@@ -259,3 +271,22 @@ int live_part(const char *name)
 	return part;
 }
 
+
+/* Calls add with the part number of every event file in DIR/procs/parts
+ * (a member killed before it wrote its packed definitions: named, so that
+ * the merge says it is left out). */
+void parts_with_events(void (*add)(int r))
+{
+	char p[4200];
+	snprintf(p, sizeof(p), "%.4000s/parts", rdir);
+	DIR *d = opendir(p);
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		char *end;
+		unsigned long long loc = strtoull(e->d_name, &end, 10);
+		if (end != e->d_name && !strcmp(end, ".evt") && (loc >> 32) > 0 && (loc >> 32) < 0x7fffffff)
+			add((int)(loc >> 32));
+	}
+	if (d)
+		closedir(d);
+}

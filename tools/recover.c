@@ -70,6 +70,31 @@ static int pid_alive(uint64_t pid)
 	return pid > 0 && pid < (1u << 30) && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
+/* A process tree's part proc<N> other than the root keeps its event files
+ * in D/parts (<location>.evt, location = N << 32 | thread: preload/
+ * archive.c): they move into D/NAME/, where the recovered part has them. */
+static void gather_part(const char *d, const char *name, const char *evtdir)
+{
+	char p[8400], q[8700];
+	int n = -1, len = 0;
+	if (sscanf(name, "proc%d%n", &n, &len) != 1 || name[len] || n <= 0)
+		return;
+	snprintf(p, sizeof(p), "%.4000s/parts", d);
+	DIR *dd = opendir(p);
+	struct dirent *e;
+	while (dd && (e = readdir(dd))) {
+		char *end;
+		unsigned long long loc = strtoull(e->d_name, &end, 10);
+		if (end == e->d_name || *end != '.' || (loc >> 32) != (unsigned long long)n)
+			continue;
+		snprintf(p, sizeof(p), "%.4000s/parts/%.255s", d, e->d_name);
+		snprintf(q, sizeof(q), "%.4300s/%.255s", evtdir, e->d_name);
+		rename(p, q);
+	}
+	if (dd)
+		closedir(dd);
+}
+
 /* One process's files: D/NAME.durable. part: a rank's or a process
  * image's part of a run (NAME.tdefs, NAME.end); only_dead: a part whose
  * process still runs is left alone. 0 recovered, 1 left alone, -1 error. */
@@ -115,6 +140,8 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 	snprintf(evtdir, sizeof(evtdir), "%.4000s/%.255s", d, name);
 	snprintf(snapdir, sizeof(snapdir), "%.4000s/%.255s.recovery", d, name);
 	mkdir(evtdir, 0755);
+	if (part)
+		gather_part(d, name, evtdir);
 	uint64_t events = 0, last = 0;
 	unsigned nloc = 0, errors = 0;
 	int master_begin = 0;

@@ -106,7 +106,7 @@ static int cmp_rank(const void *a, const void *b)
 static int link_events(int r, uint64_t loc, uint64_t gid)
 {
 	char from[4200], to[4200];
-	snprintf(from, sizeof(from), "%.4000s/%s/%llu.evt", rdir, part(r), (unsigned long long)loc);
+	part_file(r, loc, "evt", from, sizeof(from));
 	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
 	if (access(from, F_OK))
 		return -1;
@@ -158,6 +158,17 @@ static void unlock_merge(void)
 }
 
 /* ---- the merge ------------------------------------------------------------------ */
+
+/* Part r is to be merged (once). */
+static void add_part(int r)
+{
+	for (int i = 0; i < nranks; i++)
+		if (ranks[i].r == r)
+			return;
+	ranks = xrealloc(ranks, (nranks + 1) * sizeof(*ranks));
+	memset(&ranks[nranks], 0, sizeof(*ranks));
+	ranks[nranks++].r = r;
+}
 
 static int nkilled;   /* recovered parts among those unified */
 
@@ -420,9 +431,10 @@ int main(int argc, char **argv)
 	struct dirent *de;
 	while ((de = readdir(d))) {
 		/* a rank: its anchor, its definitions, its claim or (a member of
-		 * a tree, which claims nothing) its directory of event files:
-		 * killed early, named by load_ranks */
-		int r = -1, known = 0, len = 0;
+		 * a tree, which claims nothing) its directory of event files (the
+		 * root; the others' are in parts/, below): killed early, named by
+		 * load_ranks */
+		int r = -1, len = 0;
 		char tail[8];
 		char fmt[16];
 		snprintf(fmt, sizeof(fmt), "%s%%d%%n.%%7s", pfx);
@@ -433,15 +445,11 @@ int main(int argc, char **argv)
 		if (r < 0 || (!part_dir && (got != 2 || (strcmp(tail, "otf2") && strcmp(tail, "tdefs") &&
 							  strcmp(tail, "claim")))))
 			continue;
-		for (int i = 0; i < nranks; i++)
-			known |= ranks[i].r == r;
-		if (!known) {
-			ranks = xrealloc(ranks, (nranks + 1) * sizeof(*ranks));
-			memset(&ranks[nranks], 0, sizeof(*ranks));
-			ranks[nranks++].r = r;
-		}
+		add_part(r);
 	}
 	closedir(d);
+	if (tree)   /* members killed early: only their event files (procs/parts) */
+		parts_with_events(add_part);
 	if (!nranks) {
 		fprintf(stderr, "tracer-merge: no rank<r>.otf2 archive in %s\n", dir);
 		return 1;
