@@ -6,7 +6,6 @@
  * line, chunk sizes, sampled calling-context tables, end files, live
  * entries of members killed before they wrote anything.
  */
-#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,21 +271,19 @@ int live_part(const char *name)
 }
 
 
+static void part_of_events(const char *path, const char *name, uint64_t loc, void *ud)
+{
+	void (*add)(int r) = *(void (**)(int))ud;
+	(void)path;
+	size_t l = strlen(name);
+	if (l > 4 && !strcmp(name + l - 4, ".evt") && (loc >> 32) < 0x7fffffff)
+		add((int)(loc >> 32));
+}
+
 /* Calls add with the part number of every event file in DIR/procs/parts
  * (a member killed before it wrote its packed definitions: named, so that
  * the merge says it is left out). */
 void parts_with_events(void (*add)(int r))
 {
-	char p[4200];
-	snprintf(p, sizeof(p), "%.4000s/parts", rdir);
-	DIR *d = opendir(p);
-	struct dirent *e;
-	while (d && (e = readdir(d))) {
-		char *end;
-		unsigned long long loc = strtoull(e->d_name, &end, 10);
-		if (end != e->d_name && !strcmp(end, ".evt") && (loc >> 32) > 0 && (loc >> 32) < 0x7fffffff)
-			add((int)(loc >> 32));
-	}
-	if (d)
-		closedir(d);
+	tr_parts_each(rdir, part_of_events, &add);
 }

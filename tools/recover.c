@@ -70,29 +70,51 @@ static int pid_alive(uint64_t pid)
 	return pid > 0 && pid < (1u << 30) && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
 }
 
-/* A process tree's part proc<N> other than the root keeps its event files
- * in D/parts (<location>.evt, location = N << 32 | thread: preload/
- * archive.c): they move into D/NAME/, where the recovered part has them. */
-static void gather_part(const char *d, const char *name, const char *evtdir)
+/* The files of the parts of a process tree other than the root: D/parts/
+ * <location>.<ext>, location = part << 32 | thread (preload/archive.c): fn
+ * gets each one's path, name and location. */
+void tr_parts_each(const char *d, void (*fn)(const char *path, const char *name, uint64_t loc, void *ud), void *ud)
 {
-	char p[8400], q[8700];
-	int n = -1, len = 0;
-	if (sscanf(name, "proc%d%n", &n, &len) != 1 || name[len] || n <= 0)
-		return;
+	char p[8400];
 	snprintf(p, sizeof(p), "%.4000s/parts", d);
 	DIR *dd = opendir(p);
 	struct dirent *e;
 	while (dd && (e = readdir(dd))) {
 		char *end;
 		unsigned long long loc = strtoull(e->d_name, &end, 10);
-		if (end == e->d_name || *end != '.' || (loc >> 32) != (unsigned long long)n)
+		if (end == e->d_name || *end != '.' || !(loc >> 32))
 			continue;
 		snprintf(p, sizeof(p), "%.4000s/parts/%.255s", d, e->d_name);
-		snprintf(q, sizeof(q), "%.4300s/%.255s", evtdir, e->d_name);
-		rename(p, q);
+		fn(p, e->d_name, loc, ud);
 	}
 	if (dd)
 		closedir(dd);
+}
+
+struct gather {
+	uint64_t part;
+	const char *evtdir;
+};
+
+static void gather_one(const char *path, const char *name, uint64_t loc, void *ud)
+{
+	const struct gather *g = ud;
+	char q[8700];
+	if ((loc >> 32) != g->part)
+		return;
+	snprintf(q, sizeof(q), "%.4300s/%.255s", g->evtdir, name);
+	rename(path, q);
+}
+
+/* A part proc<N> of a tree other than the root: its files in D/parts move
+ * into D/NAME/, where the recovered part has them. */
+static void gather_part(const char *d, const char *name, const char *evtdir)
+{
+	int n = -1, len = 0;
+	if (sscanf(name, "proc%d%n", &n, &len) != 1 || name[len] || n <= 0)
+		return;
+	struct gather g = { (uint64_t)n, evtdir };
+	tr_parts_each(d, gather_one, &g);
 }
 
 /* One process's files: D/NAME.durable. part: a rank's or a process

@@ -29,6 +29,8 @@ struct loc_count {
  * were written, else -1 */
 int read_full(int fd, void *p, size_t n, off_t off);
 int write_full(int fd, const void *p, size_t n, off_t off);
+/* recover.c: every file D/parts/<location>.<ext> of a tree's parts */
+void tr_parts_each(const char *d, void (*fn)(const char *path, const char *name, uint64_t loc, void *ud), void *ud);
 
 /* recover_evt.c */
 /* Length of the record at p (type byte included), 0 when it cannot be
