@@ -642,6 +642,8 @@ static int promote_single(void)
 		if (tr_real.rename(p, q))
 			return 0;
 	}
+	snprintf(p, sizeof(p), "%.4000s/procs/parts", tr_tree_dir);
+	rmdir(p);   /* (empty: a fork child that only exec'd removed its files) */
 	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
 	each_entry(p, unlink_entry, p);
 	rmdir(p);
