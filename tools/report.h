@@ -239,6 +239,7 @@ struct rep_fn {
 	uint32_t scl;
 };
 size_t rep_sample_functions(const struct rep *r, struct rep_fn *out);   /* sorted by self */
+uint32_t *rep_region_canon(const struct rep *r);   /* per region the first of its name (free) */
 size_t rep_sample_paths(const struct rep *r, uint32_t *out);             /* cc ids by samples */
 const char *rep_scl_text(const struct rep *r, uint32_t scl, char *buf, size_t n);
 int rep_print_collapsed(const struct rep *r, FILE *f);   /* folded stacks: "a;b;c N" lines */

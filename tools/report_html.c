@@ -279,6 +279,7 @@ static void timeline(const struct rep *r, FILE *f)
 struct flame {
 	const struct rep *r;
 	uint32_t *ri, *up, *child, *next, *of;   /* of[c]: the box of context c */
+	uint32_t *canon;                          /* rep_region_canon: one box per function name */
 	uint64_t *total, *self;
 	uint32_t n;
 	FILE *f;
@@ -311,6 +312,12 @@ static uint32_t flame_box(struct flame *fl, uint32_t up, uint32_t ri)
 	return b;
 }
 
+/* The function of region ri: the first region of its name. */
+static uint32_t flame_fn(const struct flame *fl, uint32_t ri)
+{
+	return ri == UINT32_MAX ? ri : fl->canon[ri];
+}
+
 /* The box of context c (its parents' first: iterative, paths may be deep). */
 static uint32_t flame_of(struct flame *fl, uint32_t c)
 {
@@ -318,7 +325,7 @@ static uint32_t flame_of(struct flame *fl, uint32_t c)
 	uint32_t chain[256], n = 0, p = c;
 	while (p != UINT32_MAX && p < r->ncc && fl->of[p] == UINT32_MAX) {
 		if (n == 256) {   /* deeper than that: start a box from here */
-			fl->of[p] = flame_box(fl, UINT32_MAX, r->cc_region[p]);
+			fl->of[p] = flame_box(fl, UINT32_MAX, flame_fn(fl, r->cc_region[p]));
 			break;
 		}
 		chain[n++] = p;
@@ -327,7 +334,7 @@ static uint32_t flame_of(struct flame *fl, uint32_t c)
 	while (n-- > 0) {
 		uint32_t q = chain[n], pp = r->cc_parent[q];
 		uint32_t up = pp != UINT32_MAX && pp < r->ncc ? fl->of[pp] : UINT32_MAX;
-		fl->of[q] = flame_box(fl, up, r->cc_region[q]);
+		fl->of[q] = flame_box(fl, up, flame_fn(fl, r->cc_region[q]));
 	}
 	return fl->of[c];
 }
@@ -365,8 +372,9 @@ static void flame_graph(const struct rep *r, FILE *f)
 		return;
 	size_t n = r->ncc;
 	struct flame fl = { r, malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)),
-			    malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), calloc(n, sizeof(uint64_t)),
-			    calloc(n, sizeof(uint64_t)), 0, f, 0 };
+			    malloc(n * sizeof(uint32_t)), malloc(n * sizeof(uint32_t)), NULL,
+			    calloc(n, sizeof(uint64_t)), calloc(n, sizeof(uint64_t)), 0, f, 0 };
+	fl.canon = rep_region_canon(r);
 	if (!fl.ri || !fl.up || !fl.child || !fl.next || !fl.of || !fl.total || !fl.self)
 		goto out;
 	memset(fl.of, 0xff, n * sizeof(uint32_t));
@@ -395,6 +403,7 @@ static void flame_graph(const struct rep *r, FILE *f)
 		"document.getElementById('flame').style.height='%dpx';</script>\n",
 		(fl.maxdepth + 1) * 16, (fl.maxdepth + 1) * 16);
 out:
+	free(fl.canon);
 	free(fl.ri);
 	free(fl.up);
 	free(fl.child);

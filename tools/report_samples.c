@@ -20,8 +20,36 @@ static int cmp_fn(const void *a, const void *b)
 	return (x->ri > y->ri) - (x->ri < y->ri);
 }
 
+static const struct rep *canon_rep;
+
+static int cmp_name(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(canon_rep->region_names[x], canon_rep->region_names[y]);
+	return c ? c : (x > y) - (x < y);
+}
+
+/* Per region: the first region of its name. The sampler defines a region
+ * per function, file and first line, so one function can come as two
+ * (a pc whose line table says another file); the sample views merge
+ * functions by name, as perf and flamegraph.pl do. Caller frees. */
+uint32_t *rep_region_canon(const struct rep *r)
+{
+	size_t n = r->nregions;
+	uint32_t *by = rep_xcalloc(n ? n : 1, sizeof *by), *canon = rep_xcalloc(n ? n : 1, sizeof *canon);
+	for (size_t i = 0; i < n; i++)
+		by[i] = (uint32_t)i;
+	canon_rep = r;
+	qsort(by, n, sizeof *by, cmp_name);
+	for (size_t i = 0; i < n; i++)
+		canon[by[i]] = i && !strcmp(r->region_names[by[i]], r->region_names[by[i - 1]]) ? canon[by[i - 1]] : by[i];
+	free(by);
+	return canon;
+}
+
 size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
 {
+	uint32_t *canon = rep_region_canon(r);
 	uint64_t *best = rep_xcalloc(r->nregions, sizeof *best);
 	uint32_t *seen = rep_xcalloc(r->nregions, sizeof *seen);   /* sample stamp per region */
 	for (size_t i = 0; i < r->nregions; i++)
@@ -31,6 +59,8 @@ size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
 		if (!n)
 			continue;
 		uint32_t ri = r->cc_region[c];
+		if (ri != UNDEF32)
+			ri = canon[ri];
 		if (ri != UNDEF32) {
 			out[ri].self += n;
 			if (n > best[ri]) {
@@ -41,6 +71,8 @@ size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
 		size_t steps = 0;
 		for (uint32_t p = (uint32_t)c; p != UNDEF32 && steps++ <= r->ncc; p = r->cc_parent[p]) {
 			uint32_t q = r->cc_region[p];
+			if (q != UNDEF32)
+				q = canon[q];
 			if (q != UNDEF32 && seen[q] != c + 1) {   /* each region once per path */
 				seen[q] = (uint32_t)c + 1;
 				out[q].total += n;
@@ -49,6 +81,7 @@ size_t rep_sample_functions(const struct rep *r, struct rep_fn *out)
 	}
 	free(best);
 	free(seen);
+	free(canon);
 	size_t k = 0;
 	for (size_t i = 0; i < r->nregions; i++)
 		if (out[i].total)

@@ -899,7 +899,12 @@ def case_html_sampling():
         parents = [b for b in boxes if b[1] == y - 16 and b[0] - 1e-3 <= x < b[0] + b[2] - 1e-3] if y else [None]
         key = (parents[0][:2] if parents and parents[0] else None, y, name)
         if key in seen:
-            ck.fail('flame graph: two boxes of %s below one box at depth %d' % (name, y // 16))
+            import otf2
+            with otf2.reader.open(runcheck.find_anchor(out)) as tr:
+                regs = [(r.name, r.source_file, r.begin_line_number) for r in tr.definitions.regions
+                        if r.name == name]
+            ck.fail('flame graph: two boxes of %s below one box at depth %d (box x %.3f; parent %r; regions of '
+                    'that name: %r)' % (name, y // 16, x, key[0], regs))
         seen.add(key)
     defs, evs, _ = runcheck.read_back(runcheck.find_anchor(out))
     for name in ('leaf_a', 'leaf_b'):
