@@ -171,6 +171,16 @@ otf2w_status otf2w_archive_set_events_only(otf2w_archive *ar, int on)
 	return OTF2W_OK;
 }
 
+otf2w_status otf2w_archive_set_events_elsewhere(otf2w_archive *ar, int (*elsewhere)(uint64_t location, void *ud),
+						 void *ud)
+{
+	if (!ar)
+		return OTF2W_E_INVALID_ARGUMENT;
+	ar->elsewhere = elsewhere;
+	ar->elsewhere_ud = ud;
+	return OTF2W_OK;
+}
+
 otf2w_status otf2w_archive_set_memory(otf2w_archive *ar, const otf2w_memory_callbacks *cb, void *user_data)
 {
 	if (!ar)

@@ -199,7 +199,8 @@ static otf2w_status close_kind(otf2w_archive *ar, struct otf2w_vec *v, int kind,
 		return first;   /* no empty files */
 	/* locations of the global defs without a writer of this kind */
 	for (uint64_t i = 0; i < ar->nlocations; i++) {
-		if (otf2w__vec_find(v, ar->locations[i]))
+		if (otf2w__vec_find(v, ar->locations[i]) ||
+		    (kind == OTF2W_BUF_EVT && ar->elsewhere && ar->elsewhere(ar->locations[i], ar->elsewhere_ud)))
 			continue;
 		keep_first(&first, write_empty(ar, kind, ar->locations[i], emerg));
 	}

@@ -160,6 +160,12 @@ otf2w_status otf2w_archive_set_io(otf2w_archive *ar, const otf2w_io_callbacks *c
  * definitions file, no anchor, no local definitions file without a record.
  * Settable until the close. */
 otf2w_status otf2w_archive_set_events_only(otf2w_archive *ar, int on);
+/* Locations whose event file the embedder puts in place itself (a merge
+ * that links the files of its parts): the close asks elsewhere(location,
+ * ud) for every location without an event writer and writes no empty
+ * event file where it returns 1. Settable until the close. */
+otf2w_status otf2w_archive_set_events_elsewhere(otf2w_archive *ar, int (*elsewhere)(uint64_t location, void *ud),
+						 void *ud);
 /* Anchor property "NS::NAME[::...]" (chars [A-Za-z0-9_]); validated, an invalid name is rejected. */
 otf2w_status otf2w_archive_set_property(otf2w_archive *ar, const char *name, const char *value);
 otf2w_status otf2w_archive_set_trace_id(otf2w_archive *ar, uint64_t id);

@@ -175,6 +175,8 @@ struct otf2w_archive {
 
 	int abandoned;
 	int events_only;               /* otf2w_archive_set_events_only */
+	int (*elsewhere)(uint64_t location, void *ud);   /* otf2w_archive_set_events_elsewhere */
+	void *elsewhere_ud;
 	otf2w_status first_error;
 	char err[1024];
 	uint64_t deferred_bytes;       /* sum of the writers' deferred_len (lock) */

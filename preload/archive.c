@@ -71,9 +71,37 @@ static void set_anchor(void)
 		snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/%s.otf2", tr_g.shown, tr_ar_name);
 }
 
+/* The packed definitions of an MPI rank and a tree's root (part 0) are
+ * their own NAME.tdefs; a tree member's once a durability tick saved them
+ * there. Else (every member that never ticked: a short process) they are
+ * a record of DIR/procs/parts.tdefs (preload/tree_files.h), no file of
+ * their own; so a record there is always another part than the root. */
+int tr_ar_tdefs_own;
+
+int tr_ar_tdefs_in_own_file(void)
+{
+	return tr_ar_tdefs_own;
+}
+
+static int put_defs(const void *buf, size_t n, void *ud)
+{
+	(void)ud;
+	return tr_tree_put_record('d', buf, n);
+}
+
+int tr_ar_write_tdefs(int crash)
+{
+	if (!tr_ar_tdefs_path[0])
+		return 0;
+	if (tr_ar_tdefs_in_own_file())
+		return tr_defs_save(tr_ar_tdefs_path, crash);
+	return tr_defs_save_with(crash, put_defs, NULL);
+}
+
 static void set_tdefs_path(void)
 {
 	tr_ar_tdefs_path[0] = 0;
+	tr_ar_tdefs_own = !tr_tree.on || tr_g.mpi_expected || tr_tree.part == 0;
 	if (tr_ar_parts_dir()) {
 		snprintf(tr_ar_tdefs_path, sizeof(tr_ar_tdefs_path), "%.4000s/%s/%s.tdefs", tr_g.dir, tr_ar_parts_dir(), tr_ar_name);
 		/* the crash path's packing arena (256 MiB of address space, untouched

@@ -77,7 +77,7 @@ static void close_io(void *p)
 	/* (a lone root's wait: its part will likely become the archive, which
 	 * reads no packed definitions; tr_ar_save_tdefs if not) */
 	if (tr_ar_tdefs_path[0] && !tr_tree_lone_root()) {
-		c->tdefs_ret = tr_defs_save(tr_ar_tdefs_path, 0);
+		c->tdefs_ret = tr_ar_write_tdefs(0);
 		c->tdefs_err = errno;
 	}
 	if (!tr_ar_tree_part())   /* (a part's are its packed definitions) */
@@ -92,7 +92,7 @@ static void note_error_text(const char *a, const char *b, const char *c);
 static void tdefs_io(void *p)
 {
 	int *err = p;
-	*err = tr_defs_save(tr_ar_tdefs_path, 0) != 0 ? errno : 0;
+	*err = tr_ar_write_tdefs(0) != 0 ? errno : 0;
 }
 
 void tr_ar_save_tdefs(void)
@@ -470,8 +470,7 @@ static void emergency_here(int status, int sig)
 		if (tr_g.modules[i]->fini_crash)
 			tr_g.modules[i]->fini_crash(tr_g.gdw);
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
-	if (tr_ar_tdefs_path[0])
-		tr_defs_save(tr_ar_tdefs_path, 1);
+	tr_ar_write_tdefs(1);
 	if (st == OTF2W_OK) {
 		tr_ar_drop_claim();
 		tr_durable_cleanup(1);

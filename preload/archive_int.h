@@ -9,10 +9,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "tree_files.h"
 
 /* archive.c */
 extern char tr_ar_name[64];          /* traces, rank<r> or proc<N> */
 extern char tr_ar_tdefs_path[4200];  /* packed local definitions (.tdefs), or "" */
+extern int tr_ar_tdefs_own;          /* they are tr_ar_tdefs_path (an MPI rank; a tree part once a tick saved them there) */
+/* The packed definitions now: into tr_ar_tdefs_path, or a tree part's
+ * record of DIR/procs/parts.tdefs (crash: async-signal-safe). 0 or -1. */
+int tr_ar_write_tdefs(int crash);
 extern const otf2w_memory_callbacks tr_ar_memory;
 const char *tr_ar_parts_dir(void);
 /* 1: this process writes a part of a process tree other than its root
@@ -21,7 +26,7 @@ const char *tr_ar_parts_dir(void);
 int tr_ar_tree_part(void);
 /* The directory of the event files of a tree's parts (not the root's):
  * DIR/procs/parts/<location>.evt (tools/tracer-merge.c, tools/recover.c) */
-#define TR_AR_PARTS_EVENTS "parts"
+#define TR_AR_PARTS_EVENTS TR_PARTS_EVENTS   /* (tree_files.h) */
 void tr_ar_set_arname(void);
 /* Run fn(arg) on the tracer-io thread when there is one, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg);

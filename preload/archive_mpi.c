@@ -35,6 +35,7 @@ int tr_archive_save_tdefs(void)
 		tr_real.unlink(tmp);
 		return -1;
 	}
+	tr_ar_tdefs_own = 1;   /* (a tree part: its records of parts.tdefs are older) */
 	return 0;
 }
 

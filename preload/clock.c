@@ -4,28 +4,34 @@
  *
  * Default: the invariant TSC (CPUID's TscInvariant: constant_tsc +
  * nonstop_tsc in /proc/cpuinfo), read inline by tr_time() (rdtsc, ~12 ns).
- * Its frequency is estimated against CLOCK_MONOTONIC at start (over 10 us:
- * no process waits for a calibration; it serves intervals during the run)
- * and refined over the whole run when definitions are written
+ * Its frequency is estimated against CLOCK_MONOTONIC from the pair read at
+ * start when something first needs it (at least 10 us later: a process
+ * rarely waits for that, and a short one that never asks pays nothing; it
+ * serves intervals during the run) and refined over the whole run when
+ * definitions are written
  * (tr_clock_final: at the end, at a durable snapshot, once 100 us passed:
  * the pairing's uncertainty of tens of ns is then below 0.05 %); it becomes the
  * archive's timer resolution. Refined over a run of T, the error of a
  * timestamp stays at the pairing's uncertainty (tens of ns), whatever T. Otherwise, or with
  * TRACER_CLOCK=monotonic, timestamps are CLOCK_MONOTONIC nanoseconds.
  */
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 #include <fcntl.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 33)
+#include <sys/platform/x86.h>
+#endif
+#endif
 #include "tr_int.h"
 
 int tr_clock_is_tsc;
 int tr_clock_explicit;   /* TRACER_CLOCK given (set by config.c) */
 
-static uint64_t freq = 1000000000ull;   /* ticks per second */
+/* ticks per second; 0: the TSC's, not estimated yet (freq_now) */
+static uint64_t freq = 1000000000ull;
 static uint64_t tsc0, mono0, real0;       /* paired readings at start */
 
 static inline uint64_t ts_ns(const struct timespec *ts)
@@ -72,10 +78,16 @@ static void pair(uint64_t *tsc, uint64_t *mono)
 
 /* CPUID 0x80000007 EDX bit 8 (TscInvariant, Intel and AMD): what Linux
  * shows as constant_tsc + nonstop_tsc in /proc/cpuinfo (from this bit),
- * without generating that file (tens of microseconds a process). */
+ * without generating that file (tens of microseconds a process). glibc
+ * read that leaf at start already: its copy, where it has one (a CPUID
+ * instruction traps to the hypervisor in a virtual machine: 7 us each on
+ * the KVM guest this was measured on). */
 static int tsc_invariant(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
+#ifdef CPU_FEATURE_PRESENT
+	return CPU_FEATURE_PRESENT(INVARIANT_TSC) != 0;
+#else
 	unsigned a, b, c, d;
 	if (__get_cpuid_max(0x80000000u, NULL) < 0x80000007u)
 		return 0;
@@ -84,9 +96,31 @@ static int tsc_invariant(void)
 	(void)b;
 	(void)c;
 	return (d >> 8) & 1;
+#endif
 #else
 	return 0;
 #endif
+}
+
+/* The TSC's ticks per second over the time since the start pair (at
+ * least 10 us: waits for the rest, if any). The first estimate stays
+ * (threads asking at once agree); async-signal-safe. */
+static uint64_t estimate(void)
+{
+	uint64_t t1 = 0, m1 = 0, none = 0;
+	do
+		pair(&t1, &m1);
+	while (m1 - mono0 < 10000);
+	uint64_t f = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
+	if (!__atomic_compare_exchange_n(&freq, &none, f, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		f = none;
+	return f;
+}
+
+static inline uint64_t freq_now(void)
+{
+	uint64_t f = __atomic_load_n(&freq, __ATOMIC_ACQUIRE);
+	return tr_likely(f) ? f : estimate();
 }
 
 void tr_clock_init(void)
@@ -99,17 +133,13 @@ void tr_clock_init(void)
 		tr_log_warn("TRACER_CLOCK=tsc: this CPU has no invariant TSC (constant_tsc, nonstop_tsc); "
 			    "using monotonic");
 	if (inv) {
-		uint64_t t1 = 0, m1 = 0;
 		pair(&tsc0, &mono0);
 		clock_gettime(CLOCK_REALTIME, &rt);
 		real0 = ts_ns(&rt) - (tr_time_monotonic() - mono0);
-		do
-			pair(&t1, &m1);
-		while (m1 - mono0 < 10000);
-		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
-		if (freq < 1000000ull) {
-			inv = 0;
-		}
+		if (!tsc0)
+			inv = 0;   /* (no rdtsc here) */
+		else
+			freq = 0;   /* estimated when first asked: freq_now */
 	}
 	if (!inv) {
 		tr_cfg.clock = TR_CLOCK_MONOTONIC;
@@ -129,24 +159,28 @@ void tr_clock_final(void)
 	uint64_t t1 = 0, m1 = 0;
 	pair(&t1, &m1);
 	if (m1 - mono0 >= 100000ull && t1 > tsc0)
-		freq = (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5);
+		__atomic_store_n(&freq, (uint64_t)((double)(t1 - tsc0) * 1e9 / (double)(m1 - mono0) + 0.5),
+				 __ATOMIC_RELEASE);
+	else
+		(void)freq_now();
 }
 
 uint64_t tr_clock_freq(void)
 {
-	return freq;
+	return freq_now();
 }
 
 uint64_t tr_clock_resolution(void)
 {
-	return freq;
+	return freq_now();
 }
 
 uint64_t tr_ticks_to_ns(uint64_t ticks)
 {
-	if (freq == 1000000000ull)
+	uint64_t f = freq_now();
+	if (f == 1000000000ull)
 		return ticks;
-	return (uint64_t)((unsigned __int128)ticks * 1000000000ull / freq);
+	return (uint64_t)((unsigned __int128)ticks * 1000000000ull / f);
 }
 
 uint64_t tr_clock_realtime_of(uint64_t ticks)

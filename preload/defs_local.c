@@ -400,7 +400,22 @@ void tr_defs_arena_init(void)
 	}
 }
 
-int tr_defs_save(const char *path, int crash)
+static int put_file(const void *buf, size_t n, void *ud)
+{
+	int fd = tr_real.open((const char *)ud, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	size_t off = 0;
+	while (off < n) {
+		ssize_t w = tr_real.write(fd, (const char *)buf + off, n - off);
+		if (w <= 0)
+			break;
+		off += (size_t)w;
+	}
+	return tr_real.close(fd) == 0 && off == n ? 0 : -1;
+}
+
+int tr_defs_save_with(int crash, int (*put)(const void *buf, size_t n, void *ud), void *ud)
 {
 	struct tr_bbuf b = { 0 };
 	struct tr_procinfo p;
@@ -421,23 +436,17 @@ int tr_defs_save(const char *path, int crash)
 		local_end();
 		if (!crash)
 			tr_free(p.locs);
-		if (!b.err) {
-			int fd = tr_real.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-			if (fd >= 0) {
-				size_t off = 0;
-				while (off < b.n) {
-					ssize_t w = tr_real.write(fd, b.p + off, b.n - off);
-					if (w <= 0)
-						break;
-					off += (size_t)w;
-				}
-				ret = tr_real.close(fd) == 0 && off == b.n ? 0 : -1;
-			}
-		}
+		if (!b.err)
+			ret = put(b.p, b.n, ud);
 	}
 	if (!crash) {
 		reg_unlock();
 		tr_free(b.p);
 	}
 	return ret;
+}
+
+int tr_defs_save(const char *path, int crash)
+{
+	return tr_defs_save_with(crash, put_file, (void *)path);
 }

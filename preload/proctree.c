@@ -4,22 +4,27 @@
  *
  * Every process image of a tree writes a part below the one directory DIR:
  * DIR/procs/parts/<location>.evt (its event files: the root's in
- * DIR/procs/proc0/, preload/archive.c), proc<N>.tdefs (its packed
- * definitions, for the unification, then at its end a line "#tracer-end
- * <events> <locations>": no file of its own, see write_end; proc<N>.end
- * when that append fails or tracer recover marks a killed part); the root (part 0) also proc0.otf2 and proc0.def, a standalone
- * archive that becomes the archive when it stays alone (promote_single). N comes from the counter DIR/procs/tree
- * (flock): the root is 0, the file is made by the first other part (a lone root makes none). Membership: DIR/procs/live.<pid> holds
- * "<start time> <part> <self>" (start time: field 22 of /proc/<pid>/stat,
- * against pid reuse; self 0: written by the parent for a child that has
- * not started the tracer yet) and the per-user registry
- * /tmp/.tracer-<uid>/<pid> is a symbolic link to DIR. A new image looks up
+ * DIR/procs/proc0/, preload/archive.c) and its packed definitions, for the
+ * unification, with its end "<events> <locations>" after them: two
+ * records of DIR/procs/parts.tdefs (tree_files.h: no file of its own),
+ * or its own proc<N>.tdefs with a line "#tracer-end ..." appended when a
+ * durability tick saved them there (and always for the root); proc<N>.end
+ * when that fails or tracer recover marks a killed part. The root (part 0)
+ * also writes proc0.otf2 and proc0.def, a standalone archive that becomes
+ * the archive when it stays alone (promote_single). N comes from the
+ * counter DIR/procs/tree (flock): the root is 0, the file is made by the
+ * first other part (a lone root makes none). Membership: the live entries
+ * DIR/procs/live/<pid>.<start>.<part>.<self> (tree_files.h: hard links,
+ * no inode a process; start time: field 22 of /proc/<pid>/stat, against
+ * pid reuse; self 0: written by the parent for a child that has not
+ * started the tracer yet) and the per-user registry
+ * /tmp/.tracer-<uid>/<pid>, a symbolic link to DIR. A new image looks up
  * its own pid (exec'd by a member, or registered by its parent), then its
  * parent's pid, then its own pid again (the parent may have registered it
  * and ended in between); found: it joins DIR with that part as creator.
  *
  * At its real end (not at exec) a member writes its part, then, under the
- * flock of DIR/procs/end.lock, registers its running children, removes its own live file and
+ * flock of the DIR/procs directory, registers its running children, removes its own live entry and
  * counts the members still running (same start time, not a zombie,
  * registered by itself, the tracer mapped; an entry that is not so within
  * 1 s is an untraced program or a launcher helper: not waited for). The member that finds none runs
@@ -46,110 +51,16 @@
 #include <unistd.h>
 #include "tr_int.h"
 #include "proctree.h"
+#include "proctree_int.h"
 
 struct tr_tree tr_tree = { .part = -1, .creator = -1 };
 
-static char tr_reg[64];            /* /tmp/.tracer-<uid> ("" unusable) */
-static char tr_tree_dir[4096];     /* DIR (absolute) */
 static int tr_tree_deferred;       /* tr_tree_lone_root let NAME.tdefs wait */
 static uint64_t tr_self_start;     /* this process's start time */
 static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps */
 static struct tr_helper tr_merge;  /* bin/tracer-merge --final DIR (spawn.c) */
 static int tr_merge_ok;            /* prepared: the tool is installed */
 static char tr_merge_log[4200];
-/* TRACER_OUTPUT when absolute (trailing slashes off), else "": a process
- * started with it finds its tree's live entries there directly. */
-static char tr_env_dir[4096];
-/* This process's own live entry needs its registry link too: its tree's
- * directory is not tr_env_dir (a default name, a relative TRACER_OUTPUT,
- * DIR.1 of a second run), so its children could not find it from their
- * environment. */
-static int tr_reg_self = 1;
-
-/* ---- small async-signal-safe helpers ---- */
-
-static ssize_t read_into(const char *path, char *buf, size_t size)
-{
-	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n = 0, r;
-	if (fd < 0)
-		return -1;
-	while (n < (ssize_t)size - 1 && (r = tr_real.read(fd, buf + n, size - 1 - (size_t)n)) > 0)
-		n += r;
-	tr_real.close(fd);
-	buf[n > 0 ? n : 0] = 0;
-	return n;
-}
-
-/* path gets the n bytes of buf at once (temporary file, renamed; excl:
- * linked, never replacing an existing path). */
-static int write_file_excl(const char *path, const char *buf, size_t n, int excl)
-{
-	char tmp[4400];
-	snprintf(tmp, sizeof(tmp), "%s.t%d", path, (int)tr_self_pid());
-	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	int ok = tr_real.write(fd, buf, n) == (ssize_t)n;
-	tr_real.close(fd);
-	if (!ok || (excl ? link(tmp, path) : tr_real.rename(tmp, path))) {
-		tr_real.unlink(tmp);
-		return -1;
-	}
-	if (excl)
-		tr_real.unlink(tmp);
-	return 0;
-}
-
-static int write_file(const char *path, const char *buf, size_t n)
-{
-	return write_file_excl(path, buf, n, 0);
-}
-
-static unsigned long long num(const char **p)
-{
-	unsigned long long v = 0;
-	while (**p == ' ')
-		(*p)++;
-	while (**p >= '0' && **p <= '9')
-		v = v * 10 + (unsigned long long)(*(*p)++ - '0');
-	return v;
-}
-
-/* Start time (clock ticks since boot) of pid, 0 if gone (or an MPI
- * launcher's helper daemon: never a member); its state and parent. */
-static uint64_t proc_start(pid_t pid, char *state, pid_t *ppid)
-{
-	char path[64], b[1024];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (read_into(path, b, sizeof(b)) <= 0)
-		return 0;
-	char *p = strrchr(b, ')');   /* the command may hold blanks and ')' */
-	char *c = strchr(b, '(');
-	if (!p || p[1] != ' ' || !c || c > p)
-		return 0;
-	*p = 0;
-	if (tr_launcher_helper_name(c + 1))
-		return 0;
-	*p = ')';
-	const char *q = p;
-	q += 2;
-	if (state)
-		*state = *q;
-	q++;
-	/* fields 4 (ppid) .. 22 (starttime) */
-	unsigned long long v = 0;
-	for (int f = 4; f <= 22; f++) {
-		while (*q == ' ')
-			q++;
-		if (*q == '-')
-			q++;
-		v = num(&q);
-		if (f == 4 && ppid)
-			*ppid = (pid_t)v;
-	}
-	return v;
-}
 
 /* 1 when pid is an ancestor of this process (its parent chain, up to init
  * or an MPI launcher's helper daemon). */
@@ -160,7 +71,7 @@ int tr_tree_is_ancestor(int pid)
 		if (p == pid)
 			return 1;
 		pid_t pp = 0;
-		if (!proc_start(p, NULL, &pp))
+		if (!tr_pt_proc_start(p, NULL, &pp))
 			return 0;
 		p = pp;
 	}
@@ -200,155 +111,6 @@ static int maps_tracer(pid_t pid)
 	return found;
 }
 
-/* Calls fn for every entry of dir (getdents64: no malloc). */
-struct tr_dirent64 {
-	uint64_t ino;
-	int64_t off;
-	unsigned short reclen;
-	unsigned char type;
-	char name[];
-};
-
-static void each_entry(const char *dir, void (*fn)(const char *name, void *ud), void *ud)
-{
-	char buf[1024];   /* small: the crash path may run on a small alternate signal stack */
-	int fd = tr_real.open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	for (;;) {
-		long n = tr_syscall(SYS_getdents64, fd, buf, sizeof(buf));
-		if (n <= 0)
-			break;
-		for (long o = 0; o < n;) {
-			struct tr_dirent64 *e = (struct tr_dirent64 *)(buf + o);
-			if (e->name[0] != '.')
-				fn(e->name, ud);
-			o += e->reclen;
-		}
-	}
-	tr_real.close(fd);
-}
-
-/* ---- registry and live files ---- */
-
-static int reg_usable(void)
-{
-	struct stat st;
-	snprintf(tr_reg, sizeof(tr_reg), "/tmp/.tracer-%u", (unsigned)getuid());
-	if (mkdir(tr_reg, 0700) && errno != EEXIST)
-		goto bad;
-	if (tr_real.lstat(tr_reg, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
-		goto bad;
-	return 1;
-bad:
-	tr_reg[0] = 0;
-	return 0;
-}
-
-static void live_path(char *out, size_t n, const char *dir, pid_t pid)
-{
-	snprintf(out, n, "%.4000s/procs/live.%d", dir, (int)pid);
-}
-
-/* pid's live entry in dir: "<start> <part> <self>". */
-static int live_write(const char *dir, pid_t pid, uint64_t start, int part, int self)
-{
-	char p[4200], b[96], r[128], t[160];
-	live_path(p, sizeof(p), dir, pid);
-	int n = snprintf(b, sizeof(b), "%llu %d %d\n", (unsigned long long)start, part, self);
-	/* an entry for another process (self 0) never replaces the one it wrote itself */
-	if (write_file_excl(p, b, (size_t)n, !self && pid != tr_self_pid()))
-		return -1;
-	/* the link: for every entry but a process's own one at its start when
-	 * its environment names the directory (what most processes of a tree
-	 * are: a file less to make and remove each) */
-	if (!tr_reg[0] || (self && pid == tr_self_pid() && !tr_reg_self))
-		return 0;
-	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
-	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
-	tr_real.unlink(t);
-	if (symlink(dir, t) || tr_real.rename(t, r))
-		tr_real.unlink(t);
-	return 0;
-}
-
-/* Removes pid's registry link when it points to dir. */
-static void reg_drop(const char *dir, pid_t pid)
-{
-	char r[128], d[4200];
-	if (!tr_reg[0])
-		return;
-	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
-	ssize_t l = readlink(r, d, sizeof(d) - 1);
-	if (l > 0 && (d[l] = 0, !strcmp(d, dir)))
-		tr_real.unlink(r);
-}
-
-static int live_read(const char *dir, pid_t pid, uint64_t *start, int *part, int *self)
-{
-	char p[4200], b[128];
-	live_path(p, sizeof(p), dir, pid);
-	if (read_into(p, b, sizeof(b)) <= 0)
-		return -1;
-	const char *s = b;
-	*start = num(&s);
-	while (*s == ' ')
-		s++;
-	int neg = *s == '-';
-	if (neg)
-		s++;
-	*part = neg ? -(int)num(&s) : (int)num(&s);
-	*self = (int)num(&s);
-	return 0;
-}
-
-/* The tree pid belongs to (its registry link and live entry with start
- * time `start`): the part number, dir filled; -1 if none. */
-static int lookup(pid_t pid, uint64_t start, char *dir, size_t n)
-{
-	char r[128];
-	uint64_t st;
-	int part, self;
-	if (!start)
-		return -1;
-	/* the directory the environment names first (no registry link then) */
-	if (tr_env_dir[0] && live_read(tr_env_dir, pid, &st, &part, &self) == 0 && st == start && part >= 0) {
-		snprintf(dir, n, "%s", tr_env_dir);
-		return part;
-	}
-	if (!tr_reg[0])
-		return -1;
-	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
-	ssize_t l = readlink(r, dir, n - 1);
-	if (l <= 0)
-		return -1;
-	dir[l] = 0;
-	if (live_read(dir, pid, &st, &part, &self) || st != start || part < 0)
-		return -1;
-	return part;
-}
-
-/* Next part number of the tree in dir (the counter file, under its flock;
- * no file or an empty one: 1, part 0 is the root's, which makes no file). */
-static int take_part(const char *dir)
-{
-	char p[4200], b[32];
-	snprintf(p, sizeof(p), "%.4000s/procs/tree", dir);
-	int fd = tr_real.open(p, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return -1;
-	flock(fd, LOCK_EX);
-	ssize_t n = tr_real.pread(fd, b, sizeof(b) - 1, 0);
-	b[n > 0 ? n : 0] = 0;
-	const char *s = b;
-	int part = b[0] ? (int)num(&s) : 1;
-	int w = snprintf(b, sizeof(b), "%010d\n", part + 1);
-	if (tr_real.pwrite(fd, b, (size_t)w, 0) != w)
-		part = -1;
-	tr_real.close(fd);   /* releases the lock */
-	return part;
-}
-
 /* ---- start ---- */
 
 static void find_lib_name(void)
@@ -366,7 +128,7 @@ static void reg_stale(const char *name, void *ud)
 {
 	char r[128];
 	const char *s = name;
-	pid_t pid = (pid_t)num(&s);
+	pid_t pid = (pid_t)tr_pt_num(&s);
 	if (*s || pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH)
 		return;
 	snprintf(r, sizeof(r), "%s/%s", tr_reg, name);
@@ -376,7 +138,7 @@ static void reg_stale(const char *name, void *ud)
 int tr_tree_prepare(char *dir, size_t n)
 {
 	tr_tree.on = 0;
-	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !reg_usable())
+	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !tr_pt_reg_usable())
 		return -1;
 	find_lib_name();
 	tr_tree.on = 1;
@@ -386,16 +148,16 @@ int tr_tree_prepare(char *dir, size_t n)
 		for (size_t l = strlen(tr_env_dir); l > 1 && tr_env_dir[l - 1] == '/';)
 			tr_env_dir[--l] = 0;
 	}
-	tr_self_start = proc_start(tr_self_pid(), NULL, NULL);
+	tr_self_start = tr_pt_proc_start(tr_self_pid(), NULL, NULL);
 	pid_t pp = getppid();
-	uint64_t pstart = proc_start(pp, NULL, NULL);
-	int part = lookup(tr_self_pid(), tr_self_start, dir, n);
+	uint64_t pstart = tr_pt_proc_start(pp, NULL, NULL);
+	int part = tr_pt_lookup(tr_self_pid(), tr_self_start, dir, n);
 	if (part < 0)
-		part = lookup(pp, pstart, dir, n);
+		part = tr_pt_lookup(pp, pstart, dir, n);
 	if (part < 0)
-		part = lookup(tr_self_pid(), tr_self_start, dir, n);
+		part = tr_pt_lookup(tr_self_pid(), tr_self_start, dir, n);
 	if (part >= 0) {
-		int mine = take_part(dir);
+		int mine = tr_pt_take_part(dir);
 		if (mine > 0) {
 			tr_tree.creator = part;
 			tr_tree.part = mine;
@@ -411,14 +173,14 @@ int tr_tree_prepare(char *dir, size_t n)
 	snprintf(t, sizeof(t), "%.4000s/procs", tr_env_dir);   /* (the root made it) */
 	if (tr_env_dir[0] && tr_getenv("TRACER_LAUNCHER") && access(t, F_OK) == 0) {
 		snprintf(dir, n, "%s", tr_env_dir);
-		int mine = take_part(dir);
+		int mine = tr_pt_take_part(dir);
 		if (mine > 0) {
 			tr_tree.part = mine;
 			return 1;
 		}
 	}
 	tr_tree.part = 0;   /* choose_dir claims procs/proc0 of a fresh directory */
-	each_entry(tr_reg, reg_stale, NULL);
+	tr_pt_each_entry(tr_reg, reg_stale, NULL);
 	return 0;
 }
 
@@ -428,7 +190,8 @@ void tr_tree_started(const char *dir)
 	tr_reg_self = !tr_env_dir[0] || strcmp(tr_env_dir, dir) != 0;
 	snprintf(tr_tree.gname, sizeof(tr_tree.gname), "%.255s (pid %d)", tr_proc.progname, (int)tr_self_pid());
 	tr_defs_process_renamed();
-	live_write(dir, tr_self_pid(), tr_self_start, tr_tree.part, 1);
+	if (tr_pt_live_write(dir, tr_self_pid(), tr_self_start, tr_tree.part, 1) == 0)
+		tr_pt_live_drop_others(dir, tr_self_pid(), tr_live_own);
 	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", dir);
 	static const char *const args[] = { "--final", tr_tree_dir, NULL };
 	tr_merge_ok = tr_helper_prepare(&tr_merge, "tracer-merge", args, tr_merge_log) == 0;
@@ -467,8 +230,9 @@ int tr_tree_fork_child(const char *dir)
 {
 	if (!tr_tree.on)
 		return -1;
-	tr_self_start = proc_start(tr_self_pid(), NULL, NULL);
-	int part = take_part(dir);
+	tr_self_start = tr_pt_proc_start(tr_self_pid(), NULL, NULL);
+	tr_live_own[0] = 0;   /* (the parent's) */
+	int part = tr_pt_take_part(dir);
 	if (part <= 0)
 		return -1;
 	tr_tree.creator = tr_tree.part;
@@ -480,8 +244,15 @@ int tr_tree_fork_child(const char *dir)
 
 void tr_tree_discard(void)
 {
-	if (tr_tree.on)   /* the exec'd image names the fork parent as its creator */
-		live_write(tr_tree_dir, tr_self_pid(), tr_self_start, tr_tree.creator, 0);
+	char own[sizeof(tr_live_own)];
+	if (!tr_tree.on)
+		return;
+	/* the exec'd image names the fork parent as its creator */
+	snprintf(own, sizeof(own), "%s", tr_live_own);
+	if (tr_pt_live_write(tr_tree_dir, tr_self_pid(), tr_self_start, tr_tree.creator, 0) == 0 && own[0]) {
+		tr_pt_live_unlink(tr_tree_dir, own);
+		tr_live_own[0] = 0;
+	}
 }
 
 /* ---- end ---- */
@@ -502,22 +273,16 @@ static void child_entry(const char *name, void *ud)
 	if (name[0] < '1' || name[0] > '9')
 		return;
 	const char *s = name;
-	pid_t pid = (pid_t)num(&s);
+	pid_t pid = (pid_t)tr_pt_num(&s);
 	if (*s)
 		return;
-	uint64_t st = proc_start(pid, &state, &ppid);
+	uint64_t st = tr_pt_proc_start(pid, &state, &ppid);
 	if (!st || ppid != tr_self_pid() || state == 'Z' || state == 'X')
 		return;
-	uint64_t ls;
-	int part, self;
-	if (live_read(tr_tree_dir, pid, &ls, &part, &self) == 0) {
-		char p[4200];
-		if (ls == st)
-			return;   /* it registered itself (or another member did) */
-		live_path(p, sizeof(p), tr_tree_dir, pid);
-		tr_real.unlink(p);   /* of an earlier process with that pid */
-	}
-	live_write(tr_tree_dir, pid, st, tr_tree.part, 0);
+	struct tr_live_name e;
+	if (tr_pt_live_find(tr_tree_dir, pid, st, &e) == 0)
+		return;   /* it registered itself (or another member did) */
+	tr_pt_live_write(tr_tree_dir, pid, st, tr_tree.part, 0);
 }
 
 static void register_children(void)
@@ -527,30 +292,26 @@ static void register_children(void)
 	/* no child at all: nothing to scan (WNOWAIT: a zombie stays waitable) */
 	if (tr_real.waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) != 0)
 		return;
-	each_entry("/proc", child_entry, NULL);
+	tr_pt_each_entry("/proc", child_entry, NULL);
 }
 
 static void live_entry(const char *name, void *ud)
 {
 	struct scan *sc = ud;
-	char p[4200];
-	if (strncmp(name, "live.", 5))
+	struct tr_live_name e, b;
+	if (tr_live_parse(name, &e))
 		return;
-	const char *s = name + 5;
-	pid_t pid = (pid_t)num(&s);
-	if (*s || pid <= 0)
-		return;   /* a temporary name */
-	uint64_t start, st;
-	int part, self;
+	uint64_t st;
 	char state = 0;
-	if (live_read(sc->dir, pid, &start, &part, &self))
-		return;
-	st = proc_start(pid, &state, NULL);
-	int gone = st != start || state == 'Z' || state == 'X';
+	st = tr_pt_proc_start((pid_t)e.pid, &state, NULL);
+	int gone = st != e.start || state == 'Z' || state == 'X';
+	/* a parent's registration that its child has replaced since */
+	if (!gone && !e.self && tr_pt_live_find(sc->dir, (pid_t)e.pid, e.start, &b) == 0 && tr_live_better(&b, &e))
+		gone = 1;
 	/* registered by its parent but not by itself yet (starting), or not
 	 * mapping the tracer (in exec): looked at again; still so after 1 s,
 	 * it runs without tracing (an untraced program, a launcher helper) */
-	if (!gone && (!self || !maps_tracer(pid))) {
+	if (!gone && (!e.self || !maps_tracer((pid_t)e.pid))) {
 		if (!sc->final) {
 			sc->waiting++;   /* starting, or in exec: looked at again */
 			return;
@@ -561,9 +322,8 @@ static void live_entry(const char *name, void *ud)
 		sc->alive++;
 		return;
 	}
-	live_path(p, sizeof(p), sc->dir, pid);
-	tr_real.unlink(p);
-	reg_drop(sc->dir, pid);
+	tr_pt_live_unlink(sc->dir, name);
+	tr_pt_reg_drop(sc->dir, (pid_t)e.pid);
 }
 
 /* Members still running (stale entries removed). */
@@ -571,11 +331,11 @@ static int count_alive(const char *dir)
 {
 	struct scan sc = { dir, 0, 0, 0 };
 	char p[4200];
-	snprintf(p, sizeof(p), "%.4000s/procs", dir);
+	tr_pt_live_dir(p, sizeof(p), dir);
 	for (int i = 0;; i++) {
 		sc.alive = sc.waiting = 0;
 		sc.final = i >= 100;
-		each_entry(p, live_entry, &sc);
+		tr_pt_each_entry(p, live_entry, &sc);
 		if (sc.alive || !sc.waiting)
 			return sc.alive;
 		struct timespec ms = { 0, 10000000 };
@@ -585,10 +345,10 @@ static int count_alive(const char *dir)
 
 static void leave(void)
 {
-	char p[4200];
-	live_path(p, sizeof(p), tr_tree_dir, tr_self_pid());
-	tr_real.unlink(p);
-	reg_drop(tr_tree_dir, tr_self_pid());
+	if (tr_live_own[0])
+		tr_pt_live_unlink(tr_tree_dir, tr_live_own);
+	tr_live_own[0] = 0;
+	tr_pt_reg_drop(tr_tree_dir, tr_self_pid());
 }
 
 /* Runs tracer-merge on the tree; waits unless crash. Returns its wall time
@@ -602,12 +362,6 @@ static double unify(int crash)
 	return tr_helper_spawn(&tr_merge) > 0 ? 0 : -1;
 }
 
-static void unlink_entry(const char *name, void *ud)
-{
-	char p[4400];
-	snprintf(p, sizeof(p), "%.4000s/%s", (const char *)ud, name);
-	tr_real.unlink(p);
-}
 
 /* Counts the parts (proc<N>...) other than proc0 (a fork child that only
  * exec'd left none). */
@@ -618,6 +372,31 @@ static void other_part(const char *name, void *ud)
 		++*(int *)ud;
 }
 
+static void count_entry(const char *name, void *ud)
+{
+	(void)name;
+	++*(int *)ud;
+}
+
+/* Parts other than the root's in DIR/procs: a proc<N> file (a claim, a
+ * part's own packed definitions), an event file in parts/ (a member's,
+ * made at its start) or a record in parts.tdefs. */
+static int others_exist(void)
+{
+	char p[4200];
+	struct stat st;
+	int others = 0;
+	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
+	tr_pt_each_entry(p, other_part, &others);
+	snprintf(p, sizeof(p), "%.4000s/procs/" TR_PARTS_EVENTS, tr_tree_dir);
+	if (!others)
+		tr_pt_each_entry(p, count_entry, &others);
+	snprintf(p, sizeof(p), "%.4000s/procs/" TR_PARTS_TDEFS, tr_tree_dir);
+	if (!others && tr_real.stat(p, &st) == 0 && st.st_size > 0)
+		others = 1;
+	return others;
+}
+
 /* A tree of one process (the root, no other part recorded): its part
  * becomes the archive as it is (renamed, anchor last: location ids are
  * 0, 1, ... already), DIR/procs goes. 1 done. Async-signal-safe. */
@@ -625,12 +404,7 @@ static int promote_single(void)
 {
 	char p[4200], q[4200];
 	struct stat st;
-	int others = 0;
-	if (tr_tree.part != 0)
-		return 0;
-	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
-	each_entry(p, other_part, &others);
-	if (others)
+	if (tr_tree.part != 0 || others_exist())
 		return 0;
 	snprintf(p, sizeof(p), "%.4000s/procs/proc0.otf2", tr_tree_dir);
 	if (tr_real.stat(p, &st) || st.st_size == 0)
@@ -642,10 +416,11 @@ static int promote_single(void)
 		if (tr_real.rename(p, q))
 			return 0;
 	}
-	snprintf(p, sizeof(p), "%.4000s/procs/parts", tr_tree_dir);
+	snprintf(p, sizeof(p), "%.4000s/procs/" TR_PARTS_EVENTS, tr_tree_dir);
 	rmdir(p);   /* (empty: a fork child that only exec'd removed its files) */
+	tr_pt_live_clean();
 	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
-	each_entry(p, unlink_entry, p);
+	tr_pt_each_entry(p, tr_pt_unlink_entry, p);
 	rmdir(p);
 	snprintf(tr_g.anchor, sizeof(tr_g.anchor), "%.4000s/traces.otf2", tr_g.shown);
 	return 1;
@@ -653,13 +428,8 @@ static int promote_single(void)
 
 int tr_tree_lone_root(void)
 {
-	char p[4200];
-	int others = 0;
-	if (!tr_tree.on || tr_tree.part != 0 || tr_tree.exec || !tr_tree_dir[0] || tr_getenv("TRACER_LAUNCHER"))
-		return 0;
-	snprintf(p, sizeof(p), "%.4000s/procs", tr_tree_dir);
-	each_entry(p, other_part, &others);
-	if (others)
+	if (!tr_tree.on || tr_tree.part != 0 || tr_tree.exec || !tr_tree_dir[0] || tr_getenv("TRACER_LAUNCHER") ||
+	    others_exist())
 		return 0;
 	tr_tree_deferred = 1;
 	return 1;
@@ -667,8 +437,9 @@ int tr_tree_lone_root(void)
 
 /* The part's end ("events locations", what tracer-merge reads), after its
  * packed definitions (written now when tr_tree_lone_root let them wait):
- * a line "\n#tracer-end events locations\n" appended to proc<N>.tdefs (a
- * file less to create per process: creating one costs up to 0.5 ms on an
+ * a record of DIR/procs/parts.tdefs beside theirs, or a line
+ * "\n#tracer-end events locations\n" appended to its own proc<N>.tdefs
+ * (no file to create per process: creating one costs up to 0.5 ms on an
  * ext4 where appending costs 12 us), else the file proc<N>.end. */
 static void write_end(const char *end, size_t k)
 {
@@ -677,20 +448,25 @@ static void write_end(const char *end, size_t k)
 		tr_tree_deferred = 0;
 		tr_ar_save_tdefs();
 	}
-	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.tdefs", tr_tree_dir, tr_tree.part);
-	int fd = tr_real.open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd >= 0 && k < sizeof(b) - 16) {
-		memcpy(b, "\n#tracer-end ", 13);
-		memcpy(b + 13, end, k);
-		int ok = tr_real.write(fd, b, k + 13) == (ssize_t)(k + 13);
-		tr_real.close(fd);
-		if (ok)
+	if (!tr_ar_tdefs_in_own_file()) {
+		if (k && tr_tree_put_record('e', end, end[k - 1] == '\n' ? k - 1 : k) == 0)
 			return;
-	} else if (fd >= 0) {
-		tr_real.close(fd);
+	} else {
+		snprintf(p, sizeof(p), "%.4000s/procs/proc%d.tdefs", tr_tree_dir, tr_tree.part);
+		int fd = tr_real.open(p, O_WRONLY | O_APPEND | O_CLOEXEC);
+		if (fd >= 0 && k < sizeof(b) - 16) {
+			memcpy(b, "\n#tracer-end ", 13);
+			memcpy(b + 13, end, k);
+			int ok = tr_real.write(fd, b, k + 13) == (ssize_t)(k + 13);
+			tr_real.close(fd);
+			if (ok)
+				return;
+		} else if (fd >= 0) {
+			tr_real.close(fd);
+		}
 	}
 	snprintf(p, sizeof(p), "%.4000s/procs/proc%d.end", tr_tree_dir, tr_tree.part);
-	write_file(p, end, k);
+	tr_pt_write_file(p, end, k);
 }
 
 /* The member's traced life has ended: the last one unifies. end: its end
@@ -721,10 +497,8 @@ static int members_end(int crash, const char *end, size_t k, uint64_t events, ui
 	 * the archive (promote_single); anyone else's, before its live entry
 	 * goes (the last member unifies with it) */
 	int others = 0;
-	if (tr_tree.part == 0 && !crash) {
-		each_entry(p, other_part, &others);
-		others += count_alive(tr_tree_dir) > 1;   /* (its own live entry is still there) */
-	}
+	if (tr_tree.part == 0 && !crash)
+		others = others_exist() || count_alive(tr_tree_dir) > 1;   /* (its own live entry is still there) */
 	if (tr_tree.part != 0 || crash || others || !locked)
 		write_end(end, k);
 	leave();
@@ -756,10 +530,10 @@ static int members_end(int crash, const char *end, size_t k, uint64_t events, ui
 	/* tracer-merge's totals: processes locations events bytes */
 	char r[256];
 	snprintf(p, sizeof(p), "%.4000s/procs/unified", tr_tree_dir);
-	if (read_into(p, r, sizeof(r)) <= 0)
+	if (tr_pt_read_into(p, r, sizeof(r)) <= 0)
 		return 0;
 	const char *s = r;
-	unsigned long long np = num(&s), nl = num(&s), ne = num(&s), nb = num(&s), nk = num(&s);
+	unsigned long long np = tr_pt_num(&s), nl = tr_pt_num(&s), ne = tr_pt_num(&s), nb = tr_pt_num(&s), nk = tr_pt_num(&s);
 	char killed[96] = "";
 	if (nk)   /* TRACER_DURABLE: parts of killed processes, recovered by tracer-merge */
 		snprintf(killed, sizeof(killed), " (%llu killed, recovered up to their last durability tick)", nk);

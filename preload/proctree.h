@@ -40,6 +40,10 @@ int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
  * tr_tree_end knows (it writes them through tr_ar_save_tdefs if another
  * part turned up). */
 int tr_tree_lone_root(void);
+/* A record of this part (kind 'd' packed definitions, 'e' its end) at
+ * the end of DIR/procs/parts.tdefs (preload/tree_files.h): one write,
+ * async-signal-safe. 0, or -1 (errno). */
+int tr_tree_put_record(char kind, const void *buf, size_t n);
 /* An exec failed after the part was written: the traced life has ended. */
 void tr_tree_exec_failed(void);
 /* The process drops its root privileges to uid: registered for uid too. */

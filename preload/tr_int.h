@@ -200,6 +200,8 @@ void tr_defs_process_renamed(void);
  * tr_defs_arena_init). */
 void tr_defs_arena_init(void);
 int tr_defs_save(const char *path, int crash);
+/* The same handed to put in one call (its result returned). */
+int tr_defs_save_with(int crash, int (*put)(const void *buf, size_t n, void *ud), void *ud);
 uint32_t tr_defs_count(int cls);
 
 /* thread.c */
@@ -224,6 +226,10 @@ void tr_archive_unified_installed(void);   /* write this rank's mapping tables *
 /* archive_end.c: the part's packed definitions (NAME.tdefs) after all, when
  * the end let them wait (tr_tree_lone_root: a root that was not alone). */
 void tr_ar_save_tdefs(void);
+/* 1: the part's packed definitions are its own file NAME.tdefs (an MPI
+ * rank, a tree part that saved them at a durability tick), 0: records of
+ * DIR/procs/parts.tdefs (preload/tree_files.h) */
+int tr_ar_tdefs_in_own_file(void);
 
 /* durable_io.c: the tracer-io service thread (own descriptor table) */
 void tr_io_start(void);                          /* normal context only */

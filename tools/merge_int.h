@@ -41,7 +41,8 @@ int anchor_chunks(int r, uint64_t *evt, uint64_t *def);
 int load_ranks(void);
 void compose_cc_map(struct rank *rk);
 unsigned long long part_end(int r, int *killed);
-int live_part(const char *name);
+void parts_of_live(void (*add)(int r));
 void parts_with_events(void (*add)(int r));
+void parts_in_records(void (*add)(int r));
 
 #endif

@@ -6,6 +6,7 @@
  * line, chunk sizes, sampled calling-context tables, end files, live
  * entries of members killed before they wrote anything.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 #include "merge_int.h"
 #include "recover_int.h"   /* take_cu */
+#include "../preload/tree_files.h"
 
 /* The archive name of part r: <pfx><r>, or for a rank whose MPI process
  * was started by the rank's first process (a wrapper script that did not
@@ -123,6 +125,75 @@ static size_t tdefs_end(const char *b, size_t len, int *ended, unsigned long lon
 	return cut;
 }
 
+/* ---- DIR/procs/parts.tdefs: the packed definitions and ends of the
+ * parts that never saved them in a file of their own (tree_files.h) ---- */
+
+static unsigned char *ptd;
+static size_t ptd_len;
+static int ptd_read;
+/* per part number: its last record of each kind (kind d at [2p], e at [2p+1]) */
+static struct tr_parts_rec *ptd_last;
+static size_t ptd_nparts;
+
+static void parts_tdefs(void)
+{
+	char p[4200];
+	struct tr_parts_rec rec;
+	size_t off = 0;
+	if (ptd_read || !tree)
+		return;
+	ptd_read = 1;
+	snprintf(p, sizeof(p), "%.4000s/" TR_PARTS_TDEFS, rdir);
+	ptd = read_all(p, &ptd_len);
+	while (ptd && tr_parts_next(ptd, ptd_len, &off, &rec)) {
+		size_t k = (size_t)rec.part;
+		if (k >= ptd_nparts) {
+			size_t n = k + 64;
+			ptd_last = xrealloc(ptd_last, 2 * n * sizeof(*ptd_last));
+			memset(ptd_last + 2 * ptd_nparts, 0, 2 * (n - ptd_nparts) * sizeof(*ptd_last));
+			ptd_nparts = n;
+		}
+		ptd_last[2 * k + (rec.kind == 'e')] = rec;
+	}
+}
+
+/* Part r's last whole record of kind k: 1 and *out, else 0. */
+static int parts_rec(int r, char kind, struct tr_parts_rec *out)
+{
+	parts_tdefs();
+	if (r < 0 || (size_t)r >= ptd_nparts || !ptd_last[2 * (size_t)r + (kind == 'e')].data)
+		return 0;
+	*out = ptd_last[2 * (size_t)r + (kind == 'e')];
+	return 1;
+}
+
+void parts_in_records(void (*add)(int r))
+{
+	parts_tdefs();
+	for (size_t k = 0; k < ptd_nparts; k++)
+		if (ptd_last[2 * k].data)
+			add((int)k);
+}
+
+/* A part's packed definitions and end from its records (no own file). */
+static void *rec_tdefs(struct rank *rk, size_t *len)
+{
+	struct tr_parts_rec d, e;
+	if (!tree || !parts_rec(rk->r, 'd', &d) || !d.len)
+		return NULL;
+	void *b = xrealloc(NULL, d.len);
+	memcpy(b, d.data, d.len);
+	*len = d.len;
+	if (parts_rec(rk->r, 'e', &e)) {
+		char t[64];
+		size_t n = e.len < sizeof(t) - 1 ? e.len : sizeof(t) - 1;
+		memcpy(t, e.data, n);
+		t[n] = 0;
+		rk->ended = sscanf(t, "%llu", &rk->end_events) == 1;
+	}
+	return b;
+}
+
 /* Load every rank<r>.tdefs; a rank without usable definitions is left out. */
 int load_ranks(void)
 {
@@ -134,6 +205,8 @@ int load_ranks(void)
 		rk->buf = read_all(p, &rk->len);
 		if (rk->buf)
 			rk->len = tdefs_end(rk->buf, rk->len, &rk->ended, &rk->end_events);
+		else if ((rk->buf = rec_tdefs(rk, &rk->len)))
+			snprintf(p, sizeof(p), "%.4000s/" TR_PARTS_TDEFS " (%s)", rdir, part(rk->r));
 		if (!rk->buf) {
 			fprintf(stderr, "tracer-merge: %s %d: no %s.tdefs (killed before writing its "
 				"definitions?): its events cannot be mapped and are left out\n", what, rk->r, part(rk->r));
@@ -247,29 +320,25 @@ unsigned long long part_end(int r, int *killed)
 	return ev;
 }
 
-/* A tree member's live entry left behind (live.<pid>: "<start> <part>
- * <self>", preload/proctree.c; a member removes its own when it ends): the
- * part of a process killed before it wrote anything (with the flush
- * writer, not even a directory), so that load_ranks names it; -1 for any
- * other entry (not a live entry, or one a parent wrote for a child that
- * never started the tracer). */
-int live_part(const char *name)
+/* Calls add with the part of every live entry a member left behind
+ * (DIR/procs/live/<pid>.<start>.<part>.<self>, tree_files.h; a member
+ * removes its own when it ends): the part of a process killed before it
+ * wrote anything (with the flush writer, not even a directory), so that
+ * load_ranks names it; not an entry a parent wrote for a child that never
+ * started the tracer (self 0). */
+void parts_of_live(void (*add)(int r))
 {
-	int pid, self = 0, part = -1, n = 0;
-	unsigned long long start;
-	char p[4400];
-	if (strcmp(pfx, "proc") || sscanf(name, "live.%d%n", &pid, &n) != 1 || name[n])
-		return -1;
-	snprintf(p, sizeof(p), "%.4000s/%s", rdir, name);
-	FILE *f = fopen(p, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%llu %d %d", &start, &part, &self) != 3 || !self)
-		part = -1;
-	fclose(f);
-	return part;
+	char p[4200];
+	struct tr_live_name e;
+	snprintf(p, sizeof(p), "%.4000s/" TR_LIVE_DIR, rdir);
+	DIR *d = tree ? opendir(p) : NULL;
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		if (tr_live_parse(de->d_name, &e) == 0 && e.self)
+			add(e.part);
+	if (d)
+		closedir(d);
 }
-
 
 static void part_of_events(const char *path, const char *name, uint64_t loc, void *ud)
 {

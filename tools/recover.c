@@ -38,6 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "recover.h"
+#include "../preload/tree_files.h"
 #include "recover_int.h"
 
 int read_full(int fd, void *p, size_t n, off_t off)
@@ -434,27 +435,24 @@ int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_
 	return rc != 0 || tracer_tree_line(dir, secs, line, n) ? -1 : 0;
 }
 
-/* A member of the tree in procs still runs (live.<pid>: "<start time>
- * ...", the start time against pid reuse, preload/proctree.c): its pid,
- * else 0. */
+/* A member of the tree in procs still runs (its live entry procs/live/
+ * <pid>.<start>...: the start time against pid reuse, tree_files.h): its
+ * pid, else 0. */
 static long running_member(const char *procs)
 {
+	char live[4200];
 	long found = 0;
-	DIR *dd = opendir(procs);
+	snprintf(live, sizeof(live), "%.4000s/" TR_LIVE_DIR, procs);
+	DIR *dd = opendir(live);
 	struct dirent *e;
 	while (dd && !found && (e = readdir(dd))) {
-		char p[4400], b[1024];
-		long pid;
-		unsigned long long start = 0, st = 0;
-		if (sscanf(e->d_name, "live.%ld", &pid) != 1 || pid <= 0 || !pid_alive((uint64_t)pid))
+		char p[64], b[1024];
+		struct tr_live_name le;
+		unsigned long long st = 0;
+		if (tr_live_parse(e->d_name, &le) || !pid_alive((uint64_t)le.pid))
 			continue;
-		snprintf(p, sizeof(p), "%.4000s/%.255s", procs, e->d_name);
+		snprintf(p, sizeof(p), "/proc/%ld/stat", le.pid);
 		FILE *f = fopen(p, "r");
-		int ok = f && fscanf(f, "%llu", &start) == 1;
-		if (f)
-			fclose(f);
-		snprintf(p, sizeof(p), "/proc/%ld/stat", pid);
-		f = fopen(p, "r");
 		size_t n = f ? fread(b, 1, sizeof(b) - 1, f) : 0;
 		if (f)
 			fclose(f);
@@ -464,8 +462,8 @@ static long running_member(const char *procs)
 			continue;   /* ended, not reaped yet */
 		for (int k = 2; q && *q && k < 22; k++)
 			q = strchr(q + 1, ' ');
-		if (ok && q && sscanf(q, " %llu", &st) == 1 && st == start)
-			found = pid;
+		if (q && sscanf(q, " %llu", &st) == 1 && st == le.start)
+			found = le.pid;
 	}
 	if (dd)
 		closedir(dd);

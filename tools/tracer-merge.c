@@ -58,6 +58,7 @@
 #include "fsutil.h"
 #include "recover.h"
 #include "tr_defs.h"
+#include "../preload/tree_files.h"
 #include "merge_int.h"
 
 /* Errors of the definition code (tr_defs_set_error_log). */
@@ -142,6 +143,21 @@ static const struct rank *rank_of(int32_t r)
 	return NULL;
 }
 
+/* The event file of unified location gid comes from a part (linked in
+ * place after the close): no empty file for it in the new archive. */
+static int events_elsewhere(uint64_t gid, void *ud)
+{
+	char p[4200];
+	(void)ud;
+	for (size_t i = gid < nulocs && ulocs[gid].gid == gid ? gid : 0; i < nulocs; i++) {   /* (ids 0, 1, ...) */
+		if (ulocs[i].gid != gid)
+			continue;
+		const struct rank *rk = rank_of(ulocs[i].rank);
+		return rk && rk->ok && rk->evt_chunk && access(part_file(rk->r, ulocs[i].id, "evt", p, sizeof(p)), F_OK) == 0;
+	}
+	return 0;
+}
+
 static int place(const char *from, const char *to)
 {
 	if (rename(from, to) == 0)
@@ -223,7 +239,9 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 		fprintf(stderr, "tracer-merge: writing the unified definitions failed\n");
 		ret = -1;
 	}
-	/* anchor, global defs and empty files of the locations without writers */
+	/* anchor, global defs and empty files of the locations without writers
+	 * and without events of a part */
+	otf2w_archive_set_events_elsewhere(a, events_elsewhere, NULL);
 	otf2w_status st = otf2w_archive_close(a);
 	if (st != OTF2W_OK) {
 		fprintf(stderr, "tracer-merge: writing %s: %s\n", tmp, otf2w_status_str(st));
@@ -243,25 +261,28 @@ static unsigned long long file_bytes(const char *p)
 /* Every process has ended: its live entry and registry link go. */
 static void tree_cleanup(void)
 {
-	char p[8400], d[4200], reg[64];
+	char p[8400], d[4200], reg[64], live[4200], adir[4200];
+	struct tr_live_name le;
+	int have_adir = realpath(dir, adir) != NULL;
 	snprintf(reg, sizeof(reg), "/tmp/.tracer-%u", (unsigned)getuid());
-	DIR *dd = opendir(rdir);
+	snprintf(live, sizeof(live), "%.4000s/" TR_LIVE_DIR, rdir);
+	DIR *dd = opendir(live);
 	struct dirent *e;
 	while (dd && (e = readdir(dd))) {
-		int pid;
-		char rest[8];
-		if (sscanf(e->d_name, "live.%d%7s", &pid, rest) != 1)
+		if (tr_live_parse(e->d_name, &le))
 			continue;
-		snprintf(p, sizeof(p), "%s/%s", rdir, e->d_name);
+		snprintf(p, sizeof(p), "%s/%s", live, e->d_name);
 		unlink(p);
-		snprintf(p, sizeof(p), "%s/%d", reg, pid);
+		snprintf(p, sizeof(p), "%s/%ld", reg, le.pid);
 		ssize_t l = readlink(p, d, sizeof(d) - 1);
-		char adir[4200];
-		if (l > 0 && realpath(dir, adir) && (d[l] = 0, !strcmp(d, adir)))
+		if (l > 0 && have_adir && (d[l] = 0, !strcmp(d, adir)))
 			unlink(p);
 	}
 	if (dd)
 		closedir(dd);
+	snprintf(p, sizeof(p), "%s/" TR_LIVE_TARGET, live);
+	unlink(p);
+	rmdir(live);
 }
 
 /* The tree's totals: processes, locations, events (proc<N>.end), bytes. */
@@ -440,16 +461,17 @@ int main(int argc, char **argv)
 		snprintf(fmt, sizeof(fmt), "%s%%d%%n.%%7s", pfx);
 		int got = sscanf(de->d_name, fmt, &r, &len, tail);
 		int part_dir = got == 1 && !de->d_name[len] && (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN);
-		if (!part_dir && got < 1)
-			part_dir = (r = live_part(de->d_name)) >= 0;   /* a member that wrote nothing at all */
 		if (r < 0 || (!part_dir && (got != 2 || (strcmp(tail, "otf2") && strcmp(tail, "tdefs") &&
 							  strcmp(tail, "claim")))))
 			continue;
 		add_part(r);
 	}
 	closedir(d);
-	if (tree)   /* members killed early: only their event files (procs/parts) */
-		parts_with_events(add_part);
+	if (tree) {
+		parts_in_records(add_part);   /* procs/parts.tdefs */
+		parts_with_events(add_part);  /* members killed early: only their event files (procs/parts) */
+		parts_of_live(add_part);      /* ... or not even those: a live entry */
+	}
 	if (!nranks) {
 		fprintf(stderr, "tracer-merge: no rank<r>.otf2 archive in %s\n", dir);
 		return 1;
@@ -552,7 +574,7 @@ int main(int argc, char **argv)
 		const struct rank *rk = rank_of(ulocs[i].rank);
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
 		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
-			unlink(p1);
+			unlink(p1);   /* (none: events_elsewhere) */
 			continue;
 		}
 		/* no events of this location: the empty event file */

@@ -26,7 +26,7 @@ GENERATED = {'otf2w_records.h': 'format', 'otf2r_records.h': 'format', 'defs_gen
              'mpi_gen.h': 'wrappers', 'mpi_disp.h': 'wrappers'}
 CORE_PUBLIC = {'tracer.h', 'tr_config.h', 'tr_thread.h', 'tr_event.h', 'tr_module.h', 'tr_registry.h',
                'tr_process.h', 'tr_real.h'}
-CORE_PROCESS_FREE = {'tr_defs.h', 'fsutil.h', 'durable_index.h'}
+CORE_PROCESS_FREE = {'tr_defs.h', 'fsutil.h', 'durable_index.h', 'tree_files.h'}
 FORMAT_PUBLIC = {'otf2w.h', 'otf2r.h', 'otf2w_stage.h', 'otf2w_sys.h', 'otf2w_enums.h', 'otf2w_records.h',
                  'otf2r_records.h', 'otf2w_fast.h'}
 DEF_FILES = re.compile(r'preload/(defs[a-z_]*|defset)\.[ch]$')
