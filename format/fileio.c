@@ -175,6 +175,10 @@ static int mkdir_p(const char *path)
 
 	if (n == 0 || n >= sizeof(buf))
 		return n ? ENAMETOOLONG : ENOENT;
+	/* usually there already (a process of a tree): one call, not one per
+	 * component */
+	if (mkdir(path, 0755) == 0 || errno == EEXIST)
+		return 0;
 	memcpy(buf, path, n + 1);
 	for (size_t i = 1; i <= n; i++) {
 		if (buf[i] != '/' && buf[i] != 0)

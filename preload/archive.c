@@ -272,7 +272,9 @@ int tr_archive_prepare(void)
 	 * TRACER_DURABLE its event files in procs/parts do (made at its first
 	 * record) and so does its live entry, so it
 	 * claims nothing (a file less to create and remove per process) */
-	if (tr_tree_prepare(tr_g.dir, sizeof(tr_g.dir)) == 1) {
+	int joined = tr_tree_prepare(tr_g.dir, sizeof(tr_g.dir)) == 1;
+	tr_log_parent_settle(joined && tr_tree.by_parent);
+	if (joined) {
 		tr_ar_set_arname();
 		snprintf(tr_g.shown, sizeof(tr_g.shown), "%s", tr_g.dir);
 		if (!tr_durable_on() && tr_ar_claim(tr_g.dir, tr_ar_name) != 1) {

@@ -181,7 +181,7 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 	struct fd_call c = { fn, arg, 0 };
 	fd_parent = getpid();
 	tr_fd_private = 1;
-	pid_t pid = clone(fd_child, (char *)stk + FD_STACK, CLONE_VM | CLONE_VFORK, &c);
+	pid_t pid = tr_real.clone(fd_child, (char *)stk + FD_STACK, CLONE_VM | CLONE_VFORK, &c);
 	int e = errno;
 	tr_fd_private = 0;
 	int ret = -1;

@@ -110,6 +110,7 @@ void tr_log_write(const char *buf, size_t n)
 }
 
 static int tr_log_to_file;          /* notices go to the log file */
+static int tr_log_parent_pending;   /* parent_traced() not asked yet (tr_log_parent_settle) */
 static char tr_log_path[4200];      /* TRACER_LAUNCHER's file ("": archive dir) */
 
 /* 1 if the parent process has a libtracer.so mapped (then this process is
@@ -164,9 +165,23 @@ void tr_log_init(void)
 	if (l && l[0] == '/') {
 		snprintf(tr_log_path, sizeof(tr_log_path), "%s", l);
 		tr_log_to_file = 1;
-	} else if (tr_proc.rank < 0 && parent_traced()) {
-		tr_log_to_file = 1;   /* (MPI ranks: rank 0 prints, tr_finish) */
+	} else if (tr_proc.rank < 0) {
+		tr_log_parent_pending = 1;   /* (MPI ranks: rank 0 prints, tr_finish) */
 	}
+	errno = saved;
+}
+
+/* Whether the parent is traced, once: known (the process joined its
+ * parent's process tree: no /proc/<ppid>/maps to read, which is long for
+ * a big parent), or read now (at start, while the parent runs). */
+void tr_log_parent_settle(int parent_member)
+{
+	if (!tr_log_parent_pending)
+		return;
+	tr_log_parent_pending = 0;
+	int saved = errno;
+	if (parent_member || parent_traced())
+		tr_log_to_file = 1;
 	errno = saved;
 }
 
@@ -177,6 +192,7 @@ void tr_log_notices_to_file(void)
 
 int tr_log_notices_on_stderr(void)
 {
+	tr_log_parent_settle(0);
 	return !tr_log_to_file && !tr_g.fork_child;
 }
 

@@ -138,24 +138,23 @@ static void reg_stale(const char *name, void *ud)
 int tr_tree_prepare(char *dir, size_t n)
 {
 	tr_tree.on = 0;
-	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || !tr_pt_reg_usable())
-		return -1;
-	find_lib_name();
-	tr_tree.on = 1;
+	tr_tree.by_parent = 0;
 	tr_env_dir[0] = 0;
 	if (tr_cfg.output[0] == '/') {
 		snprintf(tr_env_dir, sizeof(tr_env_dir), "%s", tr_cfg.output);
 		for (size_t l = strlen(tr_env_dir); l > 1 && tr_env_dir[l - 1] == '/';)
 			tr_env_dir[--l] = 0;
 	}
+	/* (without a directory in the environment the tree is found through
+	 * the registry only) */
+	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || (!tr_env_dir[0] && !tr_pt_reg_usable()))
+		return -1;
+	find_lib_name();
+	tr_tree.on = 1;
 	tr_self_start = tr_pt_proc_start(tr_self_pid(), NULL, NULL);
 	pid_t pp = getppid();
 	uint64_t pstart = tr_pt_proc_start(pp, NULL, NULL);
-	int part = tr_pt_lookup(tr_self_pid(), tr_self_start, dir, n);
-	if (part < 0)
-		part = tr_pt_lookup(pp, pstart, dir, n);
-	if (part < 0)
-		part = tr_pt_lookup(tr_self_pid(), tr_self_start, dir, n);
+	int part = tr_pt_lookup(tr_self_pid(), tr_self_start, pp, pstart, dir, n, &tr_tree.by_parent);
 	if (part >= 0) {
 		int mine = tr_pt_take_part(dir);
 		if (mine > 0) {
@@ -164,6 +163,7 @@ int tr_tree_prepare(char *dir, size_t n)
 			return 1;
 		}
 	}
+	tr_tree.by_parent = 0;
 	tr_tree.creator = -1;
 	/* under tracer-run (its directory named by the environment, its tree
 	 * started): a process that no member registered - its parent died
@@ -180,7 +180,8 @@ int tr_tree_prepare(char *dir, size_t n)
 		}
 	}
 	tr_tree.part = 0;   /* choose_dir claims procs/proc0 of a fresh directory */
-	tr_pt_each_entry(tr_reg, reg_stale, NULL);
+	if (tr_pt_reg_usable())
+		tr_pt_each_entry(tr_reg, reg_stale, NULL);
 	return 0;
 }
 
@@ -205,7 +206,7 @@ void tr_tree_handover(unsigned uid)
 {
 	char reg[64], r[128], t[160];
 	struct stat st;
-	if (!tr_tree.on || !tr_reg[0] || !tr_tree_dir[0])
+	if (!tr_tree.on || !tr_tree_dir[0] || !tr_pt_reg_usable())
 		return;
 	snprintf(reg, sizeof(reg), "/tmp/.tracer-%u", uid);
 	if (mkdir(reg, 0700) == 0) {
@@ -232,6 +233,7 @@ int tr_tree_fork_child(const char *dir)
 		return -1;
 	tr_self_start = tr_pt_proc_start(tr_self_pid(), NULL, NULL);
 	tr_live_own[0] = 0;   /* (the parent's) */
+	tr_reg_own = 0;
 	int part = tr_pt_take_part(dir);
 	if (part <= 0)
 		return -1;
@@ -348,7 +350,8 @@ static void leave(void)
 	if (tr_live_own[0])
 		tr_pt_live_unlink(tr_tree_dir, tr_live_own);
 	tr_live_own[0] = 0;
-	tr_pt_reg_drop(tr_tree_dir, tr_self_pid());
+	if (tr_reg_own)
+		tr_pt_reg_drop(tr_tree_dir, tr_self_pid());
 }
 
 /* Runs tracer-merge on the tree; waits unless crash. Returns its wall time

@@ -15,6 +15,7 @@ struct tr_tree {
 	int part;           /* its part number (location ids part << 32 | thread), -1 */
 	int creator;        /* part of the image that forked, spawned or exec'd it, -1 */
 	int exec;           /* the archive is written because the image execs (not its end) */
+	int by_parent;      /* joined through its parent (a member: it is traced) */
 	char gname[300];    /* location group name "<program> (pid <pid>)" */
 };
 extern struct tr_tree tr_tree;

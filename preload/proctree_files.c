@@ -26,6 +26,7 @@ char tr_tree_dir[4096];     /* DIR (absolute) */
 char tr_env_dir[4096];
 int tr_reg_self = 1;
 char tr_live_own[96];
+int tr_reg_own;
 
 /* ---- small async-signal-safe helpers ---- */
 
@@ -143,14 +144,22 @@ void tr_pt_each_entry(const char *dir, void (*fn)(const char *name, void *ud), v
 
 /* ---- the registry ---- */
 
+static int reg_state;   /* 0 not looked at yet, 1 usable, -1 not */
+
+/* Made (mode 0700) and checked when first needed: a process whose
+ * environment names its tree's directory never needs it (tracer-run). */
 int tr_pt_reg_usable(void)
 {
 	struct stat st;
+	if (reg_state)
+		return reg_state > 0;
+	reg_state = -1;
 	snprintf(tr_reg, sizeof(tr_reg), "/tmp/.tracer-%u", (unsigned)getuid());
 	if (mkdir(tr_reg, 0700) && errno != EEXIST)
 		goto bad;
 	if (tr_real.lstat(tr_reg, &st) || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077))
 		goto bad;
+	reg_state = 1;
 	return 1;
 bad:
 	tr_reg[0] = 0;
@@ -215,13 +224,15 @@ int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int s
 	/* the link: for every entry but a process's own one at its start when
 	 * its environment names the directory (what most processes of a tree
 	 * are: a file less to make and remove each) */
-	if (!tr_reg[0] || (self && pid == tr_self_pid() && !tr_reg_self))
+	if ((self && pid == tr_self_pid() && !tr_reg_self) || !tr_pt_reg_usable())
 		return 0;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
 	tr_real.unlink(t);
 	if (symlink(dir, t) || tr_real.rename(t, r))
 		tr_real.unlink(t);
+	else if (pid == tr_self_pid())
+		tr_reg_own = 1;
 	return 0;
 }
 
@@ -229,7 +240,7 @@ int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int s
 void tr_pt_reg_drop(const char *dir, pid_t pid)
 {
 	char r[128], d[4200];
-	if (!tr_reg[0])
+	if (!tr_pt_reg_usable())
 		return;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	ssize_t l = readlink(r, d, sizeof(d) - 1);
@@ -294,29 +305,80 @@ void tr_pt_live_drop_others(const char *dir, pid_t pid, const char *keep)
 	tr_pt_each_entry(d, find_entry, &f);
 }
 
-/* The tree pid belongs to (its registry link and live entry with start
- * time `start`): the part number, dir filled; -1 if none. */
-int tr_pt_lookup(pid_t pid, uint64_t start, char *dir, size_t n)
+/* The best entries of two processes in one scan of dir's live entries. */
+struct find2 {
+	pid_t pid[2];
+	uint64_t start[2];
+	int found[2];
+	struct tr_live_name best[2];
+};
+
+static void find2_entry(const char *name, void *ud)
+{
+	struct find2 *f = ud;
+	struct tr_live_name e;
+	if (tr_live_parse(name, &e))
+		return;
+	for (int i = 0; i < 2; i++)
+		if (e.pid == f->pid[i] && e.start == f->start[i] && (!f->found[i] || tr_live_better(&e, &f->best[i]))) {
+			f->best[i] = e;
+			f->found[i] = 1;
+		}
+}
+
+static int find_in(const char *dir, struct find2 *f)
+{
+	char d[4200];
+	f->found[0] = f->found[1] = 0;
+	tr_pt_live_dir(d, sizeof(d), dir);
+	tr_pt_each_entry(d, find2_entry, f);
+	return f->found[0] || f->found[1] ? 0 : -1;
+}
+
+/* pid's tree through its registry link: dir filled, 0 or -1. */
+static int reg_dir(pid_t pid, char *dir, size_t n)
 {
 	char r[128];
-	struct tr_live_name e;
-	if (!start)
-		return -1;
-	/* the directory the environment names first (no registry link then) */
-	if (tr_env_dir[0] && tr_pt_live_find(tr_env_dir, pid, start, &e) == 0) {
-		snprintf(dir, n, "%s", tr_env_dir);
-		return e.part;
-	}
-	if (!tr_reg[0])
+	if (!tr_pt_reg_usable())
 		return -1;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	ssize_t l = readlink(r, dir, n - 1);
 	if (l <= 0)
 		return -1;
 	dir[l] = 0;
-	if (tr_pt_live_find(dir, pid, start, &e))
-		return -1;
-	return e.part;
+	return 0;
+}
+
+int tr_pt_lookup(pid_t self, uint64_t sstart, pid_t parent, uint64_t pstart, char *dir, size_t n, int *by_parent)
+{
+	struct find2 f = { { self, parent }, { sstart, pstart }, { 0, 0 }, { { 0 } } };
+	*by_parent = 0;
+	if (!sstart)
+		f.pid[0] = 0;
+	if (!pstart)
+		f.pid[1] = 0;
+	/* the directory the environment names first (no registry links then),
+	 * both processes in one scan; its own entry first (exec'd by a member,
+	 * or registered by its parent), then its parent's */
+	if (tr_env_dir[0] && find_in(tr_env_dir, &f) == 0) {
+		snprintf(dir, n, "%s", tr_env_dir);
+		int k = f.found[0] ? 0 : 1;
+		*by_parent = k == 1 || !f.best[0].self;
+		tr_reg_own |= k == 0;   /* (its entry may have a registry link: dropped at the end) */
+		return f.best[k].part;
+	}
+	/* then through the registry: its own pid, its parent's, its own again
+	 * (the parent may have registered it and ended in between) */
+	static const int order[] = { 0, 1, 0 };
+	for (int i = 0; i < 3; i++) {
+		int k = order[i];
+		if (!f.pid[k] || reg_dir(f.pid[k], dir, n) || find_in(dir, &f) || !f.found[k])
+			continue;
+		*by_parent = k == 1 || !f.best[0].self;
+		tr_reg_own |= k == 0;
+		return f.best[k].part;
+	}
+	return -1;
 }
 
 /* Next part number of the tree in dir (the counter file, under its flock;

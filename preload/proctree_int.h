@@ -24,6 +24,9 @@ extern char tr_env_dir[4096];
  * environment. */
 extern int tr_reg_self;
 extern char tr_live_own[96];     /* this process's own live entry's name, "" none */
+/* a registry link of its own pid may exist (it made one, or its own live
+ * entry was there at its start: a parent's or a pre-exec image's) */
+extern int tr_reg_own;
 
 /* helpers */
 ssize_t tr_pt_read_into(const char *path, char *buf, size_t size);
@@ -37,7 +40,7 @@ void tr_pt_each_entry(const char *dir, void (*fn)(const char *name, void *ud), v
 void tr_pt_unlink_entry(const char *name, void *ud);   /* (a callback: removes ud/name) */
 
 /* the registry and the live entries */
-int tr_pt_reg_usable(void);
+int tr_pt_reg_usable(void);   /* made and checked at the first call; tr_reg */
 void tr_pt_reg_drop(const char *dir, pid_t pid);
 void tr_pt_live_dir(char *out, size_t n, const char *dir);
 int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int self);
@@ -45,8 +48,11 @@ void tr_pt_live_unlink(const char *dir, const char *name);
 int tr_pt_live_find(const char *dir, pid_t pid, uint64_t start, struct tr_live_name *e);
 void tr_pt_live_drop_others(const char *dir, pid_t pid, const char *keep);
 void tr_pt_live_clean(void);
-/* The tree pid with start time start belongs to: its part, dir filled; -1. */
-int tr_pt_lookup(pid_t pid, uint64_t start, char *dir, size_t n);
+/* The tree this process (self, with its start time) belongs to, found by
+ * its own live entry or its parent's: the part that entry names, dir
+ * filled, *by_parent 1 when the parent is a member (its entry, or one it
+ * wrote for this process); -1 if none. */
+int tr_pt_lookup(pid_t self, uint64_t sstart, pid_t parent, uint64_t pstart, char *dir, size_t n, int *by_parent);
 /* The next part number of the tree in dir (the counter), -1. */
 int tr_pt_take_part(const char *dir);
 

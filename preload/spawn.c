@@ -124,7 +124,7 @@ pid_t tr_helper_spawn(const struct tr_helper *h)
 	sigset_t all, old;
 	sigfillset(&all);
 	tr_real.pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid_t pid = clone(spawn_child, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
+	pid_t pid = tr_real.clone(spawn_child, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
 			  (void *)h);
 	tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	__atomic_store_n(&spawn_busy, 0, __ATOMIC_RELEASE);

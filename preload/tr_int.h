@@ -134,6 +134,7 @@ void tr_mem_fork_child(void);
 
 /* log.c */
 void tr_log_init(void);       /* after tr_cfg_load: where notices go */
+void tr_log_parent_settle(int parent_member);   /* after the tree lookup (archive.c) */
 void tr_log_write(const char *buf, size_t n);
 /* notices (exit summary, info): stderr in the run's first process only,
  * else the log file (tracer-run's, or tracer.log in the archive directory) */

@@ -33,12 +33,13 @@
 /* (declared by the C library's headers only with _GNU_SOURCE) */
 int execvpe(const char *, char *const[], char *const[]);
 int setresuid(uid_t, uid_t, uid_t);
+int clone(int (*)(void *), void *, int, void *, ...);
 
 /* OTF2W_SYS_CALLS first: mmap and munmap are resolved before anything
  * the resolver may allocate */
 #define TR_REAL_LIBC(X)                                                                       \
 	OTF2W_SYS_CALLS(X)                                                                    \
-	X(dlclose) X(dup2) X(pthread_sigmask) X(sigsuspend) X(sigaction)                      \
+	X(dlclose) X(dup2) X(pthread_sigmask) X(sigsuspend) X(sigaction) X(clone)             \
 	X(wait) X(waitpid) X(wait3) X(wait4) X(waitid)                                        \
 	X(_exit) X(_Exit) X(quick_exit)                                                       \
 	X(execve) X(execv) X(execvp) X(execvpe) X(fexecve)                                    \

@@ -27,6 +27,10 @@ checks). sandbox_prog.c says what each mode does.
   chromium        chromium --headless --dump-dom: the same DOM and exit status
   chromium_sandbox  the same as nobody with chromium's own sandbox, under tracer-run: one archive
                   (a thread of ours made it abort), the archive read back
+  glibc_clone     glibc's clone() on a small stack (chromium's sandbox), the
+                  child's function returning: the same as raw_clone, and the
+                  child's end is no kill (before: it recorded into its
+                  parent's event mappings, chromium_sandbox's archive corrupt)
   raw_clone       syscall(SYS_clone, SIGCHLD) 3 times: the child is a process
                   of its own in the archive (2 location groups), every
                   archive readable (before: the child wrote into its
@@ -241,6 +245,20 @@ def case_raw_clone():
         ck.expect(len(tr.location_groups) == 2, 'raw_clone: location groups %s, expected 2 (parent and child)' %
                   tr.location_groups)
     print('ok raw_clone: 3 runs, each archive readable with the child as a process of its own')
+
+
+def case_glibc_clone():
+    for i in range(3):
+        files = fresh('glibc_clone%d_files' % i)
+        base, traced, out = pair('glibc_clone%d' % i, [PROG, 'glibc-clone', files], expect_rc=0)
+        ck.expect('child ok' in traced.stdout, 'glibc_clone: %r' % traced.stdout)
+        ck.expect(open(os.path.join(files, 'child.txt')).read() == 'child\n', 'glibc_clone: child.txt')
+        tr = read_back(out, 0)
+        ck.expect(len(tr.location_groups) == 2, 'glibc_clone: location groups %s, expected 2 (parent and child)' %
+                  tr.location_groups)
+        ck.expect('killed' not in open(os.path.join(out, 'traces.otf2'), 'rb').read().decode('latin-1'),
+                  'glibc_clone: the archive says a process was killed (the child ended by exit(2))')
+    print('ok glibc_clone: 3 runs, each archive readable with the child as a process of its own, ended')
 
 
 if __name__ == '__main__':

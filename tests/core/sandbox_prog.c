@@ -16,6 +16,9 @@
  *                                 writes DIR/child.txt (open, write, close)
  *                                 and locks a mutex 1000 times; the parent
  *                                 does the same in DIR/parent.txt, waits
+ *   sandbox_prog glibc-clone DIR  the same with glibc's clone() on a stack of
+ *                                 PTHREAD_STACK_MIN (chromium's sandbox does
+ *                                 so); the child's function returns 0
  *   sandbox_prog tasks            prints its /proc/self/task count and whether
  *                                 unshare(CLONE_NEWUSER) works (single-threaded)
  *   sandbox_prog fork-tasks       the same in the fork child of a program with
@@ -50,6 +53,15 @@ static void work(int n)
 		counter++;
 		pthread_mutex_unlock(&mu);
 	}
+}
+
+static int write_file(const char *dir, const char *name, const char *text);
+
+/* glibc-clone's child: its function returns (glibc ends it with exit(2)) */
+static int clone_fn(void *dir)
+{
+	work(1000);
+	return write_file(dir, "child.txt", "child\n") ? 1 : 0;
 }
 
 static int stop;
@@ -154,6 +166,20 @@ int main(int argc, char **argv)
 		if (write_file(argv[2], "parent.txt", "parent\n") || waitpid((pid_t)pid, &st, 0) != pid)
 			return 1;
 		printf("raw-clone: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
+		return 0;
+	}
+	if (!strcmp(m, "glibc-clone") && argc > 2) {
+		static char stack[16384] __attribute__((aligned(16)));   /* PTHREAD_STACK_MIN */
+		pid_t pid = clone(clone_fn, stack + sizeof(stack), SIGCHLD, argv[2]);
+		if (pid < 0) {
+			perror("sandbox_prog: clone");
+			return 1;
+		}
+		work(1000);
+		int st = 0;
+		if (write_file(argv[2], "parent.txt", "parent\n") || waitpid(pid, &st, 0) != pid)
+			return 1;
+		printf("glibc-clone: child %s\n", WIFEXITED(st) && WEXITSTATUS(st) == 0 ? "ok" : "failed");
 		return 0;
 	}
 	if (!strcmp(m, "tasks") || !strcmp(m, "fork-tasks")) {
