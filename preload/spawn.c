@@ -126,6 +126,18 @@ pid_t tr_helper_spawn(const struct tr_helper *h)
 	tr_real.pthread_sigmask(SIG_SETMASK, &all, &old);
 	pid_t pid = tr_real.clone(spawn_child, spawn_stack + sizeof(spawn_stack), CLONE_VM | CLONE_VFORK | SIGCHLD,
 			  (void *)h);
+	if (pid < 0 && errno == ENOMEM) {
+		/* the process unshared a pid namespace (unshare -p -f) whose
+		 * init has ended: no child can be made in it any more. Its
+		 * children go to its own namespace again (the program has
+		 * ended: nothing of it forks after this) */
+		long fd = tr_syscall(SYS_openat, (long)AT_FDCWD, "/proc/self/ns/pid", (long)(O_RDONLY | O_CLOEXEC));
+		if (fd >= 0 && tr_syscall(SYS_setns, fd, (long)CLONE_NEWPID) == 0)
+			pid = tr_real.clone(spawn_child, spawn_stack + sizeof(spawn_stack),
+					    CLONE_VM | CLONE_VFORK | SIGCHLD, (void *)h);
+		if (fd >= 0)
+			tr_syscall(SYS_close, fd);
+	}
 	tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 	__atomic_store_n(&spawn_busy, 0, __ATOMIC_RELEASE);
 	errno = saved;

@@ -17,6 +17,7 @@ usage: tree_tests.py CASE --lib LIB --bindir DIR --tracer-run PATH --work DIR
 """
 import glob
 import os
+import shutil
 import re
 import signal
 import sys
@@ -211,6 +212,25 @@ def pipeline():
         if len(gs) != 7 or len(shs) != 4 or len(exec_links(gs)) != 3:
             ck.fail('%s: groups %s' % (name, sorted(g.name for g in gs.values())))
         print('ok %s: %d groups, %d events; %s' % (name, len(gs), len(tr.events()), line))
+
+
+@case
+def pid_namespace():
+    """unshare -p -f (as root): the shell is pid 1 of a pid namespace of its
+    own, unshare waits for it and ends last; once that init has ended no
+    process can be made in the namespace, so the unification the root
+    starts at its end runs in its own namespace again (before: "unifying
+    the process tree ... failed", no traces.otf2). Plain LD_PRELOAD and
+    tracer-run."""
+    if os.geteuid() != 0 or not shutil.which('unshare'):
+        raise rc.Skip('needs root and unshare')
+    argv = ['unshare', '-p', '-f', 'sh', '-c', 'echo in namespace; seq 3 | sort -r']
+    for via_run in (False, True):
+        name = 'pid_namespace_run' if via_run else 'pid_namespace_preload'
+        ru, r, prefix = pair(name, argv, via_run=via_run)
+        one_summary(name, r)
+        gs, tr = check_tree(prefix, {'unshare': 1, 'seq': 1, 'sort': 1}, exit_status=0, all_ended=True)
+        print('ok %s: %d groups %s' % (name, len(gs), sorted(g.prog for g in gs.values())))
 
 
 @case
