@@ -277,12 +277,15 @@ void tr_finish_status(int status, int have_status)
 	}
 	tr_unlock(&tr_g.lock);
 
-	struct end_call ec = { range_first, range_last, events, { 0, 0, 0, 0 }, 0 };
+	struct end_call ec = { range_first, range_last, events, { 0, 0, 0, 0, 0 }, 0 };
 	if (tr_g.unified)
 		tr_ar_io_call(run_end_io, &ec);
 	struct run_end run = ec.run;
 	int unified_global = ec.last_rank;
-	if (unified_global)
+	int late_merged = 0;   /* definitions after MPI_Finalize: tracer-merge made the archive */
+	if (unified_global && run.late)
+		late_merged = tr_ar_merge_late() == 0;
+	if (unified_global && !late_merged)
 		tr_ar_write_unified_global();   /* on tracer-io */
 	int merged = 0;   /* 1: the merge's line is the summary */
 	if (tr_tree.exec)
@@ -340,7 +343,9 @@ void tr_finish_status(int status, int have_status)
 		struct bytes_call ub = { tr_g.dir, "traces", 0 };
 		if (unified_global)
 			tr_ar_io_call(dir_bytes_io, &ub);
-		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents))
+		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents) && late_merged)
+			ulocs = tr_ar_unified_locations();   /* (those made after MPI_Finalize too) */
+		if (unified_global && uranks)
 			/* the whole run (this rank ended last): every rank's
 			 * locations and events, bytes of the unified archive */
 			n = snprintf(line, sizeof(line),

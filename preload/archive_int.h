@@ -47,8 +47,14 @@ int tr_ar_choose_dir(void);
 struct run_end {
 	uint64_t first, last, events;
 	uint32_t ranks;
+	int late;   /* a rank made definitions after it packed its set (tr_defs_late) */
 };
 void tr_ar_write_unified_global(void);
+/* The last rank, when a rank made definitions the unified set lacks: the
+ * unified archive made again from every rank's packed definitions
+ * (tracer-merge, waited for). 0 or -1. */
+int tr_ar_merge_late(void);
+uint32_t tr_ar_unified_locations(void);   /* event files of DIR/traces (thread context) */
 void tr_ar_run_end_mark_crashed(uint64_t events);
 int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct run_end *tot);
 /* The merge of the ranks' archives when the run ends without MPI_Finalize

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "tr_int.h"
+#include "fsutil.h"
 #include "proctree.h"
 #include "archive_int.h"
 
@@ -328,7 +329,7 @@ void tr_archive_unified_installed(void)
  * traces.otf2, whose ClockProperties then cover every event of every rank
  * (also those after MPI_Finalize), and prints the run's one exit line. */
 
-static int read_end(const char *path, uint64_t v[3])
+static int read_end(const char *path, uint64_t v[4])
 {
 	char b[128];
 	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
@@ -340,11 +341,13 @@ static int read_end(const char *path, uint64_t v[3])
 		return -1;
 	b[n] = 0;
 	unsigned long long a, c, d;
-	if (sscanf(b, "%llu %llu %llu", &a, &c, &d) != 3)
+	int late = 0;
+	if (sscanf(b, "%llu %llu %llu %d", &a, &c, &d, &late) < 3)
 		return -1;
 	v[0] = a;
 	v[1] = c;
 	v[2] = d;
+	v[3] = (uint64_t)late;
 	return 0;
 }
 
@@ -366,6 +369,8 @@ void tr_ar_run_end_mark_crashed(uint64_t events)
 	n = 23;
 	while (k > 0)
 		b[n++] = d[--k];
+	b[n++] = ' ';
+	b[n++] = tr_defs_late() ? '1' : '0';
 	b[n++] = '\n';
 	snprintf(tmp, sizeof(tmp), "%.4000s/ranks/.rank%d.end", tr_g.dir, tr_proc.rank);
 	snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, tr_proc.rank);
@@ -397,8 +402,8 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 	int fd = tr_real.open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		char b[128];
-		int n = snprintf(b, sizeof(b), "%llu %llu %llu\n", (unsigned long long)first,
-				 (unsigned long long)last, (unsigned long long)events);
+		int n = snprintf(b, sizeof(b), "%llu %llu %llu %d\n", (unsigned long long)first,
+				 (unsigned long long)last, (unsigned long long)events, tr_defs_late());
 		int ok = tr_real.write(fd, b, (size_t)n) == n;
 		tr_real.close(fd);
 		if (ok)
@@ -408,11 +413,12 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 	tot->first = UINT64_MAX;
 	int have = 0;
 	for (int r = 0; r < size; r++) {
-		uint64_t v[3];
+		uint64_t v[4];
 		snprintf(p, sizeof(p), "%.4000s/ranks/rank%d.end", tr_g.dir, r);
 		if (read_end(p, v))
 			break;
 		have++;
+		tot->late |= v[3] != 0;
 		tr_defs_unified_widen(r, v[0], v[1]);
 		if (v[0] < tot->first)
 			tot->first = v[0];
@@ -434,14 +440,46 @@ int tr_ar_run_end_last(uint64_t first, uint64_t last, uint64_t events, struct ru
 	return ret;
 }
 
+static const struct tr_helper *tr_merge;   /* tr_archive_prepare_merge */
+
+/* ---- definitions made after MPI_Finalize ----
+ * A rank that opens a file or starts a thread after MPI_Finalize defines
+ * what the unified set lacks (its mapping tables end before them: handles
+ * came out under other names, the thread's location was missing). Its
+ * packed definitions (rank<r>.tdefs) have everything: the last rank makes
+ * the unified archive again from those with tracer-merge, as after a run
+ * without MPI_Finalize, instead of writing it from the unified set. */
+
+int tr_ar_merge_late(void)
+{
+	/* (its files replace the mapping tables written at MPI_Finalize) */
+	return tr_merge && tr_helper_run(tr_merge) >= 0 ? 0 : -1;
+}
+
+static void count_evt(const char *path, const char *name, int type, void *ud)
+{
+	size_t n = strlen(name);
+	(void)path;
+	(void)type;
+	if (n > 4 && !strcmp(name + n - 4, ".evt"))
+		++*(uint32_t *)ud;
+}
+
+uint32_t tr_ar_unified_locations(void)
+{
+	char p[4300];
+	uint32_t n = 0;
+	snprintf(p, sizeof(p), "%.4000s/traces", tr_g.dir);
+	tr_dir_each(p, count_evt, &n);
+	return n;
+}
+
 /* ---- a run that ends without MPI_Finalize: one rank starts the merge ----
  * The command (tracer-merge --wait 30 --ranks P DIR, environment without
  * LD_PRELOAD) is prepared at MPI_Init by wrappers/mpi, so that a rank can
  * start it from the crash path: O_EXCL on ranks/merge.started elects one
  * rank, vfork + execve start the tool detached (setsid), its output goes to
  * ranks/tracer-merge.log. Async-signal-safe. */
-
-static const struct tr_helper *tr_merge;
 
 /* Thread context (allocates): bin/tracer-merge next to lib/libtracer.so,
  * untraced (no LD_PRELOAD), waiting for the other ranks' archives. */
@@ -450,8 +488,8 @@ void tr_archive_prepare_merge(void)
 	static char log[4200], ranks[16], dir[4096];
 	static const char *args[6];
 	static struct tr_helper merge;
-	if (tr_proc.size <= 1)
-		return;
+	if (tr_proc.size < 1)
+		return;   /* (one rank: for definitions after MPI_Finalize, tr_ar_merge_late) */
 	snprintf(dir, sizeof(dir), "%s", tr_g.dir);
 	snprintf(ranks, sizeof(ranks), "%d", tr_proc.size);
 	snprintf(log, sizeof(log), "%.4000s/ranks/tracer-merge.log", dir);

@@ -170,6 +170,11 @@ void tr_defs_write_global(otf2w_gdef_writer *g, int crash)
 		reg_unlock();
 }
 
+/* The definitions of each class when the set to unify was packed:
+ * anything defined after it (a file opened, a thread started after
+ * MPI_Finalize) is not in the unified set (tr_defs_late) */
+static uint32_t packed_n[TR_DEF_NCLASSES];
+
 int tr_defs_pack(void **buf, size_t *len)
 {
 	struct tr_bbuf b = { 0 };
@@ -191,6 +196,8 @@ int tr_defs_pack(void **buf, size_t *len)
 	local_begin(&p);
 	tr_ds_pack(&b, &tr_local);
 	local_end();
+	for (int c = 0; c < TR_DEF_NCLASSES; c++)
+		packed_n[c] = tr_local.n[c];
 	reg_unlock();
 	tr_free(p.locs);
 	if (b.err) {
@@ -199,6 +206,16 @@ int tr_defs_pack(void **buf, size_t *len)
 	}
 	*buf = b.p;
 	*len = b.n;
+	return 0;
+}
+
+int tr_defs_late(void)
+{
+	if (!tr_g.unified)
+		return 0;
+	for (int c = 0; c < TR_DEF_NCLASSES; c++)
+		if (tr_defs_count(c) > packed_n[c])
+			return 1;
 	return 0;
 }
 

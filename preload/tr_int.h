@@ -193,6 +193,9 @@ void tr_defs_provisional_begin(void);
 void tr_defs_provisional_end(void);
 uint64_t tr_defs_version(void);   /* nodes in that map so far (durable.c: snapshot when it grew) */
 uint64_t tr_defs_generation(void);   /* every registry change so far (lock-free read) */
+/* 1: definitions were made after the set was packed for the MPI
+ * unification (after MPI_Finalize): the unified set lacks them */
+int tr_defs_late(void);
 void tr_defs_write_unified(otf2w_gdef_writer *g, void (*each_loc)(uint64_t gid, uint64_t loc, int32_t rank, void *),
 			   void *ud);
 void tr_defs_process_renamed(void);

@@ -531,7 +531,7 @@ void tr_mpi_after_init(void)
 	tr_mpi_self.rank = 0;
 	tr_mpi_self.nb_in = tr_mpi_self.nb_out = -1;
 	tr_mpi_clock_sync();
-	if (!tr_mpi_local_only && size > 1)
+	if (!tr_mpi_local_only)   /* (one rank too: definitions after MPI_Finalize) */
 		tr_archive_prepare_merge();
 	tr_mpi_inited = 1;
 	__atomic_store_n(&tr_mpi_on, 1, __ATOMIC_RELEASE);

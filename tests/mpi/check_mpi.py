@@ -321,6 +321,35 @@ def mode_threads(t, n):
         expect(t.threads[r] >= 3, "rank %d has %d locations, want >= 3" % (r, t.threads[r]))
 
 
+def mode_late(t, n):
+    """mpi_late.c: what a rank defines after MPI_Finalize (its file's I/O
+    handles, a thread) is in the unified archive under its own names: every
+    rank writes only its own /tmp/tracer-late-<pid>-r<rank>.txt, and has a
+    second location whose lock acquisition and stdout write are there (before:
+    the handles came out as other handles, "stdin" and "stdout", and the
+    thread's location was missing)."""
+    import re
+    anchor = os.path.join(ARGS.out, "traces.otf2")
+    files = collections.defaultdict(set)   # rank -> late files its handles name
+    locks = collections.Counter()         # rank -> lock acquisitions off the master
+    with otf2.reader.open(anchor) as tr:
+        for loc, ev in tr.events:
+            m = re.match(r"MPI Rank (\d+)$", loc.group.name)
+            me = int(m.group(1)) if m else None
+            name = type(ev).__name__
+            if name in ("IoCreateHandle", "IoOperationBegin"):
+                m = re.search(r"tracer-late-\d+-r(\d+)\.txt$", ev.handle.file.name if ev.handle.file else "")
+                if m:
+                    files[me].add(int(m.group(1)))
+            elif name == "ThreadAcquireLock" and loc.name != "Master thread":
+                locks[me] += 1
+    for r in range(n):
+        expect(files[r] == {r}, "rank %d: the handles of its late file name the files of ranks %s" %
+               (r, sorted(files[r])))
+        expect(t.threads[r] >= 2, "rank %d has %d locations, want its thread's too" % (r, t.threads[r]))
+        expect(locks[r] == 1, "rank %d: %d lock acquisitions on its late thread, want 1" % (r, locks[r]))
+
+
 def mode_intercomm(anchor, n):
     """python3-otf2 3.0.2 cannot read InterComm: check with otf2-print."""
     p = subprocess.run(["otf2-print", anchor], stdout=subprocess.PIPE, universal_newlines=True)
@@ -535,7 +564,7 @@ def mode_hpcc(t, n):
         print("hpcc: %s" % (m.group(0) if m else k + " missing"))
 
 
-MODES = {"hpcc": mode_hpcc, "poll": mode_poll, "vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None, "foreign": None}
+MODES = {"late": mode_late, "hpcc": mode_hpcc, "poll": mode_poll, "vite": mode_vite, "mpi4py": mode_mpi4py, "fortran": mode_fortran, "intercomm": None, "p2p": mode_p2p, "coll": mode_coll, "rma": mode_rma, "threads": mode_threads, "abort": None, "crash": None, "partial": None, "foreign": None}
 
 
 def mode_partial(args, p):
