@@ -307,6 +307,7 @@ static const char *set_pthread(const char *v) { return tr_cfg_parse_bool(v, &tr_
 static const char *set_mpi(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.mpi) ? BOOL_TEXT : NULL; }
 static const char *set_openmp(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.openmp) ? BOOL_TEXT : NULL; }
 static const char *set_io(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.io) ? BOOL_TEXT : NULL; }
+static const char *set_callers(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.callers) ? BOOL_TEXT : NULL; }
 
 static const char *set_clock(const char *v)
 {
@@ -396,6 +397,7 @@ static const struct {
 	{ "TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic" },
 	{ "TRACER_SAMPLING", set_sampling, "off" },
 	{ "TRACER_SAMPLING_DEPTH", set_sampling_depth, "64" },
+	{ "TRACER_CALLERS", set_callers, "off" },
 	{ "TRACER_METRICS", set_metrics, "none" },
 	{ "TRACER_DETAILED_STATES", set_detailed_states, "0" },
 	{ "TRACER_TEST_CLOCK_SKEW", set_test_clock_skew, "0" },

@@ -53,6 +53,7 @@ struct tr_config {
 	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off); events for cycles@N */
 	uint32_t sampling_event;       /* TR_SMP_EVENT_*: TRACER_SAMPLING=cycles@N, instructions@N */
 	uint32_t sampling_depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
+	int callers;                   /* TRACER_CALLERS (default 0): calling contexts of the traced calls */
 	char metrics[1024];            /* TRACER_METRICS ("" = none) */
 	/* wrappers/vt */
 	int detailed_states;           /* TRACER_DETAILED_STATES (default 0) */

@@ -53,6 +53,7 @@ struct smp_node *tr_smp_nodes;
 uint32_t tr_smp_nnodes;
 uint32_t tr_smp_node_cap;
 volatile int tr_smp_enabled;
+int tr_smp_callers_only;
 
 TR_TLS struct smp_thread *tr_smp_tls;
 uint32_t tr_smp_ig = SMP_UNDEF;
@@ -470,7 +471,8 @@ void tr_smp_thread_init(struct tr_thread *t)
 	tr_smp_tls = s;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->active = 1;
-	tr_smp_timer_start(s);
+	if (!tr_smp_callers_only)
+		tr_smp_timer_start(s);
 	tr_smp_objects_refresh();
 	t->guard--;
 }

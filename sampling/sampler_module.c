@@ -29,7 +29,7 @@ static atomic_int smp_yielded;
 
 void tr_smp_yield_sigprof(const char *what)
 {
-	if (!tr_smp_enabled || atomic_exchange(&smp_yielded, 1))
+	if (!tr_smp_enabled || tr_smp_callers_only || atomic_exchange(&smp_yielded, 1))
 		return;
 	tr_smp_enabled = 0;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
@@ -78,12 +78,14 @@ static void smp_on_sigaction(int sig, const void *act)
 
 static void smp_init(void)
 {
-	if (!tr_cfg.sampling_period_ns)
+	int sampling = tr_cfg.sampling_period_ns != 0;
+	if (!sampling && !tr_cfg.callers)
 		return;
+	const char *why = sampling ? "TRACER_SAMPLING" : "TRACER_CALLERS";
 	uint64_t ns = tr_cfg.sampling_period_ns;
 	if (ns < 10000 && !tr_cfg.sampling_event)
 		ns = 10000;   /* perf's software events have no shorter period either */
-	if (!smp_unwind_load("TRACER_SAMPLING") || !smp_dw_load("TRACER_SAMPLING"))
+	if (!smp_unwind_load(why) || !smp_dw_load(why))
 		return;
 	tr_smp_hash_mask = (1u << SMP_HASH_BITS) - 1;
 
@@ -98,6 +100,15 @@ static void smp_init(void)
 	/* libunwind: per-thread caches are what a signal handler may use */
 	smp_unw->unw_set_caching_policy(*smp_unw->unw_local_addr_space, UNW_CACHE_PER_THREAD);
 	tr_smp_objects_init();
+	if (!sampling) {
+		/* TRACER_CALLERS alone: the tree and the unwinding of every
+		 * traced call, no signal, no timer */
+		tr_smp_callers_only = 1;
+		tr_smp_enabled = 1;
+		tr_log_debug("callers: calling contexts of the traced calls, depth %u",
+			     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
+		return;
+	}
 
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -253,7 +264,7 @@ static void smp_fini(void)
 	}
 	char rate[400] = "";
 	smp_rate_report(rate, sizeof(rate));
-	if (was || tot[0]) {
+	if ((was || tot[0]) && !tr_smp_callers_only) {
 		/* MPI: one line for the run, from rank 0 (every rank's figures
 		 * are in the archive: SAMPLING:: location properties) */
 		int mpi = tr_proc.rank >= 0;
@@ -398,7 +409,9 @@ static void smp_sym_main(void)
 /* TRACER_DURABLE tick (tracer-io): a cue for the symbol thread, nothing slow. */
 static void smp_durable_tick(void)
 {
-	if (!tr_smp_nodes || tr_smp_frozen)
+	/* (TRACER_CALLERS alone: the ticks run on the program's threads, no
+	 * thread of ours reads symbols; the snapshots carry placeholders) */
+	if (!tr_smp_nodes || tr_smp_frozen || tr_smp_callers_only)
 		return;
 	if (!smp_sym_state)
 		smp_sym_state = tr_io_spawn(smp_sym_main, "tracer-sym") == 0 ? 1 : -1;
@@ -439,7 +452,7 @@ __attribute__((constructor(210))) static void smp_register(void)
 {
 	/* The calling-context record override only when sampling is asked for:
 	 * tr_cfg is parsed by preload/'s constructor (priority < 200). */
-	if (tr_cfg.sampling_period_ns) {
+	if (tr_cfg.sampling_period_ns || tr_cfg.callers) {
 		smp_module.write_enter = tr_smp_write_enter;
 		smp_module.write_leave = tr_smp_write_leave;
 	}

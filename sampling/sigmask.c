@@ -33,7 +33,7 @@ static uint64_t smk_filtered;
 /* The set to pass on: without SIGPROF when the program would block it. */
 static inline const sigset_t *smk_filter(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || !tr_smp_enabled || how == SIG_UNBLOCK || !sigismember(set, SIGPROF))
+	if (!set || !tr_smp_enabled || tr_smp_callers_only || how == SIG_UNBLOCK || !sigismember(set, SIGPROF))
 		return set;
 	/* called on behalf of the tracer: libunwind blocks every signal
 	 * around its locked slow path (a SIGPROF there would deadlock on its

@@ -147,6 +147,9 @@ void tr_smp_yield_sigprof(const char *what);
 /* Write the samples queued before `time` (thread context). */
 void tr_smp_drain_before(struct tr_thread *t, uint64_t time);
 extern volatile int tr_smp_enabled;
+/* TRACER_CALLERS without TRACER_SAMPLING: the calling contexts of the
+ * traced calls only (write_enter unwinds), no SIGPROF, no timers */
+extern int tr_smp_callers_only;
 /* 1 while the calling thread runs the tracer (guard held) or the sampler's
  * handler or libunwind for it. Async-signal-safe. */
 int tr_smp_in_tracer(void);

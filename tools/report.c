@@ -360,7 +360,7 @@ static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t, int
 	if (L->depth)
 		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
-	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0, counted };
+	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0, counted, UNDEF32 };
 	L->active[ri]++;
 	L->reg[ri].calls += (uint64_t)counted;
 }
@@ -387,6 +387,8 @@ static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 		}
 	}
 	if (f->counted) {
+		if (f->cc != UNDEF32)
+			rep_caller_add(r, f->ri, f->cc, d);
 		s->sum += d;
 		if (s->done++ == 0 || d < s->min)
 			s->min = d;
@@ -547,8 +549,10 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			continue;
 		case OTF2R_EVT_CALLING_CONTEXT_ENTER:
 			ri = cc_region(r, ev.u.calling_context_enter.calling_context);
-			if (ri != UNDEF32)
+			if (ri != UNDEF32) {
 				enter(r, L, ri, tc, in);
+				L->stack[L->depth - 1].cc = ev.u.calling_context_enter.calling_context;
+			}
 			continue;
 		case OTF2R_EVT_CALLING_CONTEXT_LEAVE:
 			ri = cc_region(r, ev.u.calling_context_leave.calling_context);
@@ -690,6 +694,7 @@ void rep_free(struct rep *r)
 	free(r->cc_parent);
 	free(r->cc_scl);
 	free(r->cc_samples);
+	free(r->callers);
 	free(r->coll_count);
 	free(r->coll_time);
 	free(r->coll_calls);

@@ -26,6 +26,7 @@ struct rep_frame {
 	uint64_t enter, child;
 	size_t bsend;           /* blocking send in this call: index + 1 into rep.bsend, 0 none */
 	int counted;            /* entered inside the time window (a call of the report) */
+	uint32_t cc;            /* its calling context (CallingContextEnter), UINT32_MAX none */
 };
 
 /* What the report (or the export) covers: --from/--to, a time window of
@@ -120,6 +121,17 @@ struct rep_waiter {
 	uint64_t wait;
 };
 
+/* The calls of region ri made by one calling function (region fn) at one
+ * line (SourceCodeLocation scl) (report_callers.c). */
+struct rep_caller {
+	uint32_t ri, fn, scl;
+	uint64_t calls, time, max;
+};
+void rep_caller_add(struct rep *r, uint32_t ri, uint32_t cc, uint64_t d);
+void rep_text_callers(const struct rep *r, size_t limit, FILE *f);
+void rep_json_callers(const struct rep *r, FILE *f);
+void rep_html_callers(const struct rep *r, size_t limit, FILE *f);
+
 struct rep_lock {
 	size_t group;
 	uint32_t id;
@@ -189,6 +201,8 @@ struct rep {
 	uint32_t *cc_parent;             /* cc id, UINT32_MAX root */
 	uint32_t *cc_scl;                /* SourceCodeLocation id */
 	uint64_t *cc_samples;            /* CallingContextSample per leaf context */
+	struct rep_caller *callers;      /* open addressing on (region, caller) */
+	size_t ncallers, capcallers;
 	uint64_t samples;
 	/* MPI collectives per communicator id (dense, < ncomm): operations
 	 * (MpiCollectiveEnd records) and time from their Begin */

@@ -415,6 +415,7 @@ out:
 
 static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 {
+	rep_html_callers(r, o->limit, f);
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {

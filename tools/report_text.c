@@ -368,6 +368,8 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			rep_ms(r, L->late_bcast), rep_ms(r, L->early_reduce));
 	}
 
+	rep_text_callers(r, o->limit, f);
+
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
@@ -466,6 +468,7 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 	for (size_t i = 0; i < r->nregions; i++)
 		st[i] = rep_total(r, i, -1);
 	json_regions(f, r, o, st, order);
+	rep_json_callers(r, f);
 	if (r->windowed)
 		fprintf(f, ",\"window\":{\"from\":%" PRIu64 ",\"to\":%" PRIu64 "}", r->win_from,
 			r->win_to == UINT64_MAX ? r->last + 1 : r->win_to);
