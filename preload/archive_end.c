@@ -186,7 +186,9 @@ static void write_program_end(int status, int have_status, int crash)
 	uint64_t now = tr_time();
 	tr_thread_close_open_regions(m, now);
 	uint64_t last = otf2w_evt_writer_last_time(m->w);
-	otf2w_status st = otf2w_evt_program_end(m->w, NULL, now > last ? now : last, status);
+	/* what the parent sees: the low 8 bits of exit's value (exit(-61) is
+	 * 195 to its waiter; a signal death is 128 + signal already) */
+	otf2w_status st = otf2w_evt_program_end(m->w, NULL, now > last ? now : last, status & 0xff);
 	if (st != OTF2W_OK && st != OTF2W_E_STOPPED)   /* stopped (a full disk): counted as dropped */
 		tr_log_sigsafe("error: ProgramEnd not written: %s", otf2w_status_str(st));
 }

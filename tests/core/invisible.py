@@ -156,17 +156,20 @@ def case_seccomp_die():
 
 
 def case_exit_group():
-    d = fresh('exit_group')
-    out = os.path.join(d, 'trace')
-    base = rc.run_untraced([PROG, 'exit-group', '5'], timeout=60)
-    r = subprocess.run([TRACER_RUN, '-q', '--lib', LIB, '-o', out, PROG, 'exit-group', '5'], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, universal_newlines=True, timeout=60, env=rc.clean_env())
-    ck.expect(base.returncode == 5 and r.returncode == 5, 'exit status %d untraced, %d traced' %
-              (base.returncode, r.returncode))
-    ck.expect(r.stdout == base.stdout, 'stdout %r, untraced %r' % (r.stdout, base.stdout))
-    ck.expect(r.stderr == '', 'tracer-run -q: stderr %r' % r.stderr)
-    read_back(out, 5)
-    print('ok exit_group: exit 5, nothing on stderr, ProgramEnd 5')
+    """syscall(SYS_exit_group, n), and exit(n) of a value outside 0..255:
+    ProgramEnd has the status the parent sees (exit(-61): 195; before: -61)"""
+    for how, n, want in (('exit-group', '5', 5), ('exit-group', '-61', 195), ('exit', '-61', 195)):
+        d = fresh('exit_group')
+        out = os.path.join(d, 'trace')
+        base = rc.run_untraced([PROG, how, n], timeout=60)
+        r = subprocess.run([TRACER_RUN, '-q', '--lib', LIB, '-o', out, PROG, how, n], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, timeout=60, env=rc.clean_env())
+        ck.expect(base.returncode == want and r.returncode == want, '%s %s: exit status %d untraced, %d traced' %
+                  (how, n, base.returncode, r.returncode))
+        ck.expect(r.stdout == base.stdout, 'stdout %r, untraced %r' % (r.stdout, base.stdout))
+        ck.expect(r.stderr == '', 'tracer-run -q: stderr %r' % r.stderr)
+        read_back(out, want)
+        print('ok exit_group: %s %s: exit %d, nothing on stderr, ProgramEnd %d' % (how, n, want, want))
 
 
 def case_chromium():

@@ -12,6 +12,7 @@
  *   sandbox_prog seccomp-die      KILL_PROCESS filter, then a forbidden call
  *                                 (getppid): the program dies by SIGSYS
  *   sandbox_prog exit-group N     a locked counter, then syscall(SYS_exit_group, N)
+ *   sandbox_prog exit N           a locked counter, then exit(N)
  *   sandbox_prog raw-clone DIR    syscall(SYS_clone, SIGCHLD, 0): the child
  *                                 writes DIR/child.txt (open, write, close)
  *                                 and locks a mutex 1000 times; the parent
@@ -150,6 +151,11 @@ int main(int argc, char **argv)
 		fflush(stdout);
 		syscall(SYS_exit_group, atoi(argv[2]));
 		return 4;
+	}
+	if (!strcmp(m, "exit") && argc > 2) {
+		work(1000);
+		printf("exit %s after %ld\n", argv[2], counter);
+		exit(atoi(argv[2]));
 	}
 	if (!strcmp(m, "raw-clone") && argc > 2) {
 		long pid = syscall(SYS_clone, (long)SIGCHLD, 0L, 0L, 0L, 0L);
