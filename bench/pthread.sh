@@ -17,7 +17,7 @@
 # the thread). Last line: the traced thread's user + system ns per call
 # with TRACER_DURABLE=on (what the default is). Before it: the
 # whole process's user + system time (every thread, and the short-lived
-# file children of preload/fdtable.c, through GNU time) traced with default
+# file children of preload/core/fdtable.c, through GNU time) traced with default
 # settings minus untraced, per call ("pthread whole-process cpu ns per
 # call"; issue target <= 20). Before that, when
 # valgrind is installed, the instructions per traced pair (callgrind, runs of

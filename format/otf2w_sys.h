@@ -7,9 +7,9 @@
  *
  * Whoever embeds the writer defines otf2w_sys and fills it before the first
  * archive is opened:
- *   - libtracer.so (preload/real.c): the real C library functions of its
+ *   - libtracer.so (preload/core/real.c): the real C library functions of its
  *     one table (never its own interposed open, close, ...: the tracer's
- *     files are not the program's I/O) and its private heap (preload/mem.c:
+ *     files are not the program's I/O) and its private heap (preload/core/mem.c:
  *     the program's allocator never sees the tracer's memory);
  *   - a program of its own (the tools, the tests, the benchmarks) links
  *     otf2w_libc (format/sys_libc.c): the C library's functions.

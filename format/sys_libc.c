@@ -2,7 +2,7 @@
 /*
  * sys_libc.c - otf2w_sys for a program of its own (the tools, the tests,
  * the benchmarks; library otf2w_libc): the C library's functions.
- * libtracer.so never links this: it defines otf2w_sys itself (preload/real.c).
+ * libtracer.so never links this: it defines otf2w_sys itself (preload/core/real.c).
  */
 #define _GNU_SOURCE
 #include "otf2w_sys.h"

@@ -82,7 +82,7 @@ TR_EXPORT int sigsuspend(const sigset_t *mask)
 {
 	/* the thread blocks until a signal (dash's `wait` for its jobs:
 	 * WNOHANG, then sigsuspend): what it recorded is published first
-	 * (TRACER_DURABLE), as before the process waits (preload/procwait.c) */
+	 * (TRACER_DURABLE), as before the process waits (preload/core/procwait.c) */
 	if (tr_tls_self)
 		tr_durable_idle_often(tr_tls_self);
 	sigset_t c;

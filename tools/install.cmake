@@ -3,7 +3,7 @@
 #   BINDIR      tracer, tracer-run, tracer-merge, tracer-mpirun
 #   LIBDIR      libtracer.so (the commands find it by TR_BIN_TO_LIB, it finds
 #               them by TR_LIB_TO_BIN: any prefix, no environment variable)
-#   INCLUDEDIR  VT.h (wrappers/vt.cmake); LIBDIR/pkgconfig/tracer.pc
+#   INCLUDEDIR  VT.h (wrappers/vt/vt.cmake); LIBDIR/pkgconfig/tracer.pc
 #   MANDIR/man1 one page per command, made by help2man from its --help
 #   DOCDIR      README.md, docs/*.md, copyright
 install(TARGETS tracer_cmd tracer-run tracer-merge RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

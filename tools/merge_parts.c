@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include "merge_int.h"
 #include "recover_int.h"   /* take_cu */
-#include "../preload/tree_files.h"
+#include "../preload/tree/tree_files.h"
 
 /* The archive name of part r: <pfx><r>, or for a rank whose MPI process
  * was started by the rank's first process (a wrapper script that did not
@@ -41,7 +41,7 @@ const char *part(int r)
 
 /* The file <loc>.<ext> of part r: in its directory, or (the parts of a
  * process tree other than its root) in DIR/procs/parts, the one directory
- * of their event and local definition files (preload/archive.c). */
+ * of their event and local definition files (preload/archive/archive.c). */
 const char *part_file(int r, uint64_t loc, const char *ext, char *out, size_t n)
 {
 	snprintf(out, n, "%.4000s/%s/%llu.%s", rdir, part(r), (unsigned long long)loc, ext);

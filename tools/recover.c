@@ -3,7 +3,7 @@
  * recover.c - `tracer recover DIR`: the archive of a process traced with
  * TRACER_DURABLE that was killed before it could write it (SIGKILL, the
  * OOM killer, a batch system's time limit), from what it left on disk
- * (preload/durable.c):
+ * (preload/archive/durable.c):
  *   NAME.durable             committed position of every location
  *   NAME.recovery.otf2/.def  the definitions (a complete archive without events)
  *   NAME/<loc>.evt           event files written through shared mappings
@@ -16,7 +16,7 @@
  * anchor NAME.otf2 (last: a reader never sees a half-recovered archive).
  * The anchor property TRACER::RUN_END says the run was killed.
  * DIR may be the archive directory, an MPI run's (DIR/ranks/rank<r>.*) or
- * a process tree's (DIR/procs/proc<N>.*, preload/proctree.c). A part of a
+ * a process tree's (DIR/procs/proc<N>.*, preload/tree/proctree.c). A part of a
  * run (rank or process image) also gets its packed definitions
  * (NAME.tdefs, saved at the ticks) brought up to the recovered events (last
  * time, events per location) and NAME.end ("events locations killed"), so
@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "recover.h"
-#include "../preload/tree_files.h"
+#include "../preload/tree/tree_files.h"
 #include "recover_int.h"
 
 int read_full(int fd, void *p, size_t n, off_t off)
@@ -72,7 +72,7 @@ static int pid_alive(uint64_t pid)
 }
 
 /* The files of the parts of a process tree other than the root: D/parts/
- * <location>.<ext>, location = part << 32 | thread (preload/archive.c): fn
+ * <location>.<ext>, location = part << 32 | thread (preload/archive/archive.c): fn
  * gets each one's path, name and location. */
 void tr_parts_each(const char *d, void (*fn)(const char *path, const char *name, uint64_t loc, void *ud), void *ud)
 {

@@ -89,7 +89,7 @@ int has_suffix(const char *s, const char *sfx)
 
 /* Recovered locations of one archive (for its packed definitions). */
 
-/* A part's packed local definitions NAME.tdefs (preload/defs_pack.c,
+/* A part's packed local definitions NAME.tdefs (preload/defs/defs_pack.c,
  * tr_ds_pack: magic "TRDF", version 3, then the one process: rank, pid,
  * host, group name, creator (5 x 4 bytes), first time, last time,
  * resolution, realtime (4 x 8), nlocs (4), per location id (8), name (4),
@@ -180,7 +180,7 @@ void unlink_own(const char *d, const char *name, const char *sfx)
 
 /* The definitions snapshot is replaced by writing NAME.recovery.new whole
  * (its anchor last), then renaming it over NAME.recovery file by file, the
- * anchor last (preload/durable.c, write_snapshot). A kill between the two:
+ * anchor last (preload/archive/durable.c, write_snapshot). A kill between the two:
  * with NAME.recovery.new.otf2 the new snapshot is whole and its renames are
  * finished here; without it, the new one was cut and goes (the previous
  * snapshot is whole). */

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "../preload/durable_index.h"
+#include "../preload/archive/durable_index.h"
 
 #define HDR 18   /* an OTF2 chunk's header (otf2-format.md) */
 

@@ -13,7 +13,7 @@
  * exists already.
  *
  * DIR/ranks holds, per rank r, rank<r>.otf2 + rank<r>/ (a standalone archive) and
- * rank<r>.tdefs (the rank's packed local definitions, preload/defs_pack.c). The
+ * rank<r>.tdefs (the rank's packed local definitions, preload/defs/defs_pack.c). The
  * tool does offline what rank 0 does at MPI_Finalize, with the same code:
  * tr_defs_merge unifies the packed sets by content, tr_defs_map_buf gives
  * each rank's local -> unified maps, and our own writer (format/, otf2w)
@@ -22,10 +22,10 @@
  * are hard-linked (or copied) to DIR/traces/<id>.evt (sequential ids, as the
  * online unification numbers them). The per-rank archives
  * stay readable. No libotf2: the definition code of the core that knows no
- * process (preload/defset.c, defs_write.c, defs_pack.c, defs_unify.c:
+ * process (preload/defs/defset.c, defs_write.c, defs_pack.c, defs_unify.c:
  * tr_defs.h) is compiled into this tool.
  *
- * Process trees (TRACER_TREE=one, preload/proctree.c): DIR/procs holds
+ * Process trees (TRACER_TREE=one, preload/tree/proctree.c): DIR/procs holds
  * proc<N>/ + proc<N>.tdefs (chunk sizes included; a process that ended
  * appended "#tracer-end events locations") or proc<N>.end per process image
  * (merge_parts.c reads the parts), proc0.otf2 too (the root: standalone); the same merge makes DIR/traces.otf2 (run again, it
@@ -58,7 +58,7 @@
 #include "fsutil.h"
 #include "recover.h"
 #include "tr_defs.h"
-#include "../preload/tree_files.h"
+#include "../preload/tree/tree_files.h"
 #include "merge_int.h"
 
 /* Errors of the definition code (tr_defs_set_error_log). */

@@ -16,7 +16,7 @@ and asserted: exported == marked (nothing exported unmarked: no weak or
 default-visibility leak; nothing marked that does not reach the library),
 and every marked name is interposed (a dynamic symbol of a library a program
 links: libc, libm, MPI C/Fortran, libgomp, the Argobots stand-in) or public
-API (wrappers/VT.h and its Fortran spellings, the OMPT tool entry point).
+API (wrappers/vt/VT.h and its Fortran spellings, the OMPT tool entry point).
 Never a name with an internal prefix.
 
 usage: exports.py LIBTRACER BUILD_DIR SOURCE_DIR [LIBRARY...]
@@ -132,10 +132,10 @@ def marked_names(build, src):
 
 
 def public_api(src, marked):
-    """The VT API: the functions of wrappers/VT.h and their Fortran bindings
-    (the names wrappers/vt_fortran.c exports, ITC routine names), and the
+    """The VT API: the functions of wrappers/vt/VT.h and their Fortran bindings
+    (the names wrappers/vt/vt_fortran.c exports, ITC routine names), and the
     OMPT tool entry point."""
-    with open(os.path.join(src, "wrappers", "VT.h")) as f:
+    with open(os.path.join(src, "wrappers", "vt", "VT.h")) as f:
         vt = set(re.findall(r"\b(VT_\w+)\s*\(", f.read()))
     vtf = {n for n, where in marked.items() if where == "vt_fortran.c"}
     return vt | vtf | TOOL_ENTRY

@@ -7,13 +7,19 @@ whom"), checked on every source file of the layers:
 - preload/ includes no header of wrappers/ or sampling/ (it calls them
   through struct tr_module hooks only);
 - wrappers/ and sampling/ include nothing of each other, and of preload/
-  only its public headers (tracer.h and the topic headers it is made of);
+  only its public headers (core/'s tracer.h and the topic headers it is
+  made of);
+- a wrapper family (wrappers/<family>/) includes no header of another
+  family, but for the one declared exception: MPI-IO (wrappers/mpi/)
+  records its handles with the I/O family's functions (io/io_int.h);
 - tools/ include of preload/ only the process-free headers (tr_defs.h,
-  fsutil.h, durable_index.h) and of format/ its public ones;
-- the private headers stay in their files: tr_int.h and proctree.h in
-  preload/, archive_int.h in the four archive files, defs_int.h and
-  defset.h in the definition files, <x>_int.h of wrappers/, sampling/ and
-  format/ in their own folder, tools' recover_int.h in tools/.
+  fsutil.h, durable_index.h, tree_files.h) and of format/ its public ones;
+- the private headers stay in their folders: tr_int.h in preload/,
+  defs_int.h and defset.h in preload/defs/, archive_int.h in the archive
+  files of preload/archive/, proctree_int.h and proctree.h in
+  preload/tree/ (proctree.h: and the core files that name a process's
+  part), <x>_int.h of wrappers/, sampling/ and format/ in their own folder,
+  tools' recover_int.h in tools/.
 Headers are found by name in the source tree (generated ones by the list
 below). A rule broken: one line per include, exit 1.
 """
@@ -22,35 +28,60 @@ import re
 import sys
 
 LAYERS = ('format', 'preload', 'wrappers', 'sampling', 'tools')
-GENERATED = {'otf2w_records.h': 'format', 'otf2r_records.h': 'format', 'defs_gen.h': 'preload',
-             'mpi_gen.h': 'wrappers', 'mpi_disp.h': 'wrappers'}
+GENERATED = {'otf2w_records.h': ('format', ''), 'otf2r_records.h': ('format', ''), 'defs_gen.h': ('preload', 'defs'),
+             'mpi_gen.h': ('wrappers', 'mpi'), 'mpi_disp.h': ('wrappers', 'mpi')}
 CORE_PUBLIC = {'tracer.h', 'tr_config.h', 'tr_thread.h', 'tr_event.h', 'tr_module.h', 'tr_registry.h',
-               'tr_process.h', 'tr_real.h'}
+               'tr_process.h', 'tr_real.h', 'tr_defs.h'}
 CORE_PROCESS_FREE = {'tr_defs.h', 'fsutil.h', 'durable_index.h', 'tree_files.h'}
 FORMAT_PUBLIC = {'otf2w.h', 'otf2r.h', 'otf2w_stage.h', 'otf2w_sys.h', 'otf2w_enums.h', 'otf2w_records.h',
                  'otf2r_records.h', 'otf2w_fast.h'}
-DEF_FILES = re.compile(r'preload/(defs[a-z_]*|defset)\.[ch]$')
-ARCHIVE_FILES = re.compile(r'preload/archive[a-z_]*\.[ch]$')
+ARCHIVE_FILES = re.compile(r'preload/archive/archive[a-z_]*\.[ch]$')
+# proctree.h: the process tree's state, also read by the core files that
+# name a process's part (archive, definitions, threads, signals, sandboxes)
+PROCTREE_USERS = re.compile(r'preload/(tree|archive)/|preload/defs/defs(_local)?\.c$|'
+                            r'preload/core/(thread|sandbox|init)\.c$')
+# wrappers/ family -> the other families' headers it may include
+FAMILY_EXCEPTIONS = {('mpi', 'io_int.h')}
 
 
 def headers(src):
-    """header name -> layer folder"""
+    """header name -> (layer folder, its subfolder or '')"""
     where = dict(GENERATED)
     for layer in LAYERS:
-        for root, _, files in os.walk(os.path.join(src, layer)):
+        top = os.path.join(src, layer)
+        for root, _, files in os.walk(top):
+            rel = os.path.relpath(root, top)
+            sub = '' if rel == '.' else rel.split(os.sep)[0]
             for f in files:
                 if f.endswith('.h'):
-                    where.setdefault(f, layer)
+                    where.setdefault(f, (layer, sub))
     return where
 
 
-def allowed(path, layer, name, hl):
-    """None if path (layer/file) may include name (of layer hl), else why not"""
-    if hl is None or hl == layer:
-        if hl == 'preload' and name in ('defs_int.h', 'defset.h') and not DEF_FILES.search(path):
-            return 'defs_int.h and defset.h are the definition files\' own'
-        if hl == 'preload' and name == 'archive_int.h' and not ARCHIVE_FILES.search(path):
-            return 'archive_int.h is the archive files\' own'
+def subfolder(path):
+    parts = path.split('/')
+    return parts[1] if len(parts) > 2 else ''
+
+
+def allowed(path, layer, name, at):
+    """None if path (layer/[sub/]file) may include name (at: (layer, sub) of
+    the header), else why not"""
+    if at is None:
+        return None
+    hl, hsub = at
+    if hl == layer:
+        sub = subfolder(path)
+        if hl == 'preload':
+            if name == 'archive_int.h' and not ARCHIVE_FILES.search(path):
+                return "archive_int.h is the archive files' own (preload/archive/archive*.c)"
+            if name in ('defs_int.h', 'defset.h') and sub != 'defs':
+                return "%s is preload/defs/'s own" % name
+            if name == 'proctree_int.h' and sub != 'tree':
+                return "proctree_int.h is preload/tree/'s own"
+            if name == 'proctree.h' and not PROCTREE_USERS.search(path):
+                return 'proctree.h: the process tree and the core files that name a part'
+        if hl == 'wrappers' and hsub and sub != hsub and (sub, name) not in FAMILY_EXCEPTIONS:
+            return 'a header of the %s family (wrappers/%s/): families include only their own' % (hsub, hsub)
         return None
     if name.endswith('_int.h') or name in ('smp_sampler.h', 'proctree.h', 'defset.h'):
         return 'a private header of %s/' % hl

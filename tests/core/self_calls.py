@@ -5,14 +5,14 @@ allocates from the program's allocator, and has no jump slot to itself.
 
 The library exports the C library functions it interposes (open, close,
 sigprocmask, waitpid, execve, ...). Its own code calls the real ones through
-one table (preload/tr_real.h: tr_real.<fn>), format/'s system layer
+one table (preload/core/tr_real.h: tr_real.<fn>), format/'s system layer
 (otf2w_sys) or the raw system call (tr_syscall); its memory comes from its
-heap (tr_malloc & co., preload/mem.c). Checked on what the linker sees:
+heap (tr_malloc & co., preload/core/mem.c). Checked on what the linker sees:
 
  objects   every object linked into libtracer.so (the layers' object files,
            the members of libotf2w.a, the prebuilt MPI layers): no undefined
            reference to a function the library exports, other than its own
-           API (the functions wrappers/VT.h declares: the Fortran bindings
+           API (the functions wrappers/vt/VT.h declares: the Fortran bindings
            call the C API); no reference to malloc & co. but from mem.c
  library   objdump -R: no JUMP_SLOT or GLOB_DAT relocation against a function
            the library exports (-Bsymbolic-functions binds its own names)

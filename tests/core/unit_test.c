@@ -4,7 +4,7 @@
  * objects of tr_preload; tr_tool_mode keeps the constructor from tracing
  * the test runner): option parsers, registry deduplication and dense ids,
  * pack / merge / install round trips. Memory the core hands out is its
- * heap's (tr_free, preload/tr_real.h), never the C library's.
+ * heap's (tr_free, preload/core/tr_real.h), never the C library's.
  */
 #include <criterion/criterion.h>
 #include <stdlib.h>

@@ -116,7 +116,7 @@ def fd_race():
 # 256K, the smallest chunk: fewer events than 1M chunks need still fill several chunks per location
 def stable(look):
     """The processes look() lists in 5 looks 20 ms apart: not the tracer's
-    short-lived file children (preload/fdtable.c: a clone child lives ~0.1 ms
+    short-lived file children (preload/core/fdtable.c: a clone child lives ~0.1 ms
     while a traced thread maps its next window or ticks; it has the
     program's command line)."""
     seen = set(look())

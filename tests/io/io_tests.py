@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""tests/io: POSIX and stdio I/O as OTF2 Io records (wrappers/io*.c).
+"""tests/io: POSIX and stdio I/O as OTF2 Io records (wrappers/io/).
 
 Every case runs a program untraced and traced (LD_PRELOAD) in fresh
 directories and requires identical stdout, stderr (less `tracer:` lines),

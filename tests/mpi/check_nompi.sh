@@ -1,9 +1,9 @@
 #!/bin/sh
 # libtracer.so must not depend on libmpi and must trace non-MPI programs:
 # no PMPI_* / ompi_* reference at all (looked up at run time by
-# wrappers/mpi_abi.c, so a libmpi opened later with dlopen is found too);
+# wrappers/mpi/mpi_abi.c, so a libmpi opened later with dlopen is found too);
 # the remaining Fortran sentinels are weak.
-# Also: every function of wrappers/mpi.spec is exported (generated or
+# Also: every function of wrappers/mpi/mpi.spec is exported (generated or
 # written by hand).
 # usage: check_nompi.sh LIB PROG OUTDIR SPEC
 set -u

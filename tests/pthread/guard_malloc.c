@@ -2,7 +2,7 @@
 /*
  * guard_malloc.c - a program allocator that aborts when libtracer.so calls
  * it directly. Preloaded next to the tracer (tests/pthread, alloc variants):
- * the tracer's own memory must come from its own heap (preload/mem.c), never
+ * the tracer's own memory must come from its own heap (preload/core/mem.c), never
  * from the program's allocator, which may be inside a wrapped call on the
  * same thread (jemalloc's locks go through pthread_mutex_lock).
  * Forwards to glibc's __libc_* entry points.

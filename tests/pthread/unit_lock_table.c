@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * unit_lock_table.c - criterion tests of wrappers/pthread_lock.c (lock
+ * unit_lock_table.c - criterion tests of wrappers/pthread/pthread_lock.c (lock
  * address -> stable dense id), linked directly (no preloading).
  */
 #include <criterion/criterion.h>

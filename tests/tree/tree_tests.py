@@ -76,7 +76,7 @@ def groups_of(anchor):
 
 
 def parts_records(procs):
-    """{(part, kind): payload} of DIR/procs/parts.tdefs (preload/tree_files.h:
+    """{(part, kind): payload} of DIR/procs/parts.tdefs (preload/tree/tree_files.h:
     "TRPART1 <part> <kind> <len>\\n" <len bytes> "\\n", the last of a kind
     wins); a record that is not whole fails the test (no process was cut)."""
     out = {}

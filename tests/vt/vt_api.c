@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * vt_api.c - uses every VT function libtracer.so implements. Compiled only
- * with wrappers/VT.h and linked against libtracer.so (or run with it
+ * with wrappers/vt/VT.h and linked against libtracer.so (or run with it
  * preloaded). Checks the return codes itself (exit 1 on a mismatch) and
  * prints what check_vt.py compares with the archive.
  */
