@@ -4,7 +4,7 @@
  * pointers; MPICH and its derivatives: handles are ints), both linked into
  * libtracer.so (docs/mpi.md "One library for Open MPI and MPICH").
  *
- * Each ABI's objects (wrappers/mpi/*.c compiled against that MPI's mpi.h)
+ * Each ABI's objects (the files of wrappers/mpi/ compiled against that MPI's mpi.h)
  * are joined into one object in which every symbol is local except its
  * entry points, renamed tr_mpix_<abi>_<name>, and its descriptor
  * tr_mpi_abi_<abi> (scripts/gen-mpi-wrappers --link). The names the program

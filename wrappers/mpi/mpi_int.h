@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * mpi_int.h - internals shared by the MPI wrappers (wrappers/mpi/*.c and the
+ * mpi_int.h - internals shared by the MPI wrappers (the files of wrappers/mpi/ and the
  * generated mpi_gen.c). Not a public header.
  *
  * libtracer.so must load in programs without MPI: it is compiled against
