@@ -501,7 +501,9 @@ static int members_end(int crash, const char *end, size_t k, uint64_t events, ui
 	 * goes (the last member unifies with it) */
 	int others = 0;
 	if (tr_tree.part == 0 && !crash)
-		others = others_exist() || count_alive(tr_tree_dir) > 1;   /* (its own live entry is still there) */
+		/* (a child registered just now, not started yet, is one: the
+		 * root is not alone, its part must be whole) */
+		others = others_exist() || tr_pt_live_others(tr_tree_dir) || count_alive(tr_tree_dir) > 1;
 	if (tr_tree.part != 0 || crash || others || !locked)
 		write_end(end, k);
 	leave();

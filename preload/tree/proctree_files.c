@@ -305,6 +305,22 @@ void tr_pt_live_drop_others(const char *dir, pid_t pid, const char *keep)
 	tr_pt_each_entry(d, find_entry, &f);
 }
 
+static void count_other(const char *name, void *ud)
+{
+	struct tr_live_name e;
+	if (tr_live_parse(name, &e) == 0 && strcmp(name, tr_live_own))
+		++*(int *)ud;
+}
+
+int tr_pt_live_others(const char *dir)
+{
+	char d[4200];
+	int n = 0;
+	tr_pt_live_dir(d, sizeof(d), dir);
+	tr_pt_each_entry(d, count_other, &n);
+	return n;
+}
+
 /* The best entries of two processes in one scan of dir's live entries. */
 struct find2 {
 	pid_t pid[2];

@@ -48,6 +48,8 @@ void tr_pt_live_unlink(const char *dir, const char *name);
 int tr_pt_live_find(const char *dir, pid_t pid, uint64_t start, struct tr_live_name *e);
 void tr_pt_live_drop_others(const char *dir, pid_t pid, const char *keep);
 void tr_pt_live_clean(void);
+/* Live entries in dir other than this process's own (alive or not). */
+int tr_pt_live_others(const char *dir);
 /* The tree this process (self, with its start time) belongs to, found by
  * its own live entry or its parent's: the part that entry names, dir
  * filled, *by_parent 1 when the parent is a member (its entry, or one it
