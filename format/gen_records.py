@@ -265,6 +265,22 @@ def main():
             h.append('}')
             c.append(proto(r, slow))
         else:
+            if r.kind == 'gdef' and inlinable(r):
+                # the raw encoder of a definition record (a tool that
+                # repairs a definitions file: tracer recover)
+                static, _ = size_terms(r)
+                put_fn = 'otf2w_gdef_put_%s' % snake(r.name)
+                args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params]
+                h.append('#define OTF2W_GDEF_%s_MAX %d' % (snake(r.name).upper(),
+                                                          1 + (1 if static < 255 else 9) + static))
+                h.append('static inline uint8_t *%s(%s)' % (put_fn, ', '.join(args)))
+                h.append('{')
+                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %d);' % (r.id, static))
+                for f in r.fields:
+                    h.append('\t' + put(f, f.c, r))
+                h.append('\totf2w__rec_close(start, p, %d);' % static)
+                h.append('\treturn p;')
+                h.append('}')
             h.append(proto(r) + ';')
             c.append(proto(r))
         c.append('{')

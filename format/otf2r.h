@@ -130,6 +130,33 @@ void otf2r_merge_close(otf2r_merge *m);
 
 /* Generated helpers: record name ("Enter", NULL if unknown) and the fields
  * as " name=value ..." (arrays comma separated), snprintf-like. */
+/* The records of one chunk in memory (buf: its header first, len bytes),
+ * without an archive: a file cut by a kill, or being repaired. kind: what
+ * the file holds (OTF2R_CHUNK_*). otf2r_chunk_next gives each record in
+ * turn: 1 and *r; 0 at the end (of the bytes, or an end-of-chunk, -buffer
+ * or -file record: r->off is there); -1 when the record at r->off cannot
+ * be decoded within the bytes (cut short). In an event chunk timestamps
+ * and attribute lists are records too (type 5, 6; r->decoded 0), r->time
+ * the time of the chunk's last timestamp. Ids are not mapped (local),
+ * arrays and strings valid until the next call. */
+enum { OTF2R_CHUNK_EVENTS, OTF2R_CHUNK_GLOBAL_DEFS, OTF2R_CHUNK_LOCAL_DEFS };
+typedef struct otf2r_chunk otf2r_chunk;
+typedef struct otf2r_chunk_rec {
+	unsigned type;          /* the record type byte (OTF2R_EVT_*, OTF2R_GDEF_*, OTF2R_LDEF_*) */
+	int decoded;            /* u holds its fields (an event or a definition of a known type) */
+	size_t off, len;        /* its bytes in the chunk, type byte included */
+	uint64_t time;
+	union {
+		union otf2r_evt_u evt;
+		union otf2r_gdef_u gdef;
+		union otf2r_ldef_u ldef;
+	} u;
+} otf2r_chunk_rec;
+otf2r_chunk *otf2r_chunk_open(const uint8_t *buf, size_t len, int kind);   /* NULL: no chunk header */
+int otf2r_chunk_next(otf2r_chunk *k, otf2r_chunk_rec *r);
+uint64_t otf2r_chunk_time(const otf2r_chunk *k);
+void otf2r_chunk_close(otf2r_chunk *k);
+
 const char *otf2r_evt_name(unsigned type);
 const char *otf2r_gdef_name(unsigned type);
 const char *otf2r_ldef_name(unsigned type);

@@ -258,22 +258,11 @@ void otf2r_evt_close(otf2r_evt_reader *r)
 	free(r);
 }
 
-static int record_length(otf2r__cur *c, uint64_t *len)
-{
-	uint8_t l8;
-	if (otf2r__u8(c, &l8))
-		return -1;
-	*len = l8;
-	if (l8 == 0xff && otf2r__t64(c, len))
-		return -1;
-	return *len > (uint64_t)(c->end - c->p) ? -1 : 0;
-}
-
 /* 0 ok, 1 needs more bytes, -1 corrupt */
 static int attr_list(otf2r_evt_reader *r)
 {
 	uint64_t len;
-	if (record_length(&r->c, &len))
+	if (otf2r__reclen(&r->c, &len))
 		return 1;
 	otf2r__cur c = { r->c.p, r->c.p + len, r->c.be };
 	uint32_t n;
@@ -384,7 +373,7 @@ int otf2r_evt_next(otf2r_evt_reader *r, otf2r_event *ev)
 		otf2r__cur rc = r->c;
 		if (!otf2r__evt_single[t]) {
 			uint64_t len;
-			if (record_length(&r->c, &len)) {
+			if (otf2r__reclen(&r->c, &len)) {
 				if (refill(r, start))
 					return -1;
 				continue;
@@ -442,7 +431,7 @@ int otf2r_snap_next(otf2r_evt_reader *r, otf2r_snap_event *ev)
 	int nt;
 	while ((nt = next_type(r, &t, &start)) > 0) {
 		uint64_t len;
-		if (record_length(&r->c, &len)) {     /* not all in the window */
+		if (otf2r__reclen(&r->c, &len)) {     /* not all in the window */
 			if (refill(r, start))
 				return -1;
 			continue;

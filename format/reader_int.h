@@ -146,6 +146,18 @@ static inline int otf2r__str(otf2r__cur *c, const char **s)
 	return 0;
 }
 
+/* A record's length field (one byte, ff: eight more), the record within c. */
+static inline int otf2r__reclen(otf2r__cur *c, uint64_t *len)
+{
+	uint8_t l8;
+	if (otf2r__u8(c, &l8))
+		return -1;
+	*len = l8;
+	if (l8 == 0xff && otf2r__t64(c, len))
+		return -1;
+	return *len > (uint64_t)(c->end - c->p) ? -1 : 0;
+}
+
 int otf2r__av(otf2r__cur *c, unsigned type, uint64_t *v);
 int otf2r__idmap(otf2r__cur *c, otf2r__arena *a, otf2r_idmap *m);
 size_t otf2r__fmt_idmap(char *b, size_t n, const char *name, const otf2r_idmap *m);

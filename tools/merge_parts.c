@@ -14,7 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "merge_int.h"
-#include "recover_int.h"   /* take_cu */
+#include "otf2r.h"
+#include "recover_int.h"   /* tr_parts_each */
 #include "../preload/tree/tree_files.h"
 
 /* The archive name of part r: <pfx><r>, or for a rank whose MPI process
@@ -256,30 +257,20 @@ void compose_cc_map(struct rank *rk)
 	unsigned char *b = read_all(p, &len);
 	if (!b)
 		return;
-	const unsigned char *q = b + 18, *lim = b + len;   /* after the chunk header */
-	while (len > 18 && q + 2 < lim && (*q == 5 || *q == 6)) {   /* MappingTable, ClockOffset */
-		int table = *q == 5;
-		const unsigned char *rec = q + 1, *end;
-		uint64_t rl = *rec++;
-		if (rl == 0xff) {
-			if (rec + 8 > lim)
-				break;
-			memcpy(&rl, rec, 8);
-			rec += 8;
-		}
-		if (rl > (uint64_t)(lim - rec))
-			break;
-		end = rec + rl;
-		q = end;
-		if (!table || *rec++ != 10)   /* MappingType CALLING_CONTEXT */
+	otf2r_chunk *k = otf2r_chunk_open(b, len, OTF2R_CHUNK_LOCAL_DEFS);
+	otf2r_chunk_rec r;
+	while (k && otf2r_chunk_next(k, &r) > 0) {
+		const otf2r_ldef_mapping_table *mt = &r.u.ldef.mapping_table;
+		if (r.type != OTF2R_LDEF_MAPPING_TABLE || !r.decoded || mt->mapping_type != 10)   /* CALLING_CONTEXT */
 			continue;
-		uint64_t count = take_cu(&rec, end), dense = rec < end && *rec++ == 0;
+		uint64_t count = mt->id_map.count;
+		int dense = mt->id_map.mode == 0;
 		uint32_t *old = rk->m.map[TR_DEF_CALLING_CONTEXT], nold = rk->m.n[TR_DEF_CALLING_CONTEXT];
 		uint64_t *loc = xrealloc(NULL, (count ? count : 1) * 2 * sizeof(*loc));
 		uint64_t nn = nold;
-		for (uint64_t i = 0; i < count && rec < end; i++) {
-			loc[2 * i] = dense ? i : take_cu(&rec, end);
-			loc[2 * i + 1] = take_cu(&rec, end);
+		for (uint64_t i = 0; i < count; i++) {
+			loc[2 * i] = dense ? i : mt->id_map.ids[2 * i];
+			loc[2 * i + 1] = mt->id_map.ids[dense ? i : 2 * i + 1];
 			if (loc[2 * i] < (1u << 26) && loc[2 * i] + 1 > nn)
 				nn = loc[2 * i] + 1;
 		}
@@ -296,6 +287,7 @@ void compose_cc_map(struct rank *rk)
 		rk->m.n[TR_DEF_CALLING_CONTEXT] = (uint32_t)nn;
 		break;
 	}
+	otf2r_chunk_close(k);
 	free(b);
 }
 

@@ -17,10 +17,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "otf2r.h"
+#include "otf2w.h"
 #include "recover_int.h"
 
-/* ClockProperties (global def 5, first in NAME.def): trace length widened
- * to cover last (same encoded size or one chunk-local shift). */
+/* ClockProperties of the global definitions NAME.def: the trace length
+ * widened to cover last (read with format/'s chunk decoder, written with
+ * its encoder; the record may grow: the definitions after it move, within
+ * the chunk, which is far from full). */
 void widen_clock(const char *def, uint64_t last)
 {
 	int fd = open(def, O_RDWR | O_CLOEXEC);
@@ -31,50 +35,23 @@ void widen_clock(const char *def, uint64_t last)
 		return;
 	}
 	size_t n = (size_t)st.st_size;
-	uint8_t *b = malloc(n + 16);
-	if (!b || read_full(fd, b, n, 0) != (int)n) {
-		free(b);
-		close(fd);
-		return;
-	}
-	size_t pos = HDR;
-	while (pos + 2 < n && b[pos] != 5 && b[pos] != 0 && b[pos] != 2) {
-		size_t l = rec_len(b + pos, b + n);
-		if (!l || b[pos] == 5)
-			break;
-		pos += l;
-	}
-	if (pos + 2 < n && b[pos] == 5 && b[pos + 1] != 0xff) {
-		size_t rl = b[pos + 1];
-		uint8_t *f = b + pos + 2;
-		uint64_t v[3] = { 0, 0, 0 };
-		uint8_t *q = f;
-		for (int i = 0; i < 3; i++) {
-			int m = *q == 0xff ? 0 : *q;
-			if (*q == 0xff)
-				v[i] = ~0ull;
-			for (int j = 0; j < m; j++)
-				v[i] |= (uint64_t)q[1 + j] << (8 * j);
-			q += 1 + m;
-		}
-		if (last > v[1] && last - v[1] > v[2]) {
-			uint8_t rec[64], *w = rec + 2;
-			w = put_cu(w, v[0]);
-			w = put_cu(w, v[1]);
-			w = put_cu(w, last - v[1]);
-			size_t rest = rl - (size_t)(q - f);   /* realtime and later fields */
-			memcpy(w, q, rest);
-			w += rest;
-			rec[0] = 5;
-			rec[1] = (uint8_t)(w - rec - 2);
-			size_t newl = (size_t)(w - rec), oldl = 2 + rl;
-			/* the chunk must keep a free byte: the def chunk is far from full */
-			if (newl >= oldl && n + (newl - oldl) < (1u << 20)) {
-				memmove(b + pos + newl, b + pos + oldl, n - pos - oldl);
-				memcpy(b + pos, rec, newl);
-				n += newl - oldl;
-				(void)write_full(fd, b, n, 0);
-			}
+	uint8_t *b = malloc(n + OTF2W_GDEF_CLOCK_PROPERTIES_MAX);
+	otf2r_chunk *k = b && read_full(fd, b, n, 0) == (int)n ? otf2r_chunk_open(b, n, OTF2R_CHUNK_GLOBAL_DEFS) : NULL;
+	otf2r_chunk_rec r;
+	int found = 0;
+	while (k && !found && otf2r_chunk_next(k, &r) > 0)
+		found = r.type == OTF2R_GDEF_CLOCK_PROPERTIES && r.decoded;
+	otf2r_chunk_close(k);
+	const otf2r_gdef_clock_properties *c = &r.u.gdef.clock_properties;
+	if (found && last > c->global_offset && last - c->global_offset > c->trace_length) {
+		uint8_t rec[OTF2W_GDEF_CLOCK_PROPERTIES_MAX];
+		size_t nl = (size_t)(otf2w_gdef_put_clock_properties(rec, c->timer_resolution, c->global_offset,
+								      last - c->global_offset, c->realtime_timestamp) - rec);
+		if (nl >= r.len && n + (nl - r.len) < (1u << 20)) {
+			memmove(b + r.off + nl, b + r.off + r.len, n - r.off - r.len);
+			memcpy(b + r.off, rec, nl);
+			n += nl - r.len;
+			(void)write_full(fd, b, n, 0);
 		}
 	}
 	free(b);

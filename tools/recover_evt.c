@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * recover_evt.c - event surgery of `tracer recover` (recover.c): a killed
- * location's event file cut after its last whole record and completed.
+ * location's event file cut after its last whole record and completed,
+ * read with format/'s chunk decoder (otf2r_chunk_*) and completed with
+ * its record encoders (otf2w_evt_put_*).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -16,77 +18,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "otf2r.h"
+#include "otf2w.h"
 #include "otf2w_stage.h"
 #include "recover_int.h"
-
-/* Length of the record at p (type byte included), or 0 when it cannot be
- * decoded within lim. */
-size_t rec_len(const uint8_t *p, const uint8_t *lim)
-{
-	uint8_t t = p[0];
-	if (t == 5)
-		return p + 9 <= lim ? 9 : 0;
-	switch (t) {
-	case 12: case 13: case 16: case 17: case 20: case 21: case 24: case 28: case 29: case 30: {
-		/* singleton: one compressed field */
-		if (p + 2 > lim)
-			return 0;
-		size_t n = p[1] == 0xff ? 0 : p[1];
-		return p + 2 + n <= lim ? 2 + n : 0;
-	}
-	default:
-		break;
-	}
-	if (p + 2 > lim)
-		return 0;
-	if (p[1] != 0xff)
-		return p + 2 + p[1] <= lim ? 2 + (size_t)p[1] : 0;
-	if (p + 10 > lim)
-		return 0;
-	uint64_t l;
-	memcpy(&l, p + 2, 8);
-	return l <= (uint64_t)(lim - p - 10) ? 10 + (size_t)l : 0;
-}
-
-static uint32_t cu32(const uint8_t *p)
-{
-	uint32_t v = 0;
-	if (p[0] == 0xff)
-		return 0xffffffffu;
-	for (int i = 0; i < p[0] && i < 4; i++)
-		v |= (uint32_t)p[1 + i] << (8 * i);
-	return v;
-}
-
-/* A compressed unsigned integer at *p (n bytes, then n little-endian
- * bytes; ff: all ones), *p moved past it, never past lim. */
-uint64_t take_cu(const uint8_t **p, const uint8_t *lim)
-{
-	const uint8_t *q = *p;
-	if (q >= lim)
-		return 0;
-	if (*q == 0xff) {
-		*p = q + 1;
-		return UINT64_MAX;
-	}
-	uint64_t v = 0;
-	int n = *q++;
-	for (int i = 0; i < n && i < 8 && q < lim; i++)
-		v |= (uint64_t)*q++ << (8 * i);
-	*p = q;
-	return v;
-}
-
-uint8_t *put_cu(uint8_t *p, uint64_t v)
-{
-	int n = 0;
-	for (uint64_t x = v; x; x >>= 8)
-		n++;
-	*p++ = (uint8_t)n;
-	for (int i = 0; i < n; i++)
-		*p++ = (uint8_t)(v >> (8 * i));
-	return p;
-}
 
 static void put_header(uint8_t *c, uint64_t first, uint64_t last)
 {
@@ -123,14 +58,14 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 		 * the last tick: its last time (ClockProperties cover it) */
 		for (uint64_t c = size / cs + 1; buf && c-- > 0 && !res->last_time && c + 2 > size / cs;) {
 			uint64_t len = size - c * cs < cs ? size - c * cs : cs;
-			if (read_full(fd, buf, len, (off_t)(c * cs)) != (int)len || buf[0] != 0x03)
+			otf2r_chunk *k = read_full(fd, buf, len, (off_t)(c * cs)) == (int)len ? otf2r_chunk_open(buf, len, OTF2R_CHUNK_EVENTS) : NULL;
+			if (!k)
 				break;
-			for (size_t at = HDR, l; at < len && buf[at] != 0 && buf[at] != 2; at += l) {
-				if (!(l = rec_len(buf + at, buf + len)))
-					break;
-				if (buf[at] == 5)
-					memcpy(&res->last_time, buf + at + 1, 8);
-			}
+			otf2r_chunk_rec r;
+			while (otf2r_chunk_next(k, &r) > 0)
+				;
+			res->last_time = otf2r_chunk_time(k);
+			otf2r_chunk_close(k);
 		}
 		free(buf);
 		close(fd);
@@ -170,50 +105,46 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 		uint64_t lim = k == cut_chunk ? cut_bytes : cs;
 		chunk_first = nev + 1;
 		pos = HDR;
-		while (pos < lim) {
-			uint8_t t = buf[pos];
-			if (t == 0 || t == 2)
-				break;
-			size_t l = rec_len(buf + pos, buf + lim);
-			if (!l)
-				break;
-			if (t == 5) {
-				memcpy(&res->last_time, buf + pos + 1, 8);
-			} else if (t != 6) {
-				nev++;
-				if (t == 12) {
-					if (depth == cap) {
-						cap = cap ? 2 * cap : 64;
-						stack = realloc(stack, cap * sizeof(*stack));
-						if (!stack)
-							return -1;
-					}
-					stack[depth++] = cu32(buf + pos + 1);
-				} else if (t == 13 && depth) {
-					depth--;
-				} else if (t == 83) {
-					begin = 1;
-				} else if (t == 84) {
-					end = 1;
-				} else if (t == 63 && !master) {   /* ThreadBegin: contingent, sequence */
-					const uint8_t *f = buf + pos + (buf[pos + 1] == 0xff ? 10 : 2), *fl = buf + pos + l;
-					tcont = take_cu(&f, fl);
-					tseq = take_cu(&f, fl);
-					tbegin = 1;
-				} else if (t == 65) {
-					tend = 1;
-				} else if (t == 22 || t == 37) {   /* Mpi/RmaCollectiveBegin */
-					coll_open = 1;
-					coll_chunk = k;
-					coll_pos = pos;
-					coll_nev = nev - 1;
-					coll_depth = (uint32_t)depth;
-				} else if (t == 23 || t == 38) {   /* their End */
-					coll_open = 0;
+		otf2r_chunk *ch = otf2r_chunk_open(buf, lim, OTF2R_CHUNK_EVENTS);
+		otf2r_chunk_rec r;
+		while (ch && otf2r_chunk_next(ch, &r) > 0) {
+			pos = r.off + r.len;   /* after the last whole record */
+			if (r.type == 5)
+				res->last_time = r.time;
+			if (r.type == 5 || r.type == 6)
+				continue;   /* (a timestamp, an attribute list: no events) */
+			nev++;
+			if (r.type == OTF2R_EVT_ENTER) {
+				if (depth == cap) {
+					cap = cap ? 2 * cap : 64;
+					stack = realloc(stack, cap * sizeof(*stack));
+					if (!stack)
+						return -1;
 				}
+				stack[depth++] = r.u.evt.enter.region;
+			} else if (r.type == OTF2R_EVT_LEAVE && depth) {
+				depth--;
+			} else if (r.type == OTF2R_EVT_PROGRAM_BEGIN) {
+				begin = 1;
+			} else if (r.type == OTF2R_EVT_PROGRAM_END) {
+				end = 1;
+			} else if (r.type == OTF2R_EVT_THREAD_BEGIN && !master) {
+				tcont = r.u.evt.thread_begin.thread_contingent;
+				tseq = r.u.evt.thread_begin.sequence_count;
+				tbegin = 1;
+			} else if (r.type == OTF2R_EVT_THREAD_END) {
+				tend = 1;
+			} else if (r.type == OTF2R_EVT_MPI_COLLECTIVE_BEGIN || r.type == OTF2R_EVT_RMA_COLLECTIVE_BEGIN) {
+				coll_open = 1;
+				coll_chunk = k;
+				coll_pos = r.off;
+				coll_nev = nev - 1;
+				coll_depth = (uint32_t)depth;
+			} else if (r.type == OTF2R_EVT_MPI_COLLECTIVE_END || r.type == OTF2R_EVT_RMA_COLLECTIVE_END) {
+				coll_open = 0;
 			}
-			pos += l;
 		}
+		otf2r_chunk_close(ch);
 		if (k == cut_chunk)
 			break;
 	}
@@ -232,8 +163,10 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 		nev = coll_nev;
 	}
 	int thread_end = tbegin && !tend;
-	/* the records to append: time, Leaves, ThreadEnd, ProgramEnd, end of file */
-	size_t need = 9 + depth * 6 + (thread_end ? 16 : 0) + (master && begin && !end ? 12 : 0) + 2;
+	/* the records to append (the writer's encoders): time, Leaves,
+	 * ThreadEnd, ProgramEnd, end of file */
+	size_t need = 9 + depth * OTF2W_EVT_LEAVE_MAX + (thread_end ? OTF2W_EVT_THREAD_END_MAX : 0) +
+		      (master && begin && !end ? OTF2W_EVT_PROGRAM_END_MAX : 0) + 2;
 	uint64_t at = cut_chunk * cs;
 	if (size == 0)
 		memset(buf, 0, cs);
@@ -252,35 +185,21 @@ int fix_evt(const char *path, const struct tr_durable_slot *slot, int master, ui
 	if (depth || thread_end || (master && begin && !end) || pos == HDR) {
 		if (end_at > res->last_time)
 			res->last_time = end_at;   /* (never before what is recorded) */
-		*p++ = 5;
+		*p++ = 5;   /* Timestamp (otf2-format.md §5) */
 		memcpy(p, &res->last_time, 8);
 		p += 8;
 	}
 	while (depth) {
-		*p++ = 13;
-		p = put_cu(p, stack[--depth]);
+		p = otf2w_evt_put_leave(p, stack[--depth]);
 		nev++;
 	}
 	if (thread_end) {
 		/* ThreadEnd: the thread's contingent, its begin's sequence count */
-		*p++ = 65;
-		uint8_t *lp = p++;
-		uint8_t *v = p;
-		if (tcont > 0xffffffffu)
-			*v++ = 0xff;   /* (undefined) */
-		else
-			v = put_cu(v, tcont);
-		v = put_cu(v, tseq);
-		*lp = (uint8_t)(v - p);
-		p = v;
+		p = otf2w_evt_put_thread_end(p, tcont > 0xffffffffu ? 0xffffffffu : (uint32_t)tcont, tseq);
 		nev++;
 	}
 	if (master && begin && !end) {
-		*p++ = 84;
-		uint8_t *lp = p++;
-		uint8_t *v = put_cu(p, 128 + 9);
-		*lp = (uint8_t)(v - p);
-		p = v;
+		p = otf2w_evt_put_program_end(p, 128 + 9);   /* killed: SIGKILL */
 		nev++;
 	}
 	*p++ = 0x02;

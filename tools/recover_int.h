@@ -2,7 +2,8 @@
 /*
  * recover_int.h - the parts of `tracer recover` (recover.c: the processes
  * and trees to recover; recover_evt.c: event surgery; recover_defs.c:
- * definition repair), also the compressed-integer reader tracer-merge uses.
+ * definition repair); the records themselves are read and written with
+ * format/'s decoder and encoders (otf2r_chunk_*, otf2w_*_put_*).
  * Not a public header.
  */
 #ifndef TRACER_RECOVER_INT_H
@@ -33,14 +34,6 @@ int write_full(int fd, const void *p, size_t n, off_t off);
 void tr_parts_each(const char *d, void (*fn)(const char *path, const char *name, uint64_t loc, void *ud), void *ud);
 
 /* recover_evt.c */
-/* Length of the record at p (type byte included), 0 when it cannot be
- * decoded within lim. */
-size_t rec_len(const uint8_t *p, const uint8_t *lim);
-/* v as a compressed unsigned at p; the byte after it. */
-uint8_t *put_cu(uint8_t *p, uint64_t v);
-/* Compressed unsigned at *p (count byte, little-endian bytes; 0xff: all
- * ones); 0 past lim. */
-uint64_t take_cu(const uint8_t **p, const uint8_t *lim);
 /* One location's event file cut after its last whole record before the
  * committed position (slot), completed (open regions left, ThreadEnd,
  * ProgramEnd on the master at end_at); its counts in *r. 0, or -1. */
