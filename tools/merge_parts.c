@@ -313,7 +313,7 @@ unsigned long long part_end(int r, int *killed)
 }
 
 /* Calls add with the part of every live entry a member left behind
- * (DIR/procs/live/<pid>.<start>.<part>.<self>, tree_files.h; a member
+ * (DIR/procs/live.<pid>.<start>.<part>.<self>, tree_files.h; a member
  * removes its own when it ends): the part of a process killed before it
  * wrote anything (with the flush writer, not even a directory), so that
  * load_ranks names it; not an entry a parent wrote for a child that never
@@ -322,7 +322,7 @@ void parts_of_live(void (*add)(int r))
 {
 	char p[4200];
 	struct tr_live_name e;
-	snprintf(p, sizeof(p), "%.4000s/" TR_LIVE_DIR, rdir);
+	snprintf(p, sizeof(p), "%.4000s", rdir);
 	DIR *d = tree ? opendir(p) : NULL;
 	struct dirent *de;
 	while (d && (de = readdir(d)))

@@ -435,14 +435,14 @@ int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_
 	return rc != 0 || tracer_tree_line(dir, secs, line, n) ? -1 : 0;
 }
 
-/* A member of the tree in procs still runs (its live entry procs/live/
+/* A member of the tree in procs still runs (its live entry procs/live.
  * <pid>.<start>...: the start time against pid reuse, tree_files.h): its
  * pid, else 0. */
 static long running_member(const char *procs)
 {
 	char live[4200];
 	long found = 0;
-	snprintf(live, sizeof(live), "%.4000s/" TR_LIVE_DIR, procs);
+	snprintf(live, sizeof(live), "%.4000s", procs);
 	DIR *dd = opendir(live);
 	struct dirent *e;
 	while (dd && !found && (e = readdir(dd))) {

@@ -265,7 +265,7 @@ static void tree_cleanup(void)
 	struct tr_live_name le;
 	int have_adir = realpath(dir, adir) != NULL;
 	snprintf(reg, sizeof(reg), "/tmp/.tracer-%u", (unsigned)getuid());
-	snprintf(live, sizeof(live), "%.4000s/" TR_LIVE_DIR, rdir);
+	snprintf(live, sizeof(live), "%.4000s", rdir);
 	DIR *dd = opendir(live);
 	struct dirent *e;
 	while (dd && (e = readdir(dd))) {
@@ -282,7 +282,6 @@ static void tree_cleanup(void)
 		closedir(dd);
 	snprintf(p, sizeof(p), "%s/" TR_LIVE_TARGET, live);
 	unlink(p);
-	rmdir(live);
 }
 
 /* The tree's totals: processes, locations, events (proc<N>.end), bytes. */

@@ -14,7 +14,7 @@
  * the archive when it stays alone (promote_single). N comes from the
  * counter DIR/procs/tree (flock): the root is 0, the file is made by the
  * first other part (a lone root makes none). Membership: the live entries
- * DIR/procs/live/<pid>.<start>.<part>.<self> (tree_files.h: hard links,
+ * DIR/procs/live.<pid>.<start>.<part>.<self> (tree_files.h: hard links,
  * no inode a process; start time: field 22 of /proc/<pid>/stat, against
  * pid reuse; self 0: written by the parent for a child that has not
  * started the tracer yet) and the per-user registry

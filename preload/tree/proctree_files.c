@@ -2,7 +2,7 @@
 /*
  * proctree_files.c - the files of a process tree that its members share
  * (preload/tree/proctree.c is the life of a member): the live entries
- * (DIR/procs/live, hard links: tree_files.h), the per-user registry
+ * (DIR/procs/live.*, hard links: tree_files.h), the per-user registry
  * /tmp/.tracer-<uid>, the part counter DIR/procs/tree, the parts' records
  * DIR/procs/parts.tdefs, and the small async-signal-safe helpers both
  * files use (no malloc, no stdio, no lock).
@@ -166,38 +166,39 @@ bad:
 	return 0;
 }
 
-/* ---- live entries: DIR/procs/live/<pid>.<start>.<part>.<self>, hard
- * links of one file (tree_files.h: a name, no inode per process) ---- */
+/* ---- live entries: DIR/procs/live.<pid>.<start>.<part>.<self>, hard
+ * links of a file that is there anyway (tree_files.h: a name, no inode
+ * per process, none for a lone process either) ---- */
 
 void tr_pt_live_dir(char *out, size_t n, const char *dir)
 {
-	snprintf(out, n, "%.4000s/procs/" TR_LIVE_DIR, dir);
+	snprintf(out, n, "%.4000s/procs", dir);
 }
 
 static void live_name(char *out, size_t n, pid_t pid, uint64_t start, int part, int self)
 {
-	snprintf(out, n, "%d.%llu.%d.%d", (int)pid, (unsigned long long)start, part, self);
+	snprintf(out, n, TR_LIVE_PREFIX "%d.%llu.%d.%d", (int)pid, (unsigned long long)start, part, self);
 }
 
-/* Links dir's entry target as name (the directory and the target made at
- * the first entry). */
+/* name, a link of the root's claim, else of the counter, else of the
+ * target made for it. */
 static int live_link(const char *dir, const char *name)
 {
-	char d[4200], t[4300], p[4300];
-	tr_pt_live_dir(d, sizeof(d), dir);
-	snprintf(t, sizeof(t), "%s/" TR_LIVE_TARGET, d);
-	snprintf(p, sizeof(p), "%s/%s", d, name);
-	for (int i = 0; i < 3; i++) {
+	static const char *const targets[] = { "proc0.claim", "tree", TR_LIVE_TARGET };
+	char t[4300], p[4300];
+	snprintf(p, sizeof(p), "%.4000s/procs/%s", dir, name);
+	for (int i = 0; i < 4; i++) {
+		snprintf(t, sizeof(t), "%.4000s/procs/%s", dir, targets[i < 3 ? i : 2]);
 		if (link(t, p) == 0 || errno == EEXIST)
 			return 0;
 		if (errno != ENOENT)
 			return -1;
-		if (mkdir(d, 0755) && errno != EEXIST)
-			return -1;
-		int fd = tr_real.open(t, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-		if (fd < 0)
-			return -1;
-		tr_real.close(fd);
+		if (i == 2) {
+			int fd = tr_real.open(t, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+			if (fd < 0)
+				return -1;
+			tr_real.close(fd);
+		}
 	}
 	return -1;
 }
@@ -205,7 +206,7 @@ static int live_link(const char *dir, const char *name)
 void tr_pt_live_unlink(const char *dir, const char *name)
 {
 	char p[4300];
-	snprintf(p, sizeof(p), "%.4000s/procs/" TR_LIVE_DIR "/%s", dir, name);
+	snprintf(p, sizeof(p), "%.4000s/procs/%s", dir, name);
 	tr_real.unlink(p);
 }
 
@@ -449,15 +450,18 @@ void tr_pt_unlink_entry(const char *name, void *ud)
 	tr_real.unlink(p);
 }
 
-/* DIR/procs/live and its entries (the tree has ended). */
+static void unlink_live(const char *name, void *ud)
+{
+	struct tr_live_name e;
+	if (tr_live_parse(name, &e) == 0 || !strcmp(name, TR_LIVE_TARGET))
+		tr_pt_unlink_entry(name, ud);
+}
+
+/* The live entries of DIR/procs (the tree has ended). */
 void tr_pt_live_clean(void)
 {
 	char p[4200];
 	tr_pt_live_dir(p, sizeof(p), tr_tree_dir);
-	tr_pt_each_entry(p, tr_pt_unlink_entry, p);
-	strcat(p, "/" TR_LIVE_TARGET);
-	tr_real.unlink(p);
-	tr_pt_live_dir(p, sizeof(p), tr_tree_dir);
-	rmdir(p);
+	tr_pt_each_entry(p, unlink_live, p);
 }
 

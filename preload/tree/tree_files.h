@@ -8,8 +8,10 @@
  * freed in the last minutes (0.2-0.5 ms a create where files were just
  * removed), and a file made and removed per process adds to that scan.
  *
- * Live entries: DIR/procs/live/<pid>.<start>.<part>.<self>, each a hard
- * link of DIR/procs/live/.entry (a link adds a name, no inode):
+ * Live entries: DIR/procs/live.<pid>.<start>.<part>.<self>, each a hard
+ * link of a file that is there anyway (a link adds a name, no inode): the
+ * root's claim proc0.claim while the root runs, else the part counter
+ * tree, else live.target (made for it):
  *   start  field 22 of /proc/<pid>/stat (against pid reuse)
  *   part   the part the entry names (the process's own, or for an entry
  *          written by its parent the parent's: its creator)
@@ -38,8 +40,8 @@
 #include <string.h>
 
 #define TR_PARTS_EVENTS "parts"           /* below DIR/procs: the event files of the parts but the root's */
-#define TR_LIVE_DIR "live"                /* below DIR/procs */
-#define TR_LIVE_TARGET ".entry"           /* what every entry links */
+#define TR_LIVE_PREFIX "live."            /* entries below DIR/procs */
+#define TR_LIVE_TARGET "live.target"      /* what an entry links when neither proc0.claim nor tree is there */
 #define TR_PARTS_TDEFS "parts.tdefs"      /* below DIR/procs */
 #define TR_PARTS_MAGIC "TRPART1 "
 
@@ -69,7 +71,9 @@ static inline int tr_tf_num(const char **p, unsigned long long *v, char end)
 static inline int tr_live_parse(const char *name, struct tr_live_name *e)
 {
 	unsigned long long pid, start, part, self;
-	const char *s = name;
+	const char *s = name + sizeof(TR_LIVE_PREFIX) - 1;
+	if (strncmp(name, TR_LIVE_PREFIX, sizeof(TR_LIVE_PREFIX) - 1))
+		return -1;
 	if (tr_tf_num(&s, &pid, '.') || tr_tf_num(&s, &start, '.') || tr_tf_num(&s, &part, '.') ||
 	    tr_tf_num(&s, &self, 0) || !pid || pid > 0x7fffffff || part > 0x7fffffff || self > 1)
 		return -1;

@@ -285,8 +285,8 @@ def timeout_kill():
     # timeout sends SIGKILL to its process group, itself included: it may be gone while the program
     # still exits (unmapping its windows takes a while on a loaded machine); recovery starts once the
     # program has ended (gone, or a zombie nobody reaps)
-    for live in glob.glob(os.path.join(archive, 'procs', 'live', '[0-9]*')):   # <pid>.<start>.<part>.<self>
-        wait_ended(int(os.path.basename(live).split('.')[0]))
+    for live in glob.glob(os.path.join(archive, 'procs', 'live.[0-9]*')):   # live.<pid>.<start>.<part>.<self>
+        wait_ended(int(os.path.basename(live).split('.')[1]))
     got, want, nev = check_recovered(archive, r.stdout.splitlines(), end, 'timeout -s KILL')
     if want == 0:
         raise Fail('timeout -s KILL: the program printed nothing before %.1fs' % (end - start - 1))

@@ -149,8 +149,8 @@ def tree_kill():
         raise Fail('tree_kill: tracer recover while the tree runs: rc %d, %r' % (early.returncode, early.stderr))
     p.communicate(timeout=60)
     # the shell is reaped; its killed children (orphans) may still be exiting
-    for live in glob.glob(os.path.join(prefix, 'procs', 'live', '[0-9]*')):   # <pid>.<start>.<part>.<self>
-        dt.wait_ended(int(os.path.basename(live).split('.')[0]))
+    for live in glob.glob(os.path.join(prefix, 'procs', 'live.[0-9]*')):   # live.<pid>.<start>.<part>.<self>
+        dt.wait_ended(int(os.path.basename(live).split('.')[1]))
     if os.path.exists(os.path.join(prefix, 'traces.otf2')):
         raise Fail('tree_kill: an archive was written although every process was killed')
     r = subprocess.run([dt.A.tracer, 'recover', prefix], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
