@@ -588,7 +588,10 @@ def case_tree(args):
     expect(pn[-1] == "phase_region" and "phase" in pn and "main" in pn[:pn.index("phase")],
            "phase_region context %s, expected ... main -> phase -> ... -> phase_region" % pn)
     node = enter[0].calling_context
-    inside = [e for e in lst if isinstance(e, CallingContextSample) and enter[0].time <= e.time]
+    leave = [e for e in lst if isinstance(e, CallingContextLeave) and e.calling_context is node]
+    expect(len(leave) == 1, "expected one CallingContextLeave of phase_region, got %d" % len(leave))
+    # (samples after the region, in printf's symbol lookup or exit, are not in it)
+    inside = [e for e in lst if isinstance(e, CallingContextSample) and enter[0].time <= e.time < leave[0].time]
     under = [e for e in inside if any(c is node for c in path_of(e.calling_context))]
     comp = [e for e in under if names(e.calling_context)[-1] == "compute"]
     print("samples in the region %d, below its node %d, in compute %d" % (len(inside), len(under), len(comp)))
