@@ -39,8 +39,10 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
                    archive puts every lock thread's samples below its
                    thread function (the parts' contexts unified by content).
 """
+import collections
 import glob
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -259,25 +261,56 @@ def tracer_run_tree():
     print('ok tracer_run_tree: %d groups; %s' % (len(gs), tl[0]))
 
 
-def sample_roots(anchor):
-    """({(master location?, 'locker' on the path): samples}, samples with a context the durability snapshot
-    left unresolved (a placeholder Region "0x<address>") on their path) (reference reader: every context
-    defined)."""
-    import otf2
-    out, unresolved = {}, 0
-    with otf2.reader.open(anchor) as r:
-        for loc, ev in r.events:
-            if type(ev).__name__ != 'CallingContextSample':
+class SampleRoots:
+    """Counts the samples of an archive from otf2-print (its definitions, then as check_all_print's each for
+    its events, one pass): roots {(master location?, 'locker' on the path): samples}, unresolved: samples
+    with a context the durability snapshot left unresolved (a placeholder Region "0x<address>", described
+    "not resolved ...") on their path. Every context a sample names must be defined."""
+
+    def __init__(self, anchor):
+        self.roots, self.unresolved = collections.Counter(), 0
+        regions, cc, self.master = {}, {}, set()
+        for line in tc.otf2_print(anchor, '-G').splitlines():
+            f = line.split(None, 2)
+            if len(f) < 3:
                 continue
-            c, names, placeholder = ev.calling_context, [], False
-            while c is not None:
-                names.append(c.region.name)
-                placeholder |= c.region.description.startswith('not resolved')
-                c = c.parent
-            k = (loc.name == 'Master thread', 'locker' in names)
-            out[k] = out.get(k, 0) + 1
-            unresolved += placeholder
-    return out, unresolved
+            if f[0] == 'REGION':
+                m = re.search(r'Name: "(.*?)" <\d+> \(Aka\..*Descr\.: "(.*?)" <\d+>, Role:', f[2])
+                regions[int(f[1])] = (m.group(1), m.group(2).startswith('not resolved'))
+            elif f[0] == 'CALLING_CONTEXT':
+                left, parent = f[2].rsplit(', Parent: ', 1)
+                region = left.rsplit(', Source code location: ', 1)[0]
+                cc[int(f[1])] = (int(region.rsplit('<', 1)[1].rstrip('>')),
+                                 None if parent == 'UNDEFINED' else int(parent.rsplit('<', 1)[1].rstrip('>')))
+            elif f[0] == 'LOCATION' and f[2].startswith('Name: "Master thread" <'):
+                self.master.add(int(f[1]))
+        self.paths = {}   # context id: ('locker' on its path, a placeholder on it)
+        for c in cc:
+            names, placeholder, i = [], False, c
+            while i is not None:
+                name, ph = regions[cc[i][0]]
+                names.append(name)
+                placeholder |= ph
+                i = cc[i][1]
+            self.paths[c] = ('locker' in names, placeholder)
+
+    def __call__(self, kind, loc, t, attrs):
+        if kind != 'CALLING_CONTEXT_SAMPLE':
+            return
+        m = re.search(r'<(\d+)>, Unwind Distance', attrs)
+        if not m or int(m.group(1)) not in self.paths:
+            raise Fail('a sample of location %d names an undefined calling context: %s' % (loc, attrs))
+        locker, placeholder = self.paths[int(m.group(1))]
+        self.roots[(loc in self.master, locker)] += 1
+        self.unresolved += placeholder
+
+
+def sample_roots(anchor):
+    """SampleRoots over otf2-print's events: (roots, unresolved)."""
+    sr = SampleRoots(anchor)
+    for kind, loc, t, attrs in tc.print_events(anchor):
+        sr(kind, loc, t, attrs)
+    return dict(sr.roots), sr.unresolved
 
 
 @case
@@ -306,10 +339,15 @@ def sampling_kill():
         rec = [l for l in r.stderr.splitlines() if l.startswith('tracer: recovered ')]
         if r.returncode != 0 or len(rec) != 1:
             raise Fail('sampling_kill (%s): tracer recover: rc %d, %r' % (tree, r.returncode, r.stderr))
-        tr = tc.load(archive)
-        tc.check_all(tr, exit_status=137)
-        tc.check_clock_range(tr)
-        got = sum(1 for l in tr.locations for e in l.events if e.kind == 'ThreadReleaseLock')
+        # otf2-print's stream, one pass (millions of events): the rules of check_all, ClockProperties, the
+        # lock pairs (pthread_mutex_unlock: ThreadReleaseLock) and the samples
+        sr, n = SampleRoots(archive), collections.Counter()
+
+        def each(kind, loc, t, attrs):
+            n[kind] += 1
+            sr(kind, loc, t, attrs)
+        tc.check_all_print(archive, exit_status=137, clock_range=True, each=each)
+        got = n['THREAD_RELEASE_LOCK']
         # The 1-second bound + 0.1 s for load: the tick never waits for symbols (they are read by the
         # symbol thread), so it comes every 250 ms plus the time to write a snapshot; at the load of a
         # parallel ctest (2 cores, load 10) ticks came at most 0.38 s apart; 0.1 s for a tick (an ordinary
@@ -318,7 +356,7 @@ def sampling_kill():
         want = pairs_before(out, kill_time - 1.1)
         if want == 0 or got < want:
             raise Fail('sampling_kill (%s): %d pairs recovered, %d complete 1.1 s before the kill' % (tree, got, want))
-        roots, unresolved = sample_roots(tr.anchor)
+        roots, unresolved = dict(sr.roots), sr.unresolved
         threads = sum(v for (m, _), v in roots.items() if not m)
         # the lock threads' samples all lie below their thread function (named: resolved)
         if threads < 50 or roots.get((False, False), 0) > threads // 20:

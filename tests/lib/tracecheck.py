@@ -353,12 +353,14 @@ _PRINT_KINDS = {'ENTER': 'Enter', 'LEAVE': 'Leave', 'PROGRAM_BEGIN': 'ProgramBeg
                 'RMA_COLLECTIVE_BEGIN': 'RmaCollectiveBegin', 'RMA_COLLECTIVE_END': 'RmaCollectiveEnd'}
 
 
-def check_all_print(path, exit_status=None, allow_open=False):
+def check_all_print(path, exit_status=None, allow_open=False, each=None, clock_range=False):
     """check_all on otf2-print's output, for archives of millions of events (print_events: a tenth of the
     Python reader's time), the same rules (Rules): otf2-print exits 0; per location timestamps never
     decrease and start at or after the global offset (timer resolution > 0); Enter/Leave balanced and
     nested (by region); ProgramBegin first and, with exit_status, ProgramEnd with that status last on the
-    master location ("Master thread", else the first defined). Returns {location id: its number of events}."""
+    master location ("Master thread", else the first defined). clock_range: every event within
+    ClockProperties too (check_clock_range). each(KIND, location id, time, attributes): called for every
+    event (the caller's own checks in the same pass). Returns {location id: its number of events}."""
     anchor = find_anchor(path)
     names, clock = [], {}
     for line in otf2_print(anchor, '-G').splitlines():
@@ -371,7 +373,7 @@ def check_all_print(path, exit_status=None, allow_open=False):
     if clock and int(clock['Ticks per Seconds']) <= 0:
         raise CheckError('%s: timer resolution %s' % (anchor, clock['Ticks per Seconds']))
     rules = Rules(anchor, int(clock['Global Offset']) if clock else None)
-    first, last, counts = {}, {}, {}
+    first, last, counts, first_time = {}, {}, {}, {}
     for kind, loc, t, attrs in print_events(anchor):
         i = counts.get(loc, 0)
         k = _PRINT_KINDS.get(kind, kind)
@@ -379,8 +381,18 @@ def check_all_print(path, exit_status=None, allow_open=False):
         rules.nest(loc, '', i, k, attrs)
         if not i:
             first[loc] = (k, kind)
+            first_time[loc] = t
         last[loc] = (k, '%s %s' % (kind, attrs))
         counts[loc] = i + 1
+        if each is not None:
+            each(kind, loc, t, attrs)
+    if clock_range and clock and counts:
+        off, length = int(clock['Global Offset']), int(clock['Length'])
+        lo = min(first_time.values())
+        hi = max(rules.prev.values())
+        if lo < off or hi > off + length:
+            raise CheckError('%s: events from %d to %d, ClockProperties cover %d to %d (%+d / %+d)' %
+                             (anchor, lo, hi, off, off + length, lo - off, hi - off - length))
     if not allow_open:
         for loc in counts:
             rules.closed(loc, '')
