@@ -659,6 +659,7 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 		r->first = r->last = 0;
 	if (!r->program && r->nlocs)
 		r->program = r->groups[r->locs[0].group].name;
+	rep_lock_names(r);
 	return 0;
 }
 
@@ -687,8 +688,11 @@ void rep_free(struct rep *r)
 	free(r->groups);
 	free(r->msg_count);
 	free(r->msg_bytes);
-	for (size_t i = 0; i < r->caplocks; i++)
+	for (size_t i = 0; i < r->caplocks; i++) {
 		free(r->locks[i].waiters);
+		free(r->locks[i].name);
+		free(r->locks[i].object);
+	}
 	free(r->locks);
 	free(r->cc_region);
 	free(r->cc_parent);

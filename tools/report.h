@@ -136,6 +136,7 @@ struct rep_lock {
 	size_t group;
 	uint32_t id;
 	uint64_t address;       /* TRACER::LOCK_ADDRESS of its first acquisition, 0 unknown */
+	char *name, *object;    /* its symbol and object (report_locks.c), NULL unknown */
 	uint64_t acquisitions, wait, max;
 	struct rep_waiter *waiters;
 	size_t nwaiters, capwaiters;
@@ -287,6 +288,9 @@ struct rep_opts {
 };
 /* Locks with acquisitions, sorted by total wait (most first). */
 size_t rep_sorted_locks(const struct rep *r, const struct rep_lock **out);
+/* The names of the locks from their sites (TRACER::LOCK_SITE::<id>), read
+ * from the objects with libdw (report_locks.c; rep_build calls it). */
+void rep_lock_names(struct rep *r);
 void rep_sorted(const struct rep *r, const struct rep_stat *st, const struct rep_opts *o,
 		size_t *order, size_t *n);
 int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f);

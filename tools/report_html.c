@@ -17,7 +17,7 @@ static const char css[] =
 	"h1{font-size:18px}h2{font-size:15px;margin-top:24px}"
 	"table{border-collapse:collapse;margin:6px 0}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
 	"th{background:#f2f2f2;cursor:pointer;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-	"#tl{border:1px solid #ccc;display:block;background:#fafafa}"
+	"#tl{border:1px solid #ccc;display:block;background:#fafafa}.obj{color:#777}"
 	".facts td:first-child{color:#666}#tip{position:fixed;pointer-events:none;background:#ffe;"
 	"border:1px solid #999;padding:2px 6px;display:none;font-size:12px}";
 
@@ -419,7 +419,7 @@ static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
-		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th><th>address</th>"
+		fputs("<h2>Locks</h2>\n<table><thead><tr><th>process</th><th class=\"n\">lock</th><th>address</th><th>name</th>"
 		      "<th class=\"n\">acquisitions</th><th class=\"n\">wait ms</th>"
 		      "<th class=\"n\">max wait us</th><th>threads that waited most</th></tr></thead>"
 		      "<tbody>\n", f);
@@ -427,8 +427,14 @@ static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 			const struct rep_lock *l = locks[k];
 			fputs("<tr><td>", f);
 			rep_html_str(f, r->groups[l->group].name);
-			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td>0x%" PRIx64 "</td><td class=\"n\">%" PRIu64
-				"</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>", l->id, l->address,
+			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td>0x%" PRIx64 "</td><td>", l->id, l->address);
+			rep_html_str(f, l->name ? l->name : "-");
+			if (l->object) {
+				fputs(" <span class=\"obj\">", f);
+				rep_html_str(f, l->object);
+				fputs("</span>", f);
+			}
+			fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td><td class=\"n\">%.3f</td><td>",
 				l->acquisitions, rep_ms(r, l->wait), rep_ms(r, l->max) * 1e3);
 			for (size_t w = 0; w < l->nwaiters && w < 3; w++) {
 				fputs(w ? ", " : "", f);

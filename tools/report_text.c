@@ -374,15 +374,15 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	if (nl) {
 		fprintf(f, "\nLocks (%zu, by total wait = Enter of the lock call to the acquisition):\n", nl);
-		fprintf(f, "  %-16s %10s %18s %12s %12s %12s  %s\n", "process", "lock", "address", "acquisitions",
-			"wait ms", "max wait us", "threads that waited most (ms)");
+		fprintf(f, "  %-16s %10s %18s %-24s %12s %12s %12s  %s\n", "process", "lock", "address", "name",
+			"acquisitions", "wait ms", "max wait us", "threads that waited most (ms)");
 		for (size_t k = 0; k < nl && (!o->limit || k < o->limit); k++) {
 			const struct rep_lock *l = locks[k];
 			char a[24] = "-";
 			if (l->address)
 				snprintf(a, sizeof a, "0x%" PRIx64, l->address);
-			fprintf(f, "  %-16s %10" PRIu32 " %18s %12" PRIu64 " %12.3f %12.3f  ",
-				r->groups[l->group].name, l->id, a, l->acquisitions, rep_ms(r, l->wait),
+			fprintf(f, "  %-16s %10" PRIu32 " %18s %-24s %12" PRIu64 " %12.3f %12.3f  ",
+				r->groups[l->group].name, l->id, a, l->name ? l->name : "-", l->acquisitions, rep_ms(r, l->wait),
 				rep_ms(r, l->max) * 1e3);
 			for (size_t w = 0; w < l->nwaiters && w < 3; w++)
 				fprintf(f, "%s%s: %.3f", w ? ", " : "", r->locs[l->waiters[w].loc].name,
@@ -552,9 +552,13 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 	size_t nl = locks ? rep_sorted_locks(r, locks) : 0;
 	for (size_t k = 0; k < nl; k++) {
 		const struct rep_lock *l = locks[k];
-		fprintf(f, "%s{\"process\":%" PRIu32 ",\"lock\":%" PRIu32 ",\"address\":%" PRIu64
-			",\"acquisitions\":%" PRIu64 ",\"wait\":%" PRIu64 ",\"max\":%" PRIu64 ",\"waiters\":[",
-			k ? "," : "", r->groups[l->group].id, l->id, l->address, l->acquisitions, l->wait, l->max);
+		fprintf(f, "%s{\"process\":%" PRIu32 ",\"lock\":%" PRIu32 ",\"address\":%" PRIu64 ",\"name\":",
+			k ? "," : "", r->groups[l->group].id, l->id, l->address);
+		l->name ? rep_json_str(f, l->name) : (void)fputs("null", f);
+		fputs(",\"object\":", f);
+		l->object ? rep_json_str(f, l->object) : (void)fputs("null", f);
+		fprintf(f, ",\"acquisitions\":%" PRIu64 ",\"wait\":%" PRIu64 ",\"max\":%" PRIu64 ",\"waiters\":[",
+			l->acquisitions, l->wait, l->max);
 		for (size_t w = 0; w < l->nwaiters; w++)
 			fprintf(f, "%s{\"location\":%" PRIu64 ",\"wait\":%" PRIu64 "}", w ? "," : "",
 				r->locs[l->waiters[w].loc].id, l->waiters[w].wait);

@@ -348,6 +348,20 @@ def mode_late(t, n):
                (r, sorted(files[r])))
         expect(t.threads[r] >= 2, "rank %d has %d locations, want its thread's too" % (r, t.threads[r]))
         expect(locks[r] == 1, "rank %d: %d lock acquisitions on its late thread, want 1" % (r, locks[r]))
+    # its mutex, first taken after MPI_Finalize, has its site (wrappers/pthread/pthread_site.c) on each
+    # rank's master location: the offset of the program's symbol `mu` (binutils nm)
+    defs = subprocess.run(["otf2-print", "-G", anchor], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    sites = re.findall(r'Location: "[^"]*" <(\d+)>, Name: "TRACER::LOCK_SITE::\d+" <\d+>, Type: STRING, '
+                       r'Value: "0x([0-9a-f]+) (/[^"]*)" <\d+>', defs)
+    rank_of = {int(m.group(1)): int(m.group(2)) for m in
+               re.finditer(r'^LOCATION +(\d+) .*Group: "MPI Rank (\d+)"', defs, re.M)}
+    for r in range(n):
+        mine = [(int(off, 16), path) for loc, off, path in sites if rank_of.get(int(loc)) == r]
+        expect(len(mine) == 1, "rank %d: lock sites %r, want the one of its late mutex" % (r, mine))
+        if mine:
+            nm = subprocess.run(["nm", mine[0][1]], stdout=subprocess.PIPE, universal_newlines=True).stdout
+            mu = [int(l.split()[0], 16) for l in nm.splitlines() if l.endswith(" mu")]
+            expect(mu == [mine[0][0]], "rank %d: the site %r, nm's mu at %r" % (r, mine[0], mu))
 
 
 def mode_intercomm(anchor, n):

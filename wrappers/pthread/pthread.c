@@ -120,6 +120,10 @@ static void pth_thread_fini(struct tr_thread *t)
 		otf2w_attr_list_delete(tr_pth_tls.al);
 		tr_pth_tls.al = NULL;
 	}
+	/* the master's end: the sites of the locks first seen since MPI_Finalize
+	 * packed the definitions (and ran pth_fini) */
+	if (t->index == 0 && atomic_load_explicit(&tr_pth_on, memory_order_relaxed))
+		tr_pth_lock_sites();
 	if (!atomic_load_explicit(&tr_pth_on, memory_order_relaxed) || !tr_thread_seq(t))
 		return;
 	tr_pth_write_thread_end(t, tr_thread_peek() == t);
@@ -146,6 +150,7 @@ static void pth_fork_child(void)
 	tr_pth_tls.nheld = 0;
 	tr_pth_tls.lost = 0;
 	tr_pth_lock_reset();
+	tr_pth_lock_sites_reset();
 	/* The forking thread is the child's master thread: no ThreadEnd. */
 	struct tr_thread *t = tr_thread_peek();
 	if (t)
@@ -191,10 +196,13 @@ static void pth_defs_freeze(void)
 	for (int r = 0; r < R_N; r++)
 		(void)pth_region((enum tr_pth_rgn)r);
 	(void)tr_pth_lock_attr();   /* (a lock first taken after MPI_Finalize carries it) */
+	tr_pth_lock_sites();
 }
 
 static void pth_fini(void)
 {
+	if (atomic_load_explicit(&tr_pth_on, memory_order_acquire))
+		tr_pth_lock_sites();
 	if (tr_pth_lock_overflowed())
 		tr_log_warn("pthread: more than %u distinct locks; some lock ids are shared",
 			    TR_PTH_LOCK_SLOTS);

@@ -45,6 +45,14 @@ void tr_pth_lock_reset(void);
 /* Number of distinct locks seen, and whether the overflow was used. */
 uint32_t tr_pth_lock_count(void);
 int tr_pth_lock_overflowed(void);
+/* The address of lock id (dense, < tr_pth_lock_count()), 0 when not known
+ * (an overflow slot's id, shared by several locks, or not published yet). */
+uintptr_t tr_pth_lock_address(uint32_t id);
+/* The locks in a file mapping (static or global mutexes) as properties
+ * TRACER::LOCK_SITE::<id> of the master location (pthread_site.c): each
+ * call looks at the ids seen since the last; reset in a fork child. */
+void tr_pth_lock_sites(void);
+void tr_pth_lock_sites_reset(void);
 
 extern struct tr_pth_lock *tr_pth_lock_tab;
 

@@ -26,6 +26,10 @@
 #endif
 
 struct tr_pth_lock *tr_pth_lock_tab;
+/* id -> the lock's address (an overflow slot's id: 0), mapped with the
+ * table: every id is one slot's, so the ids never exceed the slots */
+#define PTH_NIDS (TR_PTH_LOCK_SLOTS + TR_PTH_LOCK_OVERFLOW)
+static _Atomic uintptr_t *pth_addr_of;
 static struct tr_pth_lock pth_overflow[TR_PTH_LOCK_OVERFLOW];
 static _Atomic uint32_t pth_next_id;
 static _Atomic int pth_overflowed;
@@ -37,17 +41,18 @@ int tr_pth_lock_init(void)
 	if (tr_pth_lock_tab)
 		return 0;
 	/* Zero pages on demand: only the slots that are hit cost memory. */
-	p = (void *)tr_syscall(SYS_mmap, NULL, sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS,
+	p = (void *)tr_syscall(SYS_mmap, NULL, sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS + sizeof(uintptr_t) * PTH_NIDS,
 			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	pth_addr_of = (_Atomic uintptr_t *)((char *)p + sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS);
 	tr_pth_lock_tab = p;
 	return 0;
 }
 
 void tr_pth_lock_reset(void)
 {
-	size_t len = sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS;
+	size_t len = sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS + sizeof(uintptr_t) * PTH_NIDS;
 
 	if (!tr_pth_lock_tab)
 		return;
@@ -74,8 +79,9 @@ static struct tr_pth_lock *pth_wait_id(struct tr_pth_lock *l)
 	return l;
 }
 
-/* Claim slot l for key `addr` if free. 1: l is now (or already was) addr's slot. */
-static int pth_claim(struct tr_pth_lock *l, uintptr_t addr)
+/* Claim slot l for key `addr` if free (is_addr: the key is the lock's
+ * address, not an overflow slot's). 1: l is now (or already was) addr's slot. */
+static int pth_claim(struct tr_pth_lock *l, uintptr_t addr, int is_addr)
 {
 	uintptr_t k = atomic_load_explicit(&l->key, memory_order_acquire);
 
@@ -84,6 +90,8 @@ static int pth_claim(struct tr_pth_lock *l, uintptr_t addr)
 							    memory_order_acquire)) {
 			uint32_t id = atomic_fetch_add_explicit(&pth_next_id, 1, memory_order_relaxed);
 
+			if (is_addr && id < PTH_NIDS)
+				atomic_store_explicit(&pth_addr_of[id], addr, memory_order_relaxed);
 			atomic_store_explicit(&l->id, id + 1, memory_order_release);
 			return 1;
 		}
@@ -103,7 +111,7 @@ struct tr_pth_lock *tr_pth_lock_slow(uintptr_t addr)
 
 	for (unsigned n = 0; n < TR_PTH_LOCK_PROBES; n++, i = (i + 1) & (TR_PTH_LOCK_SLOTS - 1)) {
 		l = &tr_pth_lock_tab[i];
-		if (pth_claim(l, addr))
+		if (pth_claim(l, addr, 1))
 			return l;
 	}
 	/* Probe limit reached (hundreds of thousands of distinct locks): share
@@ -112,13 +120,18 @@ struct tr_pth_lock *tr_pth_lock_slow(uintptr_t addr)
 	atomic_store_explicit(&pth_overflowed, 1, memory_order_relaxed);
 	i = tr_pth_lock_hash(addr) % TR_PTH_LOCK_OVERFLOW;
 	l = &pth_overflow[i];
-	pth_claim(l, (uintptr_t)i + 1);
+	pth_claim(l, (uintptr_t)i + 1, 0);
 	return pth_wait_id(l);
 }
 
 uint32_t tr_pth_lock_count(void)
 {
 	return atomic_load_explicit(&pth_next_id, memory_order_relaxed);
+}
+
+uintptr_t tr_pth_lock_address(uint32_t id)
+{
+	return id < PTH_NIDS && pth_addr_of ? atomic_load_explicit(&pth_addr_of[id], memory_order_relaxed) : 0;
 }
 
 int tr_pth_lock_overflowed(void)

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * report_locks.c - the names of the locks: a pthread lock in a file
+ * mapping of the traced process (a static or global mutex) has its site
+ * in a property of the process's master location,
+ * TRACER::LOCK_SITE::<lock id> = "0x<offset> <path>" (wrappers/pthread/
+ * pthread_site.c: the offset from where the object's file offset 0 was
+ * mapped). Here it becomes the symbol, read from the object with libdw
+ * (its symbol table, or the separate debug information libdw finds by
+ * build id), offline as perf report does: "queue_lock", "stats+0x8";
+ * without a symbol "<object>+0x<offset>". A lock on the heap or a stack
+ * has no site: the report shows its address only.
+ */
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "report.h"
+
+static const Dwfl_Callbacks offline_cb = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* The objects opened so far (each once). */
+struct lk_obj {
+	char *path;
+	Dwfl *dwfl;          /* NULL: cannot be read */
+	Dwfl_Module *mod;
+	GElf_Addr delta;     /* ELF address of file offset 0 (first PT_LOAD: p_vaddr - p_offset) */
+};
+
+static struct lk_obj *lk_open(struct lk_obj **v, size_t *n, const char *path)
+{
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i].path, path))
+			return &(*v)[i];
+	*v = realloc(*v, (*n + 1) * sizeof **v);
+	if (!*v) {
+		fputs("tracer: out of memory\n", stderr);
+		exit(2);
+	}
+	struct lk_obj *o = &(*v)[(*n)++];
+	*o = (struct lk_obj){ .path = strdup(path) };
+	Dwfl *d = dwfl_begin(&offline_cb);
+	Dwfl_Module *m = d ? dwfl_report_offline(d, path, path, -1) : NULL;
+	GElf_Addr bias = 0;
+	Elf *e = m ? dwfl_module_getelf(m, &bias) : NULL;
+	size_t nph = 0;
+	if (!o->path || dwfl_report_end(d, NULL, NULL) || !e || elf_getphdrnum(e, &nph)) {
+		if (d)
+			dwfl_end(d);
+		return o;
+	}
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			o->delta = ph.p_vaddr - ph.p_offset + bias;
+			o->dwfl = d;
+			o->mod = m;
+			return o;
+		}
+	}
+	dwfl_end(d);
+	return o;
+}
+
+/* "symbol", "symbol+0x<n>" or "<object>+0x<offset>" for offset in o. */
+static char *lk_name(const struct lk_obj *o, uint64_t offset)
+{
+	const char *sym = NULL, *base = strrchr(o->path, '/');
+	GElf_Off off = 0;
+	GElf_Sym s;
+	char *out = NULL;
+
+	if (o->mod)
+		sym = dwfl_module_addrinfo(o->mod, o->delta + offset, &off, &s, NULL, NULL, NULL);
+	/* (a function's name for a data address would be wrong: data symbols only) */
+	if (sym && GELF_ST_TYPE(s.st_info) != STT_OBJECT && GELF_ST_TYPE(s.st_info) != STT_NOTYPE)
+		sym = NULL;
+	int k = sym ? (off ? asprintf(&out, "%s+0x%" PRIx64, sym, (uint64_t)off) : asprintf(&out, "%s", sym))
+		    : asprintf(&out, "%s+0x%" PRIx64, base ? base + 1 : o->path, offset);
+	return k < 0 ? NULL : out;
+}
+
+static struct rep_lock *lk_find(struct rep *r, size_t group, uint32_t id)
+{
+	for (size_t i = 0; i < r->caplocks; i++)
+		if (r->locks[i].acquisitions && r->locks[i].group == group && r->locks[i].id == id)
+			return &r->locks[i];
+	return NULL;
+}
+
+void rep_lock_names(struct rep *r)
+{
+	static const char prefix[] = "TRACER::LOCK_SITE::";
+	struct lk_obj *objs = NULL;
+	size_t nobjs = 0, n = otf2r_def_count(r->ar);
+
+	if (!r->nlocks)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		const otf2r_def *d = otf2r_def_at(r->ar, i);
+		if (d->type != OTF2R_GDEF_LOCATION_PROPERTY)
+			continue;
+		const otf2r_gdef_location_property *p = &d->u.location_property;
+		const char *pn = otf2r_string(r->ar, p->name);
+		const char *sv = otf2r_string(r->ar, p->string_value);
+		if (!pn || !sv || strncmp(pn, prefix, sizeof prefix - 1))
+			continue;
+		char *end;
+		unsigned long id = strtoul(pn + sizeof prefix - 1, &end, 10);
+		uint64_t offset = strtoull(sv, &end, 16);
+		if (*end != ' ' || end[1] != '/')
+			continue;
+		size_t li = 0;
+		while (li < r->nlocs && r->locs[li].id != p->location)
+			li++;
+		struct rep_lock *l = li < r->nlocs ? lk_find(r, r->locs[li].group, (uint32_t)id) : NULL;
+		if (!l || l->name)
+			continue;
+		const struct lk_obj *o = lk_open(&objs, &nobjs, end + 1);
+		l->name = lk_name(o, offset);
+		l->object = strdup(end + 1);
+	}
+	for (size_t i = 0; i < nobjs; i++) {
+		if (objs[i].dwfl)
+			dwfl_end(objs[i].dwfl);
+		free(objs[i].path);
+	}
+	free(objs);
+}
