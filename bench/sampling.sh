@@ -116,7 +116,7 @@ PYEOF
 		echo "$(sed -n 's/wall=//p' "$work/np.out") $(sed -n 's/cpu=//p' "$work/np.err" | awk '{print $1 + $2}')" \
 		     "$(sed -n 's/.*tracer: sampling: \([0-9]*\) samples.*/\1/p' "$work/np.err")" \
 		     "$(sed -n 's/.*median \([0-9.]*\) us per sample in the handler.*/\1/p' "$work/np.err")" \
-		     "$(sed -n 's/.*per sample in the handler: .* mean \([0-9]*\) ns, mean in unw.*/\1/p' "$work/np.err")" >>"$work/np.traced"
+		     "$(sed -n 's/.*per sample in the handler: .* mean \([0-9]*\) ns, mean in the stack walk.*/\1/p' "$work/np.err")" >>"$work/np.traced"
 		rm -rf "$work/np"
 		OMP_NUM_THREADS=2 /usr/bin/time -f "cpu=%U %S" env LD_PRELOAD="$LIB" TRACER_OUTPUT="$work/np" \
 			TRACER_DURABLE=off TRACER_SAMPLING=1ms "$PY" "$work/mm.py" >"$work/np.out" 2>"$work/np.err"

@@ -68,6 +68,8 @@ uint32_t tr_smp_nthreads;
 struct smp_res tr_smp_res[SMP_RES_MAX];
 uint32_t tr_smp_nres;
 uint32_t tr_smp_nfd_taken;
+int tr_smp_diff_seen;
+uint64_t tr_smp_diff[5];
 
 void tr_smp_list_lock_take(void)
 {
@@ -177,6 +179,33 @@ void tr_smp_drain_before(struct tr_thread *t, uint64_t time)
 
 /* ---- the handler --------------------------------------------------------------------- */
 
+/* TRACER_SAMPLING_UNWIND=check: the walk of unwind.c (a, na frames) against
+ * libunwind's from the interrupted pc (b, nb; NULL when libunwind did not
+ * find the pc; bfull: its buffer was full, so its stack may be cut). The
+ * first difference is kept for the exit line. */
+static void smp_unwind_compare(struct smp_thread *s, void *const *a, uint32_t na, void *const *b, uint32_t nb,
+			       int bfull)
+{
+	uint32_t lim = s->maxdepth + 1;
+	if (na > lim)
+		na = lim;
+	if (nb > lim)
+		nb = lim;
+	uint32_t k = 0;
+	while (b && k < na && k < nb && a[k] == b[k])
+		k++;
+	if (b && (k == na || k == nb) && (na == nb || (bfull && na > nb) || (na == lim && nb == lim)))
+		return;
+	s->cfi_diff++;
+	if (!__atomic_exchange_n(&tr_smp_diff_seen, 1, __ATOMIC_RELAXED)) {
+		tr_smp_diff[0] = k;
+		tr_smp_diff[1] = na;
+		tr_smp_diff[2] = b ? nb : 0;
+		tr_smp_diff[3] = k < na ? (uint64_t)(uintptr_t)a[k] : 0;
+		tr_smp_diff[4] = b && k < nb ? (uint64_t)(uintptr_t)b[k] : 0;
+	}
+}
+
 SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 {
 	int saved_errno = errno;
@@ -208,7 +237,8 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 		t->guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	uint64_t u0 = tr_time();
-	int n = 0, known_gap = 0;
+	int n = 0, known_gap = 0, cfi = -1;
+	uint32_t mode = tr_cfg.sampling_unwind;
 	/* code without unwind information where the walk ended at the pc:
 	 * libunwind is not asked again there (its failed lookups cost more
 	 * than the rest of the sample), but for one sample in 64 */
@@ -216,7 +246,12 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 		known_gap = 1;
 		s->nounwind++;
 	} else {
-		n = smp_unw->unw_backtrace(s->sigbuf, (int)s->bufcap);
+		/* the unwind tables first (unwind.c), libunwind where they do
+		 * not suffice (or to compare, TRACER_SAMPLING_UNWIND=check) */
+		if (mode != TR_SMP_UNWIND_LIBUNWIND)
+			cfi = tr_smp_cfi_walk(s, uc, s->cfibuf, s->maxdepth + 1);
+		if (cfi < 0 || mode == TR_SMP_UNWIND_CHECK)
+			n = smp_unw->unw_backtrace(s->sigbuf, (int)s->bufcap);
 	}
 	s->uticks += tr_time() - u0;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -228,11 +263,22 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 	void **f;
 	uint32_t nf;
 	int trunc = 0;
+	if (cfi >= 0 && mode == TR_SMP_UNWIND_CHECK)
+		smp_unwind_compare(s, s->cfibuf, (uint32_t)cfi, i < n && i < SMP_EXTRA ? s->sigbuf + i : NULL,
+				   i < n ? (uint32_t)(n - i) : 0, n == (int)s->bufcap);
 	if (known_gap) {
 		/* what the walk gave there: the pc alone */
 		s->sigbuf[0] = (void *)pc;
 		f = s->sigbuf;
 		nf = 1;
+	} else if (cfi >= 0) {
+		s->cfi++;
+		f = s->cfibuf;
+		nf = (uint32_t)cfi;
+		if (nf > s->maxdepth) {
+			trunc = 1;
+			nf = s->maxdepth;
+		}
 	} else if (i >= n || i >= SMP_EXTRA) {
 		/* unwinding from the handler failed: keep the pc alone */
 		s->sigbuf[0] = (void *)pc;
@@ -356,8 +402,9 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	size_t qslot = (sizeof(struct smp_pending) + sizeof(void *) * bufcap + 15) & ~(size_t)15;
 	size_t csz = (sizeof(uint64_t) + sizeof(uint32_t) + 1) * bufcap + 64;
 	size_t rsz = sizeof(struct smp_region) * SMP_MAX_REGIONS;
+	size_t uwsz = sizeof(struct smp_uw_ent) * 4 * SMP_UWC_SETS;
 	size_t len = ((sizeof(struct smp_thread) + 63) & ~(size_t)63) + hsz +
-		     2 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + 8192;
+		     3 * sizeof(void *) * bufcap + SMP_QN * qslot + csz + rsz + uwsz + 8192;
 	uint8_t *m = tr_real.mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
@@ -373,6 +420,8 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	s->cur = SMP_UNDEF;
 	s->sigbuf = (void **)p;
 	p += sizeof(void *) * bufcap;
+	s->cfibuf = (void **)p;
+	p += sizeof(void *) * bufcap;
 	s->ckey = (uint64_t *)(void *)p;
 	p += sizeof(uint64_t) * bufcap;
 	s->cnode = (uint32_t *)(void *)p;
@@ -385,6 +434,8 @@ static struct smp_thread *smp_state_new(struct tr_thread *t)
 	s->reg = (struct smp_region *)(void *)p;
 	p += rsz;
 	p = (uint8_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+	s->uwc = (struct smp_uw_ent *)(void *)p;
+	p += uwsz;
 	s->q = p;
 	s->qslot = qslot;
 	p += SMP_QN * qslot;
@@ -430,7 +481,7 @@ void tr_smp_totals_add(uint64_t *tot, const struct smp_thread *s)
 {
 	const uint64_t v[SMP_NTOT] = { s->samples, s->deferred, s->lost, s->truncated, s->full, s->foreign,
 				       s->errors, s->hticks, s->hcalls, s->uticks, s->lost_unw, s->lost_off,
-				       s->lost_full, s->nounwind };
+				       s->lost_full, s->nounwind, s->cfi, s->cfi_diff };
 	for (int i = 0; i < SMP_NTOT; i++)
 		tot[i] += v[i];
 	for (unsigned i = 0; i < SMP_HIST; i++)
@@ -463,6 +514,17 @@ void tr_smp_thread_init(struct tr_thread *t)
 	s->unwinding = 1;
 	smp_unw->unw_backtrace(s->thrbuf, (int)s->bufcap);
 	s->unwinding = 0;
+	/* the stack unwind.c may read: from the interrupted rsp to its top */
+	pthread_attr_t a;
+	void *lo;
+	size_t sz;
+	if (pthread_getattr_np(pthread_self(), &a) == 0) {
+		if (pthread_attr_getstack(&a, &lo, &sz) == 0) {
+			s->stack_lo = (uintptr_t)lo;
+			s->stack_hi = (uintptr_t)lo + sz;
+		}
+		pthread_attr_destroy(&a);
+	}
 	t->sampling = s;
 	tr_smp_list_lock_take();
 	s->next = tr_smp_threads;

@@ -22,6 +22,7 @@
 
 static int smp_cue;        /* futex word: bumped by every tick (symbol thread, below) */
 static int smp_sym_state;  /* 0 not started, 1 running, -1 none (the tick defines, as before) */
+static int smp_stale;      /* the object table misses an object (tr_smp_objects_stale) */
 
 /* ---- SIGPROF ownership --------------------------------------------------------------- */
 
@@ -287,10 +288,21 @@ static void smp_fini(void)
 			     (unsigned long long)tot[12]);
 	if (tot[8])
 		tr_log_debug("sampling: per sample in the handler: fastest decile %llu ns, mean %llu ns, "
-			     "mean in unw_backtrace %llu ns; %llu samples in code without unwind information "
-			     "kept their pc alone without libunwind",
+			     "mean in the stack walk %llu ns; %llu stacks walked from the unwind tables, %llu by "
+			     "libunwind; %llu samples in code without unwind information kept their pc alone",
 			     (unsigned long long)p10, (unsigned long long)(tr_ticks_to_ns(tot[7]) / tot[8]),
-			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]), (unsigned long long)tot[13]);
+			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]), (unsigned long long)tot[14],
+			     (unsigned long long)(tot[0] > tot[14] + tot[13] ? tot[0] - tot[14] - tot[13] : 0),
+			     (unsigned long long)tot[13]);
+	if (tr_cfg.sampling_unwind == TR_SMP_UNWIND_CHECK && (was || tot[0]))
+		tr_log_info("sampling: unwind check: %llu of %llu stacks walked from the unwind tables differ from "
+			    "libunwind's%s", (unsigned long long)tot[15], (unsigned long long)tot[14],
+			    tot[15] ? " (the first below)" : "");
+	if (tr_cfg.sampling_unwind == TR_SMP_UNWIND_CHECK && tot[15])
+		tr_log_info("sampling: unwind check: first difference at frame %llu of %llu (libunwind %llu): "
+			    "%#llx, libunwind %#llx", (unsigned long long)tr_smp_diff[0],
+			    (unsigned long long)tr_smp_diff[1], (unsigned long long)tr_smp_diff[2],
+			    (unsigned long long)tr_smp_diff[3], (unsigned long long)tr_smp_diff[4]);
 	if (tot[6])
 		tr_log_warn("sampling: %llu sample records could not be written", (unsigned long long)tot[6]);
 }
@@ -325,7 +337,7 @@ static void smp_fork_child(void)
 		mine->full = mine->foreign = mine->errors = 0;
 		mine->lost_unw = mine->lost_off = mine->lost_full = 0;
 		mine->hticks = mine->hcalls = mine->uticks = 0;
-		mine->nounwind = 0;
+		mine->nounwind = mine->cfi = mine->cfi_diff = 0;
 		mine->gap_lo = mine->gap_hi = 0;
 		memset(mine->hist, 0, sizeof(mine->hist));
 		mine->cpu_ns = 0;
@@ -400,10 +412,23 @@ static void smp_sym_main(void)
 		uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
 		if (n > tr_smp_node_cap)
 			n = tr_smp_node_cap;
+		__atomic_store_n(&smp_stale, 0, __ATOMIC_RELEASE);
 		tr_smp_objects_refresh();   /* objects loaded since: their symbols */
 		tr_smp_define_contexts(n, 0);
 		tr_syscall(SYS_futex, &smp_cue, FUTEX_WAIT_PRIVATE, c, NULL, NULL, 0);
 	}
+}
+
+/* unwind.c met a pc in no object of the table (a dlopen since its last
+ * refresh): the symbol thread refreshes it now rather than at the next
+ * tick, once per refresh. Async-signal-safe (an exchange, a futex wake). */
+void tr_smp_objects_stale(void)
+{
+	if (__atomic_load_n(&smp_sym_state, __ATOMIC_RELAXED) != 1 ||
+	    __atomic_exchange_n(&smp_stale, 1, __ATOMIC_ACQ_REL))
+		return;
+	__atomic_add_fetch(&smp_cue, 1, __ATOMIC_RELEASE);
+	tr_syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
 /* TRACER_DURABLE tick (tracer-io): a cue for the symbol thread, nothing slow. */

@@ -20,6 +20,7 @@
 #define SMP_EXTRA       24            /* unwind slots for handler/tracer frames */
 #define SMP_NODE_CAP    (1u << 22)    /* global node array (lazily backed) */
 #define SMP_HIST        (64 * 8)
+#define SMP_UWC_SETS    512           /* unwind-rule cache: sets of 4 (unwind.c) */
 /* handler path: grouped in .text.hot (fewer code pages per sample) */
 #define SMP_HOT         __attribute__((hot))
 
@@ -36,6 +37,21 @@ struct smp_pending {
 	uint32_t n;          /* frames (leaf first, leaf = interrupted pc) */
 	uint32_t trunc;
 	void *ip[];          /* maxdepth entries */
+};
+
+/* One cached unwind rule (unwind.c): address, kind, CFA and caller's rbp. */
+struct smp_uw_ent {
+	uint64_t key;
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t kind;
+	uint8_t cfa_rbp : 1, rbp_kind : 2;
+};
+
+#define SMP_UW_PREV 128              /* frames of the previous walk kept (prefetch) */
+struct smp_uw_prev {
+	uintptr_t slot;      /* its return address's stack slot */
+	uint32_t set, pad;   /* its rule's cache set */
 };
 
 struct smp_thread {
@@ -65,7 +81,8 @@ struct smp_thread {
 	volatile uint32_t qtail;      /* producer index (handler) */
 	size_t qslot;                 /* bytes per queue slot */
 	uint8_t *q;
-	void **sigbuf;                /* unwind buffer of the handler */
+	void **sigbuf;                /* unwind buffer of the handler (libunwind) */
+	void **cfibuf;                /* ... of unwind.c's walk */
 	void **thrbuf;                /* unwind buffer of the thread (enter) */
 	uint32_t bufcap;
 	size_t map_len;
@@ -73,17 +90,24 @@ struct smp_thread {
 	 * (ehgap.c): the next samples there keep the pc alone at once */
 	uintptr_t gap_lo, gap_hi;
 	uint32_t gap_skips;
+	/* unwind.c: the rule cache and the thread's stack */
+	struct smp_uw_ent *uwc;       /* SMP_UWC_SETS * 4 entries */
+	uint32_t uwc_victim, uwc_gen;
+	uint32_t uw_nprev;
+	struct smp_uw_prev uw_prev[SMP_UW_PREV];
+	uintptr_t stack_lo, stack_hi;
 	/* statistics */
 	uint64_t samples, deferred, lost, truncated, full, foreign, errors;
 	uint64_t lost_unw, lost_off, lost_full;   /* lost: in libunwind, not recording, queue full */
 	uint64_t hticks, hcalls;      /* time spent in the handler (unwind + record) */
 	uint64_t uticks;              /* of which in unw_backtrace */
 	uint64_t nounwind;            /* samples in such code, libunwind not asked */
+	uint64_t cfi, cfi_diff;       /* stacks walked by unwind.c; of them unlike libunwind's (check) */
 	uint32_t hist[SMP_HIST];      /* handler durations (ticks), 8 buckets per octave */
 	struct smp_thread *next;      /* all states, for shut-down */
 };
 
-#define SMP_NTOT 14                   /* totals of finished threads */
+#define SMP_NTOT 16                   /* totals of finished threads */
 #define SMP_RES_MAX 8192              /* threads in the exit line's delivery figures */
 /* per-thread delivery (exit line): samples and CPU time while sampled */
 struct smp_res {
@@ -126,6 +150,12 @@ static inline uint32_t smp_parent(uint32_t n)
 uint32_t tr_smp_child(struct smp_thread *s, uint32_t parent, uint64_t key);
 uint32_t tr_smp_unwind_distance(uint32_t from, uint32_t to);
 uint32_t tr_smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact_leaf, int trunc, uint32_t *fresh);
+/* unwind.c: the stack of the interrupted context ucv, leaf (its pc) first,
+ * at most cap frames, from the unwind tables; -1: ask libunwind */
+int tr_smp_cfi_walk(struct smp_thread *s, const void *ucv, void **buf, uint32_t cap);
+/* sampler_module.c: a pc in no known object; the table is refreshed soon
+ * (async-signal-safe) */
+void tr_smp_objects_stale(void);
 /* sampler.c: the queued samples up to limit, written first */
 void tr_smp_drain(struct smp_thread *s, struct tr_thread *t, uint64_t limit);
 
@@ -138,6 +168,10 @@ extern uint32_t tr_smp_hist_all[SMP_HIST];
 extern struct smp_res tr_smp_res[SMP_RES_MAX];
 extern uint32_t tr_smp_nres;
 extern uint32_t tr_smp_nfd_taken;
+/* TRACER_SAMPLING_UNWIND=check: the first stack unlike libunwind's (frame,
+ * lengths, the two addresses there) */
+extern int tr_smp_diff_seen;
+extern uint64_t tr_smp_diff[5];
 
 /* sampler.c */
 void tr_smp_handler(int sig, siginfo_t *si, void *uctx);

@@ -82,6 +82,7 @@ static void usage(FILE *f)
 	      "  -q, --quiet             no messages except errors (TRACER_VERBOSE=0)\n"
 	      "  --sampling PERIOD       call-stack sampling, e.g. 1ms, 1000Hz (TRACER_SAMPLING)\n"
 	      "  --sampling-depth N      unwinding depth (TRACER_SAMPLING_DEPTH, 64)\n"
+	      "  --sampling-unwind W     stack walk: cfi, libunwind, check (TRACER_SAMPLING_UNWIND, cfi)\n"
 	      "  --callers               the calling context of every traced call, unwound\n"
 	      "                          (TRACER_CALLERS=on; about 0.1 us a call)\n"
 	      "  --metrics LIST          PAPI/rusage metrics, comma separated (TRACER_METRICS)\n"
@@ -116,6 +117,7 @@ static const struct {
 	{ "--on-full", "TRACER_ON_FULL" },   { "--filter", "TRACER_FILTER" },
 	{ "--clock", "TRACER_CLOCK" },       { "--sampling", "TRACER_SAMPLING" },
 	{ "--sampling-depth", "TRACER_SAMPLING_DEPTH" }, { "--metrics", "TRACER_METRICS" },
+	{ "--sampling-unwind", "TRACER_SAMPLING_UNWIND" },
 	{ "--detailed-states", "TRACER_DETAILED_STATES" },
 };
 

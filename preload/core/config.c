@@ -348,6 +348,18 @@ static const char *set_sampling_depth(const char *v)
 	return NULL;
 }
 
+static const char *set_sampling_unwind(const char *v)
+{
+	static const char *const nm[] = { "cfi", "libunwind", "check" };
+	for (uint32_t i = 0; i < 3; i++) {
+		if (!strcmp(v, nm[i])) {
+			tr_cfg.sampling_unwind = i;
+			return NULL;
+		}
+	}
+	return "cfi, libunwind or check";
+}
+
 static const char *set_detailed_states(const char *v)
 {
 	long l;
@@ -397,6 +409,7 @@ static const struct {
 	{ "TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic" },
 	{ "TRACER_SAMPLING", set_sampling, "off" },
 	{ "TRACER_SAMPLING_DEPTH", set_sampling_depth, "64" },
+	{ "TRACER_SAMPLING_UNWIND", set_sampling_unwind, "cfi" },
 	{ "TRACER_CALLERS", set_callers, "off" },
 	{ "TRACER_METRICS", set_metrics, "none" },
 	{ "TRACER_DETAILED_STATES", set_detailed_states, "0" },

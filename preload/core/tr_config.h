@@ -53,6 +53,7 @@ struct tr_config {
 	uint64_t sampling_period_ns;   /* TRACER_SAMPLING (0 = off); events for cycles@N */
 	uint32_t sampling_event;       /* TR_SMP_EVENT_*: TRACER_SAMPLING=cycles@N, instructions@N */
 	uint32_t sampling_depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
+	uint32_t sampling_unwind;      /* TRACER_SAMPLING_UNWIND: TR_SMP_UNWIND_* (default cfi) */
 	int callers;                   /* TRACER_CALLERS (default 0): calling contexts of the traced calls */
 	char metrics[1024];            /* TRACER_METRICS ("" = none) */
 	/* wrappers/vt */
@@ -68,6 +69,9 @@ struct tr_config {
 };
 extern struct tr_config tr_cfg;
 enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };
+/* the sampler's stack walk: the unwind tables with libunwind where they do
+ * not suffice (sampling/unwind.c), libunwind alone, or both compared */
+enum tr_smp_unwind { TR_SMP_UNWIND_CFI = 0, TR_SMP_UNWIND_LIBUNWIND, TR_SMP_UNWIND_CHECK };
 
 /* Helpers shared by every option parser (return 0 on success, -1 on bad input). */
 int tr_cfg_parse_size(const char *s, uint64_t *out);       /* "16M", "512k", "1G", "4096" */

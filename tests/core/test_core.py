@@ -600,6 +600,7 @@ FUZZ_VALUES = {
     'TRACER_CLOCK': ['tsc', 'monotonic', 'Monotonic', 'hpet'],
     'TRACER_SAMPLING': ['off', '1ms', '250us', '1000Hz', '0', '1ns', 'inf', '-1ms', '1e3us', '0x10ms'],
     'TRACER_SAMPLING_DEPTH': ['1', '64', '4096', '0', '5000', 'x'],
+    'TRACER_SAMPLING_UNWIND': ['cfi', 'libunwind', 'check', 'CFI', ''],
     'TRACER_CALLERS': ['on', 'off', 'x'],
     'TRACER_METRICS': ['', 'rusage::minflt', 'bogus', 'rusage::utime,rusage::majflt', ',,,'],
     'TRACER_DETAILED_STATES': ['0', '5', 'on', '-3', 'x'],

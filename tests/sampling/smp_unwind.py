@@ -1,0 +1,156 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""sampling.unwind: the sampler's own stack walk (sampling/unwind.c) against
+libunwind on real programs, and the stacks it gives read back.
+
+usage: smp_unwind.py --lib LIB --bindir DIR --src DIR --work DIR
+
+1. smp_unwind (ours: frames with the CFA on %rsp, on %rbp, a realigned
+   stack, two threads) and programs nobody here wrote (python3, gzip, bash,
+   perl, numpy's matrix product on OpenBLAS-OpenMP when python3-numpy is
+   there) with TRACER_SAMPLING_UNWIND=check: every sample is walked both
+   ways; the exit line says how many of the stacks walked from the unwind
+   tables differ from libunwind's: none may, and most samples must have
+   been walked from the tables (90 % for smp_unwind, 80 % for gzip, bash
+   and perl, 50 % for python3 and numpy: their modules are opened with
+   dlopen, and a pc in an object loaded since the sampler's last look at
+   the object table goes to libunwind until the next look).
+2. smp_unwind with the default walk: the samples at the end of each chain
+   have the chain's whole path (rec_sp x 31 or rec_bp x 31 below
+   run_shapes, main or thread_main; aligned_call x 5 then rec_sp x 7), read
+   back with the reference reader.
+3. TRACER_SAMPLING_UNWIND=libunwind walks nothing from the tables.
+"""
+import argparse
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import smp_check as sc  # noqa: E402
+
+from otf2.events import CallingContextSample  # noqa: E402
+
+rc = sc.rc
+expect = sc.expect
+
+
+def walk_counts(se):
+    """(samples, walked from the tables, differing) from the exit lines."""
+    m = re.search(r"sampling: (\d+) samples on", se)
+    expect(m, "no sampling summary on stderr:\n%s" % se[-2000:])
+    w = re.search(r"(\d+) stacks walked from the unwind tables, (\d+) by libunwind", se)
+    expect(w, "no stack-walk line (TRACER_VERBOSE=2) on stderr")
+    d = re.search(r"unwind check: (\d+) of (\d+) stacks walked from the unwind tables differ", se)
+    return int(m.group(1)), int(w.group(1)), (int(d.group(1)), int(d.group(2))) if d else None
+
+
+def check_run(args, name, cmd, share, env=None):
+    e = {"TRACER_SAMPLING": "500us", "TRACER_SAMPLING_UNWIND": "check", "TRACER_VERBOSE": "2"}
+    e.update(env or {})
+    anchor, so, se = sc.run_traced(args, name, cmd, e, timeout=300, stdout_path=os.devnull)
+    n, walked, diff = walk_counts(se)
+    expect(diff is not None, "%s: no unwind check line" % name)
+    first = [l for l in se.splitlines() if "first difference" in l]
+    expect(diff[0] == 0, "%s: %d of %d stacks unlike libunwind's: %s" % (name, diff[0], diff[1], first))
+    expect(n >= 100, "%s: only %d samples" % (name, n))
+    expect(walked >= share * n, "%s: %d of %d samples walked from the unwind tables" % (name, walked, n))
+    print("%s: %d samples, %d walked from the unwind tables, all as libunwind walked them" % (name, n, walked))
+    return anchor
+
+
+def chain(p, fn):
+    """Length of the run of fn frames ending at the leaf side of p (before leaf_spin)."""
+    k = len(p) - 1
+    while k >= 0 and p[k] != fn:
+        k -= 1
+    m = 0
+    while k >= 0 and p[k] == fn:
+        m += 1
+        k -= 1
+    return m, k
+
+
+def case_paths(args):
+    prog = os.path.join(args.bindir, "smp_unwind")
+    anchor, so, se = sc.run_traced(args, "unwind_paths", [prog],
+                                   {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"}, timeout=300)
+    n, walked, _ = walk_counts(se)
+    expect(walked >= 0.9 * n, "%d of %d samples walked from the unwind tables" % (walked, n))
+    info, evs, res = sc.load(anchor)
+    seen = {"rec_sp": 0, "rec_bp": 0, "aligned": 0}
+    bad = []
+    for lst in evs.values():
+        for ev in lst:
+            if not isinstance(ev, CallingContextSample):
+                continue
+            p = sc.names(ev.calling_context)
+            if "leaf_spin" not in p:
+                continue
+            if "aligned_call" in p:
+                m, k = chain(p, "rec_sp")
+                a, k2 = chain(p[:k + 1], "aligned_call")
+                ok = m == 7 and a == 5 and k2 >= 0 and p[k2] == "run_shapes"
+                seen["aligned"] += 1
+            else:
+                fn = "rec_sp" if "rec_sp" in p else "rec_bp"
+                m, k = chain(p, fn)
+                ok = m == 31 and k >= 0 and p[k] == "run_shapes" and k >= 1 and p[k - 1] in ("main", "thread_main")
+                seen[fn] += 1
+            if not ok:
+                bad.append(p)
+    expect(not bad, "%d samples with a wrong path, e.g. %s" % (len(bad), bad[:2]))
+    expect(all(v >= 20 for v in seen.values()), "samples at the end of each chain: %s" % seen)
+    print("paths: %s samples at the chains' ends, every path whole" % seen)
+
+
+def case_libunwind(args):
+    prog = os.path.join(args.bindir, "smp_unwind")
+    anchor, so, se = sc.run_traced(args, "unwind_lib", [prog],
+                                   {"TRACER_SAMPLING": "1ms", "TRACER_VERBOSE": "2",
+                                    "TRACER_SAMPLING_UNWIND": "libunwind", "SMP_CPU_SECONDS": "0.1"},
+                                   timeout=300)
+    n, walked, _ = walk_counts(se)
+    expect(n > 0 and walked == 0, "TRACER_SAMPLING_UNWIND=libunwind: %d of %d walked from the tables" % (walked, n))
+    print("libunwind alone: %d samples, none walked from the tables" % n)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lib", required=True)
+    ap.add_argument("--bindir", required=True)
+    ap.add_argument("--src", required=True)
+    ap.add_argument("--work", required=True)
+    args = ap.parse_args()
+    try:
+        check_run(args, "unwind_ours", [os.path.join(args.bindir, "smp_unwind")], 0.9)
+        data = os.path.join(args.work, "unwind_rand.bin")
+        os.makedirs(args.work, exist_ok=True)
+        with open(data, "wb") as f:
+            f.write(os.urandom(12 << 20))
+        check_run(args, "unwind_gzip", ["gzip", "-9", "-c", data], 0.8)
+        check_run(args, "unwind_python", ["/usr/bin/python3", "-c",
+                  "import json\nd = [{'a': i, 'b': str(i)} for i in range(200000)]\n"
+                  "for _ in range(3): json.loads(json.dumps(d))"], 0.5)
+        check_run(args, "unwind_bash", ["bash", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"], 0.8)
+        check_run(args, "unwind_perl", ["perl", "-e", "my $s = 0; $s += sqrt($_) for 1..2000000; print $s"], 0.8)
+        if os.system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0:
+            check_run(args, "unwind_numpy", ["/usr/bin/python3", "-c",
+                      "import numpy as np\na = np.random.default_rng(1).random((1200, 1200))\n"
+                      "for _ in range(4): b = a @ a"], 0.5, {"OMP_NUM_THREADS": "2"})
+        else:
+            print("numpy: not installed, its case left out")
+        case_paths(args)
+        case_libunwind(args)
+    except rc.CheckFailed as e:
+        print("FAIL unwind: %s" % e)
+        return 1
+    except rc.Skip as e:
+        print("SKIP unwind: %s" % e)
+        return rc.SKIP_CODE
+    print("PASS unwind")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
