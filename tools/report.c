@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* report.c - the figures of `tracer report` (MPI parts: report_mpi.c): one pass over the merged
  * event stream, a call stack per location, per-region statistics, MPI
- * message matrix between location groups, timeline bins. */
+ * message matrix between location groups; the timeline's bins are filled
+ * here too (report_bins.c). */
 #include <dirent.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -178,72 +179,6 @@ int rep_setup_defs(struct rep *r, otf2r_archive *ar)
 	return 0;
 }
 
-/* Timeline bins overlapped by [a, b): 0 = none; *i0, *i1 inclusive. */
-static int bin_range(const struct rep *r, uint64_t a, uint64_t b, size_t *i0, size_t *i1)
-{
-	if (b <= a || r->t1 <= r->t0)
-		return 0;
-	double span = (double)(r->t1 - r->t0);
-	if (a < r->t0)
-		a = r->t0;
-	if (b > r->t1)
-		b = r->t1;
-	if (b <= a)
-		return 0;
-	*i0 = (size_t)((double)(a - r->t0) / span * REP_NBINS);
-	*i1 = (size_t)((double)(b - r->t0) / span * REP_NBINS);
-	if (*i1 >= REP_NBINS)
-		*i1 = REP_NBINS - 1;
-	return 1;
-}
-
-void rep_bin_span(const struct rep *r, size_t i, uint64_t *a, uint64_t *b)
-{
-	double span = (double)(r->t1 - r->t0);
-	*a = r->t0 + (uint64_t)(span * (double)i / REP_NBINS);
-	*b = r->t0 + (uint64_t)(span * (double)(i + 1) / REP_NBINS);
-}
-
-/* [a, b) of the bins from i0 to i1: each bin's share */
-static uint64_t bin_share(const struct rep *r, size_t i, uint64_t a, uint64_t b)
-{
-	uint64_t bs, be;
-	rep_bin_span(r, i, &bs, &be);
-	uint64_t lo = a > bs ? a : bs, hi = b < be ? b : be;
-	return hi > lo ? hi - lo : 0;
-}
-
-/* A stretch [a, b) of region ri on L: added to the region's cover of each
- * bin (kept among the bin's REP_BIN_K largest). */
-static void bin_add(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t a, uint64_t b)
-{
-	size_t i0, i1;
-	if (!L->bin_region || !bin_range(r, a, b, &i0, &i1))
-		return;
-	for (size_t i = i0; i <= i1; i++) {
-		uint64_t cov = bin_share(r, i, a, b);
-		if (!cov)
-			continue;
-		uint32_t *reg = L->bin_region + i * REP_BIN_K;
-		uint64_t *cv = L->bin_cover + i * REP_BIN_K;
-		size_t k = 0, least = 0;
-		while (k < REP_BIN_K && reg[k] != ri && reg[k] != UNDEF32)
-			k++;
-		if (k < REP_BIN_K) {
-			reg[k] = ri;
-			cv[k] += cov;
-			continue;
-		}
-		for (k = 1; k < REP_BIN_K; k++)
-			if (cv[k] < cv[least])
-				least = k;
-		if (cov > cv[least]) {   /* (approximate beyond REP_BIN_K regions in one bin) */
-			reg[least] = ri;
-			cv[least] = cov;
-		}
-	}
-}
-
 static uint64_t lock_hash(size_t group, uint32_t id)
 {
 	uint64_t k = ((uint64_t)group << 32 | id) * 0x9e3779b97f4a7c15ull;
@@ -292,10 +227,8 @@ static void acquire(struct rep *r, size_t li, uint32_t id, uint64_t t, const otf
 	for (uint32_t i = 0; i < ev->nattrs && !l->address; i++)
 		if (ev->attrs[i].id == r->lock_addr_attr)
 			l->address = ev->attrs[i].value;   /* its identity: the pthread lock's address */
-	size_t i0, i1;
-	if (L->bin_lock && w && bin_range(r, t - w, t, &i0, &i1))
-		for (size_t i = i0; i <= i1; i++)
-			L->bin_lock[i] += bin_share(r, i, t - w, t);
+	if (w && L->lod)
+		rep_bins_lock(r, li, t - w, t);
 	l->acquisitions++;
 	l->wait += w;
 	if (w > l->max)
@@ -357,8 +290,8 @@ static void enter(struct rep *r, struct rep_loc *L, uint32_t ri, uint64_t t, int
 		memcpy(L->mstart + L->depth * r->nmm, L->mcur, r->nmm * sizeof(double));
 		memcpy(L->mstart_have + L->depth * r->nmm, L->mhave, r->nmm);
 	}
-	if (L->depth)
-		bin_add(r, L, L->stack[L->depth - 1].ri, L->last_change, t);
+	if (L->depth && L->lod)
+		rep_bins_region(r, (size_t)(L - r->locs), L->stack[L->depth - 1].ri, L->last_change, t);
 	L->last_change = t;
 	L->stack[L->depth++] = (struct rep_frame){ ri, t, 0, 0, counted, UNDEF32 };
 	L->active[ri]++;
@@ -370,7 +303,8 @@ static void leave_top(struct rep *r, struct rep_loc *L, uint64_t t)
 	struct rep_frame *f = &L->stack[--L->depth];
 	if (f->bsend)
 		rep_bsend_left(r, f->bsend, t);
-	bin_add(r, L, f->ri, L->last_change, t);
+	if (L->lod)
+		rep_bins_region(r, (size_t)(L - r->locs), f->ri, L->last_change, t);
 	L->last_change = t;
 	uint64_t d = t - f->enter;
 	uint64_t ex = d > f->child ? d - f->child : 0;
@@ -502,12 +436,7 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 			if (r->t0 == UINT64_MAX)
 				r->t0 = r->t1 = 0;
 		}
-		for (size_t i = 0; i < r->nlocs; i++) {
-			r->locs[i].bin_region = rep_xcalloc(REP_NBINS * REP_BIN_K, sizeof(uint32_t));
-			memset(r->locs[i].bin_region, 0xff, REP_NBINS * REP_BIN_K * sizeof(uint32_t));
-			r->locs[i].bin_cover = rep_xcalloc(REP_NBINS * REP_BIN_K, sizeof(uint64_t));
-			r->locs[i].bin_lock = rep_xcalloc(REP_NBINS, sizeof(uint64_t));
-		}
+		rep_bins_setup(r);   /* (report_bins.c) */
 	}
 	otf2r_merge *m;
 	if (otf2r_merge_open(ar, NULL, 0, &m))
@@ -667,15 +596,13 @@ void rep_free(struct rep *r)
 {
 	rep_io_free(r);
 	rep_wait_free(r);
+	rep_bins_free(r);
 	free(r->sel);
 	for (size_t i = 0; i < r->nlocs; i++) {
 		free(r->locs[i].msum);
 		free(r->locs[i].stack);
 		free(r->locs[i].reg);
 		free(r->locs[i].active);
-		free(r->locs[i].bin_region);
-		free(r->locs[i].bin_cover);
-		free(r->locs[i].bin_lock);
 		free(r->locs[i].mcur);
 		free(r->locs[i].mhave);
 		free(r->locs[i].mstart);

@@ -74,10 +74,47 @@ struct rep;
  * (a thread or rank the archive does not have, an empty window). */
 int rep_select_set(struct rep *r, const struct rep_select *s);
 
-#define REP_NBINS 1000          /* timeline: time bins per location */
+/* The timeline (report_bins.c): per location levels of detail, each the
+ * whole run [t0, t1] cut into equal time bins: level 0 REP_NBINS bins (the
+ * page's static drawing), each finer level REP_LOD_STEP times the bins of
+ * the one above, as many levels as keep every location's bins of every
+ * level within REP_LOD_BUDGET (level 0 always). Per bin the REP_BIN_K
+ * regions that covered most of it (innermost region, ticks summed over its
+ * stretches in the bin; the page draws each with a height of its share of
+ * the bin), and the ticks of lock waits in it. */
+#define REP_NBINS 1000          /* level 0: time bins per location */
 #define REP_BIN_K 3             /* regions kept per bin */
-/* Ticks of timeline bin i (0 .. REP_NBINS - 1): [*a, *b). */
-void rep_bin_span(const struct rep *r, size_t i, uint64_t *a, uint64_t *b);
+#define REP_LOD_STEP 8          /* bins of a level / bins of the level above */
+#define REP_LOD_MAX 6           /* levels at most */
+#define REP_LOD_BUDGET (1u << 20)   /* bins of all levels and locations */
+struct rep_bins {
+	uint32_t nb;            /* bins over [t0, t1] */
+	uint32_t *reg;          /* [nb * REP_BIN_K] region index, UINT32_MAX none */
+	uint64_t *cov;          /* [nb * REP_BIN_K] its ticks in the bin */
+	uint64_t *lock;         /* [nb] ticks of lock waits */
+};
+/* Ticks of bin i of level B (0 .. B->nb - 1): [*a, *b). */
+void rep_bin_span(const struct rep *r, const struct rep_bins *B, size_t i, uint64_t *a, uint64_t *b);
+/* What a row draws of a level, as runs of bins: a region (ri) filling each
+ * bin of [b, e) (full), or covering cov ticks of the bt of bin b (e = b + 1;
+ * a bin's regions largest first); a lock wait (ri UINT32_MAX) filling
+ * [b, e), or cov ticks of bin b. */
+struct rep_run {
+	size_t b, e;
+	uint32_t ri;
+	int full;
+	uint64_t cov, bt;
+};
+/* The levels of every location (after t0/t1 are set; rep_build). */
+void rep_bins_setup(struct rep *r);
+void rep_bins_free(struct rep *r);
+/* Stretch [a, b) of region ri (innermost) on location li, a lock wait. */
+void rep_bins_region(struct rep *r, size_t li, uint32_t ri, uint64_t a, uint64_t b);
+void rep_bins_lock(struct rep *r, size_t li, uint64_t a, uint64_t b);
+/* fn(ud, run) for each run of regions (lock 0) or of lock waits (lock 1)
+ * of level B, in time order. */
+void rep_bins_runs(const struct rep_bins *B, const struct rep *r, int lock,
+		   void (*fn)(void *ud, const struct rep_run *run), void *ud);
 
 struct rep_loc {
 	uint64_t id;
@@ -104,13 +141,7 @@ struct rep_loc {
 	uint8_t *mhave;         /* [nmm] a value was seen */
 	double *mstart;         /* [cap * nmm] values at each open frame's Enter */
 	uint8_t *mstart_have;
-	/* timeline: per bin the REP_BIN_K regions that covered most of it
-	 * (innermost region, ticks summed over its stretches in the bin; the
-	 * page draws each with a height of its share of the bin), and the
-	 * ticks of lock waits in it */
-	uint32_t *bin_region;   /* [REP_NBINS * REP_BIN_K], UINT32_MAX none */
-	uint64_t *bin_cover;    /* [REP_NBINS * REP_BIN_K] */
-	uint64_t *bin_lock;     /* [REP_NBINS] */
+	struct rep_bins *lod;   /* timeline: [rep.nlod] levels, the coarsest first; NULL none */
 };
 
 /* A lock (ThreadAcquireLock / OmpAcquireLock), keyed by process and lock
@@ -190,6 +221,7 @@ struct rep {
 	uint64_t *msg_count, *msg_bytes; /* ngroups x ngroups, sender-major */
 	uint64_t messages;
 	uint64_t t0, t1;                 /* timeline range (0, 0 = none) */
+	size_t nlod;                     /* timeline: levels of detail per location */
 	uint64_t win_from, win_to;       /* the time window: [from, to), ticks */
 	int windowed;
 	uint8_t *sel;                    /* non-NULL: locations selected, the others dropped */
@@ -325,6 +357,14 @@ void rep_wait_end(struct rep *r, size_t li, const otf2r_event *ev, int in);
 void rep_wait_free(struct rep *r);
 int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f);
 int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f);
+/* The page's colour of region ri: "hsl(...)" into out. */
+void rep_html_color(const struct rep *r, size_t ri, char *out, size_t n);
+/* The timeline's levels above 0 as <script type="application/json"
+ * id="lod">, rows of height row_h (report_html_lod.c): *out (malloc'd,
+ * *len bytes; NULL on failure), the levels it holds (the finer ones left
+ * out beyond its size cap). */
+size_t rep_html_lod(const struct rep *r, int row_h, char **out, size_t *len);
+extern const char rep_html_timeline_js[];   /* zoom, pan, levels of detail */
 /* s as a JSON string, quotes included, handed to emit(ud, bytes, n) in pieces */
 void rep_json_escape(const char *s, void (*emit)(void *ud, const char *p, size_t n), void *ud);
 void rep_json_str(FILE *f, const char *s);

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* report_html.c - `tracer report --html`: one self-contained page (inline
  * CSS, SVG and a little JS, no network): the facts, a timeline with one row
- * per location grouped by process (REP_NBINS bins a row: the region that
+ * per location grouped by process (REP_NBINS bins a row: the regions that
  * covered most of each bin; zoom with the wheel, pan by dragging, hover for
- * the region and time), and the report's tables. */
+ * the region and time; zoomed in, finer levels of bins: report_html_lod.c),
+ * and the report's tables. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,30 +22,14 @@ static const char css[] =
 	".facts td:first-child{color:#666}#tip{position:fixed;pointer-events:none;background:#ffe;"
 	"border:1px solid #999;padding:2px 6px;display:none;font-size:12px}";
 
-/* Zoom (wheel) and pan (drag) of the timeline by its viewBox; click on a
- * table header sorts the table. */
+/* A click on a table header sorts the table (the timeline's script:
+ * rep_html_timeline_js). */
 static const char js[] =
-	"(function(){var s=document.getElementById('tl');if(!s)return;"
-	"var W=+s.dataset.w,H=+s.dataset.h,L=+s.dataset.l,x0=0,w=W,drag=null;"
-	"var g=document.getElementById('bars'),tip=document.getElementById('tip');"
-	"var ax=document.getElementById('axis'),MS=ax?+ax.dataset.ms:0;"
-	"function upd(){g.setAttribute('transform','translate('+L+',0) scale('+(W/w)+',1) translate('+(-x0)+',0)');"
-	"if(ax)ax.querySelectorAll('span').forEach(function(e,i){e.textContent=((x0+i*w/10)/W*MS).toFixed(3)+' ms';});}"
-	"s.addEventListener('wheel',function(e){e.preventDefault();var r=s.getBoundingClientRect();"
-	"var f=Math.max(0,(e.clientX-r.left)/r.width*(W+L)-L)/W,c=x0+f*w,k=e.deltaY<0?0.8:1.25;"
-	"w=Math.min(W,Math.max(W/1000,w*k));x0=Math.min(W-w,Math.max(0,c-f*w));upd();});"
-	"s.addEventListener('mousedown',function(e){drag=[e.clientX,x0];});"
-	"window.addEventListener('mouseup',function(){drag=null;});"
-	"s.addEventListener('mousemove',function(e){if(drag){var r=s.getBoundingClientRect();"
-	"x0=Math.min(W-w,Math.max(0,drag[1]-(e.clientX-drag[0])/r.width*(W+L)*w/W));upd();}"
-	"var t=e.target.getAttribute&&e.target.getAttribute('data-t');"
-	"if(t){tip.textContent=t;tip.style.display='block';tip.style.left=(e.clientX+12)+'px';"
-	"tip.style.top=(e.clientY+12)+'px';}else tip.style.display='none';});upd();"
 	"document.querySelectorAll('th').forEach(function(th,i){th.addEventListener('click',function(){"
 	"var tb=th.closest('table').tBodies[0],col=th.cellIndex,rows=[].slice.call(tb.rows);"
 	"var num=th.classList.contains('n');rows.sort(function(a,b){var x=a.cells[col].textContent,"
 	"y=b.cells[col].textContent;return num?parseFloat(y)-parseFloat(x):x.localeCompare(y);});"
-	"rows.forEach(function(r){tb.appendChild(r);});});});})();";
+	"rows.forEach(function(r){tb.appendChild(r);});});});";
 
 /* Colours by paradigm, one hue band each (the legend's); regions of one
  * band differ in hue and lightness (hashed colours made MPI_Init and
@@ -71,7 +56,7 @@ static size_t family(const otf2r_gdef_region *rg)
 	return 5;
 }
 
-static void color(const struct rep *r, size_t ri, char *out, size_t n)
+void rep_html_color(const struct rep *r, size_t ri, char *out, size_t n)
 {
 	size_t f = ri < r->nregions ? family(r->regions[ri]) : NFAM - 1;
 	unsigned band = fam[f].hi - fam[f].lo + 1;
@@ -95,92 +80,61 @@ static void legend(const struct rep *r, FILE *f)
 	      "</span>lock wait</p>\n", f);
 }
 
-/* A bin of which a share p (0..1] is drawn: p of the row's height for a
- * region (stacked from the bottom), of the bin's width for a lock wait. */
-static int bin_full(const struct rep *r, const struct rep_loc *L, size_t b, uint32_t *ri)
+/* One location's row of level 0 (rep_bins_runs): each bin's regions with
+ * heights of their share of the bin's time (a call covering 1 % of a bin
+ * draws 1 % of it), stacked from the bottom, runs of bins one region fills
+ * one rectangle; lock waits as a red band of the width they cover. */
+struct row {
+	const struct rep *r;
+	FILE *f;
+	int y;
+	double bin_ms, bottom;
+	size_t bin;
+};
+
+static void row_region(void *ud, const struct rep_run *u)
 {
-	uint64_t bs, be;
-	rep_bin_span(r, b, &bs, &be);
-	const uint32_t *reg = L->bin_region + b * REP_BIN_K;
-	const uint64_t *cv = L->bin_cover + b * REP_BIN_K;
-	for (size_t k = 0; k < REP_BIN_K; k++)
-		if (reg[k] != UINT32_MAX && cv[k] * 1000 >= (be - bs) * 999) {
-			*ri = reg[k];
-			return 1;
-		}
-	return 0;
+	struct row *w = ud;
+	const double hmax = ROW_H - 4;
+	char c[32];
+	rep_html_color(w->r, u->ri, c, sizeof c);
+	if (u->full) {
+		fprintf(w->f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" data-t=\"", u->b,
+			w->y + 2, u->e - u->b, ROW_H - 4, c);
+		rep_html_str(w->f, w->r->region_names[u->ri]);
+		fprintf(w->f, " | %.3f-%.3f ms\"/>\n", w->bin_ms * (double)u->b, w->bin_ms * (double)u->e);
+		return;
+	}
+	if (u->b != w->bin) {   /* a bin's first region: from the bottom */
+		w->bin = u->b;
+		w->bottom = w->y + 2 + hmax;
+	}
+	double bt = (double)u->bt;
+	double hgt = hmax * (double)u->cov / bt;
+	if (hgt > w->bottom - (w->y + 2))
+		hgt = w->bottom - (w->y + 2);
+	fprintf(w->f, "<rect x=\"%zu\" y=\"%.2f\" width=\"1\" height=\"%.2f\" fill=\"%s\" data-t=\"", u->b,
+		w->bottom - hgt, hgt, c);
+	rep_html_str(w->f, w->r->region_names[u->ri]);
+	fprintf(w->f, " | %.3f-%.3f ms, %.0f%%\"/>\n", w->bin_ms * (double)u->b, w->bin_ms * (double)(u->b + 1),
+		100.0 * (double)u->cov / bt);
+	w->bottom -= hgt;
 }
 
-/* One location's row: each bin's regions with heights of their share of
- * the bin's time (a call covering 1 % of a bin draws 1 % of it), runs of
- * bins one region fills merged into one rectangle; lock waits as a red
- * band of the width they cover. */
+static void row_lock(void *ud, const struct rep_run *u)
+{
+	struct row *w = ud;
+	double share = (double)u->cov / (double)u->bt;
+	fprintf(w->f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%.3f\" height=\"3\" fill=\"#d00\" "
+		"data-t=\"lock wait | %.3f-%.3f ms\"/>\n", u->b, w->y + ROW_H - 3,
+		u->full ? (double)(u->e - u->b) : share, w->bin_ms * (double)u->b, w->bin_ms * (double)u->e);
+}
+
 static void draw_row(const struct rep *r, const struct rep_loc *L, int y, double bin_ms, FILE *f)
 {
-	const double hmax = ROW_H - 4;
-	for (size_t b = 0; b < REP_NBINS;) {
-		uint32_t ri, rj;
-		size_t e = b + 1;
-		char c[32];
-		if (bin_full(r, L, b, &ri)) {
-			while (e < REP_NBINS && bin_full(r, L, e, &rj) && rj == ri)
-				e++;
-			color(r, ri, c, sizeof c);
-			fprintf(f, "<rect x=\"%zu\" y=\"%d\" width=\"%zu\" height=\"%d\" fill=\"%s\" data-t=\"", b, y + 2,
-				e - b, ROW_H - 4, c);
-			rep_html_str(f, r->region_names[ri]);
-			fprintf(f, " | %.3f-%.3f ms\"/>\n", bin_ms * (double)b, bin_ms * (double)e);
-			b = e;
-			continue;
-		}
-		uint64_t bs, be;
-		rep_bin_span(r, b, &bs, &be);
-		double bt = (double)(be - bs), bottom = y + 2 + hmax;
-		const uint32_t *reg = L->bin_region + b * REP_BIN_K;
-		const uint64_t *cv = L->bin_cover + b * REP_BIN_K;
-		int used[REP_BIN_K] = { 0 };
-		for (size_t n = 0; n < REP_BIN_K; n++) {   /* largest first, from the bottom */
-			size_t k = REP_BIN_K;
-			for (size_t j = 0; j < REP_BIN_K; j++)
-				if (!used[j] && reg[j] != UINT32_MAX && cv[j] && (k == REP_BIN_K || cv[j] > cv[k]))
-					k = j;
-			if (k == REP_BIN_K || bt <= 0)
-				break;
-			used[k] = 1;
-			double hgt = hmax * (double)cv[k] / bt;
-			if (hgt > bottom - (y + 2))
-				hgt = bottom - (y + 2);
-			color(r, reg[k], c, sizeof c);
-			fprintf(f, "<rect x=\"%zu\" y=\"%.2f\" width=\"1\" height=\"%.2f\" fill=\"%s\" data-t=\"", b,
-				bottom - hgt, hgt, c);
-			rep_html_str(f, r->region_names[reg[k]]);
-			fprintf(f, " | %.3f-%.3f ms, %.0f%%\"/>\n", bin_ms * (double)b, bin_ms * (double)(b + 1),
-				100.0 * (double)cv[k] / bt);
-			bottom -= hgt;
-		}
-		b = e;
-	}
-	for (size_t b = 0; b < REP_NBINS;) {     /* lock waits: a red band */
-		uint64_t bs, be;
-		rep_bin_span(r, b, &bs, &be);
-		double share = be > bs ? (double)L->bin_lock[b] / (double)(be - bs) : 0;
-		if (share <= 0) {
-			b++;
-			continue;
-		}
-		size_t e = b + 1;
-		if (share >= 0.999)
-			for (uint64_t s0, s1; e < REP_NBINS; e++) {
-				rep_bin_span(r, e, &s0, &s1);
-				if ((double)L->bin_lock[e] < 0.999 * (double)(s1 - s0))
-					break;
-			}
-		double w = share >= 0.999 ? (double)(e - b) : share;
-		fprintf(f, "<rect class=\"lockwait\" x=\"%zu\" y=\"%d\" width=\"%.3f\" height=\"3\" fill=\"#d00\" "
-			"data-t=\"lock wait | %.3f-%.3f ms\"/>\n", b, y + ROW_H - 3, w, bin_ms * (double)b,
-			bin_ms * (double)e);
-		b = e;
-	}
+	struct row w = { r, f, y, bin_ms, 0, SIZE_MAX };
+	rep_bins_runs(&L->lod[0], r, 0, row_region, &w);
+	rep_bins_runs(&L->lod[0], r, 1, row_lock, &w);
 }
 
 static void timeline(const struct rep *r, FILE *f)
@@ -195,13 +149,18 @@ static void timeline(const struct rep *r, FILE *f)
 	fprintf(f, "<h2>Timeline</h2><p>%.3f ms, %d bins per row: each bin shows the regions that "
 		"covered most of it, each as high as its share of the bin's time (white: outside traced "
 		"calls); red band: waiting for a lock, as wide as the wait; black lines: MPI messages. "
-		"Wheel: zoom, drag: pan, hover: region.</p>\n",
-		rep_ms(r, r->t1 - r->t0), REP_NBINS);
+		"Wheel: zoom, drag: pan, hover: region.", rep_ms(r, r->t1 - r->t0), REP_NBINS);
+	char *lod = NULL;
+	size_t lod_len = 0, levels = rep_html_lod(r, ROW_H, &lod, &lod_len);
+	for (size_t l = 1, nb = REP_NBINS * REP_LOD_STEP; l <= levels; l++, nb *= REP_LOD_STEP)
+		fprintf(f, "%s%zu", l > 1 ? ", " : " Zoomed in, the rows are drawn again from finer bins, "
+			"computed from the events: ", nb);
+	fputs(levels ? " bins per row.</p>\n" : "</p>\n", f);
 	legend(r, f);
 	fprintf(f, "<svg id=\"tl\" width=\"100%%\" viewBox=\"0 0 %d %d\" data-w=\"%d\" data-h=\"%d\" "
 		"data-l=\"%d\" preserveAspectRatio=\"none\" style=\"height:%dpx\" "
 		"xmlns=\"http://www.w3.org/2000/svg\">\n", w + LABEL_W, h, w, h, LABEL_W, h);
-	fputs("<g id=\"bars\">\n", f);
+	fprintf(f, "<g id=\"bars\" transform=\"translate(%d,0)\"><g id=\"coarse\">\n", LABEL_W);
 	double bin_ms = rep_ms(r, r->t1 - r->t0) / REP_NBINS;
 	int y = 0;
 	for (size_t g = 0; g < r->ngroups; g++) {
@@ -216,7 +175,9 @@ static void timeline(const struct rep *r, FILE *f)
 			y += ROW_H;
 		}
 	}
-	/* matched MPI messages: a line from the send to the receive */
+	/* the finer levels' bins, drawn by the script (rep_html_lod); above
+	 * them the matched MPI messages: a line from the send to the receive */
+	fprintf(f, "</g></g>\n<g id=\"detail\"></g>\n<g id=\"msgs\" transform=\"translate(%d,0)\">\n", LABEL_W);
 	if (r->nmsgs) {
 		size_t *row = calloc(r->nlocs + 1, sizeof *row);
 		int ry = 0;
@@ -269,6 +230,9 @@ static void timeline(const struct rep *r, FILE *f)
 			100.0 * (LABEL_W + i * REP_NBINS / 10.0) / (REP_NBINS + LABEL_W),
 			rep_ms(r, r->t1 - r->t0) * i / 10.0);
 	fputs("</div>\n", f);
+	if (lod)   /* the finer levels (rep_html_lod) for the script */
+		fwrite(lod, 1, lod_len, f);
+	free(lod);
 }
 
 /* Flame graph (icicle, root on top) of the sampled calling contexts,
@@ -347,7 +311,7 @@ static void flame_node(struct flame *fl, uint32_t b, double x, int depth)
 		fl->maxdepth = depth;
 	uint32_t ri = fl->ri[b];
 	char col[32];
-	color(r, ri == UINT32_MAX ? 0 : ri, col, sizeof col);
+	rep_html_color(r, ri == UINT32_MAX ? 0 : ri, col, sizeof col);
 	fprintf(fl->f, "<rect x=\"%.3f\" y=\"%d\" width=\"%.3f\" height=\"15\" fill=\"%s\" "
 		"stroke=\"#fff\" stroke-width=\"0.3\" data-t=\"", x, depth * 16, w, col);
 	rep_html_str(fl->f, ri == UINT32_MAX ? "?" : r->region_names[ri]);
@@ -459,7 +423,7 @@ static void region_table(const struct rep *r, const struct rep_opts *o, FILE *f,
 	for (size_t k = 0; k < n; k++) {
 		const struct rep_stat *s = &st[order[k]];
 		char c[32];
-		color(r, order[k], c, sizeof c);
+		rep_html_color(r, order[k], c, sizeof c);
 		fprintf(f, "<tr><td style=\"background:%s;width:10px\"></td><td>", c);
 		rep_html_str(f, r->region_names[order[k]]);
 		fprintf(f, "</td><td class=\"n\">%" PRIu64 "</td><td class=\"n\">%.3f</td>"
@@ -616,7 +580,7 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 		region_table(r, o, f, L->reg, order);
 	}
 	text_section(r, o, f);
-	fprintf(f, "<div id=\"tip\"></div>\n<script>%s</script>\n</body></html>\n", js);
+	fprintf(f, "<div id=\"tip\"></div>\n<script>%s%s</script>\n</body></html>\n", rep_html_timeline_js, js);
 	free(order);
 	free(st);
 	return ferror(f) ? -1 : 0;

@@ -3,7 +3,7 @@
 find_package(ZLIB)
 add_executable(tracer_cmd ${CMAKE_CURRENT_LIST_DIR}/tracer.c ${CMAKE_CURRENT_LIST_DIR}/report.c
   ${CMAKE_CURRENT_LIST_DIR}/report_text.c ${CMAKE_CURRENT_LIST_DIR}/report_mpi.c ${CMAKE_CURRENT_LIST_DIR}/report_io.c
-  ${CMAKE_CURRENT_LIST_DIR}/report_html.c
+  ${CMAKE_CURRENT_LIST_DIR}/report_html.c ${CMAKE_CURRENT_LIST_DIR}/report_html_lod.c ${CMAKE_CURRENT_LIST_DIR}/report_bins.c
   ${CMAKE_CURRENT_LIST_DIR}/report_util.c ${CMAKE_CURRENT_LIST_DIR}/report_samples.c
   ${CMAKE_CURRENT_LIST_DIR}/report_diff.c ${CMAKE_CURRENT_LIST_DIR}/report_select.c
   ${CMAKE_CURRENT_LIST_DIR}/report_metric.c ${CMAKE_CURRENT_LIST_DIR}/report_wait.c

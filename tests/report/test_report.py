@@ -559,32 +559,36 @@ def case_cli():
           'bad options, a damaged archive')
 
 
-def ref_regions(anchor, window=None, ticks=False):
+def ref_regions(anchor, window=None, ticks=False, by_loc=False):
     """The reference reader's figures per region name over all locations:
     {name: [calls, exclusive seconds]} (a region's time minus the time of
-    the regions entered inside it). window (from, to) in ticks: the calls
-    that begin in it, the time spent in it (times clamped to it)."""
+    the regions entered inside it; a CallingContextEnter/Leave, --callers
+    or sampling, is its context's region's). window (from, to) in ticks: the
+    calls that begin in it, the time spent in it (times clamped to it).
+    by_loc: per location, {location id: {name: [calls, exclusive]}}."""
     import otf2
-    from otf2.events import Enter, Leave
-    fig, stacks = {}, {}
+    from otf2.events import Enter, Leave, CallingContextEnter, CallingContextLeave
+    figs, stacks = {}, {}
     lo, hi = window or (0, 1 << 64)
     with otf2.reader.open(anchor) as r:
         res = float(r.definitions.clock_properties.timer_resolution)
         for loc, ev in r.events:
             st = stacks.setdefault(loc, [])
+            fig = figs.setdefault(loc._ref if by_loc else None, {})
             t = min(max(ev.time, lo), hi)
-            if isinstance(ev, Enter):
+            if isinstance(ev, (Enter, CallingContextEnter)):
                 if st:
                     fig[st[-1][0]][1] += t - st[-1][1]
-                name = ev.region.name
+                name = ev.region.name if isinstance(ev, Enter) else ev.calling_context.region.name
                 fig.setdefault(name, [0, 0])[0] += 1 if lo <= ev.time < hi else 0
                 st.append([name, t])
-            elif isinstance(ev, Leave) and st:
+            elif isinstance(ev, (Leave, CallingContextLeave)) and st:
                 name, since = st.pop()
                 fig[name][1] += t - since
                 if st:
                     st[-1][1] = t
-    return {k: [v[0], v[1] if ticks else v[1] / res] for k, v in fig.items()}
+    figs = {loc: {k: [v[0], v[1] if ticks else v[1] / res] for k, v in fig.items()} for loc, fig in figs.items()}
+    return figs if by_loc else figs.get(None, {})
 
 
 def case_window():
@@ -798,6 +802,133 @@ def chromium(*args):
                                  {'HOME': home}, timeout=120, binary=True)
 
 
+def lod_data(text):
+    """The page's levels of detail (<script id="lod">): there, each level
+    REP_LOD_STEP (8) times the bins of the one above from level 0's 1000, a
+    row of runs per timeline row, within the budgets (1M bins of all levels
+    and rows, 8 MB of JSON)"""
+    import re
+    m = re.search(r'<script type="application/json" id="lod">(.*?)</script>', text, re.S)
+    if not m:
+        ck.fail('no level-of-detail data (<script type="application/json" id="lod">) in the page')
+    if len(m.group(1)) > 8.5 * 2 ** 20:
+        ck.fail('level-of-detail data of %d bytes (at most 8 MiB)' % len(m.group(1)))
+    D = json.loads(m.group(1))
+    lv = D.get('levels', [])
+    if D.get('nb0') != 1000 or D.get('step') != 8 or not lv:
+        ck.fail('level-of-detail data: nb0 %r, step %r, %d levels' % (D.get('nb0'), D.get('step'), len(lv)))
+    nbs = [L['nb'] for L in lv]
+    if nbs != [1000 * 8 ** (i + 1) for i in range(len(lv))]:
+        ck.fail('levels of detail not 8x finer each: %r bins' % nbs)
+    if (1000 + sum(nbs)) * len(D['rows']) > 2 ** 20 and len(lv) > 1:
+        ck.fail('levels of detail: %d bins in all, over the budget' % ((1000 + sum(nbs)) * len(D['rows'])))
+    for L in lv:
+        if len(L['r']) != len(D['rows']) or len(L['l']) != len(D['rows']) or \
+                any(len(a) % 4 for a in L['r']) or any(len(a) % 3 for a in L['l']):
+            ck.fail('level of %d bins: runs of %d/%d rows for %d rows' % (L['nb'], len(L['r']), len(L['l']),
+                                                                           len(D['rows'])))
+    return D
+
+
+def check_lod(text, archive, locks):
+    """What the finest and a middle level draw is what happened: per
+    location, the drawn time of each region (sum over its runs of bins x bin
+    width x height share) = its exclusive time from the reference reader,
+    the drawn lock wait = the location's lock wait (locks: {location id:
+    ticks}, the report's), within 1 % of the time or 2 bins of the level
+    (the demo: 0.03 bins); a region may be drawn short by at most the
+    row's slack more: the time left blank in its bins that show 3 regions
+    (a bin keeps the 3 that covered most of it; the MPI demo's MPI_Isend,
+    1 us calls among Irecv, Waitall and Allreduce in 10 us bins, is drawn
+    up to 1 bin short at 64000 bins). The levels' runs in time order,
+    inside the level. Returns the data, the worst difference (bins)."""
+    D = lod_data(text)
+    lv, span = D['levels'], D['span']
+    ref = ref_regions(os.path.join(archive, 'traces.otf2'), ticks=True, by_loc=True)
+    worst = 0
+    for k in sorted({len(lv) - 1, (len(lv) - 1) // 2}):
+        L = lv[k]
+        bw = span / L['nb']
+        for i, row in enumerate(D['rows']):
+            drawn, last, inbin = {}, 0, {}
+            a = L['r'][i]
+            for j in range(0, len(a), 4):
+                b, e, ri, p = a[j:j + 4]
+                if not (last <= b < e <= L['nb']) or not 0 < p <= 1000:
+                    ck.fail('level %d, row %d: run %r after bin %d' % (L['nb'], i, a[j:j + 4], last))
+                last = b if e == b + 1 and p < 1000 else e   # (a bin's regions: runs of that bin)
+                name = D['names'][ri]
+                drawn[name] = drawn.get(name, 0) + (e - b) * bw * p / 1000
+                if p < 1000:
+                    inbin.setdefault(b, []).append(p)
+            slack = sum(bw * (1000 - sum(ps)) / 1000 for ps in inbin.values() if len(ps) >= 3)
+            want = {n: v[1] for n, v in ref.get(row['id'], {}).items()}
+            a, last, got = L['l'][i], 0, 0
+            for j in range(0, len(a), 3):
+                b, e, p = a[j:j + 3]
+                if not (last <= b < e <= L['nb']) or not 0 < p <= 1000:
+                    ck.fail('level %d, row %d: lock run %r after bin %d' % (L['nb'], i, a[j:j + 3], last))
+                last = e
+                got += (e - b) * bw * p / 1000
+            want['(lock wait)'], drawn['(lock wait)'] = locks.get(row['id'], 0), got
+            for n in set(want) | set(drawn):
+                d = drawn.get(n, 0) - want.get(n, 0)
+                worst = max(worst, abs(d) / bw)   # (in bins of the level)
+                if abs(d) > max(0.01 * want.get(n, 0), 2 * bw) + (slack if d < 0 and n != '(lock wait)' else 0):
+                    ck.fail('level of %d bins, location %d: drawn vs real time per region (ticks): %r' % (
+                        L['nb'], row['id'], {x: (round(drawn.get(x, 0)), want.get(x, 0))
+                                             for x in set(want) | set(drawn)}))
+    return D, worst
+
+
+def lock_waits(archive):
+    """{location id: lock wait ticks} of tracer report --json"""
+    w = {}
+    for lk in json.loads(tracer('report', '--json', archive)[1]).get('locks', []):
+        for x in lk['waiters']:
+            w[x['location']] = w.get(x['location'], 0) + x['wait']
+    return w
+
+
+def check_zoom(page, D, frac, level):
+    """the page opened at #zoom=T0,T1 (the window frac of the run around its
+    middle): the script drew level `level` into #detail (rects with hover
+    text inside the window) and hid #coarse; the axis shows the window"""
+    import re
+    ms = D['ms']
+    t0, t1 = ms * (0.5 - frac / 2), ms * (0.5 + frac / 2)
+    p = chromium('--virtual-time-budget=5000', '--dump-dom', 'file://%s#zoom=%.9f,%.9f' % (page, t0, t1))
+    dom = p.stdout.decode('utf-8', 'replace')
+    co = re.search(r'<g id="coarse"([^>]*)>', dom)
+    de = re.search(r'<g id="detail"([^>]*)>(.*?)</g>', dom, re.S)
+    if not co or 'display: none' not in co.group(1):
+        ck.fail('zoomed to %.6f-%.6f ms: #coarse not hidden: %r' % (t0, t1, co and co.group(0)))
+    rects = re.findall(r'<rect [^>]*data-t="([^"]*)"', de.group(2)) if de else []
+    if not rects or 'display: none' in de.group(1):
+        ck.fail('zoomed to %.6f-%.6f ms: no rects in #detail (%r)' % (t0, t1, de and de.group(1)))
+    nb = D['levels'][level]['nb']
+    sc = re.search(r'scale\(([0-9.e+-]+),1\)', de.group(1))
+    W = 1000 * (t1 - t0) / ms   # the visible width in level-0 bins
+    if not sc or abs(float(sc.group(1)) - 1000.0 / nb * 1000 / W) > 1e-6 * float(sc.group(1)):
+        ck.fail('zoomed to %.6f-%.6f ms: #detail %r, not level %d (%d bins)' % (t0, t1, de.group(1), level, nb))
+    for t in rects:
+        m = re.search(r' \| ([0-9.]+)-([0-9.]+) ms', t)
+        a, b = float(m.group(1)), float(m.group(2))
+        if b < t0 - (t1 - t0) or a > t1 + (t1 - t0):   # (drawn: the window and half of it each side)
+            ck.fail('zoomed to %.6f-%.6f ms: a detail rect at %r' % (t0, t1, t))
+    axis = re.search(r'<div id="axis"[^>]*>(.*?)</div>', dom, re.S)
+    texts = re.findall(r'>([0-9.]+) ms<', axis.group(1)) if axis else []
+    labels = [float(x) for x in texts]
+    ulp = [0.51 * 10 ** -len(x.partition('.')[2]) for x in texts]   # (half the last digit shown)
+    if len(labels) != 11 or abs(labels[0] - t0) > ulp[0] or abs(labels[-1] - t1) > ulp[-1] or \
+            ulp[0] > 0.05 * (t1 - t0):
+        ck.fail('zoomed to %.6f-%.6f ms: axis labels %r' % (t0, t1, texts))
+    errs = [x for x in p.stderr.decode('utf-8', 'replace').splitlines() if 'CONSOLE' in x or 'Uncaught' in x]
+    if errs:
+        ck.fail('zoomed: console messages:\n' + '\n'.join(errs[:10]))
+    return len(rects)
+
+
 def case_html():
     """the page is self-contained, renders in headless Chromium without console
     errors, the timeline is drawn and the region names are in the DOM"""
@@ -850,6 +981,16 @@ def case_html():
             if 'CONSOLE' in x or 'Uncaught' in x]
     if errs:
         ck.fail('console messages:\n' + '\n'.join(errs[:10]))
+    # not zoomed: level 0 only (#detail empty, #coarse shown)
+    de = re.search(r'<g id="detail"[^>]*>(.*?)</g>', dom, re.S)
+    co = re.search(r'<g id="coarse"([^>]*)>', dom)
+    if not de or '<rect' in de.group(1) or not co or 'display: none' in co.group(1):
+        ck.fail('not zoomed: #detail %r, #coarse %r' % (de and de.group(0)[:200], co and co.group(0)))
+    # the finer levels, what they draw, and the page zoomed in on them
+    D, lod_worst = check_lod(text, a, lock_waits(a))
+    if len(D['levels']) < 2:
+        ck.fail('the demo (5 threads) has %d finer levels, 2 expected (8000, 64000 bins)' % len(D['levels']))
+    zoomed = [(check_zoom(page, D, f, k), k) for f, k in ((0.2, 0), (0.01, len(D['levels']) - 1))]
     shot = os.path.join(WORK, 'html', 'shot.png')
     p = chromium('--screenshot=' + shot, '--window-size=1200,900', 'file://' + page)
     if not os.path.exists(shot):
@@ -865,8 +1006,11 @@ def case_html():
     if len(colors) < 20 or colored < 500:
         ck.fail('screenshot looks blank: %d colors, %d saturated samples' % (len(colors), colored))
     print('html: %d bytes, %d regions in the DOM, screenshot %dx%d with %d colors, '
-          '%d saturated samples; drawn time within %.3f %% of the real per region' % (
-              len(text), len(regions), w, h, len(colors), colored, 100 * worst))
+          '%d saturated samples; drawn time within %.3f %% of the real per region; levels of detail %r '
+          'bins, drawn time per location within %.3f bins of the level; zoomed: %s' % (
+              len(text), len(regions), w, h, len(colors), colored, 100 * worst,
+              [L['nb'] for L in D['levels']], lod_worst,
+              ', '.join('%d rects of level %d' % z for z in zoomed)))
 
 
 def case_html_sampling():
@@ -896,7 +1040,9 @@ def case_html_sampling():
         ck.fail('flame graph: %d boxes parsed' % len(boxes))
     seen = set()
     for x, y, w, name, sf in boxes:
-        parents = [b for b in boxes if b[1] == y - 16 and b[0] - 1e-3 <= x < b[0] + b[2] - 1e-3] if y else [None]
+        # the parent holds the box's middle (coordinates are printed to
+        # 3 decimals: a box's left edge may round onto its neighbour's end)
+        parents = [b for b in boxes if b[1] == y - 16 and b[0] <= x + w / 2 < b[0] + b[2]] if y else [None]
         key = (parents[0][:2] if parents and parents[0] else None, y, name)
         if key in seen:
             import otf2
@@ -913,7 +1059,10 @@ def case_html_sampling():
         got = sum(b[4] for b in boxes if b[3] == name)
         if got != want:
             ck.fail('flame graph: %d self samples in %s boxes, the reference reader counts %d' % (got, name, want))
-    print('html_sampling: flame graph with %d boxes, one per function and caller box' % flame.count('<rect'))
+    D, worst = check_lod(open(page, encoding='utf-8').read(), out, lock_waits(out))
+    print('html_sampling: flame graph with %d boxes, one per function and caller box; levels of detail %r bins, '
+          'drawn time per location within %.3f bins of the level' % (flame.count('<rect'),
+                                                                     [L['nb'] for L in D['levels']], worst))
 
 
 def case_html_mpi():
@@ -949,7 +1098,11 @@ def case_html_mpi():
                  'late sender ms'):
         if want not in dom:
             ck.fail('%r not in the page' % want)
-    print('html_mpi: %d message lines, matrix %r, %d collective operations' % (lines, counts, colls))
+    D, worst = check_lod(open(page, encoding='utf-8').read(), a, lock_waits(a))
+    n = check_zoom(page, D, 0.01, len(D['levels']) - 1)
+    print('html_mpi: %d message lines, matrix %r, %d collective operations; levels of detail %r bins, drawn time '
+          'per location within %.3f bins of the level; zoomed: %d rects' % (lines, counts, colls,
+                                                                             [L['nb'] for L in D['levels']], worst, n))
 
 
 def case_reader_demo():
