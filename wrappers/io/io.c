@@ -70,11 +70,23 @@ static const struct tr_real_sym io_syms[] = { IO_REAL_LIST(IO_REAL_SYM) };
  * C library lacks stays NULL: the program could not have called it). */
 void io_real_init(void)
 {
+	static int done;
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE))
+		return;
 	IO_REAL_RESOLVE(io_syms);
-	io_stdio_init();
 	io_async_init();   /* mmap & co.: resolved before any signal handler may call them */
 	io_meta_init();
 	io_copy_init();
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
+void io_real_one(void **slot, const char *name)
+{
+	io_real_init();
+	if (!__atomic_load_n(slot, __ATOMIC_ACQUIRE)) {
+		const struct tr_real_sym s = { slot, name, NULL };
+		tr_real_resolve(&s, 1);
+	}
 }
 
 /* ---- helpers ----------------------------------------------------------------------- */

@@ -284,21 +284,24 @@ uint32_t io_status_flags(int oflags);
 /* Real functions: `static __typeof__(fn) *real_fn` per name of a file's
  * list (IO_REAL_DEF), and a table of them (IO_REAL_SYM) that the file's
  * init function hands to the core's resolver tr_real_resolve. io_real_init
- * (constructor) resolves the tables of io.c, io_stdio.c, io_async.c and
- * io_meta.c; a
- * call that arrives before it (IO_INIT: the slot is still NULL) resolves
- * them all first. */
+ * (constructor) resolves the tables of io.c, io_async.c, io_meta.c and
+ * io_copy.c (system calls a signal handler may make, so never looked up
+ * in one); the streams of io_stdio.c (not async-signal-safe) are resolved
+ * one by one at their first call (a short process calls few: 41 lookups
+ * less at its start). A call that arrives before the constructor, or the
+ * first call of a stream function (IO_INIT: the slot is still NULL),
+ * resolves its own slot (and the constructor's tables, once). */
 #define IO_REAL_DEF(fn) static __typeof__(fn) *real_##fn;
 #define IO_REAL_SYM(fn) TR_REAL_SYM(fn),
 #define IO_REAL_RESOLVE(tab) ((void)tr_real_resolve(tab, sizeof(tab) / sizeof((tab)[0])))
-#define IO_INIT(fn)                              \
-	do {                                     \
-		if (tr_unlikely(!real_##fn))     \
-			io_real_init();          \
+#define IO_INIT(fn)                                                  \
+	do {                                                         \
+		if (tr_unlikely(!real_##fn))                         \
+			io_real_one((void **)&real_##fn, #fn);       \
 	} while (0)
 
 void io_real_init(void);
-void io_stdio_init(void);
+void io_real_one(void **slot, const char *name);
 void io_async_init(void);
 void io_meta_init(void);
 void io_copy_init(void);

@@ -105,18 +105,9 @@ int __isoc99_vfscanf(FILE *fp, const char *fmt, va_list ap);
 	X(fseeko) X(fseeko64) X(freopen) X(freopen64) X(pclose) X(vdprintf) X(ungetc) X(vfscanf) \
 	X(__isoc99_vfscanf)
 #define IO_SX_DEF(ret_t, fn, ...) IO_REAL_DEF(fn)
-#define IO_SX_SYM(ret_t, fn, ...) IO_REAL_SYM(fn)
 IO_STDIO_LIST(IO_REAL_DEF)
 IO_STDIO_XFERS(IO_SX_DEF)
 IO_STDIO_CHARS(IO_SX_DEF)
-static const struct tr_real_sym io_stdio_syms[] = { IO_STDIO_LIST(IO_REAL_SYM) IO_STDIO_XFERS(IO_SX_SYM)
-						     IO_STDIO_CHARS(IO_SX_SYM) };
-
-void io_stdio_init(void)
-{
-	IO_REAL_RESOLVE(io_stdio_syms);
-}
-
 /* fileno without touching errno (it sets EBADF for memory streams) and,
  * with glibc, without a call (the descriptor is a public field of FILE;
  * -1 for streams without one). */
