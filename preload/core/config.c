@@ -422,21 +422,46 @@ static const struct {
 };
 #define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
 
+/* The value of name among the n TRACER_* entries tv (the environment read
+ * once for all settings: a process start scans it once, not per setting). */
+static const char *tracer_var(char *const *tv, size_t n, const char *name)
+{
+	size_t l = strlen(name);
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(tv[i], name, l) && tv[i][l] == '=')
+			return tv[i] + l + 1;
+	return NULL;
+}
+
 void tr_cfg_load(void)
 {
 	const char *v, *accepted;
+	char *tv[64];
+	size_t ntv = 0, more = 0;
 
 	env_init();
-	for (size_t i = 0; i < NSETTINGS; i++)
-		if (settings[i].set && (v = env_get(settings[i].name)) && (accepted = settings[i].set(v)))
+	for (char **e = tr_env; e && *e; e++) {
+		if ((*e)[0] != 'T' || strncmp(*e, "TRACER_", 7))
+			continue;
+		if (ntv < sizeof(tv) / sizeof(tv[0]))
+			tv[ntv++] = *e;
+		else
+			more = 1;
+	}
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		if (!settings[i].set)
+			continue;
+		v = more ? env_get(settings[i].name) : tracer_var(tv, ntv, settings[i].name);
+		if (v && (accepted = settings[i].set(v)))
 			tr_log_warn("invalid %s='%s' (accepted: %s); using %s", settings[i].name, v, accepted,
 				    settings[i].dflt);
+	}
 	if (tr_cfg.buffer_bytes < tr_cfg.chunk_bytes)
 		tr_cfg.buffer_bytes = tr_cfg.chunk_bytes;
 
 	/* Unknown TRACER_* variables: one warning each. */
 	for (char **e = tr_env; e && *e; e++) {
-		if (strncmp(*e, "TRACER_", 7))
+		if ((*e)[0] != 'T' || strncmp(*e, "TRACER_", 7))
 			continue;
 		size_t n = strcspn(*e, "=");
 		int known = 0;

@@ -64,14 +64,31 @@ _Atomic int tr_pth_on;
 TR_TLS int tr_pth_resolving;
 TR_TLS struct pth_thread_state tr_pth_tls;
 
-/* Resolve every real function at once (constructor, or the first call that
- * arrives before it). A symbol the C library lacks stays NULL: its wrapper
- * is then never reached (the program could not have linked against it). */
+/* Resolve every real function at once, at the process's first pthread
+ * call (a process that makes none, as most short ones of a shell script,
+ * looks up 37 names less at its start): the first call of a wrapper
+ * (PTH_INIT), the first recorded call of a thread (tr_pth_get_slow, before
+ * the wrapper's recorded path calls e.g. the real trylock), and the thread
+ * end, which takes a lock of ours. Only sem_post, async-signal-safe, is
+ * resolved by the constructor (a signal handler may make the first call;
+ * dlsym is no function for a handler). The first call is made before the
+ * program's second thread exists in practice (threads start through our
+ * pthread_create); a symbol the C library lacks stays NULL: its wrapper is
+ * then never reached (the program could not have linked against it). */
+static int pth_resolved;
+
 static void pth_resolve_all(void)
 {
 	tr_pth_resolving = 1;
 	tr_real_resolve(pth_syms, sizeof(pth_syms) / sizeof(pth_syms[0]));
 	tr_pth_resolving = 0;
+	__atomic_store_n(&pth_resolved, 1, __ATOMIC_RELEASE);
+}
+
+void tr_pth_resolve(void)
+{
+	if (tr_unlikely(!__atomic_load_n(&pth_resolved, __ATOMIC_ACQUIRE)) && !tr_pth_resolving)
+		pth_resolve_all();
 }
 
 void tr_pth_resolve_slow(void **slot, const char *name)
@@ -91,6 +108,9 @@ struct tr_thread *tr_pth_get_slow(void)
 
 	if (!atomic_load_explicit(&tr_pth_on, memory_order_acquire) || tr_pth_tls.ended)
 		return NULL;
+	tr_pth_resolve();
+	if (!__atomic_load_n(&pth_resolved, __ATOMIC_ACQUIRE))
+		return NULL;   /* inside the resolution (dlsym's allocator): untraced */
 	t = tr_thread_get();
 	if (t)
 		tr_pth_tls.self = t;
@@ -175,7 +195,6 @@ uint32_t tr_pth_region_define(enum tr_pth_rgn r)
 
 static void pth_init(void)
 {
-	pth_resolve_all();
 	if (!tr_cfg.pthread)
 		return;   /* TRACER_PTHREAD=off: every wrapper passes through */
 	if (tr_pth_lock_init()) {
@@ -226,6 +245,7 @@ static const struct tr_module pth_module = {
  * must come before the ThreadEnd written by pth_thread_fini. */
 __attribute__((constructor(211))) static void pth_ctor(void)
 {
-	pth_resolve_all();
+	const struct tr_real_sym post = TR_REAL_SYMV(sem_post, NULL);
+	tr_real_resolve(&post, 1);
 	tr_module_register(&pth_module);
 }

@@ -57,6 +57,8 @@ static inline uint32_t pth_region(enum tr_pth_rgn r)
 			tr_pth_resolve_slow((void **)&real_##fn, #fn); \
 	} while (0)
 void tr_pth_resolve_slow(void **slot, const char *name);
+/* Every real function of the table, once (pthread.c: at the first call). */
+void tr_pth_resolve(void);
 
 /* Locks this thread holds, with the acquisition order its release repeats. */
 #define PTH_MAX_HELD 32
