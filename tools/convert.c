@@ -11,7 +11,9 @@
  * microseconds from the archive's global offset. --perf FILE: the samples
  * in the text format of `perf script` (a header line per sample, its frames
  * innermost first, a blank line), which Perfetto's UI shows as CPU samples
- * with a flame graph and FlameGraph's stackcollapse-perf.pl reads. */
+ * with a flame graph and FlameGraph's stackcollapse-perf.pl reads.
+ * --pprof FILE: the samples as a gzip-compressed pprof profile
+ * (convert_pprof.c). */
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -27,8 +29,19 @@
 #define CPID(group) ((uint32_t)(group) + 1)
 #define CTID(loc) ((uint64_t)(loc) + 1)
 
+/* convert_pprof.c: the samples as a pprof profile (perftools.profiles.
+ * Profile, gzip-compressed). open: NULL after one line; sample: a
+ * CallingContextSample of location li inside the selection; close: writes
+ * the samples of [from, to) (write 0: removes the file) and frees it, 0,
+ * 1 without any sample, -1 on a write error (one line each). */
+struct rep_pprof;
+struct rep_pprof *rep_pprof_open(const char *path);
+void rep_pprof_sample(struct rep_pprof *p, const struct rep *r, size_t li, const otf2r_event *ev);
+int rep_pprof_close(struct rep_pprof *p, const struct rep *r, int write, uint64_t from, uint64_t to);
+
 static const char usage_text[] =
-	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz] | --perf OUT.txt[.gz]\n"
+	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz] | --perf OUT.txt[.gz] |\n"
+	"                      --pprof OUT.pb.gz\n"
 	"\n"
 	"Writes the archive in the Chrome Trace Event format, for Perfetto's UI\n"
 	"(ui.perfetto.dev, opens local files) and chrome://tracing: one process per\n"
@@ -43,6 +56,11 @@ static const char usage_text[] =
 	"      --perf FILE     the samples as `perf script` text (.gz: compressed): CPU\n"
 	"                      samples with a flame graph in Perfetto's UI; FlameGraph's\n"
 	"                      stackcollapse-perf.pl reads it too\n"
+	"      --pprof FILE    the samples as a pprof profile (gzip-compressed protobuf,\n"
+	"                      for `pprof -http=: FILE`, speedscope): identical stacks\n"
+	"                      of a thread merged, values samples and CPU time (ns),\n"
+	"                      labels thread and process; no samples: status 1\n"
+	"  (-o, --perf and --pprof combine: one pass writes each file asked)\n"
 	REP_SELECT_HELP
 	"                      (calls open at the window's edges begin or end there)\n"
 	"  -h, --help          this text\n";
@@ -353,10 +371,10 @@ int tracer_convert_main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "output", required_argument, 0, 'o' }, { "chrome", required_argument, 0, 'o' },
-		{ "perf", required_argument, 0, 'P' },
+		{ "perf", required_argument, 0, 'P' }, { "pprof", required_argument, 0, 'G' },
 		REP_SELECT_OPTIONS, { "help", no_argument, 0, 'h' }, { 0, 0, 0, 0 }
 	};
-	const char *outp = NULL, *perfp = NULL;
+	const char *outp = NULL, *perfp = NULL, *pprofp = NULL;
 	struct rep_select sel = REP_SELECT_INIT;
 	int ch;
 	optind = 1;
@@ -364,20 +382,24 @@ int tracer_convert_main(int argc, char **argv)
 		switch (ch) {
 		case 'o': outp = optarg; break;
 		case 'P': perfp = optarg; break;
+		case 'G': pprofp = optarg; break;
 		REP_SELECT_CASES(sel, ch, "convert");
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}
 	}
 	otf2r_archive *ar;
-	int orc = rep_open(!outp && !perfp ? -1 : argc, argv, usage_text, &ar);
+	int orc = rep_open(!outp && !perfp && !pprofp ? -1 : argc, argv, usage_text, &ar);
 	if (orc)
 		return orc;
 	static struct out o, po;
 	o.off = !outp;
 	po.off = !perfp;
-	if ((outp && out_open(&o, outp)) || (perfp && out_open(&po, perfp))) {
+	struct rep_pprof *pp = NULL;
+	if ((outp && out_open(&o, outp)) || (perfp && out_open(&po, perfp)) ||
+	    (pprofp && !(pp = rep_pprof_open(pprofp)))) {
 		out_close(&o);
+		out_close(&po);
 		otf2r_close(ar);
 		return 1;
 	}
@@ -386,6 +408,8 @@ int tracer_convert_main(int argc, char **argv)
 	rep_setup_defs(&c.r, ar);
 	struct rep *r = &c.r;
 	if (rep_select_set(r, &sel)) {
+		if (pp)
+			rep_pprof_close(pp, r, 0, 0, 0);
 		rep_free(r);
 		otf2r_close(ar);
 		out_close(&o);
@@ -477,6 +501,8 @@ int tracer_convert_main(int argc, char **argv)
 		} else if (ev.type == OTF2R_EVT_METRIC) {
 			metric(&o, &c, li, &ev);
 		} else if (ev.type == OTF2R_EVT_CALLING_CONTEXT_SAMPLE) {
+			if (pp)
+				rep_pprof_sample(pp, r, li, &ev);
 			sample(&o, &c, li, &ev);
 		} else if (ev.type == OTF2R_EVT_THREAD_ACQUIRE_LOCK) {
 			c.lock[li] = (uint64_t)ev.u.thread_acquire_lock.lock_id + 1;
@@ -500,6 +526,9 @@ int tracer_convert_main(int argc, char **argv)
 		fprintf(stderr, "tracer: error writing %s\n", outp && (o.err || !perfp) ? outp : perfp);
 		rc = -1;
 	}
+	/* (a read error was said: no profile of part of the samples) */
+	if (pp && rep_pprof_close(pp, r, rc >= 0, r->win_from, r->win_to))
+		rc = -1;
 	rep_match_free(&c.flows);
 	free(c.stack);
 	free(c.depth);
