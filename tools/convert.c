@@ -34,10 +34,6 @@
  * CallingContextSample of location li inside the selection; close: writes
  * the samples of [from, to) (write 0: removes the file) and frees it, 0,
  * 1 without any sample, -1 on a write error (one line each). */
-struct rep_pprof;
-struct rep_pprof *rep_pprof_open(const char *path);
-void rep_pprof_sample(struct rep_pprof *p, const struct rep *r, size_t li, const otf2r_event *ev);
-int rep_pprof_close(struct rep_pprof *p, const struct rep *r, int write, uint64_t from, uint64_t to);
 
 static const char usage_text[] =
 	"usage: tracer convert [options] ARCHIVE -o OUT.json[.gz] | --perf OUT.txt[.gz] |\n"

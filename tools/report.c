@@ -410,6 +410,7 @@ int rep_build_select(struct rep *r, otf2r_archive *ar, int timeline, const struc
 	rep_setup_defs(r, ar);
 	if (rep_select_set(r, w))
 		return -2;   /* (said: no such thread or rank, an empty window) */
+	r->cpath_on = w && w->cpath;   /* (each location's wait states kept: report_pairs.c) */
 	r->first = UINT64_MAX;
 	if (timeline) {
 		/* one more pass for the range: ClockProperties may not cover the
@@ -596,6 +597,8 @@ void rep_free(struct rep *r)
 {
 	rep_io_free(r);
 	rep_wait_free(r);
+	rep_pairs_free(r);
+	rep_cpath_free(r);
 	rep_bins_free(r);
 	free(r->sel);
 	for (size_t i = 0; i < r->nlocs; i++) {

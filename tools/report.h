@@ -43,6 +43,7 @@ struct rep_select {
 	uint64_t threads[REP_SEL_MAX];   /* location ids */
 	uint32_t ranks[REP_SEL_MAX];     /* location group ids */
 	size_t nthreads, nranks;
+	int cpath;              /* keep each location's wait states for rep_cpath_build */
 };
 #define REP_SELECT_INIT { .to = -1, .from_s = "0", .to_s = "100%" }
 /* getopt options of a selection: from, to, thread, rank (val 'F', 'T',
@@ -74,47 +75,7 @@ struct rep;
  * (a thread or rank the archive does not have, an empty window). */
 int rep_select_set(struct rep *r, const struct rep_select *s);
 
-/* The timeline (report_bins.c): per location levels of detail, each the
- * whole run [t0, t1] cut into equal time bins: level 0 REP_NBINS bins (the
- * page's static drawing), each finer level REP_LOD_STEP times the bins of
- * the one above, as many levels as keep every location's bins of every
- * level within REP_LOD_BUDGET (level 0 always). Per bin the REP_BIN_K
- * regions that covered most of it (innermost region, ticks summed over its
- * stretches in the bin; the page draws each with a height of its share of
- * the bin), and the ticks of lock waits in it. */
-#define REP_NBINS 1000          /* level 0: time bins per location */
-#define REP_BIN_K 3             /* regions kept per bin */
-#define REP_LOD_STEP 8          /* bins of a level / bins of the level above */
-#define REP_LOD_MAX 6           /* levels at most */
-#define REP_LOD_BUDGET (1u << 20)   /* bins of all levels and locations */
-struct rep_bins {
-	uint32_t nb;            /* bins over [t0, t1] */
-	uint32_t *reg;          /* [nb * REP_BIN_K] region index, UINT32_MAX none */
-	uint64_t *cov;          /* [nb * REP_BIN_K] its ticks in the bin */
-	uint64_t *lock;         /* [nb] ticks of lock waits */
-};
-/* Ticks of bin i of level B (0 .. B->nb - 1): [*a, *b). */
-void rep_bin_span(const struct rep *r, const struct rep_bins *B, size_t i, uint64_t *a, uint64_t *b);
-/* What a row draws of a level, as runs of bins: a region (ri) filling each
- * bin of [b, e) (full), or covering cov ticks of the bt of bin b (e = b + 1;
- * a bin's regions largest first); a lock wait (ri UINT32_MAX) filling
- * [b, e), or cov ticks of bin b. */
-struct rep_run {
-	size_t b, e;
-	uint32_t ri;
-	int full;
-	uint64_t cov, bt;
-};
-/* The levels of every location (after t0/t1 are set; rep_build). */
-void rep_bins_setup(struct rep *r);
-void rep_bins_free(struct rep *r);
-/* Stretch [a, b) of region ri (innermost) on location li, a lock wait. */
-void rep_bins_region(struct rep *r, size_t li, uint32_t ri, uint64_t a, uint64_t b);
-void rep_bins_lock(struct rep *r, size_t li, uint64_t a, uint64_t b);
-/* fn(ud, run) for each run of regions (lock 0) or of lock waits (lock 1)
- * of level B, in time order. */
-void rep_bins_runs(const struct rep_bins *B, const struct rep *r, int lock,
-		   void (*fn)(void *ud, const struct rep_run *run), void *ud);
+#include "report_bins.h"
 
 struct rep_loc {
 	uint64_t id;
@@ -133,6 +94,9 @@ struct rep_loc {
 	uint64_t wait_nxn, late_bcast, early_reduce;   /* wait states at collectives (report_wait.c) */
 	uint64_t late_receiver; /* blocking sends waiting for a receive that began later */
 	uint64_t late_receiver_n;
+	size_t ls_from, ls_ws;  /* the charged call's sender (location index), its wait state + 1 (0 none) */
+	struct rep_ws *ws;      /* its wait states, for the critical path (rep.cpath_on) */
+	size_t nws, capws;
 	uint64_t mpi;           /* exclusive time in MPI regions */
 	uint64_t last_change;   /* timeline: time of the last Enter/Leave */
 	uint64_t coll_begin;    /* time of the open MpiCollectiveBegin, UINT64_MAX none */
@@ -255,7 +219,7 @@ struct rep {
 	size_t npend, cappend, pend_free;        /* pend_free: index + 1, 0 none */
 	/* blocking sends until their call's Leave and their receive are known */
 	struct rep_bsend {
-		size_t loc, next_free;
+		size_t loc, next_free, rloc;         /* rloc: the receiver's location */
 		uint64_t enter, leave, recv_enter;   /* UINT64_MAX: not yet known */
 	} *bsend;
 	size_t nbsend, capbsend, bsend_free;
@@ -275,7 +239,23 @@ struct rep {
 	size_t nmsgs, capmsgs;
 	struct rep_io *io;               /* I/O operations (report_io.c), NULL: none */
 	struct rep_waits *waits;         /* collectives in flight (report_wait.c), NULL: none */
+	struct rep_pair *pairs;          /* who waits on whom: open addressing on (waiter, waited) */
+	size_t npairs, cappairs;
+	int cpath_on;                    /* wait states kept per location (rep_select.cpath) */
+	struct rep_cpath *cpath;         /* the critical path (report_path.c), NULL: not computed */
 };
+
+#include "report_waits.h"
+
+/* `tracer convert --pprof` (convert_pprof.c): the samples of the events
+ * passed to rep_pprof_sample (location li), written as a gzip'ed pprof
+ * profile at close (write 0: none; from/to: the window, ticks). open:
+ * NULL after one line on stderr; close: 0, 1 when there was no sample, -1
+ * after a write error (one line each; no file left but a written one). */
+struct rep_pprof;
+struct rep_pprof *rep_pprof_open(const char *path);
+void rep_pprof_sample(struct rep_pprof *p, const struct rep *r, size_t li, const otf2r_event *ev);
+int rep_pprof_close(struct rep_pprof *p, const struct rep *r, int write, uint64_t from, uint64_t to);
 
 /* Samples per region: self (the sampled context's region), total (any
  * context on the path, each region once per sample); line = the

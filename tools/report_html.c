@@ -568,6 +568,8 @@ int rep_print_html(const struct rep *r, const struct rep_opts *o, FILE *f)
 	}
 	fputs("</tbody></table>\n", f);
 	mpi_tables(r, f);
+	rep_pairs_html(r, o, f);
+	rep_cpath_html(r, o, f);
 	lock_table(r, o, f);
 	rep_io_print_html(r, o, f);
 	for (size_t i = 0; i < r->nlocs; i++) {

@@ -150,6 +150,10 @@ static void bsend_try(struct rep *r, size_t k)
 		uint64_t end = b->recv_enter < b->leave ? b->recv_enter : b->leave;
 		r->locs[b->loc].late_receiver += end > b->enter ? end - b->enter : 0;
 		r->locs[b->loc].late_receiver_n++;
+		/* the path jumps to the receiver only when its receive ended
+		 * the wait (not when the send's call ended before it began) */
+		if (end > b->enter)
+			rep_pair_add(r, b->loc, b->rloc, REP_WS_LR, end - b->enter, end, b->recv_enter <= b->leave);
 	}
 	b->next_free = r->bsend_free;
 	r->bsend_free = k + 1;
@@ -181,7 +185,7 @@ void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 				r->bsend = rep_grow(r->bsend, &r->capbsend, 256, sizeof *r->bsend);
 			bs = ++r->nbsend;
 		}
-		r->bsend[bs - 1] = (struct rep_bsend){ li, 0, start, UINT64_MAX, UINT64_MAX };
+		r->bsend[bs - 1] = (struct rep_bsend){ li, 0, SIZE_MAX, start, UINT64_MAX, UINT64_MAX };
 		L->stack[L->depth - 1].bsend = bs;
 	}
 	uint64_t key[4] = { send ? L->group : pg, send ? pg : L->group, comm, tag };
@@ -212,12 +216,16 @@ void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 		 * not one wait per request (600 ms were reported for 300) */
 		struct rep_loc *R = &r->locs[rl];
 		uint64_t w = send_enter - recv_enter;
+		size_t sl = send ? li : other.loc;
 		if (R->ls_call == recv_enter + 1) {
 			if (w > R->ls_max) {
+				/* (the call waited until its latest sender began) */
+				rep_pair_late_sender(r, rl, sl, w, send_enter, 1, R->ls_max);
 				R->late_sender += w - R->ls_max;
 				R->ls_max = w;
 			}
 		} else {
+			rep_pair_late_sender(r, rl, sl, w, send_enter, 0, 0);
 			R->ls_call = recv_enter + 1;
 			R->ls_max = w;
 			R->late_sender += w;
@@ -227,6 +235,7 @@ void rep_late_sender(struct rep *r, size_t li, const otf2r_event *ev)
 	size_t k = send ? bs : other.bsend;       /* the blocking send, if any */
 	if (k) {
 		r->bsend[k - 1].recv_enter = recv_enter;
+		r->bsend[k - 1].rloc = rl;
 		bsend_try(r, k - 1);
 	}
 }

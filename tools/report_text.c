@@ -17,8 +17,9 @@ static const char usage_text[] =
 	"total, per process and per location; a summary per process and per\n"
 	"thread; tasks; metrics per region; locks by wait; I/O per file and per\n"
 	"operation kind; MPI messages (matrix, late senders), collectives and\n"
-	"polling; sampled functions and the hottest call paths. Tables without\n"
-	"data are left out.\n"
+	"polling, wait states, who waits on whom and the critical path (a second\n"
+	"pass over the events of the ranks on it); sampled functions and the\n"
+	"hottest call paths. Tables without data are left out.\n"
 	"Inclusive time counts the outermost activation of a recursive region\n"
 	"once; regions still open at the end close at the location's last event.\n"
 	"\n"
@@ -368,6 +369,9 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			rep_ms(r, L->late_bcast), rep_ms(r, L->early_reduce));
 	}
 
+	rep_pairs_text(r, o, f);
+	rep_cpath_text(r, o, f);
+
 	rep_text_callers(r, o->limit, f);
 
 	const struct rep_lock **locks = calloc(r->nlocks + 1, sizeof *locks);
@@ -567,6 +571,8 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 	free(locks);
 	fputc(']', f);
 	rep_io_print_json(r, f);
+	rep_pairs_json(r, f);
+	rep_cpath_json(r, o, f);
 	fputs("}\n", f);
 	free(order);
 	free(st);
@@ -583,6 +589,7 @@ int tracer_report_main(int argc, char **argv)
 	};
 	struct rep_opts o = { .limit = 20, .sort = "excl" };
 	struct rep_select sel = REP_SELECT_INIT;
+	sel.cpath = 1;   /* (the wait states kept for the critical path) */
 	int json = 0, c;
 	const char *html = NULL, *coll = NULL;
 	optind = 1;
@@ -631,6 +638,8 @@ int tracer_report_main(int argc, char **argv)
 		otf2r_close(ar);
 		return 2;
 	}
+	if (rc == 0 && rep_cpath_build(&r))   /* (a second pass, over the locations on the path) */
+		rc = -1;
 	if (rc)
 		rep_read_error(argv[optind], otf2r_error(ar));
 	if (rc == 0 && o.has_location) {

@@ -13,6 +13,8 @@
  *   until the root entered ("late broadcast");
  * - N to 1 (gather, reduce): the root, entered before the last of the
  *   others, waits until that one entered ("early reduce").
+ * Each wait is also charged to the pair (member, member waited for) and
+ * kept for the critical path (report_pairs.c, report_path.c).
  * Operations some member never ended (a rank killed, its events lost) are
  * dropped at the end. Memory: the operations in flight, not the events.
  */
@@ -138,28 +140,41 @@ static void settle(struct rep *r, const struct wait_op *o)
 	int kind = kind_of(o->op);
 	uint64_t last = 0, root_enter = UINT64_MAX, last_other = 0;
 	size_t rootg = o->root == UINT32_MAX ? SIZE_MAX : rep_peer_group(r, o->key >> 40, o->root);
-	size_t root_i = SIZE_MAX;
+	size_t root_i = SIZE_MAX, last_i = 0, other_i = SIZE_MAX;
 	for (size_t i = 0; i < o->n; i++) {
-		if (o->enter[i] > last)
+		if (o->enter[i] > last || !i) {
 			last = o->enter[i];
+			last_i = i;
+		}
 		if (rootg != SIZE_MAX && r->locs[o->loc[i]].group == rootg && root_i == SIZE_MAX) {
 			root_i = i;
 			root_enter = o->enter[i];
 		}
 	}
 	for (size_t i = 0; i < o->n; i++)
-		if (i != root_i && o->enter[i] > last_other)
+		if (i != root_i && (o->enter[i] > last_other || other_i == SIZE_MAX)) {
 			last_other = o->enter[i];
+			other_i = i;
+		}
+	/* who waits on whom: each member for the last to enter (the first
+	 * of equal ones), the members for the root, the root for the last of
+	 * the others; the wait ends at that one's Enter */
 	for (size_t i = 0; i < o->n; i++) {
 		struct rep_loc *L = &r->locs[o->loc[i]];
 		if (!o->in[i])
 			continue;
-		if (kind == 'N')
+		if (kind == 'N') {
 			L->wait_nxn += last - o->enter[i];
-		else if (kind == 'B' && root_i != SIZE_MAX && i != root_i && root_enter > o->enter[i])
+			if (last > o->enter[i])
+				rep_pair_add(r, o->loc[i], o->loc[last_i], REP_WS_NXN, last - o->enter[i], last, 1);
+		} else if (kind == 'B' && root_i != SIZE_MAX && i != root_i && root_enter > o->enter[i]) {
 			L->late_bcast += root_enter - o->enter[i];
-		else if (kind == 'R' && i == root_i && last_other > o->enter[i])
+			rep_pair_add(r, o->loc[i], o->loc[root_i], REP_WS_BCAST, root_enter - o->enter[i], root_enter, 1);
+		} else if (kind == 'R' && i == root_i && last_other > o->enter[i]) {
 			L->early_reduce += last_other - o->enter[i];
+			rep_pair_add(r, o->loc[i], o->loc[other_i], REP_WS_REDUCE, last_other - o->enter[i], last_other,
+				     1);
+		}
 	}
 }
 

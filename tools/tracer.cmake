@@ -7,6 +7,7 @@ add_executable(tracer_cmd ${CMAKE_CURRENT_LIST_DIR}/tracer.c ${CMAKE_CURRENT_LIS
   ${CMAKE_CURRENT_LIST_DIR}/report_util.c ${CMAKE_CURRENT_LIST_DIR}/report_samples.c
   ${CMAKE_CURRENT_LIST_DIR}/report_diff.c ${CMAKE_CURRENT_LIST_DIR}/report_select.c
   ${CMAKE_CURRENT_LIST_DIR}/report_metric.c ${CMAKE_CURRENT_LIST_DIR}/report_wait.c
+  ${CMAKE_CURRENT_LIST_DIR}/report_pairs.c ${CMAKE_CURRENT_LIST_DIR}/report_path.c
   ${CMAKE_CURRENT_LIST_DIR}/report_callers.c ${CMAKE_CURRENT_LIST_DIR}/report_locks.c
   ${CMAKE_CURRENT_LIST_DIR}/convert.c ${CMAKE_CURRENT_LIST_DIR}/convert_pprof.c ${TR_RECOVER_SRC})
 target_compile_definitions(tracer_cmd PRIVATE _GNU_SOURCE)

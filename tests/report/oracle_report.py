@@ -255,3 +255,219 @@ def pop(L, t):
         L['stack'][-1][2] += d
     else:
         L['busy'] += d
+
+
+KINDS = ('late_sender', 'late_receiver', 'wait_nxn', 'late_broadcast', 'early_reduce')
+
+
+def waits(anchor, window=None, ranks=None, threads=None):
+    """Who waits on whom and the critical path, from the reference reader's
+    events, for `tracer report` with a selection: window (from, to) in ticks
+    (--from/--to: the events inside count, regions are entered and left
+    outside it at its edge), ranks / threads (--rank / --thread: the other
+    locations' events are not read). Every wait state is one record (waiting
+    location, location waited for, kind, begin, end, whether the wait ended
+    with the other's event); the pairs are their sums. Returns dict(locs=
+    {id: {kind: time}}, records=[...], pairs={(waiter, waits_for): {kind:
+    [time, count]}}, path=... or None)."""
+    lo, hi = window if window else (0, 2 ** 64)
+    with otf2.reader.open(anchor) as tr:
+        defs = tr.definitions
+        sel = [l for l in defs.locations
+               if (not ranks and not threads) or l.group._ref in (ranks or ()) or l._ref in (threads or ())]
+        ids = [l._ref for l in sel]
+        group = {l._ref: l.group._ref for l in sel}
+        st = {i: dict(stack=[], first=None, last=0, ls_call=None, ls_rec=None, fig=dict.fromkeys(KINDS, 0),
+                      timeline=[]) for i in ids}
+        records = []
+        queues = collections.defaultdict(list)     # message key -> [side, [unmatched ends]]
+        seqs = collections.Counter()
+        ops = {}
+        sends = colls = 0
+
+        def lr_done(b):
+            # a blocking send whose call left and whose receive began
+            if b['leave'] is None or b['recv'] is None or b['recv'] <= b['enter']:
+                return
+            end = min(b['recv'], b['leave'])
+            st[b['loc']]['fig']['late_receiver'] += end - b['enter']
+            if end > b['enter']:
+                records.append(dict(waiter=b['loc'], waited=b['rloc'], kind='late_receiver', begin=b['enter'],
+                                    end=end, jump=b['recv'] <= b['leave']))
+
+        def pop_to(S, k, t):
+            while len(S['stack']) > k:
+                fr = S['stack'].pop()
+                if fr['bsend'] is not None:
+                    fr['bsend']['leave'] = t
+                    lr_done(fr['bsend'])
+
+        for loc, ev in tr.events:
+            if loc._ref not in st:
+                continue
+            S, t = st[loc._ref], ev.time
+            inside = lo <= t < hi
+            tc = t if inside else (lo if t < lo else hi)
+            if inside:
+                S['first'] = t if S['first'] is None else S['first']
+                S['last'] = t
+            region = None
+            if isinstance(ev, (otf2.events.Enter, otf2.events.Leave)):
+                region = ev.region._ref
+            elif isinstance(ev, (otf2.events.CallingContextEnter, otf2.events.CallingContextLeave)):
+                region = ev.calling_context.region._ref
+            if region is not None:
+                if isinstance(ev, (otf2.events.Enter, otf2.events.CallingContextEnter)):
+                    S['stack'].append(dict(region=region, enter=tc, bsend=None))
+                else:
+                    k = max((i for i, fr in enumerate(S['stack']) if fr['region'] == region), default=None)
+                    if k is not None:
+                        pop_to(S, k, tc)
+                S['timeline'].append((t, S['stack'][-1]['region'] if S['stack'] else None))
+                continue
+            S['timeline'].append((t, S['stack'][-1]['region'] if S['stack'] else None))
+            if isinstance(ev, otf2.events.MpiCollectiveEnd):
+                colls += inside
+                op = str(ev.collective_op).split('.')[-1]
+                if not S['stack'] or op not in NXN | ONE_TO_N | N_TO_ONE:
+                    continue
+                comm = ev.communicator
+                n = seqs[(loc._ref, comm._ref)]
+                seqs[(loc._ref, comm._ref)] += 1
+                size = len(comm.group.members)
+                if size < 2:
+                    continue
+                o = ops.setdefault((comm._ref, n), dict(op=op, root=ev.root, members=[]))
+                o['members'].append(dict(loc=loc._ref, enter=S['stack'][-1]['enter'], inside=inside))
+                if len(o['members']) == size:
+                    del ops[(comm._ref, n)]
+                    collective(o, comm, st, group, records)
+                continue
+            if not inside or not isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend, otf2.events.MpiRecv,
+                                                 otf2.events.MpiIrecv)):
+                continue
+            send = isinstance(ev, (otf2.events.MpiSend, otf2.events.MpiIsend))
+            sends += send
+            members = ev.communicator.group.members
+            peer = ev.receiver if send else ev.sender
+            if peer >= len(members):
+                continue
+            pg = members[peer].group._ref
+            begin = S['stack'][-1]['enter'] if S['stack'] else t
+            bs = None
+            if isinstance(ev, otf2.events.MpiSend) and S['stack'] and S['stack'][-1]['bsend'] is None:
+                bs = S['stack'][-1]['bsend'] = dict(loc=loc._ref, enter=begin, leave=None, recv=None, rloc=None)
+            key = (group[loc._ref], pg) if send else (pg, group[loc._ref])
+            q = queues[key + (ev.communicator._ref, ev.msg_tag)]
+            side = 'send' if send else 'recv'
+            if not q or q[0] == side or not q[1]:
+                if not q:
+                    q.extend([side, []])
+                q[0] = side
+                q[1].append((begin, loc._ref, bs))
+                continue
+            o_begin, o_loc, o_bs = q[1].pop(0)
+            s_begin, s_loc, r_begin, r_loc = (begin, loc._ref, o_begin, o_loc) if send else \
+                (o_begin, o_loc, begin, loc._ref)
+            if s_begin > r_begin:
+                R, w = st[r_loc], s_begin - r_begin
+                if R['ls_call'] == r_begin:        # the same receiving call: its latest sender
+                    if w > R['ls_rec']['time']:
+                        R['fig']['late_sender'] += w - R['ls_rec']['time']
+                        R['ls_rec'].update(waited=s_loc, time=w, end=s_begin)
+                else:
+                    R['ls_call'] = r_begin
+                    R['ls_rec'] = dict(waiter=r_loc, waited=s_loc, kind='late_sender', begin=r_begin, end=s_begin,
+                                       time=w, jump=True)
+                    R['fig']['late_sender'] += w
+                    records.append(R['ls_rec'])
+            b = bs if send else o_bs
+            if b is not None:
+                b['recv'], b['rloc'] = r_begin, r_loc
+                lr_done(b)
+        for i in ids:
+            S = st[i]
+            while S['stack']:
+                pop_to(S, len(S['stack']) - 1, max(S['stack'][-1]['enter'], S['last']))
+    for x in records:
+        x.setdefault('time', x['end'] - x['begin'])
+    records = [x for x in records if x['time'] > 0 and x['waiter'] != x['waited']]
+    pairs = {}
+    for x in records:
+        p = pairs.setdefault((x['waiter'], x['waited']), {k: [0, 0] for k in KINDS})
+        p[x['kind']][0] += x['time']
+        p[x['kind']][1] += 1
+    path = None
+    if sends or colls or records:
+        path = critical_path(ids, st, records)
+    return dict(locs={i: st[i]['fig'] for i in ids}, records=records, pairs=pairs, path=path)
+
+
+def collective(o, comm, st, group, records):
+    """the waits of one collective operation, every member's call Enter known"""
+    m = o['members']
+    last = max(m, key=lambda x: x['enter'])        # (the first of equal ones)
+    root = None
+    if o['op'] not in NXN and o['root'] < len(comm.group.members):
+        rg = comm.group.members[o['root']].group._ref
+        root = next((x for x in m if group[x['loc']] == rg), None)
+    others = [x for x in m if x is not root]
+    for x in m:
+        if not x['inside']:
+            continue
+        if o['op'] in NXN:
+            st[x['loc']]['fig']['wait_nxn'] += last['enter'] - x['enter']
+            who, kind, end = last, 'wait_nxn', last['enter']
+        elif o['op'] in ONE_TO_N and root is not None and x is not root and root['enter'] > x['enter']:
+            st[x['loc']]['fig']['late_broadcast'] += root['enter'] - x['enter']
+            who, kind, end = root, 'late_broadcast', root['enter']
+        elif o['op'] in N_TO_ONE and x is root and others and max(y['enter'] for y in others) > x['enter']:
+            who = max(others, key=lambda y: y['enter'])
+            st[x['loc']]['fig']['early_reduce'] += who['enter'] - x['enter']
+            kind, end = 'early_reduce', who['enter']
+        else:
+            continue
+        records.append(dict(waiter=x['loc'], waited=who['loc'], kind=kind, begin=x['enter'], end=end, jump=True))
+
+
+def critical_path(ids, st, records):
+    """backwards from the last event of the location that ends last: a
+    location is on the path until its latest wait state (the records that
+    ended with the other's event) that ended by then; there the path goes to
+    the location waited for at the wait's end; each wait state once; down to
+    the first event. Region times: the innermost region of each stretch
+    between two events of the location, over the segments."""
+    have = [i for i in ids if st[i]['first'] is not None]
+    start = min(st[i]['first'] for i in have)
+    end = max(st[i]['last'] for i in have)
+    end_loc = next(i for i in ids if st[i]['first'] is not None and st[i]['last'] == end)
+    todo = {i: sorted(((x['end'], x['waited'], KINDS.index(x['kind'])) for x in records
+                       if x['waiter'] == i and x['jump']), reverse=True) for i in ids}
+    segs, cur, t, jumps = [], end_loc, end, 0
+    while True:
+        q = todo[cur]
+        while q and q[0][0] > t:
+            q.pop(0)
+        if not q or q[0][0] <= start:
+            segs.append((cur, start, t))
+            break
+        e, who, _ = q.pop(0)
+        segs.append((cur, e, t))
+        t = e
+        if who != cur:
+            cur, jumps = who, jumps + 1
+    segs = sorted(s for s in segs if s[2] > s[1])
+    loc_time = collections.Counter()
+    reg_time = collections.Counter()
+    for loc, a, b in segs:
+        loc_time[loc] += b - a
+        tl = st[loc]['timeline']
+        edges = [(0, None)] + tl + [(2 ** 64, None)]
+        for (t0, r), (t1, _) in zip(edges, edges[1:]):
+            x, y = max(a, t0), min(b, t1)
+            if y > x:
+                reg_time[r] += y - x
+    outside = reg_time.pop(None, 0)
+    return dict(start=start, end=end, end_location=end_loc, jumps=jumps,
+                segments=sorted(([l, a, b] for l, a, b in segs), key=lambda s: s[1]),
+                locations=dict(loc_time), regions=dict(reg_time), outside=outside)

@@ -323,7 +323,9 @@ def case_report_argobots():
 
 
 def case_report_mpi():
-    compare_report(mpi_archive('report_mpi'), 10, want_messages=True)
+    a = mpi_archive('report_mpi')
+    compare_report(a, 10, want_messages=True)
+    compare_waits(a)
 
 
 def check_chrome_json(path, archive, want_flows=False, min_regions=100):
@@ -713,7 +715,207 @@ def case_wait_mpi():
     text = tracer('report', out)[1]
     if 'Wait states' not in text or 'wait NxN ms' not in text:
         ck.fail('no wait-state table in the text report')
+    # who waits on whom: 0 for 1 at the Allreduce and the Reduce, 1 for root 0 at the Bcast
+    j, _ = compare_waits(out)
+    rank = {L['id']: L['process'] for L in j['locations']}
+    pairs = {(rank[p['waiter']], rank[p['waits_for']]): p for p in j['wait_pairs']}
+    for (a, b, kind), t in (((0, 1, 'wait_nxn'), 0.080), ((1, 0, 'late_broadcast'), 0.060),
+                            ((0, 1, 'early_reduce'), 0.040)):
+        mine = pairs.get((a, b), {}).get(kind, [0, 0])
+        if not 0.9 * t <= mine[0] / res <= t + 0.05 or not mine[1]:   # (+ the first barrier's wait)
+            ck.fail('rank %d waits for %d (%s): %r, want about %.3f s' % (a, b, kind, mine, t))
+    if 'Who waits on whom' not in text or 'Critical path' not in text:
+        ck.fail('no pair or critical path section in the text report')
     print('wait_mpi: %s' % {k: ['%.4f' % x for x in v] for k, v in got.items()})
+
+
+
+def compare_waits(archive, *args, ranks=None, threads=None):
+    """tracer report --json [selection] ARCHIVE against oracle_report.waits
+    (the reference reader's events): the wait figures per location, who
+    waits on whom (time and count per kind and pair), the critical path
+    (its segments, time per location and per region); and the path's
+    invariants: length = the run's span, segments tiling it, per-location
+    times adding up to it. Returns (our JSON, the oracle's)."""
+    sys.path.insert(0, SRC)
+    import oracle_report
+    j = json.loads(tracer('report', '--json', '--limit', '0', *(list(args) + [archive]))[1])
+    w = j.get('window')
+    ref = oracle_report.waits(j['archive'], (w['from'], w['to']) if w else None, ranks, threads)
+    errors = []
+    for L in j['locations']:
+        for k in oracle_report.KINDS:
+            if L[k] != ref['locs'][L['id']][k]:
+                errors.append('location %d %s: ours %d, reference %d' % (L['id'], k, L[k], ref['locs'][L['id']][k]))
+    mine = {(p['waiter'], p['waits_for']): {k: p[k] for k in oracle_report.KINDS} for p in j['wait_pairs']}
+    if mine != ref['pairs']:
+        errors.append('who waits on whom: ours %s, reference %s' % (mine, ref['pairs']))
+    for p in j['wait_pairs']:
+        if p['time'] != sum(p[k][0] for k in oracle_report.KINDS) or \
+                p['count'] != sum(p[k][1] for k in oracle_report.KINDS):
+            errors.append('pair %s: total %d/%d is not the sum of its kinds' % (p, p['time'], p['count']))
+    # per waiter and kind, the pairs add up to the location's figure
+    for L in j['locations']:
+        for k in oracle_report.KINDS:
+            s = sum(p[k][0] for p in j['wait_pairs'] if p['waiter'] == L['id'])
+            if s != L[k]:
+                errors.append('location %d %s %d, its pairs add up to %d' % (L['id'], k, L[k], s))
+    cp, rp = j.get('critical_path'), ref['path']
+    if (cp is None) != (rp is None):
+        errors.append('critical path: ours %s, reference %s' % (cp is not None, rp is not None))
+    elif cp:
+        if (cp['start'], cp['end'], cp['length']) != (j['first'], j['last'], j['last'] - j['first']):
+            errors.append('path %d..%d (%d), the run %d..%d' % (cp['start'], cp['end'], cp['length'], j['first'],
+                                                               j['last']))
+        segs = cp['segments']
+        if segs[0][1] != cp['start'] or segs[-1][2] != cp['end'] or \
+                any(a[2] != b[1] for a, b in zip(segs, segs[1:])) or len(segs) != cp['nsegments']:
+            errors.append('the segments do not tile the run: %s' % segs[:6])
+        if sum(x['time'] for x in cp['locations']) != cp['length']:
+            errors.append('per-location path times add up to %d, not %d' % (
+                sum(x['time'] for x in cp['locations']), cp['length']))
+        if sum(x['time'] for x in cp['regions']) + cp['outside'] != cp['length']:
+            errors.append('per-region path times + outside add up to %d, not %d' % (
+                sum(x['time'] for x in cp['regions']) + cp['outside'], cp['length']))
+        got = dict(start=cp['start'], end=cp['end'], end_location=cp['end_location'], jumps=cp['jumps'],
+                   segments=segs, locations={x['id']: x['time'] for x in cp['locations']},
+                   regions={x['id']: x['time'] for x in cp['regions']}, outside=cp['outside'])
+        for k in got:
+            if got[k] != rp[k]:
+                errors.append('critical path %s: ours %s, reference %s' % (k, got[k], rp[k]))
+        excl = {x['id']: x['excl'] for x in j['regions']}
+        for x in cp['regions']:
+            if x['excl'] != excl.get(x['id']) or x['time'] > x['excl']:
+                errors.append('path region %s: %d on the path, excl %d (regions table %s)' % (
+                    x['name'], x['time'], x['excl'], excl.get(x['id'])))
+    for e in errors[:20]:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        ck.fail('%d wait/path figures differ from the reference reader\'s (%s)' % (len(errors), ' '.join(args)))
+    print('waits %s: %d pairs, %d wait states, path of %s segments = the reference reader\'s' % (
+        ' '.join(args) or '(whole run)', len(mine), len(ref['records']), cp['nsegments'] if cp else 'no'))
+    return j, ref
+
+
+def mpi_run(name, env_prog, np):
+    prog, mpirun = os.environ.get(env_prog), os.environ.get('MPIRUN')
+    if not prog or not mpirun:
+        raise runcheck.Skip('no MPI: skipped')
+    d = workdir(name)
+    out = os.path.join(d, 'archive')
+    p = runcheck.run_mpi(mpirun, np, [prog], ['TRACER_OUTPUT=' + out], lib=os.environ['TRACER_LIB'], timeout=120)
+    if p.returncode != 0 or not os.path.exists(os.path.join(out, 'traces.otf2')):
+        ck.fail('mpirun %s under the tracer: rc %d\n%s' % (name, p.returncode, p.stderr[-2000:]))
+    return out
+
+
+# path_mpi.c's deliberate delays: (waiting rank, rank waited for, kind) ->
+# (the region on the waited-for rank whose end ends the wait, its nominal ms
+# less what the waiting rank spends before its own call)
+PATH_DESIGN = {(0, 1, 'late_sender'): ('cp_send', 80), (2, 1, 'late_sender'): ('cp_send', 80),
+               (0, 2, 'wait_nxn'): ('cp_barrier', 60), (1, 2, 'wait_nxn'): ('cp_barrier', 60),
+               (0, 1, 'late_broadcast'): ('cp_bcast', 30), (2, 1, 'late_broadcast'): ('cp_bcast', 50),
+               (0, 2, 'early_reduce'): ('cp_reduce', 40), (0, 2, 'late_receiver'): ('cp_recv', 30),
+               (2, 0, 'wait_nxn'): ('cp_tail', 20)}
+
+
+def region_spans(anchor):
+    """(location, region name) -> [(enter, leave)] from the reference reader"""
+    import otf2
+    spans, open_ = {}, {}
+    with otf2.reader.open(anchor) as tr:
+        for loc, ev in tr.events:
+            if isinstance(ev, otf2.events.Enter):
+                open_.setdefault((loc._ref, ev.region.name), []).append(ev.time)
+            elif isinstance(ev, otf2.events.Leave) and open_.get((loc._ref, ev.region.name)):
+                spans.setdefault((loc._ref, ev.region.name), []).append(
+                    (open_[(loc._ref, ev.region.name)].pop(), ev.time))
+    return spans
+
+
+def case_path_mpi():
+    """who waits on whom and the critical path: path_mpi.c (3 ranks) puts
+    every kind of wait state behind a known delay in a cp_* region; the pairs
+    and the path equal the reference reader's (whole run, a time window,
+    --rank, --thread); each designed wait is on its pair and kind, ends
+    within 10 ms of the end of its delay on the rank waited for (the Enter of
+    its next call: 0.01-0.2 ms) and is about as long (a quarter of it to 25 ms
+    more: the load); the path runs through every cp_* region whole (100 %) and
+    through no off_* region"""
+    out = mpi_run('path_mpi', 'PATH_MPI', 3)
+    compare_report(out, 15, want_messages=True)
+    j, ref = compare_waits(out)
+    res = j['resolution']
+    proc = {L['id']: L['process'] for L in j['locations']}
+    spans = region_spans(j['archive'])
+    rank_loc = {v: k for k, v in proc.items()}
+    errors, shown = [], []
+    for (a, b, kind), (region, ms) in sorted(PATH_DESIGN.items()):
+        ends = [e for _, e in spans.get((rank_loc[b], region), [])]
+        recs = [x for x in ref['records'] if (proc[x['waiter']], proc[x['waited']], x['kind']) == (a, b, kind)
+                and ends and 0 <= x['end'] - ends[0] <= 0.010 * res]
+        if len(recs) != 1 or len(ends) != 1:
+            errors.append('%d waits for %d (%s): %d wait states ending within 10 ms of %s on rank %d' % (
+                a, b, kind, len(recs), region, b))
+            continue
+        # its length: the delay, less what the waiting rank came late
+        # (a rank woken on this shared 2-core machine may get the CPU 20-30
+        # ms late: typical runs are within 1 ms, the bounds allow the load)
+        t = recs[0]['time'] / res * 1e3
+        shown.append('%d->%d %s %.1f ms (%d)' % (a, b, kind, t, ms))
+        if not 0.25 * ms <= t <= ms + 25:
+            errors.append('%d waits for %d (%s): %.3f ms, want about %d' % (a, b, kind, t, ms))
+    # the pairs of the designed waits hold them (and the JSON's pairs are the oracle's: compare_waits)
+    pairs = {(proc[p['waiter']], proc[p['waits_for']]): p for p in j['wait_pairs']}
+    for (a, b, kind), (region, ms) in PATH_DESIGN.items():
+        if pairs.get((a, b), {}).get(kind, [0])[0] < 0.25 * ms * res / 1e3:
+            errors.append('pair %d -> %d: %s %r, want about %d ms' % (a, b, kind, pairs.get((a, b)), ms))
+    cp = j['critical_path']
+    on = {x['name']: x for x in cp['regions']}
+    for x in j['regions']:
+        if x['name'].startswith('cp_') and on.get(x['name'], {}).get('time') != x['excl']:
+            errors.append('%s: %s ticks on the critical path of its %d' % (x['name'], on.get(x['name']), x['excl']))
+        if x['name'].startswith('off_') and x['name'] in on:
+            errors.append('%s is on the critical path: %r' % (x['name'], on[x['name']]))
+    if sorted(x['name'] for x in j['regions'] if x['name'][:3] in ('cp_', 'off')) != sorted(
+            ['cp_send', 'cp_barrier', 'cp_bcast', 'cp_reduce', 'cp_recv', 'cp_tail', 'off_bcast', 'off_reduce']):
+        errors.append('regions: %s' % sorted(x['name'] for x in j['regions']))
+    # the slow ranks carry the path: rank 1 at least cp_send + cp_bcast, rank 2 cp_barrier + cp_reduce + cp_recv
+    lt = {proc[x['id']]: x['time'] / res * 1e3 for x in cp['locations']}
+    if lt.get(1, 0) < 130 or lt.get(2, 0) < 130 or lt.get(0, 0) < 20:
+        errors.append('time on the path per rank: %r ms' % lt)
+    for e in errors:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        ck.fail('%d errors in the designed wait states or the path' % len(errors))
+    # selections: a window, two ranks (the third's events unread: no collective completes), one thread
+    compare_waits(out, '--from', '30%', '--to', '80%')
+    compare_waits(out, '--from', '50%')
+    sel, _ = compare_waits(out, '--rank', '0', '--rank', '1', ranks=[0, 1])
+    if any(proc[p['waiter']] == 2 or proc[p['waits_for']] == 2 for p in sel['wait_pairs']) or \
+            any(p[k][0] for p in sel['wait_pairs'] for k in ('wait_nxn', 'late_broadcast', 'early_reduce')):
+        ck.fail('--rank 0 --rank 1: pairs %r' % sel['wait_pairs'])
+    compare_waits(out, '--thread', str(rank_loc[2]), threads=[rank_loc[2]])
+    # the text and the page
+    text = tracer('report', out)[1]
+    for want in ('Who waits on whom', 'Critical path', 'length %.3f ms' % (cp['length'] / res * 1e3),
+                 'cp_send', '(inside no traced region)'):
+        if want not in text:
+            ck.fail('%r not in the text report' % want)
+    page = os.path.join(WORK, 'path_mpi', 'report.html')
+    tracer('report', '--limit', '0', '--html', page, out)
+    html = open(page, encoding='utf-8').read()
+    import re
+    rows = re.findall(r'<tr data-waiter="(\d+)" data-waits-for="(\d+)" data-time="(\d+)">', html)
+    if sorted((int(a), int(b), int(t)) for a, b, t in rows) != sorted(
+            (p['waiter'], p['waits_for'], p['time']) for p in j['wait_pairs']):
+        ck.fail('the page\'s pair table %r, the JSON %r' % (rows, j['wait_pairs']))
+    m = re.search(r'<table id="critical_path_regions">(.*?)</table>', html, re.S)
+    if not m or sum(int(x) for x in re.findall(r'data-time="(\d+)"', m.group(1))) != cp['length'] or \
+            '<table id="critical_path">' not in html:
+        ck.fail('the page\'s critical path tables')
+    print('path_mpi: %s; path %.1f ms over %d segments, per rank %s ms, cp_* regions 100 %% on it' % (
+        ', '.join(shown), cp['length'] / res * 1e3, cp['nsegments'], {k: round(v, 1) for k, v in sorted(lt.items())}))
 
 
 def case_diff():
@@ -1098,6 +1300,12 @@ def case_html_mpi():
                  'late sender ms'):
         if want not in dom:
             ck.fail('%r not in the page' % want)
+    # who waits on whom and the critical path: tables in the page, a row per pair
+    for want in ('<table id="critical_path">', '<table id="critical_path_regions">', 'Who waits on whom'):
+        if want not in dom:
+            ck.fail('%r not in the page' % want)
+    if dom.count('data-waits-for=') != min(len(ours['wait_pairs']), 20) or not ours['wait_pairs']:
+        ck.fail('%d pair rows in the page, %d pairs' % (dom.count('data-waits-for='), len(ours['wait_pairs'])))
     D, worst = check_lod(open(page, encoding='utf-8').read(), a, lock_waits(a))
     n = check_zoom(page, D, 0.01, len(D['levels']) - 1)
     print('html_mpi: %d message lines, matrix %r, %d collective operations; levels of detail %r bins, drawn time '
