@@ -3,8 +3,9 @@
  * CSS, SVG and a little JS, no network): the facts, a timeline with one row
  * per location grouped by process (REP_NBINS bins a row: the regions that
  * covered most of each bin; zoom with the wheel, pan by dragging, hover for
- * the region and time; zoomed in, finer levels of bins: report_html_lod.c),
- * and the report's tables. */
+ * the region and time; zoomed in, finer levels of bins: report_html_lod.c;
+ * with MPI the critical path over the rows: cpath_overlay), and the
+ * report's tables. */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -137,6 +138,42 @@ static void draw_row(const struct rep *r, const struct rep_loc *L, int y, double
 	rep_bins_runs(&L->lod[0], r, 1, row_lock, &w);
 }
 
+static int cmp_seg_time(const void *a, const void *b)
+{
+	const struct rep_seg *x = a, *y = b;
+	return (x->a > y->a) - (x->a < y->a);
+}
+
+/* The critical path (report_path.c) over the rows (top: each location's
+ * row top): per segment a dark bar 3 high at the top of its location's
+ * row, per jump between consecutive segments in time order a vertical line
+ * from the one row to the other at the jump's time. x in level-0 bins as
+ * #bars, data-a/data-b the same to full precision: at each zoom the script
+ * places them in the visible window itself (rep_html_timeline_js), so that
+ * they stay exact deep in. */
+static void cpath_overlay(const struct rep *r, const size_t *top, FILE *f)
+{
+	const struct rep_cpath *p = r->cpath;
+	struct rep_seg *s = rep_xcalloc(p->nseg, sizeof *s);
+	memcpy(s, p->seg, p->nseg * sizeof *s);
+	qsort(s, p->nseg, sizeof *s, cmp_seg_time);
+	double span = (double)(r->t1 - r->t0);
+	fprintf(f, "<g id=\"cpath\" transform=\"translate(%d,0)\">\n", LABEL_W);
+	for (size_t k = 0; k < p->nseg; k++) {
+		double a = (double)(s[k].a - r->t0) / span * REP_NBINS, b = (double)(s[k].b - r->t0) / span * REP_NBINS;
+		fprintf(f, "<rect class=\"cpseg\" x=\"%.4f\" y=\"%zu\" width=\"%.4f\" height=\"3\" fill=\"#222\" "
+			"data-a=\"%.17g\" data-b=\"%.17g\" data-t=\"critical path | ", a, top[s[k].loc], b - a, a, b);
+		rep_html_str(f, r->locs[s[k].loc].name);
+		fprintf(f, " | %.3f-%.3f ms\"/>\n", rep_ms(r, s[k].a - r->t0), rep_ms(r, s[k].b - r->t0));
+		if (k && s[k].loc != s[k - 1].loc)
+			fprintf(f, "<line class=\"cpjump\" x1=\"%.4f\" y1=\"%zu.5\" x2=\"%.4f\" y2=\"%zu.5\" "
+				"data-a=\"%.17g\" stroke=\"#222\" stroke-width=\"1.5\" "
+				"vector-effect=\"non-scaling-stroke\"/>\n", a, top[s[k - 1].loc] + 1, a, top[s[k].loc] + 1, a);
+	}
+	fputs("</g>\n", f);
+	free(s);
+}
+
 static void timeline(const struct rep *r, FILE *f)
 {
 	if (r->t1 <= r->t0 || !r->nlocs)
@@ -176,32 +213,33 @@ static void timeline(const struct rep *r, FILE *f)
 		}
 	}
 	/* the finer levels' bins, drawn by the script (rep_html_lod); above
-	 * them the matched MPI messages: a line from the send to the receive */
-	fprintf(f, "</g></g>\n<g id=\"detail\"></g>\n<g id=\"msgs\" transform=\"translate(%d,0)\">\n", LABEL_W);
-	if (r->nmsgs) {
-		size_t *row = calloc(r->nlocs + 1, sizeof *row);
-		int ry = 0;
-		for (size_t g = 0; row && g < r->ngroups; g++) {
-			if (!r->groups[g].nlocs)
-				continue;
-			ry += ROW_H;
-			for (size_t i = 0; i < r->nlocs; i++)
-				if (r->locs[i].group == g) {
-					row[i] = (size_t)ry + ROW_H / 2;
-					ry += ROW_H;
-				}
-		}
-		double span = (double)(r->t1 - r->t0);
-		for (size_t k = 0; row && k < r->nmsgs; k++) {
-			const struct rep_msg *m = &r->msgs[k];
-			double x0 = (double)(m->sent - r->t0) / span * REP_NBINS;
-			double x1 = (double)(m->received - r->t0) / span * REP_NBINS;
-			fprintf(f, "<line class=\"msg\" x1=\"%.2f\" y1=\"%zu\" x2=\"%.2f\" y2=\"%zu\" "
-				"stroke=\"#000\" stroke-width=\"0.6\" vector-effect=\"non-scaling-stroke\"/>\n",
-				x0, row[m->from], x1, row[m->to]);
-		}
-		free(row);
+	 * them the critical path, then the matched MPI messages: a line from
+	 * the send to the receive */
+	fputs("</g></g>\n<g id=\"detail\"></g>\n", f);
+	size_t *top = calloc(r->nlocs + 1, sizeof *top);   /* [location] its row's top */
+	for (size_t g = 0, ry = 0; top && g < r->ngroups; g++) {
+		if (!r->groups[g].nlocs)
+			continue;
+		ry += ROW_H;
+		for (size_t i = 0; i < r->nlocs; i++)
+			if (r->locs[i].group == g) {
+				top[i] = ry;
+				ry += ROW_H;
+			}
 	}
+	if (top && r->cpath && r->cpath->nseg)
+		cpath_overlay(r, top, f);
+	fprintf(f, "<g id=\"msgs\" transform=\"translate(%d,0)\">\n", LABEL_W);
+	double span = (double)(r->t1 - r->t0);
+	for (size_t k = 0; top && k < r->nmsgs; k++) {
+		const struct rep_msg *m = &r->msgs[k];
+		double x0 = (double)(m->sent - r->t0) / span * REP_NBINS;
+		double x1 = (double)(m->received - r->t0) / span * REP_NBINS;
+		fprintf(f, "<line class=\"msg\" x1=\"%.2f\" y1=\"%zu\" x2=\"%.2f\" y2=\"%zu\" "
+			"stroke=\"#000\" stroke-width=\"0.6\" vector-effect=\"non-scaling-stroke\"/>\n",
+			x0, top[m->from] + ROW_H / 2, x1, top[m->to] + ROW_H / 2);
+	}
+	free(top);
 	fputs("</g>\n<g>\n", f);
 	y = 0;
 	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fff\"/>\n", LABEL_W, h);
@@ -230,6 +268,9 @@ static void timeline(const struct rep *r, FILE *f)
 			100.0 * (LABEL_W + i * REP_NBINS / 10.0) / (REP_NBINS + LABEL_W),
 			rep_ms(r, r->t1 - r->t0) * i / 10.0);
 	fputs("</div>\n", f);
+	if (r->cpath && r->cpath->nseg)
+		fprintf(f, "<p id=\"cpath_note\">dark bars: the critical path, %.3f ms (vertical lines: its jumps "
+			"from one location to another)</p>\n", rep_ms(r, r->cpath->end - r->cpath->start));
 	if (lod)   /* the finer levels (rep_html_lod) for the script */
 		fwrite(lod, 1, lod_len, f);
 	free(lod);

@@ -199,9 +199,12 @@ out:
  * of the visible bins and half a window's each side drawn into #detail
  * (coordinates: that level's bins from the first drawn, so that the
  * browser's float geometry stays exact deep in), again when the view
- * leaves them or is less than a quarter of them; the axis shows the
- * visible window. #zoom=T0,T1 (ms from the
- * start) in the address: that window at load. */
+ * leaves them or is less than a quarter of them; the critical path's
+ * bars and lines in #cpath (report_html.c) placed again from their data-a,
+ * data-b (level-0 bins) in the window's coordinates (x0 at 0, clipped to a
+ * window each side: small numbers, exact deep in); the axis shows the
+ * visible window. #zoom=T0,T1 (ms from the start) in the address: that
+ * window at load. */
 const char rep_html_timeline_js[] =
 	"(function(){var s=document.getElementById('tl');if(!s)return;"
 	"var W=+s.dataset.w,L=+s.dataset.l,x0=0,w=W,drag=null;"
@@ -210,6 +213,12 @@ const char rep_html_timeline_js[] =
 	"var ax=document.getElementById('axis'),MS=ax?+ax.dataset.ms:0,D=null,el=document.getElementById('lod');"
 	"try{D=el?JSON.parse(el.textContent):null;}catch(x){D=null;}"
 	"var lv=D?D.levels:[],minw=lv.length?W/lv[lv.length-1].nb:W/1000,cur=-1,d0=0,d1=0;"
+	"var cp=document.getElementById('cpath'),cq=cp?[].map.call(cp.children,function(e){"
+	"return [e,+e.getAttribute('data-a'),+e.getAttribute('data-b'),e.tagName==='line'];}):[];"
+	"function cl(v){return Math.max(-W,Math.min(2*W,v));}"
+	"function path(){for(var i=0,S=W/w;i<cq.length;i++){var c=cq[i],a=cl((c[1]-x0)*S);"
+	"if(c[3]){c[0].setAttribute('x1',a);c[0].setAttribute('x2',a);}"
+	"else{c[0].setAttribute('x',a);c[0].setAttribute('width',cl((c[2]-x0)*S)-a);}}}"
 	"function dig(t){return t>0?Math.min(9,Math.max(3,Math.ceil(-Math.log10(t))+1)):3;}"
 	"function esc(t){return t.replace(/&/g,'&amp;').replace(/</g,'&lt;').replace(/\"/g,'&quot;');}"
 	"function first(a,n,b){var lo=0,hi=a.length/n;while(lo<hi){var m=(lo+hi)>>1;"
@@ -227,7 +236,7 @@ const char rep_html_timeline_js[] =
 	"((a[j+1]-a[j])*a[j+2]/1000)+'\" height=\"3\" fill=\"#d00\" data-t=\"lock wait | '+tm(a[j],a[j+1])+'\"/>');}"
 	"de.innerHTML=h.join('');cur=k;d0=b0;d1=b1;}"
 	"function upd(){var t='translate('+L+',0) scale('+(W/w)+',1) translate('+(-x0)+',0)',k=-1;"
-	"g.setAttribute('transform',t);ms.setAttribute('transform',t);"
+	"g.setAttribute('transform',t);ms.setAttribute('transform',t);path();"
 	"for(var i=0;i<lv.length;i++)if(lv[i].nb*w/W<=2000)k=i;"
 	"if(k<0){co.style.display='';de.style.display='none';cur=-1;}else{var u=W/lv[k].nb;"
 	"if(k!==cur||x0/u<d0||(x0+w)/u>d1||d1-d0>4*w/u+8)draw(k);co.style.display='none';de.style.display='';"

@@ -2,9 +2,10 @@
 /* callers_prog: two threads take one mutex from two functions of their
  * own, one holding it long (hold_long, 200 times 2 ms), one often and
  * briefly (take_short, 2000 times), so that each waits at its own call
- * site; main reads /proc/self/task after joining them and prints it (1:
- * no thread of the tracer) and the counter. Functions are noinline: each
- * is a caller of its own in the calling contexts. */
+ * site; main reads /proc/self/task after joining them (until it settles,
+ * at most 1 s) and prints it (1: no thread of the tracer) and the counter.
+ * Functions are noinline: each is a caller of its own in the calling
+ * contexts. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <pthread.h>
@@ -54,12 +55,23 @@ int main(void)
 	pthread_create(&b, NULL, short_worker, NULL);
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	/* a joined thread leaves /proc/self/task when the kernel has released
+	 * it, a moment after the join returned (a loaded machine stretches
+	 * that moment): up to 1 s for the count to settle, a thread that stays
+	 * (one of the tracer's) is counted */
 	int n = 0;
-	DIR *d = opendir("/proc/self/task");
-	for (struct dirent *e; d && (e = readdir(d));)
-		n += e->d_name[0] != '.';
-	if (d)
-		closedir(d);
+	for (int tries = 0; tries < 100; tries++) {
+		n = 0;
+		DIR *d = opendir("/proc/self/task");
+		for (struct dirent *e; d && (e = readdir(d));)
+			n += e->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		if (n == 1)
+			break;
+		struct timespec ms10 = { 0, 10000000 };
+		nanosleep(&ms10, NULL);
+	}
 	printf("tasks %d counter %ld\n", n, counter);
 	return 0;
 }

@@ -914,8 +914,10 @@ def case_path_mpi():
     if not m or sum(int(x) for x in re.findall(r'data-time="(\d+)"', m.group(1))) != cp['length'] or \
             '<table id="critical_path">' not in html:
         ck.fail('the page\'s critical path tables')
-    print('path_mpi: %s; path %.1f ms over %d segments, per rank %s ms, cp_* regions 100 %% on it' % (
-        ', '.join(shown), cp['length'] / res * 1e3, cp['nsegments'], {k: round(v, 1) for k, v in sorted(lt.items())}))
+    nbar, nline = check_cpath(html, j, lod_data(html))
+    print('path_mpi: %s; path %.1f ms over %d segments, per rank %s ms, cp_* regions 100 %% on it; on the '
+          'timeline %d bars, %d jumps' % (', '.join(shown), cp['length'] / res * 1e3, cp['nsegments'],
+                                          {k: round(v, 1) for k, v in sorted(lt.items())}, nbar, nline))
 
 
 def case_diff():
@@ -1188,6 +1190,8 @@ def case_html():
     co = re.search(r'<g id="coarse"([^>]*)>', dom)
     if not de or '<rect' in de.group(1) or not co or 'display: none' in co.group(1):
         ck.fail('not zoomed: #detail %r, #coarse %r' % (de and de.group(0)[:200], co and co.group(0)))
+    if 'id="cpath' in dom:   # (no MPI: no critical path on the timeline)
+        ck.fail('a critical path (#cpath) on the page of a run without MPI')
     # the finer levels, what they draw, and the page zoomed in on them
     D, lod_worst = check_lod(text, a, lock_waits(a))
     if len(D['levels']) < 2:
@@ -1267,6 +1271,71 @@ def case_html_sampling():
                                                                      [L['nb'] for L in D['levels']], worst))
 
 
+def check_cpath(dom, j, D, view=None):
+    """The critical path on the timeline (<g id="cpath">, translate(L,0)):
+    one bar 3 high per segment of the JSON's (j: --limit 0) at the top of the
+    row the page draws for its location (the level-of-detail rows: D), from
+    its start to its end mapped as the region bars are (level-0 bins of the
+    run, at view=(x0, w) the window's: L + (X - x0) * W / w, clipped to a
+    window each side), within 0.5 px; its hover text the location and times;
+    one vertical line per jump between consecutive segments (time order)
+    from the one row to the other at the jump; unzoomed the bars' widths
+    add up to the path's length within 0.1 %. Returns (bars, lines)."""
+    import re
+    cp = j['critical_path']
+    segs = cp['segments']
+    W, L = 1000.0, float(re.search(r'<svg id="tl"[^>]*data-l="(\d+)"', dom).group(1))
+    x0, w = view or (0.0, W)
+    S = W / w
+    g = re.search(r'<g id="cpath" transform="translate\(([0-9.]+),0\)">(.*?)</g>', dom, re.S)
+    if not g or float(g.group(1)) != L:
+        ck.fail('no <g id="cpath" transform="translate(%d,0)"> in the page' % L)
+    # above the region bars (#bars, #detail), below the message lines
+    if not dom.index('<g id="detail"') < dom.index('<g id="cpath"') < dom.index('<g id="msgs"'):
+        ck.fail('#cpath not between #detail and #msgs')
+    attrs = [(tag, dict(re.findall(r'([\w-]+)="([^"]*)"', a)))
+             for tag, a in re.findall(r'<(rect|line) ([^>]*)>', g.group(2))]
+    bars = [a for t, a in attrs if t == 'rect']
+    lines = [a for t, a in attrs if t == 'line']
+    row = {x['id']: x['y'] for x in D['rows']}
+    name = {x['id']: x['name'] for x in j['locations']}
+    res = j['resolution']
+
+    def X(t):   # time -> x in #cpath's coordinates
+        return max(-W, min(2 * W, ((t - D['t0']) / D['span'] * W - x0) * S))
+    if len(bars) != len(segs) or not segs:
+        ck.fail('%d critical path bars in the page, %d segments in the JSON' % (len(bars), len(segs)))
+    errors, total = [], 0.0
+    for (loc, a, b), r in zip(segs, bars):
+        x, wd, y = float(r['x']), float(r['width']), float(r['y'])
+        if y != row[loc] or float(r['height']) != 3 or abs(x - X(a)) > 0.5 or abs(x + wd - X(b)) > 0.5:
+            errors.append('segment %r: bar x %.4f-%.4f y %g, want %.4f-%.4f y %d' % (
+                (loc, a, b), x, x + wd, y, X(a), X(b), row[loc]))
+        m = re.match(r'critical path \| (.*) \| ([0-9.]+)-([0-9.]+) ms$', r.get('data-t', ''))
+        if not m or m.group(1).replace('&amp;', '&') != name[loc] or \
+                abs(float(m.group(2)) - (a - D['t0']) / res * 1e3) > 0.0006 or \
+                abs(float(m.group(3)) - (b - D['t0']) / res * 1e3) > 0.0006:
+            errors.append('segment %r: hover text %r' % ((loc, a, b), r.get('data-t')))
+        total += wd
+    jumps = [(p, q) for p, q in zip(segs, segs[1:]) if p[0] != q[0]]
+    if len(lines) != len(jumps):
+        errors.append('%d connector lines, %d jumps between consecutive segments' % (len(lines), len(jumps)))
+    for (p, q), ln in zip(jumps, lines):
+        if abs(float(ln['x1']) - X(q[1])) > 0.5 or ln['x1'] != ln['x2'] or \
+                sorted((float(ln['y1']), float(ln['y2']))) != sorted((row[p[0]] + 1.5, row[q[0]] + 1.5)):
+            errors.append('jump %r -> %r: line %r' % (p, q, ln))
+    if view is None and abs(total * D['span'] / W - cp['length']) > 0.001 * cp['length']:
+        errors.append('bars of %.1f ticks in all, the path %d' % (total * D['span'] / W, cp['length']))
+    for e in errors[:10]:
+        print('FAIL: ' + e, file=sys.stderr)
+    if errors:
+        ck.fail('%d errors in the critical path on the timeline' % len(errors))
+    if view is None and not re.search(r'<p id="cpath_note">dark bars: the critical path, %.3f ms' % (
+            cp['length'] / res * 1e3), dom):
+        ck.fail('no caption of the critical path under the timeline')
+    return len(bars), len(lines)
+
+
 def case_html_mpi():
     """2 ranks: one process group each, the messages drawn as lines"""
     a = mpi_archive('html_mpi')
@@ -1308,9 +1377,31 @@ def case_html_mpi():
         ck.fail('%d pair rows in the page, %d pairs' % (dom.count('data-waits-for='), len(ours['wait_pairs'])))
     D, worst = check_lod(open(page, encoding='utf-8').read(), a, lock_waits(a))
     n = check_zoom(page, D, 0.01, len(D['levels']) - 1)
+    # the critical path on the timeline, unzoomed and zoomed in to one bin
+    # of the finest level around the jump (else the middle) whose x in
+    # level-0 bins single precision rounds most (float geometry there: px off)
+    import struct
+    jf = json.loads(tracer('report', '--json', '--limit', '0', a)[1])
+    nbar, nline = check_cpath(dom, jf, D)
+    segs = jf['critical_path']['segments']
+
+    def f32err(t):
+        x = (t - D['t0']) / D['span'] * 1000
+        return abs(struct.unpack('f', struct.pack('f', x))[0] - x)
+    tj = max((q[1] for p, q in zip(segs, segs[1:]) if p[0] != q[0]), key=f32err,
+             default=D['t0'] + D['span'] // 2)
+    MS = float(re.search(r'<div id="axis" data-ms="([0-9.]+)"', dom).group(1))
+    c, half = (tj - D['t0']) / D['span'] * MS, MS / D['levels'][-1]['nb'] / 2
+    za, zb = '%.9f' % (c - half), '%.9f' % (c + half)
+    pz = chromium('--virtual-time-budget=5000', '--dump-dom', 'file://%s#zoom=%s,%s' % (page, za, zb))
+    W = 1000.0
+    zw = min(W, max(W / D['levels'][-1]['nb'], (float(zb) - float(za)) / MS * W))
+    zx0 = min(W - zw, max(0.0, float(za) / MS * W))
+    check_cpath(pz.stdout.decode('utf-8', 'replace'), jf, D, (zx0, zw))
     print('html_mpi: %d message lines, matrix %r, %d collective operations; levels of detail %r bins, drawn time '
-          'per location within %.3f bins of the level; zoomed: %d rects' % (lines, counts, colls,
-                                                                             [L['nb'] for L in D['levels']], worst, n))
+          'per location within %.3f bins of the level; zoomed: %d rects; critical path: %d bars, %d jumps, '
+          'also zoomed to %.6f ms' % (lines, counts, colls, [L['nb'] for L in D['levels']], worst, n, nbar, nline,
+                                      2 * half))
 
 
 def case_reader_demo():
