@@ -459,8 +459,21 @@ static void smp_durable_snapshot(void)
 		tr_smp_snapshot_defs();
 }
 
+/* The thread's end begins (its start routine returned or it called
+ * pthread_exit; the master before ProgramEnd): its sampling stops and what
+ * it queued is written now, before the ThreadEnd or ProgramEnd (a sample
+ * queued inside the tracer's end work would otherwise follow it:
+ * pthread.exitsampling, CI8). Own thread only (the core calls it so). */
+static void smp_thread_ending(struct tr_thread *t)
+{
+	struct smp_thread *s = t->sampling;
+	if (s && s == tr_smp_tls && s->active)
+		tr_smp_thread_stop(s, 1);
+}
+
 static struct tr_module smp_module = {
 	.name = "sampling",
+	.thread_ending = smp_thread_ending,
 	.init = smp_init,
 	.thread_init = tr_smp_thread_init,
 	.thread_fini = tr_smp_thread_fini,
