@@ -69,20 +69,27 @@ static int fde_range(uintptr_t hdr, uintptr_t table, uint32_t k, uintptr_t *lo, 
 	return 0;
 }
 
+uint32_t tr_smp_eh_upper(const struct tr_smp_eh *o, uintptr_t pc, uintptr_t *fde)
+{
+	uint32_t lo = 0, hi = o->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (o->hdr + (intptr_t)rd32(o->table + 8 * (uintptr_t)mid) <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (fde && lo > 0)
+		*fde = o->hdr + (intptr_t)rd32(o->table + 8 * (uintptr_t)(lo - 1) + 4);
+	return lo;
+}
+
 static int eh_gap(uintptr_t pc, uintptr_t *gap_lo, uintptr_t *gap_hi)
 {
 	struct tr_smp_eh o;
 	if (tr_smp_obj_eh(pc, &o) != 0 || o.count == 0)
 		return -1;
-	/* the last entry starting at or below pc */
-	uint32_t lo = 0, hi = o.count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (o.hdr + (intptr_t)rd32(o.table + 8 * (uintptr_t)mid) <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	uint32_t lo = tr_smp_eh_upper(&o, pc, NULL);
 	uintptr_t a = o.lo, b = o.hi, flo, fhi;
 	if (lo > 0) {
 		if (fde_range(o.hdr, o.table, lo - 1, &flo, &fhi) != 0)

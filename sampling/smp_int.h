@@ -79,6 +79,9 @@ void tr_smp_eh_end(void);
  * signal-safe). */
 int tr_smp_eh_table(uintptr_t hdr, uintptr_t *table, uint32_t *count);
 int tr_smp_eh_gap(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+/* The search table of o: how many entries start at or below pc (0: none),
+ * and (fde not NULL, the count > 0) the FDE of the last of them. */
+uint32_t tr_smp_eh_upper(const struct tr_smp_eh *o, uintptr_t pc, uintptr_t *fde);
 /* Resolve every node and define Region, SourceCodeLocation and
  * CallingContext definitions (without MPI one per distinct (region, source
  * location, parent), with a node -> id mapping table; with MPI ids = node

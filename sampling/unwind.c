@@ -339,23 +339,12 @@ static int find_rule(uintptr_t a, struct smp_uw_ent *e)
 		e->kind = UW_NONE;
 		return 1;
 	}
-	uint32_t lo = 0, hi = o.count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		int32_t v;
-		memcpy(&v, (const void *)(o.table + 8 * (uintptr_t)mid), 4);
-		if (o.hdr + (intptr_t)v <= a)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == 0) {
+	uintptr_t fa;
+	if (tr_smp_eh_upper(&o, a, &fa) == 0) {
 		e->kind = UW_NONE;
 		return 1;
 	}
-	int32_t fo;
-	memcpy(&fo, (const void *)(o.table + 8 * (uintptr_t)(lo - 1) + 4), 4);
-	const uint8_t *fde = (const uint8_t *)(o.hdr + (intptr_t)fo);
+	const uint8_t *fde = (const uint8_t *)fa;
 	uint32_t len, cie_off;
 	memcpy(&len, fde, 4);
 	if (len == 0 || len == 0xffffffffu || len < 12)
