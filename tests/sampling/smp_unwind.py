@@ -8,8 +8,9 @@ usage: smp_unwind.py --lib LIB --bindir DIR --src DIR --work DIR
 1. smp_unwind (ours: frames with the CFA on %rsp, on %rbp, a realigned
    stack, two threads) and programs nobody here wrote (python3, gzip, bash,
    perl, numpy's matrix product on OpenBLAS-OpenMP when python3-numpy is
-   there) with TRACER_SAMPLING_UNWIND=check: every sample is walked both
-   ways; the exit line says how many of the stacks walked from the unwind
+   there), untraced and with TRACER_SAMPLING_UNWIND=check (stdout byte for
+   byte, stderr less tracer: lines and exit status compared): every sample
+   is walked both ways; the exit line says how many of the stacks walked from the unwind
    tables differ from libunwind's: none may, and most samples must have
    been walked from the tables (90 % for smp_unwind, 80 % for gzip, bash
    and perl, 50 % for python3 and numpy: their modules are opened with
@@ -46,16 +47,29 @@ def walk_counts(se):
 
 
 def check_run(args, name, cmd, share, env=None):
+    """cmd untraced, then traced in check mode: the same stdout byte for
+    byte, stderr less tracer: lines and exit status; then the walk counts."""
+    os.makedirs(args.work, exist_ok=True)
+    out_u = os.path.join(args.work, name + ".untraced.out")
+    out_t = os.path.join(args.work, name + ".traced.out")
+    base = rc.run_untraced(cmd, dict(env or {}), timeout=300, stdout_path=out_u)
     e = {"TRACER_SAMPLING": "500us", "TRACER_SAMPLING_UNWIND": "check", "TRACER_VERBOSE": "2"}
     e.update(env or {})
-    anchor, so, se = sc.run_traced(args, name, cmd, e, timeout=300, stdout_path=os.devnull)
+    anchor, so, se = sc.run_traced(args, name, cmd, e, timeout=300, stdout_path=out_t,
+                                   expect_rc=base.returncode)
+    with open(out_u, "rb") as fu, open(out_t, "rb") as ft:
+        bu, bt = fu.read(), ft.read()
+    expect(bu == bt, "%s: stdout differs traced (%d bytes) and untraced (%d bytes)" % (name, len(bt), len(bu)))
+    expect(rc.without_tracer_lines(se) == rc.without_tracer_lines(base.stderr),
+           "%s: stderr less tracer: lines differs: %r vs %r" % (name, se[-300:], base.stderr[-300:]))
     n, walked, diff = walk_counts(se)
     expect(diff is not None, "%s: no unwind check line" % name)
     first = [l for l in se.splitlines() if "first difference" in l]
     expect(diff[0] == 0, "%s: %d of %d stacks unlike libunwind's: %s" % (name, diff[0], diff[1], first))
     expect(n >= 100, "%s: only %d samples" % (name, n))
     expect(walked >= share * n, "%s: %d of %d samples walked from the unwind tables" % (name, walked, n))
-    print("%s: %d samples, %d walked from the unwind tables, all as libunwind walked them" % (name, n, walked))
+    print("%s: %d samples, %d walked from the unwind tables, all as libunwind walked them; stdout (%d bytes), "
+          "stderr and exit status %d as untraced" % (name, n, walked, len(bt), base.returncode))
     return anchor
 
 
@@ -131,13 +145,13 @@ def main():
         check_run(args, "unwind_gzip", ["gzip", "-9", "-c", data], 0.8)
         check_run(args, "unwind_python", ["/usr/bin/python3", "-c",
                   "import json\nd = [{'a': i, 'b': str(i)} for i in range(200000)]\n"
-                  "for _ in range(3): json.loads(json.dumps(d))"], 0.5)
-        check_run(args, "unwind_bash", ["bash", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done"], 0.8)
+                  "for _ in range(3): s = json.dumps(d); print(len(s), len(json.loads(s)))"], 0.5)
+        check_run(args, "unwind_bash", ["bash", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; echo $i"], 0.8)
         check_run(args, "unwind_perl", ["perl", "-e", "my $s = 0; $s += sqrt($_) for 1..2000000; print $s"], 0.8)
         if os.system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0:
             check_run(args, "unwind_numpy", ["/usr/bin/python3", "-c",
                       "import numpy as np\na = np.random.default_rng(1).random((1200, 1200))\n"
-                      "for _ in range(4): b = a @ a"], 0.5, {"OMP_NUM_THREADS": "2"})
+                      "for _ in range(4): b = a @ a\nprint('%.6e' % b.sum())"], 0.5, {"OMP_NUM_THREADS": "2"})
         else:
             print("numpy: not installed, its case left out")
         case_paths(args)
