@@ -25,11 +25,9 @@ struct cl_union {
 	uint64_t *m;
 };
 
-static void cl_add(struct cl_union *u, uint64_t loc)
+/* Append loc (known not to be a member yet). */
+static void cl_push(struct cl_union *u, uint64_t loc)
 {
-	for (uint32_t i = 0; i < u->n; i++)
-		if (u->m[i] == loc)
-			return;
 	if (u->n == u->cap) {
 		uint32_t nc = u->cap ? u->cap * 2 : 16;
 		uint64_t *nm = otf2w_sys.realloc(u->m, nc * 8);
@@ -39,6 +37,14 @@ static void cl_add(struct cl_union *u, uint64_t loc)
 		u->cap = nc;
 	}
 	u->m[u->n++] = loc;
+}
+
+static void cl_add(struct cl_union *u, uint64_t loc)
+{
+	for (uint32_t i = 0; i < u->n; i++)
+		if (u->m[i] == loc)
+			return;
+	cl_push(u, loc);
 }
 
 static int cl_index(const struct cl_union *u, uint64_t loc)
@@ -63,8 +69,11 @@ static void cl_from_set(const struct defset *u, struct cl_union *cl)
 		cu->have = 1;
 		cu->name = d->v[0];
 		cu->flags = d->v[3];
+		/* a unified set's group lists each location once: no look-up
+		 * (tracer-merge builds this once per part: a look-up per member
+		 * made the unification quadratic in the parts) */
 		for (uint32_t m = 5; m < d->len; m++)
-			cl_add(cu, d->v[m]);
+			cl_push(cu, d->v[m]);
 	}
 }
 
