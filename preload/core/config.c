@@ -414,6 +414,7 @@ static const struct {
 	{ "TRACER_METRICS", set_metrics, "none" },
 	{ "TRACER_DETAILED_STATES", set_detailed_states, "0" },
 	{ "TRACER_TEST_CLOCK_SKEW", set_test_clock_skew, "0" },
+	{ "TRACER_TEST_DYNSYM", NULL, NULL },   /* real.c: check dynsym.c against dlsym */
 	{ "TRACER_DURABLE", NULL, NULL },    /* durable.c */
 	{ "TRACER_LAUNCHER", NULL, NULL },   /* log.c, proctree.c: set by tracer-run */
 	{ "TRACER_LIB", NULL, NULL },        /* scripts/, bench/ */

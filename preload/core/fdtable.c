@@ -96,7 +96,7 @@ static int fd_sanitized(void)
 {
 	static int known = -1;
 	if (known < 0)
-		known = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+		known = tr_sym_default("__tsan_init") != NULL;
 	return known;
 }
 

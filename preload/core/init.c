@@ -294,14 +294,14 @@ static void tr_on_sanitizer_death(void)
 static void sanitizer_hook(void)
 {
 	void (*set_cb)(void (*)(void)) =
-		(void (*)(void (*)(void)))dlsym(RTLD_DEFAULT, "__sanitizer_set_death_callback");
+		(void (*)(void (*)(void)))tr_sym_default("__sanitizer_set_death_callback");
 	if (!set_cb)
 		return;
-	int tsan = dlsym(RTLD_DEFAULT, "__tsan_init") != NULL;
+	int tsan = tr_sym_default("__tsan_init") != NULL;
 	if (tsan) {
 		/* our futex locks and hand-overs, told to ThreadSanitizer (tr_int.h) */
-		tr_tsan_acquire = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_acquire");
-		tr_tsan_release = (void (*)(void *))dlsym(RTLD_DEFAULT, "__tsan_release");
+		tr_tsan_acquire = (void (*)(void *))tr_sym_default("__tsan_acquire");
+		tr_tsan_release = (void (*)(void *))tr_sym_default("__tsan_release");
 	}
 	const char *o = tr_getenv(tsan ? "TSAN_OPTIONS" : "ASAN_OPTIONS");
 	const char *e = o ? strstr(o, "exitcode=") : NULL;
@@ -315,6 +315,7 @@ __attribute__((constructor(65535))) static void tr_ctor_modules(void)
 	tr_modules_start();
 	if (tr_g.active)
 		sanitizer_hook();
+	tr_real_startup_done();
 }
 
 /* main() wrapper: on_exit registered from inside main runs before the

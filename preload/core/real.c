@@ -134,7 +134,19 @@ void *tr_dlsym_loaded(const char *name, void **handle)
 	return p;
 }
 
-void *tr_dlsym_next(const char *name)
+/* TRACER_TEST_DYNSYM=check: every answer of dynsym.c against dlsym's */
+static int sym_check = -1, sym_checked, sym_differ;
+
+static int check_mode(void)
+{
+	if (sym_check < 0) {
+		const char *v = tr_getenv("TRACER_TEST_DYNSYM");
+		sym_check = v && !strcmp(v, "check");
+	}
+	return sym_check;
+}
+
+static void *dlsym_next_slow(const char *name)
 {
 	void *p = dlsym(RTLD_NEXT, name);
 	if (p && !tr_in_self(p))
@@ -145,6 +157,61 @@ void *tr_dlsym_next(const char *name)
 	return tr_dlsym_loaded(name, NULL);
 }
 
+/* The real name[@version]: dynsym.c's answer, else dlsym's (what it
+ * answered before dynsym.c: dlvsym(RTLD_NEXT) for a version, then the
+ * steps of tr_dlsym_next). */
+static void *real_sym(const char *name, const char *version)
+{
+	void *p = NULL, *q = NULL;
+	enum tr_sym_found f = tr_sym_find(name, version, 0, &p);
+	if (f != TR_SYM_ASK && !check_mode())
+		return p;
+	if (version)
+		q = dlvsym(RTLD_NEXT, name, version);
+	if (!q)
+		q = dlsym_next_slow(name);
+	if (sym_check && f != TR_SYM_ASK) {
+		sym_checked++;
+		if (p != q) {
+			sym_differ++;
+			tr_log_error("dynsym check: %s%s%s: ours %p, dlsym %p", name, version ? "@" : "",
+				     version ? version : "", p, q);
+		}
+	}
+	return q;
+}
+
+void *tr_dlsym_next(const char *name)
+{
+	return real_sym(name, NULL);
+}
+
+void *tr_sym_default(const char *name)
+{
+	void *p;
+	enum tr_sym_found f = tr_sym_find(name, NULL, 1, &p);
+	if (f != TR_SYM_ASK && !check_mode())
+		return p;
+	void *q = dlsym(RTLD_DEFAULT, name);
+	if (q && tr_in_self(q))
+		q = NULL;   /* (only other objects' names are asked for) */
+	if (sym_check > 0 && f != TR_SYM_ASK) {
+		sym_checked++;
+		if (p != q) {
+			sym_differ++;
+			tr_log_error("dynsym check: %s (default scope): ours %p, dlsym %p", name, p, q);
+		}
+	}
+	return q;
+}
+
+void tr_real_startup_done(void)
+{
+	tr_sym_startup_done();
+	if (sym_check > 0)
+		tr_log_warn("dynsym check: %d names compared with dlsym, %d differ", sym_checked, sym_differ);
+}
+
 size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)
 {
 	size_t missing = 0;
@@ -153,9 +220,9 @@ size_t tr_real_resolve(const struct tr_real_sym *tab, size_t n)
 		if (__atomic_load_n(tab[i].slot, __ATOMIC_ACQUIRE))
 			continue;
 		if (tab[i].version)
-			p = dlvsym(RTLD_NEXT, tab[i].name, tab[i].version);
+			p = real_sym(tab[i].name, tab[i].version);
 		if (!p)
-			p = tr_dlsym_next(tab[i].name);
+			p = real_sym(tab[i].name, NULL);
 		if (p)
 			__atomic_store_n(tab[i].slot, p, __ATOMIC_RELEASE);
 		else
@@ -172,6 +239,7 @@ struct otf2w_sys otf2w_sys;
 void tr_real_init(void)
 {
 	size_t n = sizeof(tr_real_table) / sizeof(tr_real_table[0]);
+	tr_sym_init();
 	if (tr_real_resolve(tr_real_table, n))
 		for (size_t i = 0; i < n; i++)
 			if (!*tr_real_table[i].slot)

@@ -155,7 +155,7 @@ static void find_allocator(void)
 		return;
 	tr_alloc_done = 1;
 	for (int k = 0; k < 4; k++) {
-		uintptr_t a = (uintptr_t)dlsym(RTLD_DEFAULT, fn[k]);
+		uintptr_t a = (uintptr_t)tr_sym_default(fn[k]);
 		if (a && !in_libc(a)) {
 			tr_alloc_fn[k] = a;
 			any = 1;

@@ -155,6 +155,18 @@ void tr_clock_final(void);   /* refine the resolution over the run so far (end, 
 uint64_t tr_clock_realtime_of(uint64_t ticks);  /* ns since epoch of a timestamp */
 uint64_t tr_clock_freq(void);
 
+/* dynsym.c: our own look-up in the start-up objects' GNU hash tables
+ * (async-signal-safe; see there). any: every object but libtracer.so,
+ * else those after it (RTLD_NEXT); version NULL: the default one. */
+enum tr_sym_found { TR_SYM_ASK, TR_SYM_FOUND, TR_SYM_ABSENT };
+void tr_sym_init(void);
+enum tr_sym_found tr_sym_find(const char *name, const char *version, int any, void **out);
+void tr_sym_startup_done(void);   /* the constructors ran: ABSENT is no longer certain */
+/* real.c: dlsym(RTLD_DEFAULT, name) for another object's name (not ours),
+ * by dynsym.c when it can answer; the end of the constructors */
+void *tr_sym_default(const char *name);
+void tr_real_startup_done(void);
+
 /* real.c (also the futex lock above and allocation helpers) */
 void *tr_xcalloc(size_t n, size_t sz);
 

@@ -983,6 +983,39 @@ def case_full_library():
     tc.check_all(tc.load(d), exit_status=128 + signal.SIGTERM)
 
 
+def case_dynsym():
+    """preload/core/dynsym.c, our own look-up of the real functions in the
+    start-up objects' hash tables, against dlsym for every name the
+    library resolves (TRACER_TEST_DYNSYM=check): Debian programs, a
+    threaded one, Python, and a program whose malloc comes from another
+    preloaded library (jemalloc before us, tcmalloc after us)."""
+    jem = '/usr/lib/x86_64-linux-gnu/libjemalloc.so.2'
+    tcm = '/usr/lib/x86_64-linux-gnu/libtcmalloc.so.4'
+    progs = [(['/bin/true'], None), (['sh', '-c', 'echo shell; ls / >/dev/null'], None),
+             (['perl', '-e', 'print "perl\\n"'], None), (['python3', '-S', '-c', 'print(6 * 7)'], None),
+             ([PROG, 'threads'], None), ([PROG, 'basic'], jem + ' ' + FULL), ([PROG, 'basic'], FULL + ' ' + tcm)]
+    summary_re = re.compile(r'^tracer: warning: dynsym check: (\d+) names compared with dlsym, (\d+) differ$')
+    for i, (args, pre) in enumerate(progs):
+        if pre and not all(os.path.exists(x) for x in pre.split()):
+            print('skipped (not installed): %s' % pre)
+            continue
+        base = run(args)
+        e = {'TRACER_OUTPUT': os.path.join(WORK, 'dyn%d' % i), 'TRACER_TEST_DYNSYM': 'check'}
+        if pre:
+            e['LD_PRELOAD'] = pre
+        p = run(args, lib=FULL, env=e)
+        check(p.returncode == base.returncode and p.stdout == base.stdout,
+              '%s: exit %d stdout %r traced, %d %r untraced' % (args, p.returncode, p.stdout, base.returncode,
+                                                                 base.stdout))
+        lines = tracer_lines(p.stderr)
+        bad = [l for l in lines if 'dynsym check:' in l and not summary_re.match(l)]
+        check(not bad, '%s: answers differ from dlsym:\n%s' % (args, '\n'.join(bad)))
+        sums = [summary_re.match(l) for l in lines if summary_re.match(l)]
+        check(sums and int(sums[0].group(1)) >= 100 and int(sums[0].group(2)) == 0,
+              '%s: no summary of at least 100 names, 0 differing: %r' % (args, lines))
+        print('%s: %s names, as dlsym' % (' '.join(args)[:40], sums[0].group(1)))
+
+
 def case_tracer_run():
     d = os.path.join(WORK, 'run')
     e = rc.clean_env()
