@@ -262,9 +262,14 @@ static uint32_t io_adopt_named(int fd, const char *name)
 	return h;
 }
 
+/* A descriptor no wrapper saw opened, at its first use: inherited (0, 1
+ * and 2 named stdin, stdout and stderr, as the streams are). One the
+ * program never uses gets no definition: a short process was spared the
+ * three readlink of /proc/self/fd and eight fcntl and fstat calls. */
 uint32_t io_adopt(int fd)
 {
-	return io_adopt_named(fd, NULL);
+	static const char *const std_names[3] = { "stdin", "stdout", "stderr" };
+	return io_adopt_named(fd, fd >= 0 && fd < 3 ? std_names[fd] : NULL);
 }
 
 void io_rec_create(struct tr_thread *t, uint64_t time, uint32_t h, uint8_t mode, uint32_t cflags,
@@ -768,10 +773,6 @@ static void io_init(void)
 	snprintf(ver, sizeof(ver), "%ld", sysconf(_SC_VERSION));
 	tr_def_io_paradigm(IO_PARADIGM_POSIX, "POSIX", "POSIX I/O", 0 /* SERIAL */, 1 /* OS */, ver);
 	tr_def_io_paradigm(IO_PARADIGM_ISOC, "ISOC", "ISO C I/O", 0 /* SERIAL */, 0, gnu_get_libc_version());
-	static const char *const std_names[3] = { "stdin", "stdout", "stderr" };
-	for (int fd = 0; fd < 3; fd++)
-		io_adopt_named(fd, std_names[fd]);
-	io_stdio_std_handles();
 	io_chars_init();
 	__atomic_store_n(&io_on, 1, __ATOMIC_RELEASE);
 }

@@ -305,6 +305,4 @@ void io_real_one(void **slot, const char *name);
 void io_async_init(void);
 void io_meta_init(void);
 void io_copy_init(void);
-/* Pre-created ISO C handles of stdin/stdout/stderr (after their POSIX ones). */
-void io_stdio_std_handles(void);
 #endif /* TR_IO_INT_H */

@@ -141,13 +141,6 @@ static uint32_t io_isoc_adopt(int fd)
 	return h;
 }
 
-void io_stdio_std_handles(void)
-{
-	for (int fd = 0; fd < 3; fd++)
-		if (io_tab && atomic_load_explicit(&io_tab[fd].posix, memory_order_relaxed))
-			io_isoc_adopt(fd);
-}
-
 static inline uint32_t io_isoc_handle(FILE *fp)
 {
 	int fd = io_fileno(fp);
