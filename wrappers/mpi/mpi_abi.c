@@ -171,7 +171,8 @@ __attribute__((used)) void *tr_mpi_resolve(unsigned idx)
 		while (__atomic_load_n(&abi_state, __ATOMIC_ACQUIRE) != 2)
 			sched_yield();
 	}
-	void *p = abi_active ? abi_active->fn[idx] : NULL;
+	const int *rel = abi_active ? &abi_active->fn[idx] : NULL;
+	void *p = rel && *rel ? (void *)((const char *)rel + *rel) : NULL;
 	if (!p)
 		p = tr_mpi_lookup(tr_mpi_xname(idx));
 	if (!p) {

@@ -29,7 +29,8 @@ struct tr_mpi_abi_info {
 /* One entry per ABI built (generated mpi_disp.c), ended by { NULL, NULL }. */
 struct tr_mpi_abi {
 	const struct tr_mpi_abi_info *info;
-	void *const *fn;         /* [entry point index]: that ABI's wrapper or NULL */
+	const int *fn;           /* [entry point index]: that ABI's wrapper, as its address
+				  * relative to the entry's own (0: none; read-only data) */
 };
 extern const struct tr_mpi_abi tr_mpi_abis[];
 /* Entry point names: one string and offsets (no relocations at load). */

@@ -52,7 +52,7 @@ void tr_mpi_unlock(void)
 
 uint32_t tr_mpi_region_slow(int fn)
 {
-	uint32_t r = tr_def_region(tr_mpi_fn_info[fn].name, tr_mpi_fn_info[fn].name, "", tr_mpi_fn_info[fn].role,
+	uint32_t r = tr_def_region(tr_mpi_fn_name(fn), tr_mpi_fn_name(fn), "", tr_mpi_fn_role[fn],
 				   OTF2W_PARADIGM_MPI, OTF2W_REGION_FLAG_NONE, "", 0, 0);
 	__atomic_store_n(&tr_mpi_rgn[fn], r + 1, __ATOMIC_RELAXED);
 	return r;
