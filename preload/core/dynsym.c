@@ -155,7 +155,14 @@ void tr_sym_init(void)
 	if (nds)
 		ds[0].start = 1;   /* the main program (load order: first) */
 	/* the start-up closure: repeat until nothing is added (a few rounds) */
-	const char *preload = tr_getenv("LD_PRELOAD");
+	/* (not tr_getenv: this runs before the real functions it needs; where
+	 * the C library has no environment yet, no object counts as preloaded,
+	 * and a look-up that meets one asks dlsym) */
+	extern char **environ;
+	const char *preload = NULL;
+	for (char **e = environ; e && *e && !preload; e++)
+		if (!strncmp(*e, "LD_PRELOAD=", 11))
+			preload = *e + 11;
 	for (int changed = 1; changed;) {
 		changed = 0;
 		for (int i = 1; i < nds; i++)
@@ -251,8 +258,10 @@ enum tr_sym_found tr_sym_find(const char *name, const char *version, int any, vo
 	uint32_t h = ds_hash(name);
 	for (int i = any ? 0 : ds_self + 1; i < nds; i++) {
 		const struct ds_obj *o = &ds[i];
-		if (o->self || !o->start || !o->gnu || !o->sym || !o->str)
+		if (o->self || !o->dyn || !strcmp(ds_base(o->name), "linux-vdso.so.1"))
 			continue;
+		if (!o->start || !o->gnu || !o->sym || !o->str)
+			return TR_SYM_ASK;   /* an object we do not read comes first */
 		int r = ds_in(o, name, h, version, out);
 		if (r > 0)
 			return TR_SYM_FOUND;
@@ -264,8 +273,10 @@ enum tr_sym_found tr_sym_find(const char *name, const char *version, int any, vo
 	if (!any)
 		for (int i = 0; i < ds_self; i++) {
 			const struct ds_obj *o = &ds[i];
-			if (!o->start || !o->gnu || !o->sym || !o->str)
+			if (!o->dyn || !strcmp(ds_base(o->name), "linux-vdso.so.1"))
 				continue;
+			if (!o->start || !o->gnu || !o->sym || !o->str)
+				return TR_SYM_ASK;
 			int r = ds_in(o, name, h, version, out);
 			if (r != 0) {
 				*out = NULL;

