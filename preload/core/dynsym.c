@@ -21,7 +21,7 @@
  * What it answers (enum tr_sym_found):
  * - TR_SYM_FOUND: the first definition after libtracer.so in load order
  *   (what dlsym(RTLD_NEXT) gives for these objects: the global scope of
- *   the start-up set is its load order), or with TR_SYM_ANY in any object
+ *   the start-up set is its load order), or with any set in any object
  *   but libtracer.so; of the default version (a hidden, older version is
  *   skipped, as dlsym does) or of the version asked for (dlvsym);
  * - TR_SYM_ABSENT: no object of the set has it, and the set is all there
@@ -50,6 +50,7 @@ struct ds_obj {
 	const ElfW(Dyn) *dyn;
 	const char *name;
 	int self, start;            /* libtracer.so; of the start-up set */
+	int vdso;                   /* the vDSO: never asked (dlsym does not look there) */
 };
 
 static struct ds_obj ds[DS_MAX];
@@ -66,6 +67,13 @@ static uintptr_t ds_ptr(uintptr_t base, ElfW(Addr) v)
 	/* the loader relocated these in place, except where the dynamic
 	 * section is read-only (the vDSO): then they are offsets */
 	return v < base ? base + v : v;
+}
+
+/* base name of a path */
+static const char *ds_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
 }
 
 static int ds_collect(struct dl_phdr_info *info, size_t size, void *arg)
@@ -98,17 +106,11 @@ static int ds_collect(struct dl_phdr_info *info, size_t size, void *arg)
 		case DT_VERDEF: o->verdef = (const ElfW(Verdef) *)ds_ptr(o->base, d->d_un.d_ptr); break;
 		}
 	}
+	o->vdso = !strcmp(ds_base(o->name), "linux-vdso.so.1");
 	if (o->self)
 		ds_self = nds;
 	nds++;
 	return 0;
-}
-
-/* base name of a path */
-static const char *ds_base(const char *p)
-{
-	const char *s = strrchr(p, '/');
-	return s ? s + 1 : p;
 }
 
 /* o is named by a DT_NEEDED entry of a start-up object, or by LD_PRELOAD */
@@ -170,8 +172,7 @@ void tr_sym_init(void)
 				ds[i].start = changed = 1;
 	}
 	for (int i = 0; i < nds; i++)
-		if (ds[i].dyn && (!ds[i].start || !ds[i].gnu || !ds[i].sym || !ds[i].str) &&
-		    strcmp(ds_base(ds[i].name), "linux-vdso.so.1"))
+		if (ds[i].dyn && !ds[i].vdso && (!ds[i].start || !ds[i].gnu || !ds[i].sym || !ds[i].str))
 			ds_complete = 0;   /* defines names we do not read */
 }
 
@@ -258,7 +259,7 @@ enum tr_sym_found tr_sym_find(const char *name, const char *version, int any, vo
 	uint32_t h = ds_hash(name);
 	for (int i = any ? 0 : ds_self + 1; i < nds; i++) {
 		const struct ds_obj *o = &ds[i];
-		if (o->self || !o->dyn || !strcmp(ds_base(o->name), "linux-vdso.so.1"))
+		if (o->self || !o->dyn || o->vdso)
 			continue;
 		if (!o->start || !o->gnu || !o->sym || !o->str)
 			return TR_SYM_ASK;   /* an object we do not read comes first */
@@ -273,7 +274,7 @@ enum tr_sym_found tr_sym_find(const char *name, const char *version, int any, vo
 	if (!any)
 		for (int i = 0; i < ds_self; i++) {
 			const struct ds_obj *o = &ds[i];
-			if (!o->dyn || !strcmp(ds_base(o->name), "linux-vdso.so.1"))
+			if (!o->dyn || o->vdso)
 				continue;
 			if (!o->start || !o->gnu || !o->sym || !o->str)
 				return TR_SYM_ASK;

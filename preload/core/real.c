@@ -158,6 +158,16 @@ static void *dlsym_next_slow(const char *name)
 	return tr_dlsym_loaded(name, NULL);
 }
 
+/* check mode: dynsym.c's answer p against dlsym's q */
+static void check_answer(const char *name, const char *what, void *p, void *q)
+{
+	sym_checked++;
+	if (p != q) {
+		sym_differ++;
+		tr_log_error("dynsym check: %s%s: ours %p, dlsym %p", name, what, p, q);
+	}
+}
+
 /* The real name[@version]: dynsym.c's answer, else dlsym's (what it
  * answered before dynsym.c: dlvsym(RTLD_NEXT) for a version, then the
  * steps of tr_dlsym_next). */
@@ -171,13 +181,10 @@ static void *real_sym(const char *name, const char *version)
 		q = dlvsym(RTLD_NEXT, name, version);
 	if (!q)
 		q = dlsym_next_slow(name);
-	if (sym_check && f != TR_SYM_ASK) {
-		sym_checked++;
-		if (p != q) {
-			sym_differ++;
-			tr_log_error("dynsym check: %s%s%s: ours %p, dlsym %p", name, version ? "@" : "",
-				     version ? version : "", p, q);
-		}
+	if (sym_check > 0 && f != TR_SYM_ASK) {
+		char v[96];
+		snprintf(v, sizeof(v), "%s%.80s", version ? "@" : "", version ? version : "");
+		check_answer(name, v, p, q);
 	}
 	return q;
 }
@@ -196,13 +203,8 @@ void *tr_sym_default(const char *name)
 	void *q = dlsym(RTLD_DEFAULT, name);
 	if (q && tr_in_self(q))
 		q = NULL;   /* (only other objects' names are asked for) */
-	if (sym_check > 0 && f != TR_SYM_ASK) {
-		sym_checked++;
-		if (p != q) {
-			sym_differ++;
-			tr_log_error("dynsym check: %s (default scope): ours %p, dlsym %p", name, p, q);
-		}
-	}
+	if (sym_check > 0 && f != TR_SYM_ASK)
+		check_answer(name, " (default scope)", p, q);
 	return q;
 }
 
