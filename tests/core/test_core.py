@@ -1007,6 +1007,9 @@ def case_dynsym():
         check(p.returncode == base.returncode and p.stdout == base.stdout,
               '%s: exit %d stdout %r traced, %d %r untraced' % (args, p.returncode, p.stdout, base.returncode,
                                                                  base.stdout))
+        check(rc.without_tracer_lines(p.stderr) == rc.without_tracer_lines(base.stderr),
+              '%s: stderr less tracer: lines differs: %r vs %r' % (args, p.stderr[-300:], base.stderr[-300:]))
+        tc.check_all(tc.load(e['TRACER_OUTPUT']), exit_status=base.returncode)
         lines = tracer_lines(p.stderr)
         bad = [l for l in lines if 'dynsym check:' in l and not summary_re.match(l)]
         check(not bad, '%s: answers differ from dlsym:\n%s' % (args, '\n'.join(bad)))
