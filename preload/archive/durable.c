@@ -454,7 +454,7 @@ void tr_durable_open(void)
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		t->dur_slot = 0;   /* (a fork child: the parent's index) */
 	if (!tr_cfg.sampling_period_ns)   /* (samples written in a handler cannot grow a window) */
-		otf2w_archive_set_durable_first(tr_g.ar, 64u << 10);
+		otf2w_archive_set_durable_first(tr_g.ar, 4096);   /* one block (mapped.c) */
 	if (tr_cfg.sampling_period_ns) {
 		/* sampling: the symbols of the snapshots are read on tracer-sym,
 		 * a helper of tracer-io, so the tick runs there too */
