@@ -160,18 +160,33 @@ static otf2w_status map_first(void *arg)
 
 	if (otf2w__buf_path(b, path, sizeof(path)) >= sizeof(path))
 		return otf2w__seterr(ar, OTF2W_E_INVALID_ARGUMENT, "path too long: %s", path);
-	if (ar->emergency) {
-		otf2w__make_dirs_nolock(ar, 1);
-	} else {
-		st = otf2w__lock(ar);
-		if (st)
-			return st;
-		st = otf2w__make_dirs(ar, 1);
-		otf2w__unlock(ar);
-		if (st)
-			return st;
+	/* the directories are made when the file cannot be created without
+	 * them: the parts of a process tree share theirs, made by the first
+	 * (two mkdir calls less per process) */
+	int flags = O_RDWR | O_CREAT | (b->file_used ? 0 : O_TRUNC);
+	int fd = otf2w__open(path, flags, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		if (ar->emergency) {
+			otf2w__make_dirs_nolock(ar, 1);
+		} else {
+			st = otf2w__lock(ar);
+			if (st)
+				return st;
+			st = otf2w__make_dirs(ar, 1);
+			otf2w__unlock(ar);
+			if (st)
+				return st;
+		}
+		fd = otf2w__open(path, flags, 0644);
+	} else if (fd >= 0 && !ar->files_created) {
+		/* (the path is fixed from now on, as after otf2w__make_dirs) */
+		if (ar->emergency) {
+			ar->files_created = 1;
+		} else if (otf2w__lock(ar) == OTF2W_OK) {
+			ar->files_created = 1;
+			otf2w__unlock(ar);
+		}
 	}
-	int fd = otf2w__open(path, O_RDWR | O_CREAT | (b->file_used ? 0 : O_TRUNC), 0644);
 	if (fd < 0)
 		return otf2w__seterr(ar, OTF2W_E_IO, "cannot create %s: %s", path,
 				     otf2w__open_error(path, errno, why, sizeof(why)));

@@ -402,7 +402,10 @@ void tr_archive_fork_child(void)
 		}
 		if (ok) {
 			tr_ar_set_arname();
-			if (tr_ar_claim(tr_g.dir, tr_ar_name) == 1 && tr_archive_open() == 0)
+			/* a tree's part: its number, from the tree's counter, is its
+			 * own - no claim file (a create and an unlink less per fork) */
+			if (((tr_tree.on && !tr_g.mpi_expected) || tr_ar_claim(tr_g.dir, tr_ar_name) == 1) &&
+			    tr_archive_open() == 0)
 				return;
 		}
 		tr_g.active = 0;

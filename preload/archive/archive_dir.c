@@ -163,6 +163,8 @@ void tr_ar_unclaim(const char *dir, const char *name)
 void tr_ar_drop_claim(void)
 {
 	char od[4200], cl[4400];
+	if (tr_ar_tree_part())
+		return;   /* a tree's part claims nothing (archive.c) */
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
 	tr_real.unlink(cl);

@@ -84,7 +84,9 @@ static void close_io(void *p)
 		tr_defs_write_global(tr_g.gdw, 0);
 	tr_defs_write_cc_maps(tr_g.ar);
 	c->st = otf2w_archive_close(tr_g.ar);
-	c->bytes = dir_bytes(c->od, tr_ar_name);
+	/* (a tree's part has no files named after it: its events are in
+	 * procs/parts, its definitions appended to procs/parts.tdefs) */
+	c->bytes = tr_ar_tree_part() ? 0 : dir_bytes(c->od, tr_ar_name);
 }
 
 static void note_error_text(const char *a, const char *b, const char *c);

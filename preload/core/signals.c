@@ -253,17 +253,39 @@ void tr_signals_init(void)
 		tr_managed[tr_crash_sigs[i]] = 2;
 	if (!tr_g.active)
 		return;
+	/* Ours installed and the program's read in one call per signal (a new
+	 * image has only SIG_DFL and SIG_IGN): put back when it was SIG_IGN,
+	 * set again with its mask and flags when it was a handler. The crash
+	 * signals are blocked meanwhile, as the termination signals are here
+	 * (init.c): one sent in between waits, and is then dropped by SIG_IGN
+	 * or handled as the program's disposition says - never by ours
+	 * before that disposition is known. */
+	sigset_t crash, was;
+	sigemptyset(&crash);
+	for (size_t i = 0; i < sizeof(tr_crash_sigs) / sizeof(int); i++)
+		sigaddset(&crash, tr_crash_sigs[i]);
+	tr_real.pthread_sigmask(SIG_BLOCK, &crash, &was);
 	for (int sig = 1; sig < TR_NSIG; sig++) {
 		if (!tr_managed[sig])
 			continue;
-		struct sigaction old;
-		if (tr_real.sigaction(sig, NULL, &old))
+		struct sigaction ours, old;
+		memset(&ours, 0, sizeof(ours));
+		ours.sa_sigaction = tr_handler;
+		sigemptyset(&ours.sa_mask);
+		ours.sa_flags = SA_SIGINFO | SA_RESTART | (tr_managed[sig] == 2 ? SA_ONSTACK : 0);
+		if (tr_real.sigaction(sig, &ours, &old))
 			continue;
 		tr_prog[sig] = old;
-		if (old.sa_handler == SIG_IGN)
-			continue;   /* e.g. nohup: stays ignored */
-		install_ours(sig, (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL ? &old : NULL);
+		if (old.sa_handler == SIG_IGN) {
+			tr_real.sigaction(sig, &old, NULL);   /* e.g. nohup: stays ignored */
+			continue;
+		}
+		if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+			install_ours(sig, &old);   /* the program's mask and flags */
+		else
+			tr_ours[sig] = 1;   /* (as install_ours(sig, NULL) sets it) */
 	}
+	tr_real.pthread_sigmask(SIG_SETMASK, &was, NULL);
 	tr_sig_ready = 1;
 }
 
