@@ -8,7 +8,12 @@
 # wall times; the traced wall time includes the unification at the end of
 # the tree (tracer-run runs tracer-merge when the last process has ended),
 # whose seconds tracer-run prints ("unified in S s"): their median too.
-# Then a shell script of 200 short programs (/bin/true) the same way, and
+# Then a shell script of 200 short programs (/bin/true) the same way
+# (script200), once more with the previous run's archive removed right
+# before each traced run (script200rm: on an ext4 every create then
+# scans the inodes freed within the last ~30 s, 0.1-0.2 ms each, which
+# the untraced run never pays; each traced run of the others writes a
+# fresh directory, all removed after the loop), and
 # the start-up and exit cost of one short process (/bin/true under plain
 # LD_PRELOAD minus untraced: "process start-up ms added", issue target 2),
 # and the same with the archive on tmpfs.
@@ -37,15 +42,23 @@ bench() {
 		t0=$(now); "$@" >/dev/null; t1=$(now)
 		awk "BEGIN { print $t1 - $t0 }" >>"$work/$name.plain"
 		eval "$setup"
-		rm -rf "$work/trace"*
-		t0=$(now); "$run" --lib "$lib" -o "$work/trace" -- "$@" >/dev/null 2>"$work/err"; t1=$(now)
+		# a fresh directory per run (all removed after the loop); with
+		# reuse=1 the one directory, the last run's archive removed right
+		# before (what this ext4 then charges every create: see below)
+		out="$work/trace.$i"
+		if [ "${reuse:-0}" = 1 ]; then
+			out="$work/trace"
+			rm -rf "$work/trace"*
+		fi
+		t0=$(now); "$run" --lib "$lib" -o "$out" -- "$@" >/dev/null 2>"$work/err"; t1=$(now)
 		awk "BEGIN { print $t1 - $t0 }" >>"$work/$name.traced"
 		line=$(grep '^tracer: archive' "$work/err" | tail -1)
 		echo "$line" >"$work/$name.line"
 		echo "$line" | sed -n 's/.*unified in \([0-9.]*\) s.*/\1/p' >>"$work/$name.unify"
 		i=$((i + 1))
 	done
-	archives=$(ls -d "$work"/trace* | wc -l)
+	archives=$(ls -d "$out"* | wc -l)   # (of the last run: one, not DIR.1)
+	rm -rf "$work/trace"*
 	p=$(median <"$work/$name.plain")
 	t=$(median <"$work/$name.traced")
 	u=$(median <"$work/$name.unify")
@@ -59,48 +72,51 @@ bench() {
 bench make 'make clean >/dev/null' make -j2
 bench pipeline ':' sh -c 'seq 200000 | sort -r | head -5'
 bench script200 ':' sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
+ratio_fresh=$ratio_script200
+reuse=1 bench script200rm ':' sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
+ratio_script200=$ratio_fresh
 
 # Start-up and exit of one short process: /bin/true 40 times in a row,
-# untraced and under plain LD_PRELOAD (default settings, the same rm of an
-# archive directory in both loops), REPS alternated loops; the median time
-# per process.
+# untraced and under plain LD_PRELOAD (default settings, each its own
+# archive directory, all removed at the end), REPS alternated loops; the
+# median time per process.
 loop40() {
 	t0=$(now)
-	i=0
+	j=0
 	where=${2:-$work}
-	while [ $i -lt 40 ]; do
-		rm -rf "$where/st"
+	while [ $j -lt 40 ]; do
 		if [ "$1" = traced ]; then
-			LD_PRELOAD="$lib" TRACER_OUTPUT="$where/st" TRACER_VERBOSE=0 /bin/true
+			LD_PRELOAD="$lib" TRACER_OUTPUT="$where/st.$rep.$j" TRACER_VERBOSE=0 /bin/true
 		else
 			/bin/true
 		fi
-		i=$((i + 1))
+		j=$((j + 1))
 	done
 	t1=$(now)
 	awk "BEGIN { print ($t1 - $t0) * 1000 / 40 }"
 }
 : >"$work/st.plain"; : >"$work/st.traced"
-i=0
-while [ "$i" -lt "$reps" ]; do
+# (rep, not i: loop40's counter is j; the same name made this one loop, not REPS, before 2026-12-02)
+rep=0
+while [ "$rep" -lt "$reps" ]; do
 	loop40 plain >>"$work/st.plain"
 	loop40 traced >>"$work/st.traced"
-	i=$((i + 1))
+	rep=$((rep + 1))
 done
+rm -rf "$work"/st.*.*
 sp=$(median <"$work/st.plain")
 stt=$(median <"$work/st.traced")
 printf 'tree start-up: /bin/true untraced %.2f ms, traced %.2f ms (medians of %d loops of 40)\n' "$sp" "$stt" "$reps"
 printf 'process start-up ms added: %.2f\n' "$(awk "BEGIN { print $stt - $sp }")"
 # the same with the archive on tmpfs: what the files cost apart from the
-# file system (the work directory's ext4, where files were deleted within
-# the last 30 s, makes every create scan recently freed inodes)
+# file system
 if [ -d /dev/shm ] && shm=$(mktemp -d /dev/shm/tracer-bench-tree.XXXXXX); then
 	: >"$work/sh.plain"; : >"$work/sh.traced"
-	i=0
-	while [ "$i" -lt "$reps" ]; do
+	rep=0
+	while [ "$rep" -lt "$reps" ]; do
 		loop40 plain "$shm" >>"$work/sh.plain"
 		loop40 traced "$shm" >>"$work/sh.traced"
-		i=$((i + 1))
+		rep=$((rep + 1))
 	done
 	rm -rf "$shm"
 	printf 'process start-up ms added (archive on tmpfs): %.2f\n' \
