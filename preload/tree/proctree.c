@@ -185,6 +185,16 @@ int tr_tree_prepare(char *dir, size_t n)
 	return 0;
 }
 
+/* bin/tracer-merge --final DIR ready to run, also from the crash path
+ * (which may not allocate: prepared beforehand). */
+static void prepare_merge(void)
+{
+	static const char *const args[] = { "--final", tr_tree_dir, NULL };
+	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", tr_tree_dir);
+	tr_merge_ok = tr_helper_prepare(&tr_merge, "tracer-merge", args, tr_merge_log) == 0;
+	tr_merge.append = 1;
+}
+
 void tr_tree_started(const char *dir)
 {
 	snprintf(tr_tree_dir, sizeof(tr_tree_dir), "%s", dir);
@@ -193,10 +203,10 @@ void tr_tree_started(const char *dir)
 	tr_defs_process_renamed();
 	if (tr_pt_live_write(dir, tr_self_pid(), tr_self_start, tr_tree.part, 1) == 0)
 		tr_pt_live_drop_others(dir, tr_self_pid(), tr_live_own);
-	snprintf(tr_merge_log, sizeof(tr_merge_log), "%.4000s/procs/tracer-merge.log", dir);
-	static const char *const args[] = { "--final", tr_tree_dir, NULL };
-	tr_merge_ok = tr_helper_prepare(&tr_merge, "tracer-merge", args, tr_merge_log) == 0;
-	tr_merge.append = 1;
+	/* under tracer-run, which unifies, a member never runs tracer-merge:
+	 * prepared at the end then, if at all (unify) */
+	if (!tr_getenv("TRACER_LAUNCHER"))
+		prepare_merge();
 }
 
 /* The process (root) is about to become uid: its entry in uid's registry
@@ -358,6 +368,8 @@ static void leave(void)
  * in seconds, or -1 when it could not run. */
 static double unify(int crash)
 {
+	if (!tr_merge_ok && !crash)
+		prepare_merge();   /* (TRACER_LAUNCHER was set at the start, gone now) */
 	if (!tr_merge_ok)
 		return -1;
 	if (!crash)
