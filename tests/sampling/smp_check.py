@@ -8,16 +8,7 @@ usage: smp_check.py CASE --lib LIB --bindir DIR --src DIR --work DIR
 
 Cases: accuracy stress nomalloc tree metrics rusage badmetric sigprof sigaction depth wakeup
 
-Generic checks on every sampled archive (check_cc_streams):
-  - per-location timestamps never decrease;
-  - CallingContextEnter/Leave nest and balance; a Leave names the innermost
-    open context; after it the previous context is its parent;
-  - unwindDistance follows the OTF2 CallingContext semantics: with path P
-    (root..node) of the event and path Q of the previous calling-context
-    event, 1 <= d <= len(P) + 1 and the node d - 1 steps above the event's
-    node (P[len(P) - d]) is on Q at the same depth (or d = len(P) + 1);
-  - every sample taken while instrumented regions are open lies below the
-    innermost one (regions bound the unwind distance).
+The generic checks on every sampled archive: smp_lib.py (check_cc_streams).
 """
 import argparse
 import collections
@@ -30,170 +21,10 @@ import sys
 from otf2.events import (CallingContextEnter, CallingContextLeave, CallingContextSample, Enter,
                          Leave, Metric)
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-import runcheck as rc  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from smp_lib import *  # noqa: E402,F401,F403
+import smp_cases_metrics  # noqa: E402
 
-
-ck = rc.Checker(stop=True)     # a case stops at its first failed check
-expect = ck.expect
-
-
-def papi_perf_event():
-    """(active, disabled reason) of PAPI's perf_event component, as
-    papi_component_avail (papi-tools) reports it: independent of the tracer."""
-    try:
-        r = subprocess.run(["papi_component_avail"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=60)
-    except FileNotFoundError:
-        raise rc.CheckFailed("papi_component_avail not found (papi-tools, scripts/install-deps)")
-    out = r.stdout.decode(errors="replace")
-    expect("Active components:" in out, "papi_component_avail output not understood: %r" % out[-500:])
-    active = re.search(r"^Name:\s+perf_event\s", out.split("Active components:", 1)[1], re.M) is not None
-    m = re.search(r"^Name:\s+perf_event\s.*\n\s*\\-> Disabled: (.*)$", out, re.M)
-    return active, (m.group(1).strip() if m else "")
-
-
-def member_scale(m):
-    """Factor from a MetricMember's values to its unit (base ** exponent)."""
-    base = 2 if str(m.base).endswith("BINARY") else 10
-    return float(base) ** m.exponent
-
-
-def papi_rejection(se, name, why, recording):
-    """The one tracer: metrics line when PAPI's perf_event is disabled."""
-    lines = [l for l in se.splitlines() if "metrics:" in l]
-    expect(len(lines) == 1, "expected one metrics line, got %s" % lines)
-    l = lines[0]
-    expect(l.startswith("tracer:"), "not a tracer: line: %s" % l)
-    want = "%s (unknown event: PAPI component perf_event disabled: %s)" % (name, why)
-    expect(want in l, "'%s' missing in: %s" % (want, l))
-    expect(l.endswith("recording " + recording), "'recording %s' missing in: %s" % (recording, l))
-    return l
-
-
-def run_traced(args, name, cmd, env_extra, timeout=120, expect_rc=0, stdout_path=None):
-    """cmd traced (clean environment, TRACER_VERBOSE=1 unless env_extra says
-    otherwise) into WORK/name: (anchor, stdout, stderr) once it exited
-    expect_rc (None: any) and otf2-print read its archive."""
-    print("run:", " ".join("%s=%s" % kv for kv in sorted(env_extra.items())), " ".join(cmd))
-    env = {"TRACER_VERBOSE": "1"}
-    env.update(env_extra)
-    p, anchor = rc.run_traced(cmd, args.lib, os.path.join(args.work, name), env, timeout=timeout,
-                              stdout_path=stdout_path)
-    if expect_rc is not None:
-        expect(p.returncode == expect_rc, "%s exited %d, expected %d" % (cmd[0], p.returncode, expect_rc))
-    expect(anchor, "no archive under %s" % os.path.join(args.work, name))
-    bad = [l for l in p.stderr.splitlines() if l.startswith("tracer: archive") and " errors (first:" in l]
-    expect(not bad, "records rejected by the writer: %s" % bad)
-    rc.otf2_print(ck, anchor)
-    return anchor, p.stdout, p.stderr
-
-
-def load(anchor):
-    """(definitions info, {location name: [events]}, timer resolution)"""
-    defs, evs, res = rc.read_back(anchor)
-    info = {
-        "ccs": list(defs.calling_contexts),
-        "regions": list(defs.regions),
-        "members": list(defs.metric_members),
-        "classes": list(defs.metric_classes),
-        "recorders": list(defs.metric_class_recorders) if hasattr(defs, "metric_class_recorders") else [],
-        "igs": list(defs.interrupt_generators),
-        "locations": list(defs.locations),
-        "props": list(defs.location_properties),
-    }
-    return info, evs, res
-
-
-def path_of(cc):
-    p = []
-    while cc is not None:
-        p.append(cc)
-        cc = cc.parent
-    p.reverse()
-    return p
-
-
-def names(cc):
-    return [c.region.name for c in path_of(cc)]
-
-
-def check_cc_streams(evs):
-    nsamples = 0
-    for loc, lst in evs.items():
-        last = -1
-        prev = []          # path of the previous calling-context event
-        open_nodes = []    # CallingContextEnter nodes still open
-        for ev in lst:
-            expect(ev.time >= last, "%s: time goes backwards at %r" % (loc, ev))
-            last = ev.time
-            if isinstance(ev, (CallingContextEnter, CallingContextSample)):
-                P = path_of(ev.calling_context)
-                d = ev.unwind_distance
-                expect(1 <= d <= len(P) + 1, "%s: unwind distance %d for a path of %d" % (loc, d, len(P)))
-                k = len(P) - d
-                if k >= 0:
-                    expect(k < len(prev) and prev[k] is P[k],
-                           "%s: unwind distance %d of %s: node %s not in the previous context %s"
-                           % (loc, d, names(ev.calling_context), P[k].region.name,
-                              [c.region.name for c in prev]))
-                if open_nodes:
-                    top = open_nodes[-1]
-                    expect(any(c is top for c in P),
-                           "%s: sample/enter %s not below the open region %s"
-                           % (loc, names(ev.calling_context), top.region.name))
-                if isinstance(ev, CallingContextEnter):
-                    open_nodes.append(ev.calling_context)
-                else:
-                    nsamples += 1
-                prev = P
-            elif isinstance(ev, CallingContextLeave):
-                expect(open_nodes and open_nodes[-1] is ev.calling_context,
-                       "%s: CallingContextLeave %s does not match the open %s"
-                       % (loc, names(ev.calling_context), [c.region.name for c in open_nodes]))
-                open_nodes.pop()
-                prev = path_of(ev.calling_context.parent)
-            elif isinstance(ev, (Enter, Leave)):
-                raise rc.CheckFailed("%s: Enter/Leave mixed with calling-context events: %r" % (loc, ev))
-        expect(not open_nodes, "%s: regions left open: %s" % (loc, [c.region.name for c in open_nodes]))
-    return nsamples
-
-
-def unique_contexts(ccs):
-    """One CallingContext per distinct (parent, region, source location):
-    two pcs on one line, two calls on one line, the same path on two
-    threads are one context."""
-    def key(c):
-        scl = c.source_code_location
-        return (c.region.name, scl.file if scl else None, scl.line_number if scl else None)
-    def path(c):
-        p = []
-        while c is not None:
-            p.append(key(c))
-            c = c.parent
-        return tuple(reversed(p))
-    dups = collections.Counter(path(c) for c in ccs)
-    bad = [(" -> ".join("%s:%s" % (k[0], k[2]) for k in p), n) for p, n in dups.items() if n > 1]
-    expect(not bad, "%d calling contexts defined more than once, e.g. %s" % (len(bad), bad[:3]))
-    print("  %d calling contexts, all distinct" % len(ccs))
-
-
-def sampling_line(se):
-    m = re.search(r"tracer: sampling: (\d+) samples on (\d+) threads \((\d+) deferred, (\d+) lost", se)
-    expect(m, "no 'tracer: sampling:' summary line on stderr")
-    return [int(x) for x in m.groups()]
-
-
-def markers(src):
-    lines = {}
-    with open(src) as f:
-        for i, l in enumerate(f, 1):
-            for m in re.finditer(r"/\* ([A-Z0-9_]+) \*/", l):
-                lines[m.group(1)] = i
-    return lines
-
-
-# ---- cases -------------------------------------------------------------------------
 
 def accuracy_run(args, mk, name, seconds, counts, per_loc, info_out, extra=None):
     env = {"TRACER_SAMPLING": "100us", "SMP_CPU_SECONDS": str(seconds)}
@@ -291,14 +122,6 @@ def case_accuracy(args):
                % (x, r.begin_line_number, b - 1))
 
 
-def props_of(info):
-    """{location name: {property: value}} (SAMPLING:: location properties)."""
-    out = collections.defaultdict(dict)
-    for p in info["props"]:
-        out[p.location.name][p.name] = p.value
-    return out
-
-
 def rate_run(args, name, period, seconds, extra=None, wrapper=None):
     """smp_accuracy sampled at `period`: per location (samples in the
     archive, the thread's CPU time as the program measured it, properties),
@@ -325,12 +148,6 @@ def rate_run(args, name, period, seconds, extra=None, wrapper=None):
         n = sum(1 for e in evs.get(loc, []) if isinstance(e, CallingContextSample))
         out[loc] = (n, cpu[loc], props.get(loc, {}))
     return out, info, se, evs
-
-
-def summary_rates(se):
-    m = re.search(r"asked (\d+)/s of CPU per thread, delivered min (\d+)/s, median (\d+)/s over (\d+) threads", se)
-    expect(m, "no requested/delivered rate in the sampling line")
-    return [int(x) for x in m.groups()]
 
 
 def case_rate(args):
@@ -604,155 +421,6 @@ def case_tree(args):
     expect("phase_region" in ln and ln[-2] == "phase", "pthread_mutex_lock context %s" % ln)
 
 
-def metric_deltas(info, evs, res, region, member):
-    """[(wall ns, metric delta)] for each instance of region (Enter/Leave or
-    CallingContextEnter/Leave), from the Metric records at the same times."""
-    out = []
-    for loc, lst in evs.items():
-        last_metric = None
-        stack = []
-        for ev in lst:
-            if isinstance(ev, Metric):
-                names_ = [m.name for m in ev.metric.members]
-                last_metric = (ev.time, dict(zip(names_, ev.values)))
-                continue
-            if isinstance(ev, (Enter, CallingContextEnter)):
-                r = ev.region if isinstance(ev, Enter) else ev.calling_context.region
-                expect(last_metric and last_metric[0] == ev.time,
-                       "%s: no Metric record at the time of Enter %s" % (loc, r.name))
-                stack.append((r.name, ev.time, last_metric[1]))
-            elif isinstance(ev, (Leave, CallingContextLeave)):
-                r = ev.region if isinstance(ev, Leave) else ev.calling_context.region
-                expect(last_metric and last_metric[0] == ev.time,
-                       "%s: no Metric record at the time of Leave %s" % (loc, r.name))
-                name, t0, m0 = stack.pop()
-                if name == region:
-                    wall = (ev.time - t0) * 1e9 / res
-                    out.append((wall, last_metric[1][member] - m0[member]))
-    return out
-
-
-def deltas(info, evs, res, region, member):
-    """metric_deltas of one member, or of the sum of members "a+b" (prefix shared)."""
-    if "+" not in member:
-        return metric_deltas(info, evs, res, region, member)
-    ns, names = member.split("::", 1)
-    parts = [metric_deltas(info, evs, res, region, ns + "::" + n) for n in names.split("+")]
-    return [(p[0][0], sum(x[1] for x in p)) for p in zip(*parts)]
-
-
-def case_metrics(args):
-    papi, why = papi_perf_event()
-    want = (["perf::TASK-CLOCK"] if papi else []) + ["rusage::utime", "rusage::stime"]
-    anchor, so, se = run_traced(args, "metrics", [os.path.join(args.bindir, "smp_metrics")],
-                                {"TRACER_METRICS": "perf::TASK-CLOCK,rusage::utime,rusage::stime"}, timeout=120)
-    if papi:
-        expect("rejected" not in se, "metrics rejected: %s" % se)
-    else:
-        print("PAPI perf_event disabled (%s): expecting one line rejecting perf::TASK-CLOCK" % why)
-        papi_rejection(se, "perf::TASK-CLOCK", why, "rusage::utime, rusage::stime")
-    info, evs, res = load(anchor)
-    mm = {m.name: m for m in info["members"]}
-    expect(sorted(mm) == sorted(want), "metric members %s, expected %s" % (sorted(mm), want))
-    # units: the values times base^exponent are seconds (CPU time)
-    for name, exp in (("perf::TASK-CLOCK", -9), ("rusage::utime", -6), ("rusage::stime", -6)):
-        if name in mm:
-            m = mm[name]
-            print("  %s: unit %r, base %s, exponent %d" % (name, m.unit, m.base, m.exponent))
-            expect(m.unit == "s" and member_scale(m) == 10.0 ** exp,
-                   "%s: unit %r x %s^%d, expected s x 10^%d" % (name, m.unit, m.base, m.exponent, exp))
-            expect(str(m.metric_mode).endswith("ACCUMULATED_START"), "%s mode %s" % (name, m.metric_mode))
-    expect(len(info["classes"]) == 1 and len(info["classes"][0].members) == len(want),
-           "one class with %d members expected" % len(want))
-    nmetric = sum(1 for l in evs.values() for e in l if isinstance(e, Metric))
-    nregion = sum(1 for l in evs.values() for e in l if isinstance(e, (Enter, Leave, CallingContextEnter, CallingContextLeave)))
-    print("Metric records %d, region events %d" % (nmetric, nregion))
-    expect(nmetric == nregion, "one Metric per enter/leave expected (%d vs %d)" % (nmetric, nregion))
-    # CPU time the program measured inside each busy region (its own clock)
-    own = [float(x) for x in re.findall(r"busy \d+ cpu_ns=(\d+)", so)]
-    expect(len(own) == 5, "program output missing")
-    # rusage: utime + stime. The kernel splits a thread's CPU time into
-    # user and system by tick samples, and under load a share of a pure
-    # user-mode loop can land in stime; the sum follows the real CPU time.
-    checks = [("rusage::utime+stime", member_scale(mm["rusage::utime"]) * 1e9)]
-    if papi:
-        checks.insert(0, ("perf::TASK-CLOCK", member_scale(mm["perf::TASK-CLOCK"]) * 1e9))
-    for member, scale in checks:
-        busy = deltas(info, evs, res, "busy", member)
-        expect(len(busy) == 5, "5 busy regions expected, got %d" % len(busy))
-        for (w, d), c in zip(busy, own):
-            v = d * scale
-            print("  %s busy: metric %.2f ms, program cpu %.2f ms, wall %.2f ms (cpu/wall %.2f)"
-                  % (member, v / 1e6, c / 1e6, w / 1e6, v / w))
-            # the region's CPU time: as measured by the program (within 10 %)
-            expect(abs(v - c) <= 0.1 * c, "%s: %.2f ms in the region, the program measured %.2f ms"
-                   % (member, v / 1e6, c / 1e6))
-            # and the wall duration bounds it; equal (10 %) when the thread
-            # was not preempted (cpu/wall of the program's own measure >= 0.95)
-            expect(v <= 1.05 * w, "%s: %.2f ms of CPU in %.2f ms of wall time" % (member, v / 1e6, w / 1e6))
-            if c >= 0.95 * w:
-                expect(v >= 0.9 * w, "%s: %.2f ms for %.2f ms of CPU-bound wall time" % (member, v / 1e6, w / 1e6))
-        sleepy = deltas(info, evs, res, "sleepy", member)
-        expect(len(sleepy) == 3, "3 sleepy regions expected, got %d" % len(sleepy))
-        for w, d in sleepy:
-            expect(d * scale / w < 0.3, "%s: sleeping region used %.3f of its wall time" % (member, d * scale / w))
-    if not papi:
-        raise rc.Skip("PAPI's perf_event component is disabled here (%s): the perf::TASK-CLOCK values were not "
-                   "checked (rusage metrics and the rejection line were)" % why)
-
-
-def case_rusage(args):
-    """rusage-only metrics also come with every sample."""
-    anchor, so, se = run_traced(args, "rusage", [os.path.join(args.bindir, "smp_tree")],
-                                {"TRACER_METRICS": "rusage::utime,rusage::minflt,rusage::maxrss", "TRACER_SAMPLING": "1ms",
-                                 "SMP_CPU_SECONDS": "0.4"}, timeout=120)
-    info, evs, res = load(anchor)
-    n = check_cc_streams(evs)
-    expect(n >= 20, "only %d samples" % n)
-    for loc, lst in evs.items():
-        for i, ev in enumerate(lst):
-            if isinstance(ev, (CallingContextSample, CallingContextEnter, CallingContextLeave)):
-                nb = [e for e in lst[max(0, i - 1):i + 2] if isinstance(e, Metric) and e.time == ev.time]
-                expect(nb, "%s: no Metric record next to %r" % (loc, ev))
-    vals = [e.values[0] for l in evs.values() for e in l if isinstance(e, Metric)]
-    expect(vals == sorted(vals), "rusage::utime decreases")
-    expect(vals[-1] - vals[0] > 200000, "utime grew only %d us" % (vals[-1] - vals[0]))
-    # maxrss counts KiB: B x 2^10; the program's peak RSS (its own getrusage
-    # is in KiB too) lies between 1 MiB and 1 GiB
-    mm = {m.name: m for m in info["members"]}
-    rss = mm["rusage::maxrss"]
-    expect(rss.unit == "B" and member_scale(rss) == 1024.0, "maxrss unit %r x %s^%d, expected B x 2^10"
-           % (rss.unit, rss.base, rss.exponent))
-    peak = max(e.values[2] for l in evs.values() for e in l if isinstance(e, Metric)) * member_scale(rss)
-    print("maxrss %.1f MiB" % (peak / 2 ** 20))
-    expect(2 ** 20 <= peak <= 2 ** 30, "maxrss %.0f bytes" % peak)
-
-
-def case_badmetric(args):
-    papi, why = papi_perf_event()
-    anchor, so, se = run_traced(args, "badmetric", [os.path.join(args.bindir, "smp_metrics")],
-                                {"TRACER_METRICS": "perf::TASK-CLOCK,NO_SUCH_EVENT,rusage::bogus,rusage::minflt",
-                                 "SMP_BUSY_MS": "20"}, timeout=120)
-    lines = [l for l in se.splitlines() if "metrics:" in l]
-    expect(len(lines) == 1, "expected one metrics line, got %s" % lines)
-    l = lines[0]
-    expect(l.startswith("tracer:"), "not a tracer: line: %s" % l)
-    for w in ("NO_SUCH_EVENT (unknown event)", "rusage::bogus (unknown rusage metric)"):
-        expect(w in l, "'%s' missing in: %s" % (w, l))
-    want = (["perf::TASK-CLOCK"] if papi else []) + ["rusage::minflt"]
-    if papi:
-        expect(l.endswith("recording perf::TASK-CLOCK, rusage::minflt"), "accepted metrics not named: %s" % l)
-    else:
-        papi_rejection(se, "perf::TASK-CLOCK", why, "rusage::minflt")
-    info, evs, res = load(anchor)
-    expect([m.name for m in info["members"]] == want, "members %s, expected %s" % ([m.name for m in info["members"]], want))
-    busy = metric_deltas(info, evs, res, "busy", want[0])
-    expect(len(busy) == 5, "5 busy regions expected, got %d" % len(busy))
-    if not papi:
-        raise rc.Skip("PAPI's perf_event component is disabled here (%s): perf::TASK-CLOCK not recorded "
-                   "(the rejection line and the other metrics were checked)" % why)
-
-
 def case_sigprof(args):
     anchor, so, se = run_traced(args, "sigprof", [os.path.join(args.bindir, "smp_sigprof")],
                                 {"TRACER_SAMPLING": "1ms"}, timeout=120)
@@ -870,7 +538,7 @@ def case_nocfi(args):
           (total, skipped))
 
 
-CASES = {n[5:]: f for n, f in globals().items() if n.startswith("case_")}
+CASES = {n[5:]: f for m in (sys.modules[__name__], smp_cases_metrics) for n, f in vars(m).items() if n.startswith("case_")}
 
 
 def main():

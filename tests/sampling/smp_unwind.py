@@ -28,7 +28,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import smp_check as sc  # noqa: E402
+import smp_lib as sc  # noqa: E402  (the shared helpers of smp_check.py)
 
 from otf2.events import CallingContextSample  # noqa: E402
 
@@ -37,13 +37,16 @@ expect = sc.expect
 
 
 def walk_counts(se):
-    """(samples, walked from the tables, differing) from the exit lines."""
+    """(samples, walked from the tables, walked at all (from the tables or by
+    libunwind: the samples whose pc has unwind information), differing) from
+    the exit lines."""
     m = re.search(r"sampling: (\d+) samples on", se)
     expect(m, "no sampling summary on stderr:\n%s" % se[-2000:])
     w = re.search(r"(\d+) stacks walked from the unwind tables, (\d+) by libunwind", se)
     expect(w, "no stack-walk line (TRACER_VERBOSE=2) on stderr")
     d = re.search(r"unwind check: (\d+) of (\d+) stacks walked from the unwind tables differ", se)
-    return int(m.group(1)), int(w.group(1)), (int(d.group(1)), int(d.group(2))) if d else None
+    return (int(m.group(1)), int(w.group(1)), int(w.group(1)) + int(w.group(2)),
+            (int(d.group(1)), int(d.group(2))) if d else None)
 
 
 def check_run(args, name, cmd, share, env=None):
@@ -62,12 +65,15 @@ def check_run(args, name, cmd, share, env=None):
     expect(bu == bt, "%s: stdout differs traced (%d bytes) and untraced (%d bytes)" % (name, len(bt), len(bu)))
     expect(rc.without_tracer_lines(se) == rc.without_tracer_lines(base.stderr),
            "%s: stderr less tracer: lines differs: %r vs %r" % (name, se[-300:], base.stderr[-300:]))
-    n, walked, diff = walk_counts(se)
+    n, walked, stacks, diff = walk_counts(se)
     expect(diff is not None, "%s: no unwind check line" % name)
     first = [l for l in se.splitlines() if "first difference" in l]
     expect(diff[0] == 0, "%s: %d of %d stacks unlike libunwind's: %s" % (name, diff[0], diff[1], first))
-    expect(n >= 100, "%s: only %d samples" % (name, n))
-    expect(walked >= share * n, "%s: %d of %d samples walked from the unwind tables" % (name, walked, n))
+    expect(n >= 100 and stacks >= 100, "%s: only %d samples, %d with a stack" % (name, n, stacks))
+    # share: of the samples whose pc has unwind information (the others,
+    # in code without any - OpenBLAS's assembly kernels - keep their pc)
+    expect(walked >= share * stacks, "%s: %d of %d stacks (%d samples) walked from the unwind tables" %
+           (name, walked, stacks, n))
     print("%s: %d samples, %d walked from the unwind tables, all as libunwind walked them; stdout (%d bytes), "
           "stderr and exit status %d as untraced" % (name, n, walked, len(bt), base.returncode))
     return anchor
@@ -89,7 +95,7 @@ def case_paths(args):
     prog = os.path.join(args.bindir, "smp_unwind")
     anchor, so, se = sc.run_traced(args, "unwind_paths", [prog],
                                    {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"}, timeout=300)
-    n, walked, _ = walk_counts(se)
+    n, walked, _, _ = walk_counts(se)
     expect(walked >= 0.9 * n, "%d of %d samples walked from the unwind tables" % (walked, n))
     info, evs, res = sc.load(anchor)
     seen = {"rec_sp": 0, "rec_bp": 0, "aligned": 0}
@@ -124,7 +130,7 @@ def case_libunwind(args):
                                    {"TRACER_SAMPLING": "1ms", "TRACER_VERBOSE": "2",
                                     "TRACER_SAMPLING_UNWIND": "libunwind", "SMP_CPU_SECONDS": "0.1"},
                                    timeout=300)
-    n, walked, _ = walk_counts(se)
+    n, walked, _, _ = walk_counts(se)
     expect(n > 0 and walked == 0, "TRACER_SAMPLING_UNWIND=libunwind: %d of %d walked from the tables" % (walked, n))
     print("libunwind alone: %d samples, none walked from the tables" % n)
 
@@ -149,13 +155,14 @@ def main():
         check_run(args, "unwind_bash", ["bash", "-c", "i=0; while [ $i -lt 60000 ]; do i=$((i+1)); done; echo $i"], 0.8)
         check_run(args, "unwind_perl", ["perl", "-e", "my $s = 0; $s += sqrt($_) for 1..2000000; print $s"], 0.8)
         if os.system("/usr/bin/python3 -c 'import numpy' 2>/dev/null") == 0:
-            # the share depends on the CPU: OpenBLAS picks its kernel at run
-            # time, and on an AVX-512 machine (SkylakeX kernels: assembly
-            # without CFI) 22-29 % of the samples are walked from the tables,
-            # on an AVX2 one 50-90 %; the rest go to libunwind
+            # OpenBLAS picks its kernel at run time: on an AVX-512 machine
+            # (SkylakeX kernels: assembly without CFI) 13-29 % of all samples
+            # were walked from the tables (CI 2026-12-02: 461 of 3396, 2809
+            # in code without unwind information), so the share is of the
+            # samples with a stack (there 461 of 587, 79 %)
             check_run(args, "unwind_numpy", ["/usr/bin/python3", "-c",
                       "import numpy as np\na = np.random.default_rng(1).random((1200, 1200))\n"
-                      "for _ in range(4): b = a @ a\nprint('%.6e' % b.sum())"], 0.15, {"OMP_NUM_THREADS": "2"})
+                      "for _ in range(4): b = a @ a\nprint('%.6e' % b.sum())"], 0.5, {"OMP_NUM_THREADS": "2"})
         else:
             print("numpy: not installed, its case left out")
         case_paths(args)
