@@ -62,7 +62,7 @@ _Atomic uint32_t io_hiwater;
 	X(open) X(open64) X(openat) X(openat64) X(creat) X(creat64) X(close) X(dup) X(dup2) \
 	X(dup3) X(fcntl) X(read) X(write) X(pread) X(pread64) X(pwrite) X(pwrite64) X(readv) \
 	X(writev) X(preadv) X(preadv64) X(pwritev) X(pwritev64) X(fsync) \
-	X(fdatasync) X(unlink) X(unlinkat) X(rename) X(close_range) X(closefrom)
+	X(fdatasync) X(close_range) X(closefrom)
 IO_REAL_LIST(IO_REAL_DEF)
 static const struct tr_real_sym io_syms[] = { IO_REAL_LIST(IO_REAL_SYM) };
 
@@ -289,7 +289,7 @@ void io_rec_destroy(struct tr_thread *t, uint64_t time, uint32_t h)
 	}
 }
 
-static void io_rec_delete(struct tr_thread *t, uint64_t time, uint32_t file)
+void io_rec_delete(struct tr_thread *t, uint64_t time, uint32_t file)
 {
 	if (file != IO_UNDEF32 && tr_rec_begin(t)) {
 		tr_evt_status(t, otf2w_evt_io_delete_file(t->w, NULL, time, IO_PARADIGM_POSIX, file));
@@ -665,66 +665,6 @@ TR_EXPORT ssize_t __pread64_chk(int fd, void *b, size_t n, off64_t o, size_t ble
 	if (n > blen)
 		__builtin_trap();
 	return io_pread64(fd, b, n, o);
-}
-
-/* ---- unlink & rename ------------------------------------------------------------ */
-
-static int io_unlink(enum io_rgn r, int dirfd, const char *path, int flags)
-{
-	IO_INIT(unlink); IO_INIT(unlinkat);
-	struct tr_thread *t = io_get();
-	if (!t)
-		return r == IO_R_unlink ? real_unlink(path) : real_unlinkat(dirfd, path, flags);
-	char canon[PATH_MAX];
-	io_canon(dirfd, path, canon, sizeof(canon));
-	uint32_t file = tr_def_io_file(canon, (flags & AT_REMOVEDIR) != 0);
-	io_meta_begin(t, r);
-	int ret = r == IO_R_unlink ? real_unlink(path) : real_unlinkat(dirfd, path, flags);
-	int err = errno;
-	uint64_t now = tr_time();
-	if (ret == 0)
-		io_rec_delete(t, now, file);
-	io_meta_end(t, r, now, err);
-	return ret;
-}
-
-TR_EXPORT int unlink(const char *path)
-{
-	return io_unlink(IO_R_unlink, AT_FDCWD, path, 0);
-}
-
-TR_EXPORT int unlinkat(int dirfd, const char *path, int flags)
-{
-	return io_unlink(IO_R_unlinkat, dirfd, path, flags);
-}
-
-/* rename: the file replaced at the new path (if one existed) is deleted. */
-static int io_rename(const char *from, const char *to)
-{
-	IO_INIT(rename);
-	struct tr_thread *t = io_get();
-	if (!t)
-		return real_rename(from, to);
-	char canon[PATH_MAX];
-	struct stat st;
-	uint32_t file = IO_UNDEF32;
-	if (to && tr_real.lstat(to, &st) == 0) {
-		io_canon(AT_FDCWD, to, canon, sizeof(canon));
-		file = tr_def_io_file(canon, S_ISDIR(st.st_mode));
-	}
-	io_meta_begin(t, IO_R_rename);
-	int ret = real_rename(from, to);
-	int err = errno;
-	uint64_t now = tr_time();
-	if (ret == 0)
-		io_rec_delete(t, now, file);
-	io_meta_end(t, IO_R_rename, now, err);
-	return ret;
-}
-
-TR_EXPORT int rename(const char *from, const char *to)
-{
-	return io_rename(from, to);
 }
 
 /* ---- module ------------------------------------------------------------------------ */

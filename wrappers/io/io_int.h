@@ -274,6 +274,8 @@ uint32_t io_define_stream(int fd, uint32_t name, uint32_t file, uint32_t *posix)
 void io_rec_create(struct tr_thread *t, uint64_t time, uint32_t h, uint8_t mode, uint32_t cflags,
 		   uint32_t sflags);
 void io_rec_destroy(struct tr_thread *t, uint64_t time, uint32_t h);
+/* IoDeleteFile of file (IO_UNDEF32: none): unlink, rename (io_meta.c) */
+void io_rec_delete(struct tr_thread *t, uint64_t time, uint32_t file);
 
 /* Canonical absolute path of `path` (relative to dirfd, AT_FDCWD: the
  * working directory): "." / ".." / "//" removed lexically. No allocation. */

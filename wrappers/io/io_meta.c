@@ -10,13 +10,17 @@
  * file it concerned does not. Recording a truncate as a WRITE operation or
  * a status-flags change would say something that did not happen.
  *
- * The tracer's own calls to stat, lstat, fstat, ftruncate and
- * posix_fallocate never come here (tr_real, otf2w_sys): never a region.
+ * unlink, unlinkat and rename are regions of that role too, with the
+ * IoDeleteFile of the file they removed (rename: the file it replaced).
+ *
+ * The tracer's own calls to stat, lstat, fstat, ftruncate, posix_fallocate,
+ * unlink and rename never come here (tr_real, otf2w_sys): never a region.
  */
 #define _GNU_SOURCE
 #undef _FORTIFY_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,10 +49,14 @@
 	X(int, statx, (int dirfd, const char *p, int fl, unsigned mask, struct statx *st), \
 	  (dirfd, p, fl, mask, st))
 
+/* the calls that also record the deletion of a file */
+#define IO_META_DELETE(X) X(unlink) X(unlinkat) X(rename)
+
 #define IO_MC_DEF(ret_t, fn, params, args) IO_REAL_DEF(fn)
 #define IO_MC_SYM(ret_t, fn, params, args) IO_REAL_SYM(fn)
 IO_META_CALLS(IO_MC_DEF)
-static const struct tr_real_sym io_meta_syms[] = { IO_META_CALLS(IO_MC_SYM) };
+IO_META_DELETE(IO_REAL_DEF)
+static const struct tr_real_sym io_meta_syms[] = { IO_META_CALLS(IO_MC_SYM) IO_META_DELETE(IO_REAL_SYM) };
 
 void io_meta_init(void)
 {
@@ -69,3 +77,63 @@ void io_meta_init(void)
 		return r;                                                   \
 	}
 IO_META_CALLS(IO_MC_WRAP)
+
+/* ---- unlink & rename ------------------------------------------------------------ */
+
+static int io_unlink(enum io_rgn r, int dirfd, const char *path, int flags)
+{
+	IO_INIT(unlink); IO_INIT(unlinkat);
+	struct tr_thread *t = io_get();
+	if (!t)
+		return r == IO_R_unlink ? real_unlink(path) : real_unlinkat(dirfd, path, flags);
+	char canon[PATH_MAX];
+	io_canon(dirfd, path, canon, sizeof(canon));
+	uint32_t file = tr_def_io_file(canon, (flags & AT_REMOVEDIR) != 0);
+	io_meta_begin(t, r);
+	int ret = r == IO_R_unlink ? real_unlink(path) : real_unlinkat(dirfd, path, flags);
+	int err = errno;
+	uint64_t now = tr_time();
+	if (ret == 0)
+		io_rec_delete(t, now, file);
+	io_meta_end(t, r, now, err);
+	return ret;
+}
+
+TR_EXPORT int unlink(const char *path)
+{
+	return io_unlink(IO_R_unlink, AT_FDCWD, path, 0);
+}
+
+TR_EXPORT int unlinkat(int dirfd, const char *path, int flags)
+{
+	return io_unlink(IO_R_unlinkat, dirfd, path, flags);
+}
+
+/* rename: the file replaced at the new path (if one existed) is deleted. */
+static int io_rename(const char *from, const char *to)
+{
+	IO_INIT(rename);
+	struct tr_thread *t = io_get();
+	if (!t)
+		return real_rename(from, to);
+	char canon[PATH_MAX];
+	struct stat st;
+	uint32_t file = IO_UNDEF32;
+	if (to && tr_real.lstat(to, &st) == 0) {
+		io_canon(AT_FDCWD, to, canon, sizeof(canon));
+		file = tr_def_io_file(canon, S_ISDIR(st.st_mode));
+	}
+	io_meta_begin(t, IO_R_rename);
+	int ret = real_rename(from, to);
+	int err = errno;
+	uint64_t now = tr_time();
+	if (ret == 0)
+		io_rec_delete(t, now, file);
+	io_meta_end(t, IO_R_rename, now, err);
+	return ret;
+}
+
+TR_EXPORT int rename(const char *from, const char *to)
+{
+	return io_rename(from, to);
+}
