@@ -48,20 +48,27 @@ static struct tr_lock tr_sig_lock = TR_LOCK_INIT;
 
 static void tr_handler(int sig, siginfo_t *info, void *uctx);
 
-static int install_ours(int sig, const struct sigaction *like)
+/* Our action for sig, with the mask and flags of the program's handler
+ * like (NULL: none). */
+static void ours_like(int sig, const struct sigaction *like, struct sigaction *a)
 {
-	struct sigaction a;
-	memset(&a, 0, sizeof(a));
-	a.sa_sigaction = tr_handler;
+	memset(a, 0, sizeof(*a));
+	a->sa_sigaction = tr_handler;
 	if (like)
-		a.sa_mask = like->sa_mask;
+		a->sa_mask = like->sa_mask;
 	else
-		sigemptyset(&a.sa_mask);
-	a.sa_flags = SA_SIGINFO | (like ? (like->sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER)) : SA_RESTART);
+		sigemptyset(&a->sa_mask);
+	a->sa_flags = SA_SIGINFO | (like ? (like->sa_flags & (SA_RESTART | SA_ONSTACK | SA_NODEFER)) : SA_RESTART);
 	/* (fix) crash signals on the alternate stack (thread.c sets one up per
 	 * traced thread): a stack overflow still writes the archive */
 	if (tr_managed[sig] == 2)
-		a.sa_flags |= SA_ONSTACK;
+		a->sa_flags |= SA_ONSTACK;
+}
+
+static int install_ours(int sig, const struct sigaction *like)
+{
+	struct sigaction a;
+	ours_like(sig, like, &a);
 	if (tr_real.sigaction(sig, &a, NULL) == 0) {
 		tr_ours[sig] = 1;
 		return 0;
@@ -269,10 +276,7 @@ void tr_signals_init(void)
 		if (!tr_managed[sig])
 			continue;
 		struct sigaction ours, old;
-		memset(&ours, 0, sizeof(ours));
-		ours.sa_sigaction = tr_handler;
-		sigemptyset(&ours.sa_mask);
-		ours.sa_flags = SA_SIGINFO | SA_RESTART | (tr_managed[sig] == 2 ? SA_ONSTACK : 0);
+		ours_like(sig, NULL, &ours);
 		if (tr_real.sigaction(sig, &ours, &old))
 			continue;
 		tr_prog[sig] = old;

@@ -80,6 +80,18 @@ IO_META_CALLS(IO_MC_WRAP)
 
 /* ---- unlink & rename ------------------------------------------------------------ */
 
+/* The end of a call that removed file when it returned 0 (IoDeleteFile,
+ * then the region's Leave); errno the call's. */
+static int deleted(struct tr_thread *t, enum io_rgn r, int ret, uint32_t file)
+{
+	int err = errno;
+	uint64_t now = tr_time();
+	if (ret == 0)
+		io_rec_delete(t, now, file);
+	io_meta_end(t, r, now, err);
+	return ret;
+}
+
 static int io_unlink(enum io_rgn r, int dirfd, const char *path, int flags)
 {
 	IO_INIT(unlink); IO_INIT(unlinkat);
@@ -91,12 +103,7 @@ static int io_unlink(enum io_rgn r, int dirfd, const char *path, int flags)
 	uint32_t file = tr_def_io_file(canon, (flags & AT_REMOVEDIR) != 0);
 	io_meta_begin(t, r);
 	int ret = r == IO_R_unlink ? real_unlink(path) : real_unlinkat(dirfd, path, flags);
-	int err = errno;
-	uint64_t now = tr_time();
-	if (ret == 0)
-		io_rec_delete(t, now, file);
-	io_meta_end(t, r, now, err);
-	return ret;
+	return deleted(t, r, ret, file);
 }
 
 TR_EXPORT int unlink(const char *path)
@@ -125,12 +132,7 @@ static int io_rename(const char *from, const char *to)
 	}
 	io_meta_begin(t, IO_R_rename);
 	int ret = real_rename(from, to);
-	int err = errno;
-	uint64_t now = tr_time();
-	if (ret == 0)
-		io_rec_delete(t, now, file);
-	io_meta_end(t, IO_R_rename, now, err);
-	return ret;
+	return deleted(t, IO_R_rename, ret, file);
 }
 
 TR_EXPORT int rename(const char *from, const char *to)
