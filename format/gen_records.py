@@ -196,6 +196,12 @@ def inlinable(r):
                for f in r.fields)
 
 
+def stringy(r):
+    """Fixed-size fields and strings only (no arrays, attic fields, id maps or attribute values)."""
+    return any(f.enc == 'str' for f in r.fields) and all(
+        not f.array and not f.attic and f.enc not in ('idmap', 'av') for f in r.fields)
+
+
 def main():
     tab, hout, cout = sys.argv[1:4]
     recs = []
@@ -279,6 +285,25 @@ def main():
                 for f in r.fields:
                     h.append('\t' + put(f, f.c, r))
                 h.append('\totf2w__rec_close(start, p, %d);' % static)
+                h.append('\treturn p;')
+                h.append('}')
+            elif r.kind == 'gdef' and stringy(r):
+                # the same for a record with strings (String: a tool that
+                # renames definitions, tracer recover's symbols); MAX(n):
+                # the bound for n bytes of strings (their terminators apart)
+                static, dyn = size_terms(r)
+                nstr = sum(1 for f in r.fields if f.enc == 'str')
+                put_fn = 'otf2w_gdef_put_%s' % snake(r.name)
+                args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params]
+                h.append('#define OTF2W_GDEF_%s_MAX(n) (1 + 9 + %d + (size_t)(n))' % (snake(r.name).upper(),
+                                                                                 static + nstr))
+                h.append('static inline uint8_t *%s(%s)' % (put_fn, ', '.join(args)))
+                h.append('{')
+                h.append('\tsize_t payload = %d%s;' % (static, ''.join(' + ' + d for d in dyn)))
+                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, payload);' % r.id)
+                for f in r.fields:
+                    h.append('\t' + put(f, f.c, r))
+                h.append('\totf2w__rec_close(start, p, payload);')
                 h.append('\treturn p;')
                 h.append('}')
             h.append(proto(r) + ';')

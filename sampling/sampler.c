@@ -231,11 +231,17 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 	}
 	ucontext_t *uc = ucv;
 	uintptr_t pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	/* an object loaded since the table's last refresh (a dlopen): the
+	 * table refreshed first, when the signal interrupted the program's
+	 * own code */
+	int refresh = __atomic_load_n(&tr_smp_stale, __ATOMIC_RELAXED) && t && !t->guard && !t->in_record && !s->busy;
 	/* libunwind's slow path locks a pthread mutex (with signals blocked):
 	 * the guard keeps our own wrappers out of it */
 	if (t)
 		t->guard++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	if (refresh)
+		tr_smp_objects_refresh_try();
 	uint64_t u0 = tr_time();
 	int n = 0, known_gap = 0, cfi = -1;
 	uint32_t mode = tr_cfg.sampling_unwind;

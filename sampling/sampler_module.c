@@ -20,10 +20,6 @@
 #include "smp_sampler.h"
 #include "smp_libs.h"
 
-static int smp_cue;        /* futex word: bumped by every tick (symbol thread, below) */
-static int smp_sym_state;  /* 0 not started, 1 running, -1 none (the tick defines, as before) */
-static int smp_stale;      /* the object table misses an object (tr_smp_objects_stale) */
-
 /* ---- SIGPROF ownership --------------------------------------------------------------- */
 
 static atomic_int smp_yielded;
@@ -227,9 +223,8 @@ static void smp_fini(void)
 		if (s->active)
 			tr_smp_thread_stop(s, s == tr_smp_tls);
 	tr_smp_list_lock_drop();
-	/* On tracer-io when it runs (TRACER_DURABLE): the symbol sessions its
-	 * ticks opened are in its descriptor table, so they are read and closed
-	 * there. */
+	/* In a descriptor table of the tracer's own (tr_io_run): libdw's
+	 * descriptors never take a number in the program's. */
 	uint32_t ndef = 0;
 	if (tr_io_run(smp_last_defs, &ndef) != 0)
 		smp_last_defs(&ndef);
@@ -344,7 +339,6 @@ static void smp_fork_child(void)
 		tr_smp_timer_start(mine);
 	}
 	tr_smp_src_process(1);
-	smp_sym_state = 0;   /* no symbol thread in the child: its tracer-io starts one */
 	tr_smp_objects_fork_child();
 }
 
@@ -395,68 +389,33 @@ static void smp_fini_crash(otf2w_gdef_writer *g)
 	}
 }
 
-/* ---- TRACER_DURABLE: the symbol thread ---------------------------------------------
+/* ---- TRACER_DURABLE ------------------------------------------------------------------
  * A tick never reads symbols (the first session of an object takes 0.2 s,
- * seconds under load): it cues "tracer-sym", a helper of tracer-io (its
- * descriptor table: the libdw sessions stay out of the program's), which
- * defines the contexts of the nodes so far with their symbols; the
- * snapshot of a tick carries what it has defined, and placeholders
- * (tr_smp_snapshot_defs) for the rest. */
+ * seconds under load; libdw allocates with the program's malloc, and a
+ * tick may run in the SIGPROF handler): its snapshot names each context
+ * not defined yet by a placeholder (tr_smp_snapshot_defs), its object file
+ * and address, which `tracer recover` reads the symbols of (after the
+ * kill, as perf report does). A normal end defines every context with its
+ * symbols (smp_fini). */
 
-static void smp_sym_main(void)
-{
-	for (;;) {
-		int c = __atomic_load_n(&smp_cue, __ATOMIC_ACQUIRE);
-		if (tr_smp_frozen)
-			return;   /* the last definitions are made by fini */
-		uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-		if (n > tr_smp_node_cap)
-			n = tr_smp_node_cap;
-		__atomic_store_n(&smp_stale, 0, __ATOMIC_RELEASE);
-		tr_smp_objects_refresh();   /* objects loaded since: their symbols */
-		tr_smp_define_contexts(n, 0);
-		tr_syscall(SYS_futex, &smp_cue, FUTEX_WAIT_PRIVATE, c, NULL, NULL, 0);
-	}
-}
-
-/* unwind.c met a pc in no object of the table (a dlopen since its last
- * refresh): the symbol thread refreshes it now rather than at the next
- * tick, once per refresh. Async-signal-safe (an exchange, a futex wake). */
-void tr_smp_objects_stale(void)
-{
-	if (__atomic_load_n(&smp_sym_state, __ATOMIC_RELAXED) != 1 ||
-	    __atomic_exchange_n(&smp_stale, 1, __ATOMIC_ACQ_REL))
-		return;
-	__atomic_add_fetch(&smp_cue, 1, __ATOMIC_RELEASE);
-	tr_syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* TRACER_DURABLE tick (tracer-io): a cue for the symbol thread, nothing slow. */
-static void smp_durable_tick(void)
-{
-	/* (TRACER_CALLERS alone: the ticks run on the program's threads, no
-	 * thread of ours reads symbols; the snapshots carry placeholders) */
-	if (!tr_smp_nodes || tr_smp_frozen || tr_smp_callers_only)
-		return;
-	if (!smp_sym_state)
-		smp_sym_state = tr_io_spawn(smp_sym_main, "tracer-sym") == 0 ? 1 : -1;
-	if (smp_sym_state < 0) {
-		/* no helper thread (another C library): on tracer-io as before */
-		uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-		tr_smp_objects_refresh();
-		tr_smp_define_contexts(n > tr_smp_node_cap ? tr_smp_node_cap : n, 0);
-		return;
-	}
-	__atomic_add_fetch(&smp_cue, 1, __ATOMIC_RELEASE);
-	tr_syscall(SYS_futex, &smp_cue, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-/* TRACER_DURABLE snapshot (tracer-io, registry held): the contexts the
- * symbol thread has not defined yet, as placeholders for this snapshot. */
+/* TRACER_DURABLE snapshot (the ticking thread, registry held): the
+ * contexts so far, as placeholders for this snapshot. */
 static void smp_durable_snapshot(void)
 {
 	if (tr_smp_nodes && !tr_smp_frozen)
 		tr_smp_snapshot_defs();
+}
+
+/* TRACER_DURABLE: nodes made since the last snapshot (a sample or region
+ * recorded since may refer to them). Async-signal-safe. */
+static int smp_durable_pending(void)
+{
+	if (!tr_smp_nodes || tr_smp_frozen)
+		return 0;
+	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
+	if (n > tr_smp_node_cap)
+		n = tr_smp_node_cap;
+	return n > __atomic_load_n(&tr_smp_snap_nodes, __ATOMIC_ACQUIRE);
 }
 
 /* The thread's end begins (its start routine returned or it called
@@ -482,8 +441,8 @@ static struct tr_module smp_module = {
 	.thread_fini_crash = smp_thread_fini_crash,
 	.fini_crash = smp_fini_crash,
 	.on_sigaction = smp_on_sigaction,
-	.durable_tick = smp_durable_tick,
 	.durable_snapshot = smp_durable_snapshot,
+	.durable_pending = smp_durable_pending,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)

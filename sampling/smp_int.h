@@ -88,9 +88,10 @@ uint32_t tr_smp_eh_upper(const struct tr_smp_eh *o, uintptr_t pc, uintptr_t *fde
  * indices). n = node count. */
 /* returns the distinct contexts defined; last: no call follows (not a durable tick) */
 uint32_t tr_smp_define_contexts(uint32_t n, int last);
-/* TRACER_DURABLE snapshot (tracer-io, registry held): placeholder contexts
- * of the nodes not defined yet, for that snapshot only. */
+/* TRACER_DURABLE snapshot (the ticking thread, registry held): placeholder
+ * contexts of the nodes, for that snapshot only. Async-signal-safe. */
 void tr_smp_snapshot_defs(void);
+extern uint32_t tr_smp_snap_nodes;   /* the nodes the last snapshot defined */
 void tr_smp_objects_fork_child(void);
 
 /* ---- metrics (metrics.c) ------------------------------------------------------- */

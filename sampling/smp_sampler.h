@@ -153,9 +153,10 @@ uint32_t tr_smp_path(struct smp_thread *s, void *const *f, uint32_t n, int exact
 /* unwind.c: the stack of the interrupted context ucv, leaf (its pc) first,
  * at most cap frames, from the unwind tables; -1: ask libunwind */
 int tr_smp_cfi_walk(struct smp_thread *s, const void *ucv, void **buf, uint32_t cap);
-/* sampler_module.c: a pc in no known object; the table is refreshed soon
- * (async-signal-safe) */
-void tr_smp_objects_stale(void);
+/* symbols.c: a pc in no object of the table was met (unwind.c); the
+ * handler then refreshes the table if it can without waiting */
+extern int tr_smp_stale;
+void tr_smp_objects_refresh_try(void);
 /* sampler.c: the queued samples up to limit, written first */
 void tr_smp_drain(struct smp_thread *s, struct tr_thread *t, uint64_t limit);
 

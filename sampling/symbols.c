@@ -10,9 +10,9 @@
  * generation it was created in, so an address of a library that was
  * dlclose'd before the end is still resolved against the right file.
  *
- * With TRACER_DURABLE the symbol thread "tracer-sym" (sampler_module.c)
- * resolves the nodes so far in batches during the run; durability
- * snapshots name the rest by address (tr_smp_snapshot_defs).
+ * With TRACER_DURABLE the durability snapshots name every node by its
+ * object file and address (tr_smp_snapshot_defs), which `tracer recover`
+ * resolves after a kill (tools/recover_syms.c).
  * At shut-down (never in the handler) each address is resolved with libdw
  * (libdwfl): the function from the ELF symbol tables (.symtab, .dynsym,
  * MiniDebugInfo, separate debuginfo by build-id), file and line from DWARF,
@@ -60,7 +60,7 @@ uintptr_t tr_smp_self_lo, tr_smp_self_hi;
  * count published last) and only marked gone, so the definitions read it
  * without its lock: a refresh (thread start/end, dlclose) never waits for
  * symbol reading. smp_obj_lock: the refreshes; smp_def_lock: the
- * definitions (symbol thread, shut-down) and the symbol sessions. */
+ * definitions (shut-down) and the symbol sessions. */
 #define SMP_MAX_OBJS 16384
 static struct smp_obj *smp_objs;
 static uint32_t smp_nobjs;   /* atomic */
@@ -171,12 +171,36 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 	return 0;
 }
 
+static void smp_refresh_locked(void);
+
 void tr_smp_objects_refresh(void)
+{
+	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
+		sched_yield();
+	smp_refresh_locked();
+}
+
+/* The SIGPROF handler (smp_stale): a refresh only when no other one runs,
+ * never a wait. Like libunwind's own walk in the handler, it calls
+ * dl_iterate_phdr (whose lock is recursive in glibc) in plain program
+ * context only (the handler checks the thread is outside the tracer). */
+int tr_smp_stale;
+
+void tr_smp_objects_refresh_try(void)
+{
+	if (!__atomic_exchange_n(&tr_smp_stale, 0, __ATOMIC_ACQ_REL))
+		return;
+	if (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire)) {
+		__atomic_store_n(&tr_smp_stale, 1, __ATOMIC_RELEASE);
+		return;
+	}
+	smp_refresh_locked();
+}
+
+static void smp_refresh_locked(void)
 {
 	struct smp_scan sc;
 	memset(&sc, 0, sizeof(sc));
-	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
-		sched_yield();
 	sc.first = 1;
 	dl_iterate_phdr(smp_phdr_cb, &sc);
 	if (sc.unchanged)
@@ -555,7 +579,7 @@ uint32_t tr_smp_define_contexts(uint32_t n, int last)
 		goto unlock;
 	}
 	distinct = n;
-	if (from >= n)   /* (also the symbol thread after the last definitions) */
+	if (from >= n)
 		goto unlock;
 
 	struct smp_res *nres = tr_malloc(sizeof(*nres) * n);
@@ -663,13 +687,14 @@ unlock:
 
 /* ---- TRACER_DURABLE snapshots ------------------------------------------------------ */
 
-/* The calling contexts of the complete nodes the symbol thread has not
- * defined yet, for one snapshot (struct tr_module.durable_snapshot: on
- * tracer-io, the registry held, dropped after the snapshot): a node of an
- * address gets a Region named by its address "0x<address>" (no symbol is
- * read; the next snapshots carry its real definition once the symbol
- * thread made it), parents first. Never takes smp_def_lock (the symbol
- * thread holds it while reading symbols). */
+/* The calling contexts of the complete nodes, for one snapshot (struct
+ * tr_module.durable_snapshot: on the ticking thread, perhaps in its
+ * SIGPROF handler, the registry held, dropped after the snapshot): a node
+ * of an address gets a Region named by its object file and its address
+ * there (no symbol is read), parents first. Async-signal-safe: the object
+ * table is read without its lock, smp_def_lock is never taken. */
+uint32_t tr_smp_snap_nodes;
+
 void tr_smp_snapshot_defs(void)
 {
 	static uint32_t *pmap;   /* node -> definition in this snapshot (without MPI) */
@@ -683,6 +708,7 @@ void tr_smp_snapshot_defs(void)
 	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
 		m++;
 	n = m;
+	__atomic_store_n(&tr_smp_snap_nodes, n, __ATOMIC_RELEASE);
 	if (from >= n || (!by_index && !pmap && !(pmap = smp_map_new())))
 		return;
 	if (!by_index && from)
@@ -702,10 +728,21 @@ void tr_smp_snapshot_defs(void)
 				tracer_r = smp_pseudo_region("[tracer]", "time spent inside libtracer.so");
 			r = tracer_r;
 		} else {
-			char buf[64];
-			snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)SMP_KEY_ADDR(nd->key));
-			r = tr_def_region(buf, buf, "not resolved at the last durability tick", OTF2W_ROLE_FUNCTION,
-					  OTF2W_PARADIGM_SAMPLING, OTF2W_REGION_FLAG_NONE, NULL, 0, 0);
+			/* "0x<address in the file> [<object>]" (a return address
+			 * at the call: ip - 1), the object file as the region's
+			 * source file, which tracer recover names from the file's
+			 * symbols; "0x<address>" outside every known object */
+			char buf[96];
+			uint64_t a = SMP_KEY_ADDR(nd->key);
+			uint64_t look = (nd->key & SMP_KEY_RET) && a ? a - 1 : a;
+			uint32_t oi = smp_obj_of(look, nd->gen);
+			const struct smp_obj *o = oi == UINT32_MAX ? NULL : &smp_objs[oi];
+			if (o && o->path)
+				snprintf(buf, sizeof(buf), "0x%llx [%.60s]", (unsigned long long)(look - o->bias), o->name);
+			else
+				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)a);
+			r = tr_def_region(buf, buf, TR_DEFS_PLACEHOLDER, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
+					  OTF2W_REGION_FLAG_NONE, o && o->path ? o->path : NULL, 0, 0);
 		}
 		if (by_index)
 			tr_def_calling_context_new(r, SMP_UNDEF, nd->parent);
@@ -716,7 +753,8 @@ void tr_smp_snapshot_defs(void)
 		tr_def_calling_context_map(pmap, n);
 }
 
-/* fork child: the symbol thread (which may have held a lock) is not there. */
+/* fork child: another thread of the parent (a refresh, the definitions)
+ * may have held a lock. */
 void tr_smp_objects_fork_child(void)
 {
 	atomic_flag_clear_explicit(&smp_obj_lock, memory_order_release);

@@ -420,8 +420,10 @@ static inline struct smp_uw_ent *rule(struct smp_thread *s, uintptr_t a)
 	int known = find_rule(a, &n);
 	tr_smp_eh_end();
 	if (!known) {
-		tr_smp_objects_stale();
-		return NULL;   /* in no object of the table (loaded since its last refresh) */
+		/* in no object of the table (loaded since its last refresh):
+		 * libunwind decides, the next sample refreshes the table */
+		__atomic_store_n(&tr_smp_stale, 1, __ATOMIC_RELEASE);
+		return NULL;
 	}
 	struct smp_uw_ent *e = &set[(s->uwc_victim++) & 3];
 	n.key = a;

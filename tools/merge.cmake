@@ -10,7 +10,7 @@ add_executable(tracer-merge ${CMAKE_CURRENT_LIST_DIR}/tracer-merge.c ${CMAKE_CUR
 target_include_directories(tracer-merge PRIVATE ${TR_PRELOAD_INCLUDES} ${CMAKE_BINARY_DIR}/preload)
 add_dependencies(tracer-merge tr_defs_gen)
 target_compile_definitions(tracer-merge PRIVATE _GNU_SOURCE)
-target_link_libraries(tracer-merge PRIVATE otf2r otf2w otf2w_libc)
+target_link_libraries(tracer-merge PRIVATE otf2r otf2w otf2w_libc PkgConfig::LIBDW)
 set_target_properties(tracer-merge PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bin)
 # tracer-mpirun: the script with the installed tree's paths and the version
 configure_file(${CMAKE_CURRENT_LIST_DIR}/tracer-mpirun ${CMAKE_BINARY_DIR}/bin/tracer-mpirun @ONLY)

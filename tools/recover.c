@@ -273,6 +273,8 @@ static int recover_one(const char *d, const char *name, FILE *msg, int part, int
 	snprintf(q, sizeof(q), "%.4000s/%.255s.otf2", d, name);
 	if (rename(p, q) != 0)
 		errors++;
+	if (!part && !errors)
+		(void)tr_recover_name_samples(q, msg);   /* (a part's: in the unified archive, tracer-merge) */
 	unlink_own(d, name, ".durable");
 	unlink_own(d, name, ".claim");
 	if (msg)

@@ -32,6 +32,11 @@ int tracer_recover_killed(const char *d, const char *name);
 int tracer_unify_tree(const char *dir, char *log, size_t nlog, char *line, size_t n);
 /* A process of the tree in DIR/procs still runs: its pid, else 0. */
 long tracer_tree_running(const char *dir);
+/* The archive at anchor (DIR/NAME.otf2): the sampled addresses a
+ * durability snapshot left unnamed named from their object files
+ * (recover_syms.c). Returns how many were named, -1 on an error (one line
+ * to msg). */
+int tr_recover_name_samples(const char *anchor, FILE *msg);
 int tracer_recover_main(int argc, char **argv);
 
 #endif

@@ -11,73 +11,22 @@
  * without a symbol "<object>+0x<offset>". A lock on the heap or a stack
  * has no site: the report shows its address only.
  */
-#include <elfutils/libdwfl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "objsyms.h"
 #include "report.h"
 
-static const Dwfl_Callbacks offline_cb = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-/* The objects opened so far (each once). */
-struct lk_obj {
-	char *path;
-	Dwfl *dwfl;          /* NULL: cannot be read */
-	Dwfl_Module *mod;
-	GElf_Addr delta;     /* ELF address of file offset 0 (first PT_LOAD: p_vaddr - p_offset) */
-};
-
-static struct lk_obj *lk_open(struct lk_obj **v, size_t *n, const char *path)
-{
-	for (size_t i = 0; i < *n; i++)
-		if (!strcmp((*v)[i].path, path))
-			return &(*v)[i];
-	*v = realloc(*v, (*n + 1) * sizeof **v);
-	if (!*v) {
-		fputs("tracer: out of memory\n", stderr);
-		exit(2);
-	}
-	struct lk_obj *o = &(*v)[(*n)++];
-	*o = (struct lk_obj){ .path = strdup(path) };
-	Dwfl *d = dwfl_begin(&offline_cb);
-	Dwfl_Module *m = d ? dwfl_report_offline(d, path, path, -1) : NULL;
-	GElf_Addr bias = 0;
-	Elf *e = m ? dwfl_module_getelf(m, &bias) : NULL;
-	size_t nph = 0;
-	if (!o->path || dwfl_report_end(d, NULL, NULL) || !e || elf_getphdrnum(e, &nph)) {
-		if (d)
-			dwfl_end(d);
-		return o;
-	}
-	for (size_t i = 0; i < nph; i++) {
-		GElf_Phdr ph;
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			o->delta = ph.p_vaddr - ph.p_offset + bias;
-			o->dwfl = d;
-			o->mod = m;
-			return o;
-		}
-	}
-	dwfl_end(d);
-	return o;
-}
-
 /* "symbol", "symbol+0x<n>" or "<object>+0x<offset>" for offset in o. */
-static char *lk_name(const struct lk_obj *o, uint64_t offset)
+static char *lk_name(const struct tool_obj *o, uint64_t offset)
 {
 	const char *sym = NULL, *base = strrchr(o->path, '/');
 	GElf_Off off = 0;
 	GElf_Sym s;
 	char *out = NULL;
 
-	if (o->mod)
-		sym = dwfl_module_addrinfo(o->mod, o->delta + offset, &off, &s, NULL, NULL, NULL);
+	sym = tool_obj_symbol(o, o->delta + offset, &off, &s);
 	/* (a function's name for a data address would be wrong: data symbols only) */
 	if (sym && GELF_ST_TYPE(s.st_info) != STT_OBJECT && GELF_ST_TYPE(s.st_info) != STT_NOTYPE)
 		sym = NULL;
@@ -97,8 +46,8 @@ static struct rep_lock *lk_find(struct rep *r, size_t group, uint32_t id)
 void rep_lock_names(struct rep *r)
 {
 	static const char prefix[] = "TRACER::LOCK_SITE::";
-	struct lk_obj *objs = NULL;
-	size_t nobjs = 0, n = otf2r_def_count(r->ar);
+	struct tool_objs objs = { NULL, 0 };
+	size_t n = otf2r_def_count(r->ar);
 
 	if (!r->nlocks)
 		return;
@@ -122,14 +71,9 @@ void rep_lock_names(struct rep *r)
 		struct rep_lock *l = li < r->nlocs ? lk_find(r, r->locs[li].group, (uint32_t)id) : NULL;
 		if (!l || l->name)
 			continue;
-		const struct lk_obj *o = lk_open(&objs, &nobjs, end + 1);
+		const struct tool_obj *o = tool_obj_open(&objs, end + 1);
 		l->name = lk_name(o, offset);
 		l->object = strdup(end + 1);
 	}
-	for (size_t i = 0; i < nobjs; i++) {
-		if (objs[i].dwfl)
-			dwfl_end(objs[i].dwfl);
-		free(objs[i].path);
-	}
-	free(objs);
+	tool_objs_free(&objs);
 }

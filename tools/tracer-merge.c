@@ -607,6 +607,10 @@ int main(int argc, char **argv)
 	free(ulocs);
 	if (bad)
 		return 1;
+	if (nkilled) {   /* recovered parts: their sampled functions named (recover_syms.c) */
+		snprintf(p1, sizeof(p1), "%s/traces.otf2", dir);
+		(void)tr_recover_name_samples(p1, stdout);
+	}
 	if (tree) {
 		int r = tree_done(nok, nranks, (int)nulocs + foreign, final);
 		free(ranks);

@@ -11,7 +11,8 @@ add_executable(tracer_cmd ${CMAKE_CURRENT_LIST_DIR}/tracer.c ${CMAKE_CURRENT_LIS
   ${CMAKE_CURRENT_LIST_DIR}/report_callers.c ${CMAKE_CURRENT_LIST_DIR}/report_locks.c
   ${CMAKE_CURRENT_LIST_DIR}/convert.c ${CMAKE_CURRENT_LIST_DIR}/convert_pprof.c ${TR_RECOVER_SRC})
 target_compile_definitions(tracer_cmd PRIVATE _GNU_SOURCE)
-# libdw: the names of static locks from the traced objects (report_locks.c)
+target_include_directories(tracer_cmd PRIVATE ${CMAKE_SOURCE_DIR}/preload/defs)   # tr_defs.h (recover_syms.c)
+# libdw: the names of static locks from the traced objects (report_locks.c, objsyms.c)
 target_link_libraries(tracer_cmd PRIVATE otf2r otf2w_stage otf2w_libc PkgConfig::LIBDW)
 if(ZLIB_FOUND)
   target_compile_definitions(tracer_cmd PRIVATE TRACER_HAVE_ZLIB)

@@ -179,14 +179,15 @@ static int write_snapshot(void)
 	return tr_real.rename(from, to);
 }
 
-/* The modules' cues (struct tr_module.durable_tick: the sampler's symbol
- * thread) and their definitions for one snapshot (durable_snapshot, with
- * the registry held). */
-static void modules_tick(void)
+/* The modules' definitions for one snapshot (durable_snapshot, with the
+ * registry held), and whether their records need a new one
+ * (durable_pending). */
+static int modules_pending(void)
 {
 	for (int i = 0; i < tr_g.nmodules; i++)
-		if (tr_g.modules[i]->durable_tick)
-			tr_g.modules[i]->durable_tick();
+		if (tr_g.modules[i]->durable_pending && tr_g.modules[i]->durable_pending())
+			return 1;
+	return 0;
 }
 
 static void modules_snapshot(void)
@@ -222,8 +223,6 @@ static uint32_t tick(void)
 		return 0;
 	if (!dur_idx && open_index() != 0)
 		return 0;
-	uint64_t t0 = mono_ns();
-	modules_tick();   /* (a cue only: nothing slow) */
 	uint64_t t1 = mono_ns();
 	/* 1. committed positions now (static: 160 KiB, on no program thread's
 	 * stack - a thread made with a small stack runs the tick too; one tick
@@ -266,6 +265,8 @@ static uint32_t tick(void)
 		if (saved) {
 			dur_sig = sig;
 			dur_snap_ok = 1;
+		} else {
+			dur_snap_ok = 0;   /* (the modules' pending counts now name a snapshot that is not out) */
 		}
 	}
 	/* (still holding the registry: what is defined after this is not in
@@ -298,8 +299,8 @@ static uint32_t tick(void)
 	dur_idx->ticks++;
 	uint64_t t2 = mono_ns();
 	if (dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
-		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (module cues %.3f s, then %.3f s)",
-			     (double)(t2 - dur_last_pub) / 1e9, (double)(t1 - t0) / 1e9, (double)(t2 - t1) / 1e9);
+		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (the tick took %.3f s)",
+			     (double)(t2 - dur_last_pub) / 1e9, (double)(t2 - t1) / 1e9);
 	dur_last_pub = t2;
 	return n;
 }
@@ -325,11 +326,6 @@ static void tick_here(struct tr_thread *t)
 	*t->errnop = e;
 	if (pub)
 		dur_first_left = 0;
-}
-
-static void tick_void(void)
-{
-	(void)tick();
 }
 
 /* ---- the tick on the program's threads ----
@@ -377,7 +373,8 @@ static int publish_own(struct tr_thread *t)
 		return -1;
 	/* after the position: every definition its events refer to existed
 	 * before this read, so an unchanged generation means all are saved */
-	if (tr_defs_generation() != __atomic_load_n(&dur_gen_saved, __ATOMIC_ACQUIRE))
+	if (tr_defs_generation() != __atomic_load_n(&dur_gen_saved, __ATOMIC_ACQUIRE) || !dur_snap_ok ||
+	    modules_pending())
 		return -1;
 	struct tr_durable_slot *s = &dur_idx->slot[k];
 	if (s->chunk != chunk || s->bytes != bytes)
@@ -457,18 +454,13 @@ void tr_durable_open(void)
 		t->dur_slot = 0;   /* (a fork child: the parent's index) */
 	if (!tr_cfg.sampling_period_ns)   /* (samples written in a handler cannot grow a window) */
 		otf2w_archive_set_durable_first(tr_g.ar, 4096);   /* one block (mapped.c) */
-	if (tr_cfg.sampling_period_ns) {
-		/* sampling: the symbols of the snapshots are read on tracer-sym,
-		 * a helper of tracer-io, so the tick runs there too */
-		dur_inline = 0;
-		tr_io_set_tick(tick_void, dur_interval_ns, tr_g.fork_child);
-		tr_io_start();
-		return;
-	}
 	/* no thread: the first tick at the first record (so that a process
 	 * killed early is still a part of the recovered tree), in a fork child
 	 * one interval later (a child that execs at once leaves nothing); then
-	 * every interval, on whichever thread records then */
+	 * every interval, on whichever thread records then - with sampling
+	 * also a thread that only computes: the sample its SIGPROF handler
+	 * writes is a record (sampling/sampler.c writes one only when the
+	 * signal interrupted the program's own code, never the tracer's) */
 	dur_inline = 1;
 	dur_interval_ticks = (uint64_t)((double)dur_interval_ns * (double)tr_clock_resolution() / 1e9);
 	if (dur_interval_ticks == 0)

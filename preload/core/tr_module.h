@@ -84,11 +84,12 @@ struct tr_module {
 	 * before it is installed. Only for handlers, not SIG_IGN/SIG_DFL; at
 	 * present only for SIGPROF (the sampler hands SIGPROF over). May be NULL. */
 	void (*on_sigaction)(int sig, const void *act);
-	/* TRACER_DURABLE, every tick on the tracer-io thread, before the
-	 * positions are read: a cue (the sampler wakes its symbol thread).
-	 * Never waits for anything slow: the tick must come every interval.
+	/* TRACER_DURABLE: 1 when the module's records so far may refer to
+	 * something its last durable_snapshot did not define (the sampler's
+	 * new calling contexts): a thread that is about to wait then ticks
+	 * instead of publishing its position alone. Async-signal-safe, quick.
 	 * May be NULL. */
-	void (*durable_tick)(void);
+	int (*durable_pending)(void);
 	/* On the thread t itself, right before the layer that owns the thread
 	 * writes its last records (wrappers/pthread: the ThreadEnd, through
 	 * tr_thread_ending): close what the module keeps open on the location
@@ -96,8 +97,8 @@ struct tr_module {
 	 * that ThreadEnd stays the last record. Guard held; called again (and
 	 * then a no-op) before thread_fini. May be NULL. */
 	void (*thread_ending)(struct tr_thread *t);
-	/* TRACER_DURABLE, every tick on tracer-io, with the registry held for
-	 * the snapshot: define (tr_def_*) what the events recorded so far need
+	/* TRACER_DURABLE, every tick on the ticking thread (perhaps in the
+	 * sampler's SIGPROF handler), with the registry held for the snapshot: define (tr_def_*) what the events recorded so far need
 	 * and fini defines only at the end, for this snapshot only (dropped
 	 * after it: sampled contexts not resolved yet as placeholders, VT class
 	 * groups as far as defined). Quick: no symbol reading, no lock the

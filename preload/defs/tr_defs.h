@@ -28,6 +28,16 @@ enum tr_def_class {
 	TR_DEF_NCLASSES
 };
 
+/* The description of a Region by which a TRACER_DURABLE snapshot names a
+ * sampled address it has read no symbol for (sampling/symbols.c): its
+ * name is "0x<address in the file> [<object's base name>]", its source
+ * file the object file's path (or "0x<address>" and no file outside every
+ * known object). `tracer recover` names such a region from the file's
+ * symbols and describes it so (tools/recover_syms.c). */
+#define TR_DEFS_PLACEHOLDER "not resolved at the last durability tick"
+#define TR_DEFS_PLACEHOLDER_READ "named by tracer recover from the symbols of its object file (the process was " \
+	"killed before the tracer read them; an address no symbol covers keeps its address)"
+
 /* Where this code reports errors (an unreadable input, a mapping table that
  * could not be written): the core sets tr_log_error, a tool its own
  * function; NULL (the default) is silent. */
