@@ -181,13 +181,21 @@ void tr_smp_objects_refresh(void)
 }
 
 /* The SIGPROF handler (smp_stale): a refresh only when no other one runs,
- * never a wait. Like libunwind's own walk in the handler, it calls
- * dl_iterate_phdr (whose lock is recursive in glibc) in plain program
- * context only (the handler checks the thread is outside the tracer). */
+ * never a wait, and at most every 10 ms (code in no object at all, e.g. a
+ * JIT's, misses at every sample: the walk of the loaded objects then
+ * costs at most 100 times a second). Like libunwind's own walk in the
+ * handler, it calls dl_iterate_phdr (whose lock is recursive in glibc) in
+ * plain program context only (the handler checks the thread is outside
+ * the tracer). */
 int tr_smp_stale;
+static uint64_t smp_last_try;   /* archive clock */
 
 void tr_smp_objects_refresh_try(void)
 {
+	uint64_t now = tr_time(), last = __atomic_load_n(&smp_last_try, __ATOMIC_RELAXED);
+	if (now - last < tr_clock_resolution() / 100 ||
+	    !__atomic_compare_exchange_n(&smp_last_try, &last, now, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return;
 	if (!__atomic_exchange_n(&tr_smp_stale, 0, __ATOMIC_ACQ_REL))
 		return;
 	if (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire)) {
