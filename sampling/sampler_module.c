@@ -205,7 +205,7 @@ static void smp_last_defs(void *arg)
 		n = tr_smp_node_cap;
 	tr_smp_frozen = 1;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	*(uint32_t *)arg = tr_smp_define_contexts(n, 1);
+	*(uint32_t *)arg = tr_smp_define_contexts(n);
 }
 
 static void smp_fini(void)
@@ -223,10 +223,10 @@ static void smp_fini(void)
 		if (s->active)
 			tr_smp_thread_stop(s, s == tr_smp_tls);
 	tr_smp_list_lock_drop();
-	/* In a descriptor table of the tracer's own (tr_io_run): libdw's
+	/* In a descriptor table of the tracer's own (tr_fd_private_run): libdw's
 	 * descriptors never take a number in the program's. */
 	uint32_t ndef = 0;
-	if (tr_io_run(smp_last_defs, &ndef) != 0)
+	if (tr_fd_private_run(smp_last_defs, &ndef) != 0)
 		smp_last_defs(&ndef);
 
 	uint64_t tot[SMP_NTOT] = { 0 };

@@ -86,8 +86,9 @@ uint32_t tr_smp_eh_upper(const struct tr_smp_eh *o, uintptr_t pc, uintptr_t *fde
  * CallingContext definitions (without MPI one per distinct (region, source
  * location, parent), with a node -> id mapping table; with MPI ids = node
  * indices). n = node count. */
-/* returns the distinct contexts defined; last: no call follows (not a durable tick) */
-uint32_t tr_smp_define_contexts(uint32_t n, int last);
+/* Returns the distinct contexts defined. Once, at the end, in a descriptor
+ * table of our own (libdw's sessions end before it returns). */
+uint32_t tr_smp_define_contexts(uint32_t n);
 /* TRACER_DURABLE snapshot (the ticking thread, registry held): placeholder
  * contexts of the nodes, for that snapshot only. Async-signal-safe. */
 void tr_smp_snapshot_defs(void);

@@ -50,7 +50,6 @@ struct smp_obj {
 	struct smp_symtab syms;   /* mod's symbols, sorted at its first lookup */
 	uintptr_t eh_hdr, eh_table;   /* its .eh_frame_hdr and the search table in it (ehgap.c) */
 	uint32_t eh_count;
-	int on_io;   /* opened on tracer-io: its descriptors are in that table */
 };
 
 volatile uint32_t tr_smp_obj_gen;
@@ -446,13 +445,6 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		cb.section_address = smp_dw->dwfl_offline_section_address;
 		cb.debuginfo_path = &debuginfo_path;
 	}
-	if (o && o->dwfl && o->on_io != tr_io_is_self()) {
-		/* opened in another descriptor table: its numbers mean other
-		 * files here; forgotten (never read or closed from here) */
-		o->dwfl = NULL;
-		o->mod = NULL;
-		smp_symtab_free(&o->syms);
-	}
 	Dwfl *dwfl = o ? o->dwfl : NULL;
 	Dwfl_Module *mod = o ? o->mod : NULL;
 	if (o && o->path && !dwfl) {
@@ -464,7 +456,6 @@ static void smp_resolve_obj(struct smp_obj *o, struct smp_addr *v, size_t n, str
 		}
 		o->dwfl = dwfl;
 		o->mod = mod;
-		o->on_io = tr_io_is_self();
 	}
 	if (o && mod && !o->syms.built)
 		(void)smp_symtab_build(&o->syms, mod);
@@ -543,9 +534,7 @@ static void smp_dwfl_end(void)
 {
 	uint32_t n = __atomic_load_n(&smp_nobjs, __ATOMIC_ACQUIRE);
 	for (uint32_t i = 0; i < n; i++) {
-		/* a session of another descriptor table is only forgotten: closing
-		 * its numbers here would close the program's files */
-		if (smp_objs[i].dwfl && smp_objs[i].on_io == tr_io_is_self())
+		if (smp_objs[i].dwfl)
 			smp_dw->dwfl_end(smp_objs[i].dwfl);
 		smp_objs[i].dwfl = NULL;
 		smp_objs[i].mod = NULL;
@@ -553,9 +542,8 @@ static void smp_dwfl_end(void)
 	}
 }
 
-/* Nodes defined so far (under smp_def_lock): a TRACER_DURABLE tick
- * defines the nodes so far, later calls those after them. Without MPI
- * smp_map[i] is node i's deduplicated definition. */
+/* Nodes defined so far (under smp_def_lock). Without MPI smp_map[i] is
+ * node i's deduplicated definition. */
 static uint32_t smp_ndefined;   /* atomic: read by tr_smp_snapshot_defs without the lock */
 static uint32_t *smp_map;       /* tr_smp_node_cap entries, mapped once (never moves) */
 
@@ -567,7 +555,7 @@ static uint32_t *smp_map_new(void)
 	return m == MAP_FAILED ? NULL : m;
 }
 
-uint32_t tr_smp_define_contexts(uint32_t n, int last)
+uint32_t tr_smp_define_contexts(uint32_t n)
 {
 	uint32_t distinct = n, from;
 	int by_index = tr_proc.rank >= 0;
@@ -682,8 +670,7 @@ out:
 	tr_free(res);
 	tr_free(where);
 unlock:
-	if (last)
-		smp_dwfl_end();   /* the last definitions (a tick keeps the sessions) */
+	smp_dwfl_end();   /* (its descriptors are in this call's table: fdtable.c) */
 	if (!by_index && smp_map && from >= n) {
 		distinct = 0;   /* nothing new: the distinct contexts so far */
 		for (uint32_t i = 0; i < smp_ndefined; i++)

@@ -178,11 +178,11 @@ static void cb_free(void *ud, void *chunk, size_t size)
 
 const otf2w_memory_callbacks tr_ar_memory = { cb_alloc, cb_free };
 
-/* Files on the tracer-io thread (durable_io.c), never in the program's
- * descriptor table. */
+/* Files in a descriptor table of our own (fdtable.c), never in the
+ * program's. */
 static int cb_io_run(void *ud, void (*fn)(void *), void *arg)
 {
-	return tr_io_run(fn, arg);
+	return tr_fd_private_run(fn, arg);
 }
 
 /* TRACER_DURABLE without a thread: the tick, on the recording thread. */
@@ -193,10 +193,10 @@ static uint64_t cb_io_due(void *ud, uint64_t time)
 
 static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_due };
 
-/* Run fn(arg) on the tracer-io thread when there is one, else here. */
+/* Run fn(arg) in a descriptor table of our own, else here. */
 void tr_ar_io_call(void (*fn)(void *), void *arg)
 {
-	if (tr_io_run(fn, arg) != 0)
+	if (tr_fd_private_run(fn, arg) != 0)
 		fn(arg);
 }
 

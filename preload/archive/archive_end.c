@@ -44,9 +44,10 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 		if (tr_real.stat(p, &st) == 0)
 			sum += (uint64_t)st.st_size;
 	}
-	/* tr_dir_each, not opendir: this runs on tracer-io, which must never
-	 * call the program's malloc (its locks may be held by the thread that
-	 * waits for us: a termination signal that interrupted the allocator) */
+	/* tr_dir_each, not opendir: this may run in our clone child (fdtable.c),
+	 * which must never call the program's malloc (its locks may be held by
+	 * the thread that waits for it: a termination signal that interrupted
+	 * the allocator) */
 	snprintf(p, sizeof(p), "%s/%s", dir, name);
 	tr_dir_each(p, add_size, &sum);
 	return sum;
@@ -55,7 +56,7 @@ static uint64_t dir_bytes(const char *dir, const char *name)
 static void emergency(int status, int sig);
 static void emergency_here(int status, int sig);
 
-/* ---- the shut-down's file work on the tracer-io thread ---- */
+/* ---- the shut-down's file work, in a descriptor table of our own ---- */
 
 /* The archive's files at a normal end, in one call of the private
  * descriptor table (a short process's end is one clone, not four): the
@@ -290,7 +291,7 @@ void tr_finish_status(int status, int have_status)
 	if (unified_global && run.late)
 		late_merged = tr_ar_merge_late() == 0;
 	if (unified_global && !late_merged)
-		tr_ar_write_unified_global();   /* on tracer-io */
+		tr_ar_write_unified_global();
 	int merged = 0;   /* 1: the merge's line is the summary */
 	if (tr_tree.exec)
 		tr_ar_exec_aside();   /* the process goes on in its next image */
@@ -445,7 +446,6 @@ static void emergency_here(int status, int sig)
 	struct tr_thread *self = tr_tls_self;
 	tr_tls_creating++;
 	tr_threads_stop_all(self, 0);
-	tr_io_quiesce();   /* a flush running on tracer-io ends first; then no more */
 	/* (fix) before anything is written: no archive locking any more. This
 	 * thread may have been interrupted while holding the archive lock (chunk
 	 * switch): the Leaves, ProgramEnd and global definitions below allocate

@@ -23,7 +23,7 @@
 #include "proctree.h"
 #include "archive_int.h"
 
-/* MPI rank or process tree part, TRACER_DURABLE tick (tracer-io):
+/* MPI rank or process tree part, TRACER_DURABLE tick:
  * <part>.tdefs as now, for tracer-merge after the run was killed (written,
  * then renamed). */
 int tr_archive_save_tdefs(void)
@@ -299,8 +299,8 @@ static void unified_global_io(void *unused)
 	write_unified_files(tr_g.dir, online_defs, NULL);
 }
 
-/* The rank that ends last, after unification (on tracer-io: no descriptor
- * in the program's table). */
+/* The rank that ends last, after unification (in a descriptor table of
+ * our own: no descriptor in the program's). */
 void tr_ar_write_unified_global(void)
 {
 	tr_ar_io_call(unified_global_io, NULL);
@@ -532,7 +532,7 @@ int tr_ar_start_merge(int crash)
 		tr_archive_prepare_merge();
 	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
 	struct excl_call c = { p, 0 };
-	tr_ar_io_call(create_excl_io, &c);   /* a crash path: here (tracer-io is off) */
+	tr_ar_io_call(create_excl_io, &c);
 	if (!c.ok)
 		return nompi;   /* another rank started it */
 	const char *why = nompi ? "the program did not call MPI_Init" : "the run ended without MPI_Finalize";

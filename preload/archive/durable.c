@@ -3,8 +3,8 @@
  * durable.c - TRACER_DURABLE=<interval> (unset: 250 ms, the default; off: the
  * flush writer of format/buffer.c): a readable archive after SIGKILL.
  *
- * What survives the process (all written by the tracer-io thread, never by
- * a traced thread):
+ * What survives the process (written by the tick, on whichever thread of
+ * the program records when an interval has passed; no thread of ours):
  * - the event files themselves: every location records into shared
  *   mappings of its .evt file (format/mapped.c), so every record is in the
  *   page cache as soon as it is stored;
@@ -22,8 +22,8 @@
  * `tracer recover DIR` (tools/recover.c) turns these into the archive.
  * A normal end (and the crash paths that write the archive) removes them.
  *
- * The tracer-io thread is started with the archive in this mode (also for
- * a single-threaded program: it runs the tick) and in a fork child.
+ * The tick's files are opened in a descriptor table of our own
+ * (tr_fd_private_run, preload/core/fdtable.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,9 +43,10 @@ static struct tr_durable_index *dur_idx;   /* mapped NAME.durable */
 static int dur_stopped;
 static uint64_t dur_sig;              /* definitions + locations at the last snapshot */
 static int dur_snap_ok;
-/* Ticks on the program's own threads (no tracer-io): the event writers
- * call tr_durable_due before a record at or after dur_next (archive clock
- * ticks); the first thread there that may tick runs it. */
+/* Ticks on the program's own threads (set when the archive opens in
+ * durable mode): the event writers call tr_durable_due before a record at
+ * or after dur_next (archive clock ticks); the first thread there that
+ * may tick runs it. */
 static int dur_inline;
 static uint64_t dur_next;
 static uint64_t dur_interval_ticks;
@@ -82,7 +83,7 @@ int tr_durable_on(void)
 	return dur_interval_ns != 0;
 }
 
-/* ---- the tick (a program thread, or tracer-io with sampling) ---- */
+/* ---- the tick (on a program thread, perhaps in its SIGPROF handler) ---- */
 
 static uint64_t defs_signature(void)
 {
@@ -131,7 +132,7 @@ static void move_entry(const char *path, const char *name, int type, void *ud)
  * complete once NAME.recovery.new.otf2 exists), then renamed over the old
  * one file by file, the anchor last. A kill before the new anchor leaves
  * the previous snapshot whole; after it, `tracer recover` finishes the
- * renames (tools/recover.c). Runs on tracer-io. */
+ * renames (tools/recover.c). Runs in the tick's descriptor table. */
 static int write_snapshot(void)
 {
 	char od[4400], name[128], from[4500], to[4500];
@@ -320,7 +321,7 @@ static void tick_here(struct tr_thread *t)
 	int e = *t->errnop, g = t->guard;
 	uint32_t pub = 0;
 	t->guard = 2;
-	if (tr_io_run(tick_io, &pub) != 0)
+	if (tr_fd_private_run(tick_io, &pub) != 0)
 		pub = tick();
 	t->guard = g;
 	*t->errnop = e;
@@ -333,8 +334,9 @@ static void tick_here(struct tr_thread *t)
  * thread, between two records, when its record is at or after the time
  * this returned last. The tick runs only in plain context: at most one
  * tracer call deep (a wrapper's record, or ProgramBegin in the
- * constructor; the thread holds no lock of the tracer's; the sampler's
- * handler never gets here: with sampling the tick is on tracer-io),
+ * constructor, or the sample record of a SIGPROF handler that
+ * interrupted the program's own code; the thread holds no lock of the
+ * tracer's),
  * never while the archive ends; a thread that may not tick, or
  * finds another thread ticking, asks again a sixteenth of an interval
  * later. Nothing here waits for another thread except the registry, as
@@ -470,20 +472,12 @@ void tr_durable_open(void)
 	__atomic_store_n(&dur_next, tr_time() + dur_interval_ticks, __ATOMIC_RELEASE);
 }
 
-static void stop_io(void *unused)
-{
-	(void)unused;
-	dur_stopped = 1;
-}
-
 void tr_durable_stop(void)
 {
 	if (!dur_interval_ns)
 		return;
-	/* ticks on tracer-io (sampling): stopped there, between two ticks;
-	 * on the program's threads: the flag, then a running tick ends */
-	if (dur_inline || tr_io_run(stop_io, NULL) != 0)
-		__atomic_store_n(&dur_stopped, 1, __ATOMIC_RELEASE);
+	/* the flag, then a running tick ends */
+	__atomic_store_n(&dur_stopped, 1, __ATOMIC_RELEASE);
 	/* a tick running on another thread ends first (bounded: that thread
 	 * may be stopped for good, e.g. a debugger or SIGSTOP) */
 	struct timespec ms = { 0, 1000000 };
@@ -507,7 +501,8 @@ static void unlink_entry(const char *path, const char *name, int type, void *ud)
 }
 
 /* The archive was written: the recovery files go. crash: async-signal-safe
- * (no tick runs any more: tr_io_quiesce). */
+ * (no tick runs any more: the finisher stopped the other threads, and
+ * tr_durable_due refuses once the archive is finishing). */
 void tr_durable_cleanup(int crash)
 {
 	if (!dur_interval_ns)

@@ -14,8 +14,8 @@ int tr_rm_rf(const char *path);
 int tr_link_or_copy(const char *from, const char *to);
 
 /* fn(path, name, d_type, ud) for every entry of dir but those starting
- * with '.': getdents64, no allocation (async-signal-safe; usable on the
- * tracer-io thread, which never calls the program's malloc). */
+ * with '.': getdents64, no allocation (async-signal-safe; usable in our
+ * clone child (fdtable.c), which never calls the program's malloc). */
 void tr_dir_each(const char *dir, void (*fn)(const char *path, const char *name, int type, void *ud), void *ud);
 
 /* s made safe as one file name component: every byte but [A-Za-z0-9._-]

@@ -139,7 +139,6 @@ void tr_atfork_child(void)
 		return;
 	/* the locks were held by this thread at fork: reset them */
 	tr_mem_fork_child();
-	tr_io_fork_child();   /* the tracer-io thread is not copied */
 	tr_fd_fork_child();
 	tr_g.lock.v = 0;
 	tr_defs_lock()->v = 0;
@@ -285,6 +284,7 @@ __attribute__((constructor(101))) static void tr_ctor(int argc, char **argv, cha
  * included) through an internal exit; their death callback writes the
  * archive first, with the sanitizer's exit code. ---- */
 static int tr_san_exitcode = 1;
+void (*tr_tsan_acquire)(void *), (*tr_tsan_release)(void *);
 
 static void tr_on_sanitizer_death(void)
 {

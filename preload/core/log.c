@@ -201,8 +201,8 @@ struct log_call {
 	size_t n;
 };
 
-/* Runs on the tracer-io thread when there is one: the descriptor never
- * takes a number in the program's table. */
+/* Runs in a descriptor table of our own when it can (fdtable.c): the
+ * descriptor never takes a number in the program's table. */
 static void log_file_io(void *p)
 {
 	struct log_call *c = p;
@@ -213,9 +213,8 @@ static void log_file_io(void *p)
 	tr_real.close(fd);
 }
 
-/* Appends to the log file (async-signal-safe: open, write, close, or the
- * same on tracer-io, a lock-free hand-over; the crash paths turn tracer-io
- * off first). */
+/* Appends to the log file (async-signal-safe: open, write, close, in a
+ * clone child of ours or here). */
 static void log_file_write(const char *buf, size_t n)
 {
 	char p[4300];
@@ -230,8 +229,8 @@ static void log_file_write(const char *buf, size_t n)
 		path = p;
 	}
 	struct log_call c = { path, buf, n };
-	if (tr_io_run(log_file_io, &c) != 0)
-		log_file_io(&c);   /* no tracer-io thread (or a crash path): here */
+	if (tr_fd_private_run(log_file_io, &c) != 0)
+		log_file_io(&c);   /* no private table (clone refused): here */
 }
 
 void tr_log_notice_write(const char *buf, size_t n)

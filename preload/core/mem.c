@@ -12,9 +12,8 @@
  * tr_malloc & co. (tr_int.h), format/ and the code shared with the tools
  * otf2w_sys.malloc & co., which libtracer.so points here
  * (tests/core/self_calls.py checks every object). Libraries we call (libdw, PAPI, libunwind, libc's
- * own opendir/fopen) keep the program's allocator: they run at start-up, at
- * exit, and (libdw, TRACER_DURABLE with sampling) on the tracer's own symbol
- * thread "tracer-sym", which no wrapped call and no signal handler runs on.
+ * own opendir/fopen) keep the program's allocator: they run at start-up and
+ * at exit only, never in a wrapped call or a signal handler.
  *
  * Layout: size classes 16 B .. 64 KiB (powers of two) carved from arenas
  * (mmap'ed blocks of growing size, at most TR_MEM_ARENAS of them); larger

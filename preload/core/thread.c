@@ -214,9 +214,6 @@ struct tr_thread *tr_thread_create_current(int master, uint32_t index)
 	t->state = (t->w && !tr_g.finishing) ? TR_T_ACTIVE : TR_T_DEAD;
 	tr_unlock(&tr_g.lock);
 
-	/* (durable) tracer-io only with TRACER_DURABLE for now (durable.c starts
-	 * it): two last threads ending at once can leave it running after a
-	 * pthread_exit of main (pthread.mainexit hung 40%) */
 	tr_tls_self = t;
 	if (t->state == TR_T_ACTIVE)
 		altstack_setup();   /* (fix) crash handlers after a stack overflow */
@@ -388,7 +385,6 @@ void tr_thread_end(struct tr_thread *t)
 	__atomic_store_n(&t->ending, 1, __ATOMIC_SEQ_CST);
 	t->in_record = 1;
 	tr_unlock(&tr_g.lock);
-	tr_io_thread_exiting();   /* the last thread: tracer-io ends first */
 
 	t->guard++;
 	int saved = errno;

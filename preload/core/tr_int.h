@@ -31,7 +31,7 @@ void tr_unlock_slow(struct tr_lock *l);
 extern TR_TLS int tr_tls_internal;
 
 /* ThreadSanitizer's __tsan_acquire/__tsan_release when it is loaded (set
- * by durable_io.c): our locks are not instrumented, it is told of them. */
+ * by init.c): our locks are not instrumented, it is told of them. */
 extern void (*tr_tsan_acquire)(void *), (*tr_tsan_release)(void *);
 
 static inline void tr_lock(struct tr_lock *l)
@@ -197,7 +197,7 @@ uint64_t tr_defs_unified_gid(uint64_t loc);
 void tr_defs_unified_widen(int32_t rank, uint64_t first, uint64_t last);
 void tr_defs_write_cc_maps(otf2w_archive *a);   /* tr_def_calling_context_map, without unification */
 uint32_t tr_defs_cc_mapped(void);
-/* TRACER_DURABLE snapshot (tracer-io): the registry held by the caller from
+/* TRACER_DURABLE snapshot (the ticking thread): the registry held by the caller from
  * begin to end; definitions made in between (modules' durable_snapshot
  * hooks) are dropped at the end. tr_defs_version: bumped by changes that
  * keep the counts (calling-context map), provisional ones excepted. */
@@ -247,14 +247,7 @@ void tr_ar_save_tdefs(void);
  * DIR/procs/parts.tdefs (preload/tree/tree_files.h) */
 int tr_ar_tdefs_in_own_file(void);
 
-/* durable_io.c: the tracer-io service thread (own descriptor table) */
-void tr_io_start(void);                          /* normal context only */
-void tr_io_quiesce(void);                        /* crash paths */
-void tr_io_fork_child(void);
-void tr_io_set_tick(void (*fn)(void), uint64_t ns, int delayed);
-/* fdtable.c: fn(arg) in a short-lived clone child with a descriptor table
- * of its own (shares our memory); 0, or -1 when it cannot (not run). */
-int tr_fd_private_run(void (*fn)(void *), void *arg);
+/* fdtable.c (tr_fd_private_run: tr_thread.h) */
 void tr_fd_fork_child(void);   /* the kept stack is free in a fork child */
 void tr_fd_shared_clone(void); /* a raw clone shares the descriptor table */
 /* init.c: fork's three steps (pthread_atfork), also around a fork-like

@@ -188,24 +188,12 @@ struct tr_thread *tr_thread_begin_index(uint32_t index);
  * thread_fini hooks, closes open regions, writes and closes the location's
  * event stream; later calls in this thread are untraced. */
 void tr_thread_end(struct tr_thread *t);
-/* A thread of the program is about to end (pthread_exit, end of its start
- * routine): when it is the last one, the tracer's own thread ends first so
- * that the process ends as without the tracer. */
-void tr_io_thread_exiting(void);
-/* The tracer's own service thread (tracer-io, with TRACER_DURABLE): it has
- * a descriptor table of its own. tr_io_run runs fn(arg) there and waits (0),
- * or returns -1 without running it when there is no such thread; normal
- * context only. tr_io_is_self: the caller is that thread. A module that
- * keeps descriptors open across calls must close them in the table that
- * opened them. */
-int tr_io_run(void (*fn)(void *), void *arg);
-int tr_io_is_self(void);
-/* On tracer-io only: run fn on one helper thread of the tracer that shares
- * tracer-io's descriptor table (tr_io_is_self is 1 there too, its tr_io_run
- * calls run in place), every signal blocked, niced by 5, never counted as a
- * thread of the program (exit_group ends it). 0, or -1: none (the caller
- * does the work itself). One helper per process (the sampler's symbols). */
-int tr_io_spawn(void (*fn)(void), const char *name);
+/* fn(arg) with a descriptor table of the tracer's own (preload/core/
+ * fdtable.c): what fn opens never takes a number in the program's table,
+ * and is gone when it returns (a module must never keep a descriptor
+ * across two calls). 0 done, -1 not run (the caller runs fn itself, with
+ * its files at a high number). In place when already inside such a call. */
+int tr_fd_private_run(void (*fn)(void *), void *arg);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
 /* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the

@@ -349,7 +349,7 @@ void tr_def_calling_context_map(const uint32_t *map, uint32_t n)
 
 /* ---- provisional definitions (TRACER_DURABLE snapshots) ---- */
 
-/* Begin: the calling thread (tracer-io) holds the registry until
+/* Begin: the calling thread (the tick's) holds the registry until
  * tr_defs_provisional_end; what is defined meanwhile (modules'
  * durable_snapshot hooks) is written and saved with the snapshot, then
  * dropped: the registry is as before, ids included. */

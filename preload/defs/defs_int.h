@@ -15,7 +15,7 @@
 extern struct defset tr_local;
 extern struct tr_lock tr_reg_lock;
 /* The registry lock as taken by the tr_def_* functions: a thread that holds
- * it for a durability snapshot (tr_defs_provisional_begin, tracer-io) does
+ * it for a durability snapshot (tr_defs_provisional_begin, the ticking thread) does
  * not take it again. */
 extern TR_TLS int tr_reg_held;
 static inline void reg_lock(void)

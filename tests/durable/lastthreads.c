@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lastthreads.c - the tracer-io thread against the program's own life cycle.
+ * lastthreads.c - TRACER_DURABLE against the program's own life cycle (once
+ * checked against the tracer-io thread, which no longer exists).
  *
  *   lastthreads mainexit        main registers an atexit handler, starts 8
  *                               threads that leave together (barrier) and

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""lifecycle_tests.py - the tracer-io thread against the program's life cycle
-(default mode: tracer-io always runs; TRACER_DURABLE=off where named).
+"""lifecycle_tests.py - TRACER_DURABLE against the program's life cycle
+(default mode: durable, ticks on the program's threads; TRACER_DURABLE=off
+where named).
 
 Cases (lifecycle_tests.py CASE --lib LIB --bindir DIR --work DIR, the options of durable_tests.py):
   mainexit_race  `lastthreads mainexit` 30 times: main calls pthread_exit and
@@ -45,7 +46,7 @@ def prog():
     return os.path.join(dt.A.bindir, 'durable_lastthreads')
 
 
-DEFAULT = {}   # TRACER_DURABLE unset: durable (tracer-io always on)
+DEFAULT = {}   # TRACER_DURABLE unset: durable
 
 
 def traced_env(base, extra=None):
@@ -69,7 +70,7 @@ def mainexit_race():
             try:
                 t = run([prog(), 'mainexit'], base, traced_env(base, extra), timeout=20)
             except subprocess.TimeoutExpired:
-                raise Fail('%s mode, run %d: the process did not end within 20 s (tracer-io kept it '
+                raise Fail('%s mode, run %d: the process did not end within 20 s (the tracer kept it '
                            'alive after the last thread of the program ended)' % (mode, i))
             if t.returncode != 0 or t.stdout != want or no_tracer(t.stderr) != no_tracer(u.stderr):
                 raise Fail('%s mode, run %d: rc %d, stdout %r, stderr %r' % (mode, i, t.returncode, t.stdout,

@@ -456,7 +456,7 @@ def case_depth(args):
                 cut = len(nm) - 1 - nm[::-1].index("[truncated]") if "[truncated]" in nm else -1
                 own = nm[cut:] if cut >= 0 else nm
                 # (a sample inside the tracer's own code, e.g. a thread
-                # waiting for tracer-io under load: its innermost frames
+                # inside a tick's file work under load: its innermost frames
                 # collapse to [tracer], fewer than 3 remain)
                 expect((cut == 0 and len(nm) == 4) or
                        (cut >= 0 and "[tracer]" in own and 2 <= len(own) <= 4),

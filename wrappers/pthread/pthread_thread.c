@@ -444,7 +444,6 @@ TR_EXPORT void pthread_exit(void *rv)
 		tr_leave(t, now, pth_region(R_EXIT));
 		tr_thread_put(t);
 	}
-	tr_io_thread_exiting();   /* (durable) the main thread's exit: tracer-io must not outlive it */
 	real_pthread_exit(rv);
 	__builtin_unreachable();
 }
