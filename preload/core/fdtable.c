@@ -165,6 +165,10 @@ static void run_in_place(void (*fn)(void *), void *arg)
 
 int tr_fd_private_run(void (*fn)(void *), void *arg)
 {
+	if (tr_fd_private) {
+		fn(arg);   /* already in such a call (the clone child, or nested) */
+		return 0;
+	}
 	if (__libc_single_threaded && !__atomic_load_n(&fd_shared, __ATOMIC_RELAXED)) {
 		run_in_place(fn, arg);
 		return 0;
