@@ -196,10 +196,38 @@ def inlinable(r):
                for f in r.fields)
 
 
-def stringy(r):
-    """Fixed-size fields and strings only (no arrays, attic fields, id maps or attribute values)."""
-    return any(f.enc == 'str' for f in r.fields) and all(
-        not f.array and not f.attic and f.enc not in ('idmap', 'av') for f in r.fields)
+def raw_encodable(r):
+    """A definition record of fixed-size fields and strings only (no arrays, id maps or attribute
+    values)."""
+    return r.kind == 'gdef' and all(not f.array and f.enc not in ('idmap', 'av') for f in r.fields)
+
+
+def raw_encoder(r, h):
+    """The raw encoder of a definition record, otf2w_gdef_put_<name>(p, fields in API order, then its attic
+    fields as read: Region's regionType): its bytes at p, the end returned (a tool that repairs or renames
+    definitions: tracer recover; it links no writer). OTF2W_GDEF_<NAME>_MAX bounds them; MAX(n) for a record
+    with strings, n bytes of strings (their terminators apart)."""
+    static, dyn = size_terms(r)
+    upper = snake(r.name).upper()
+    nstr = sum(1 for f in r.fields if f.enc == 'str')
+    attic = [f for f in r.fields if f.attic]
+    args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params + attic]
+    if nstr:
+        h.append('#define OTF2W_GDEF_%s_MAX(n) (1 + 9 + %d + (size_t)(n))' % (upper, static + nstr))
+        payload = 'payload'
+    else:
+        h.append('#define OTF2W_GDEF_%s_MAX %d' % (upper, 1 + (1 if static < 255 else 9) + static))
+        payload = str(static)
+    h.append('static inline uint8_t *otf2w_gdef_put_%s(%s)' % (snake(r.name), ', '.join(args)))
+    h.append('{')
+    if nstr:
+        h.append('\tsize_t payload = %d%s;' % (static, ''.join(' + ' + d for d in dyn)))
+    h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %s);' % (r.id, payload))
+    for f in r.fields:
+        h.append('\t' + put(f, f.c, r))
+    h.append('\totf2w__rec_close(start, p, %s);' % payload)
+    h.append('\treturn p;')
+    h.append('}')
 
 
 def main():
@@ -271,41 +299,8 @@ def main():
             h.append('}')
             c.append(proto(r, slow))
         else:
-            if r.kind == 'gdef' and inlinable(r):
-                # the raw encoder of a definition record (a tool that
-                # repairs a definitions file: tracer recover)
-                static, _ = size_terms(r)
-                put_fn = 'otf2w_gdef_put_%s' % snake(r.name)
-                args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params]
-                h.append('#define OTF2W_GDEF_%s_MAX %d' % (snake(r.name).upper(),
-                                                          1 + (1 if static < 255 else 9) + static))
-                h.append('static inline uint8_t *%s(%s)' % (put_fn, ', '.join(args)))
-                h.append('{')
-                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, %d);' % (r.id, static))
-                for f in r.fields:
-                    h.append('\t' + put(f, f.c, r))
-                h.append('\totf2w__rec_close(start, p, %d);' % static)
-                h.append('\treturn p;')
-                h.append('}')
-            elif r.kind == 'gdef' and stringy(r):
-                # the same for a record with strings (String: a tool that
-                # renames definitions, tracer recover's symbols); MAX(n):
-                # the bound for n bytes of strings (their terminators apart)
-                static, dyn = size_terms(r)
-                nstr = sum(1 for f in r.fields if f.enc == 'str')
-                put_fn = 'otf2w_gdef_put_%s' % snake(r.name)
-                args = ['uint8_t *p'] + ['%s %s' % (ctype(x, r), x.c) for x in r.params]
-                h.append('#define OTF2W_GDEF_%s_MAX(n) (1 + 9 + %d + (size_t)(n))' % (snake(r.name).upper(),
-                                                                                 static + nstr))
-                h.append('static inline uint8_t *%s(%s)' % (put_fn, ', '.join(args)))
-                h.append('{')
-                h.append('\tsize_t payload = %d%s;' % (static, ''.join(' + ' + d for d in dyn)))
-                h.append('\tuint8_t *start = otf2w__rec_open(&p, %d, payload);' % r.id)
-                for f in r.fields:
-                    h.append('\t' + put(f, f.c, r))
-                h.append('\totf2w__rec_close(start, p, payload);')
-                h.append('\treturn p;')
-                h.append('}')
+            if raw_encodable(r):
+                raw_encoder(r, h)
             h.append(proto(r) + ';')
             c.append(proto(r))
         c.append('{')

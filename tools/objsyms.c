@@ -2,6 +2,7 @@
 /*
  * objsyms.c - an object file's symbols, offline (objsyms.h).
  */
+#include <dwarf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,27 @@ const char *tool_obj_symbol(const struct tool_obj *o, GElf_Addr a, GElf_Off *off
 {
 	*off = 0;
 	return o->mod ? dwfl_module_addrinfo(o->mod, a, off, sym, NULL, NULL, NULL) : NULL;
+}
+
+const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line)
+{
+	*line = 0;
+	if (!o->mod)
+		return NULL;
+	Dwfl_Line *l = dwfl_module_getsrc(o->mod, entry);
+	const char *file = l ? dwfl_lineinfo(l, NULL, NULL, NULL, NULL, NULL) : NULL;
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(o->mod, entry, &bias), *scopes = NULL;
+	int n = cu ? dwarf_getscopes(cu, entry - bias, &scopes) : 0;
+	for (int i = 0; i < n; i++) {
+		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram) {
+			if (dwarf_decl_line(&scopes[i], line) != 0)
+				*line = 0;
+			break;
+		}
+	}
+	free(scopes);
+	return file;
 }
 
 void tool_objs_free(struct tool_objs *s)

@@ -4,7 +4,8 @@
  * after the run with libdw (its symbol tables, or the separate debug
  * information libdw finds by build id), offline as perf report does: the
  * names of static locks (report_locks.c) and of the sampled addresses a
- * killed process left unnamed (recover_syms.c).
+ * killed process left unnamed, with their source files and lines
+ * (recover_syms.c).
  */
 #ifndef TRACER_OBJSYMS_H
 #define TRACER_OBJSYMS_H
@@ -33,6 +34,11 @@ const struct tool_obj *tool_obj_open(struct tool_objs *s, const char *path);
  * o->delta + file offset): its name, *off the distance from its start and
  * *sym the symbol; NULL when none. */
 const char *tool_obj_symbol(const struct tool_obj *o, GElf_Addr a, GElf_Off *off, GElf_Sym *sym);
+/* Where the function starting at libdw's address entry of o is, as a
+ * normal end defines its region (sampling/symbols.c): the file of the line
+ * at its entry (NULL: no line information; valid while o is open) and in
+ * *line the DW_AT_decl_line of its DW_TAG_subprogram (0: unknown). */
+const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line);
 void tool_objs_free(struct tool_objs *s);
 
 #endif

@@ -26,7 +26,9 @@ Cases (recover_tests.py CASE --lib LIB --bindir DIR --tracer T --tracer-run R --
   sampling_kill    TRACER_SAMPLING as well: the calling contexts the
                    samples refer to are defined (and resolved: at most 2 %
                    of the samples below a placeholder) in the recovered
-                   archive, tree part and separate archive; every pair
+                   archive, tree part and separate archive, the functions
+                   of an object with line information (the C library with
+                   libc6-dbg) with their source file and line; every pair
                    complete 1.1 s before the kill is in it.
   oom_kill         a program allocating without end in a 256 MiB memory
                    cgroup (v1, root; else skipped with the reason) is
@@ -265,10 +267,11 @@ class SampleRoots:
     """Counts the samples of an archive from otf2-print (its definitions, then as check_all_print's each for
     its events, one pass): roots {(master location?, 'locker' on the path): samples}, unresolved: samples
     with a context the durability snapshot left unresolved (a placeholder Region "0x<address> [<file>]",
-    described "not resolved ...", that tracer recover could not name) on their path. Every context a sample names must be defined."""
+    described "not resolved ...", that tracer recover could not name) on their path. Every context a sample names must be defined.
+    sourced: the functions tracer recover named with a C source file and a line (name, file, line)."""
 
     def __init__(self, anchor):
-        self.roots, self.unresolved = collections.Counter(), 0
+        self.roots, self.unresolved, self.sourced = collections.Counter(), 0, []
         regions, cc, self.master = {}, {}, set()
         for line in tc.otf2_print(anchor, '-G').splitlines():
             f = line.split(None, 2)
@@ -281,6 +284,10 @@ class SampleRoots:
                 regions[int(f[1])] = (m.group(1), m.group(2).startswith('not resolved') or
                                       (m.group(2).startswith('named by tracer recover') and
                                        re.match(r'0x[0-9a-f]+( \[.*\])?$', m.group(1)) is not None))
+                src = re.search(r', File: "(.*?)" <\d+>, Begin: (\d+),', f[2])
+                if m.group(2).startswith('named by tracer recover') and src and src.group(1).endswith('.c') and \
+                        int(src.group(2)) > 0:
+                    self.sourced.append((m.group(1), src.group(1), int(src.group(2))))
             elif f[0] == 'CALLING_CONTEXT':
                 left, parent = f[2].rsplit(', Parent: ', 1)
                 region = left.rsplit(', Source code location: ', 1)[0]
@@ -317,12 +324,26 @@ def sample_roots(anchor):
     return dict(sr.roots), sr.unresolved
 
 
+def libc_debug_info():
+    """The separate debug information of the C library (libc6-dbg, found by build id as libdw finds it), or
+    None: the lock program is built without -g, the C library is the object of its samples with lines."""
+    with open('/proc/self/maps') as f:
+        libc = next((l.split()[-1] for l in f if l.rstrip().endswith('/libc.so.6')), None)
+    if not libc or not shutil.which('readelf'):
+        return None
+    notes = subprocess.run(['readelf', '-n', libc], stdout=subprocess.PIPE, universal_newlines=True).stdout
+    m = re.search(r'Build ID: ([0-9a-f]{2})([0-9a-f]+)', notes)
+    path = m and '/usr/lib/debug/.build-id/%s/%s.debug' % m.groups()
+    return path if path and os.path.exists(path) else None
+
+
 @case
 def sampling_kill():
     """TRACER_SAMPLING + TRACER_DURABLE, SIGKILL: the calling contexts the samples refer to (defined only at
     the end before) are in the recovered archive, resolved; as a tree part (unified by tracer-merge) and as a
     separate archive (the definitions snapshot)."""
     base = fresh('sampling_kill')
+    dbg = libc_debug_info()
     for tree in ('one', 'separate'):
         archive = os.path.join(base, 'archive_' + tree)
         out = os.path.join(base, 'out_' + tree)
@@ -370,8 +391,15 @@ def sampling_kill():
         total = sum(roots.values())
         if unresolved * 50 > total:
             raise Fail('sampling_kill (%s): %d of %d samples below an unresolved placeholder' % (tree, unresolved, total))
-        print('ok sampling_kill (%s): %d pairs >= %d, samples %s, %d below a placeholder' % (tree, got, want, roots,
-                                                                                          unresolved))
+        # and their places as at a normal end: the source file of the function's entry, its declaration's line
+        # (the C library's functions where its debug information is installed)
+        if dbg and not sr.sourced:
+            raise Fail('sampling_kill (%s): no function named by tracer recover has a C source file and a line '
+                       '(the C library has line information: %s)' % (tree, dbg))
+        print('ok sampling_kill (%s): %d pairs >= %d, samples %s, %d below a placeholder, %s' % (
+            tree, got, want, roots, unresolved, '%d functions with their source lines (%s:%d %s)' % (
+                len(sr.sourced), sr.sourced[0][1], sr.sourced[0][2], sr.sourced[0][0]) if sr.sourced
+            else 'source lines not checked (no debug information of the C library)'))
 
 
 @case
