@@ -223,11 +223,10 @@ static void smp_fini(void)
 		if (s->active)
 			tr_smp_thread_stop(s, s == tr_smp_tls);
 	tr_smp_list_lock_drop();
-	/* In a descriptor table of the tracer's own (tr_fd_private_run): libdw's
+	/* In a descriptor table of the tracer's own (tr_fd_private_call): libdw's
 	 * descriptors never take a number in the program's. */
 	uint32_t ndef = 0;
-	if (tr_fd_private_run(smp_last_defs, &ndef) != 0)
-		smp_last_defs(&ndef);
+	tr_fd_private_call(smp_last_defs, &ndef);
 
 	uint64_t tot[SMP_NTOT] = { 0 };
 	uint32_t nthr = 0;

@@ -193,13 +193,6 @@ static uint64_t cb_io_due(void *ud, uint64_t time)
 
 static const otf2w_io_callbacks tr_io = { cb_io_run, cb_io_due };
 
-/* Run fn(arg) in a descriptor table of our own, else here. */
-void tr_ar_io_call(void (*fn)(void *), void *arg)
-{
-	if (tr_fd_private_run(fn, arg) != 0)
-		fn(arg);
-}
-
 /* traces, rank<r> (MPI), side<r>-<pid> (beside rank r: tr_g.rank_side)
  * or proc<N> (part of a process tree). */
 void tr_ar_set_arname(void)
@@ -306,7 +299,7 @@ int tr_archive_set_dir(const char *dir)
 		char od[4200];
 		tr_ar_own_dir(dir, od, sizeof(od));
 		struct claim_call cc = { dir, tr_ar_name, 0 };
-		tr_ar_io_call(tr_ar_claim_io, &cc);
+		tr_fd_private_call(tr_ar_claim_io, &cc);
 		if (cc.ret >= 0 && otf2w_archive_set_path(tr_g.ar, od) == OTF2W_OK) {
 			tr_ar_unclaim(tr_g.dir, tr_ar_name);
 			snprintf(tr_g.dir, sizeof(tr_g.dir), "%s", dir);

@@ -103,7 +103,7 @@ void tr_ar_save_tdefs(void)
 	int err = 0;
 	if (!tr_ar_tdefs_path[0])
 		return;
-	tr_ar_io_call(tdefs_io, &err);
+	tr_fd_private_call(tdefs_io, &err);
 	if (err)
 		note_error_text("cannot write ", tr_ar_tdefs_path, strerror(err));
 }
@@ -265,7 +265,7 @@ void tr_finish_status(int status, int have_status)
 	char od[4200];
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	struct close_call cc = { od, 0, 0, OTF2W_OK, 0 };
-	tr_ar_io_call(close_io, &cc);
+	tr_fd_private_call(close_io, &cc);
 	if (cc.tdefs_ret)   /* said once, in the summary (a full disk fails more) */
 		note_error_text("cannot write ", tr_ar_tdefs_path, strerror(cc.tdefs_err));
 	otf2w_status st = cc.st;
@@ -284,7 +284,7 @@ void tr_finish_status(int status, int have_status)
 
 	struct end_call ec = { range_first, range_last, events, { 0, 0, 0, 0, 0 }, 0 };
 	if (tr_g.unified)
-		tr_ar_io_call(run_end_io, &ec);
+		tr_fd_private_call(run_end_io, &ec);
 	struct run_end run = ec.run;
 	int unified_global = ec.last_rank;
 	int late_merged = 0;   /* definitions after MPI_Finalize: tracer-merge made the archive */
@@ -347,7 +347,7 @@ void tr_finish_status(int status, int have_status)
 		uint64_t uevents;
 		struct bytes_call ub = { tr_g.dir, "traces", 0 };
 		if (unified_global)
-			tr_ar_io_call(dir_bytes_io, &ub);
+			tr_fd_private_call(dir_bytes_io, &ub);
 		if (unified_global && tr_defs_unified_totals(events, &uranks, &ulocs, &uevents) && late_merged)
 			ulocs = tr_ar_unified_locations();   /* (those made after MPI_Finalize too) */
 		if (unified_global && uranks)

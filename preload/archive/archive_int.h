@@ -29,7 +29,6 @@ int tr_ar_tree_part(void);
 #define TR_AR_PARTS_EVENTS TR_PARTS_EVENTS   /* (tree_files.h) */
 void tr_ar_set_arname(void);
 /* Run fn(arg) in a descriptor table of our own, else here. */
-void tr_ar_io_call(void (*fn)(void *), void *arg);
 
 /* archive_dir.c */
 struct claim_call {

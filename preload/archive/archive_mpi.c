@@ -73,7 +73,7 @@ static void side_to_rank_io(void *p)
 
 void tr_ar_side_to_rank(void)
 {
-	tr_ar_io_call(side_to_rank_io, NULL);
+	tr_fd_private_call(side_to_rank_io, NULL);
 	tr_g.rank_side = 0;
 	tr_log_debug("rank %d: MPI_Init in a process its rank's holder started: the rank's archive is %s",
 		     tr_proc.rank, tr_ar_name);
@@ -111,7 +111,7 @@ static void exec_aside_io(void *p)
 void tr_ar_exec_aside(void)
 {
 	if (tr_g.mpi_expected && !tr_g.mpi_init)
-		tr_ar_io_call(exec_aside_io, NULL);
+		tr_fd_private_call(exec_aside_io, NULL);
 }
 
 /* The archive name of rank r's MPI process in DIR/ranks: rank<r>, or what
@@ -303,7 +303,7 @@ static void unified_global_io(void *unused)
  * our own: no descriptor in the program's). */
 void tr_ar_write_unified_global(void)
 {
-	tr_ar_io_call(unified_global_io, NULL);
+	tr_fd_private_call(unified_global_io, NULL);
 }
 
 static void unified_local_io(void *unused)
@@ -318,7 +318,7 @@ void tr_archive_unified_installed(void)
 	if (!tr_g.active || tr_g.finished)
 		return;
 	tr_lock(&tr_g.lock);
-	tr_ar_io_call(unified_local_io, NULL);
+	tr_fd_private_call(unified_local_io, NULL);
 	tr_unlock(&tr_g.lock);
 }
 
@@ -532,7 +532,7 @@ int tr_ar_start_merge(int crash)
 		tr_archive_prepare_merge();
 	snprintf(p, sizeof(p), "%.4000s/ranks/merge.started", tr_g.dir);
 	struct excl_call c = { p, 0 };
-	tr_ar_io_call(create_excl_io, &c);
+	tr_fd_private_call(create_excl_io, &c);
 	if (!c.ok)
 		return nompi;   /* another rank started it */
 	const char *why = nompi ? "the program did not call MPI_Init" : "the run ended without MPI_Finalize";

@@ -43,11 +43,11 @@ static struct tr_durable_index *dur_idx;   /* mapped NAME.durable */
 static int dur_stopped;
 static uint64_t dur_sig;              /* definitions + locations at the last snapshot */
 static int dur_snap_ok;
-/* Ticks on the program's own threads (set when the archive opens in
- * durable mode): the event writers call tr_durable_due before a record at
- * or after dur_next (archive clock ticks); the first thread there that
- * may tick runs it. */
-static int dur_inline;
+/* The archive opened in durable mode: ticks on the program's own threads
+ * (the event writers call tr_durable_due before a record at or after
+ * dur_next, archive clock ticks; the first thread there that may tick
+ * runs it). */
+static int dur_on;
 static uint64_t dur_next;
 static uint64_t dur_interval_ticks;
 static int dur_ticking;               /* a thread runs the tick */
@@ -321,8 +321,7 @@ static void tick_here(struct tr_thread *t)
 	int e = *t->errnop, g = t->guard;
 	uint32_t pub = 0;
 	t->guard = 2;
-	if (tr_fd_private_run(tick_io, &pub) != 0)
-		pub = tick();
+	tr_fd_private_call(tick_io, &pub);
 	t->guard = g;
 	*t->errnop = e;
 	if (pub)
@@ -343,7 +342,7 @@ static void tick_here(struct tr_thread *t)
  * any definition does. */
 uint64_t tr_durable_due(uint64_t now)
 {
-	if (!dur_inline || __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
+	if (!dur_on || __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
 		return UINT64_MAX;
 	uint64_t next = __atomic_load_n(&dur_next, __ATOMIC_ACQUIRE);
 	if (now < next)
@@ -389,7 +388,7 @@ static int publish_own(struct tr_thread *t)
  * tick at most every sixteenth of an interval then, besides the first */
 static void idle(struct tr_thread *t, int often)
 {
-	if (!dur_inline || !t || !t->w || t->guard > 1 || tr_g.finishing ||
+	if (!dur_on || !t || !t->w || t->guard > 1 || tr_g.finishing ||
 	    __atomic_load_n(&dur_stopped, __ATOMIC_ACQUIRE))
 		return;
 	/* a tick on another thread ends first (bounded: it may write a
@@ -463,7 +462,7 @@ void tr_durable_open(void)
 	 * also a thread that only computes: the sample its SIGPROF handler
 	 * writes is a record (sampling/sampler.c writes one only when the
 	 * signal interrupted the program's own code, never the tracer's) */
-	dur_inline = 1;
+	dur_on = 1;
 	dur_interval_ticks = (uint64_t)((double)dur_interval_ns * (double)tr_clock_resolution() / 1e9);
 	if (dur_interval_ticks == 0)
 		dur_interval_ticks = 1;

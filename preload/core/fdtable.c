@@ -210,3 +210,9 @@ int tr_fd_private_run(void (*fn)(void *), void *arg)
 	errno = saved;
 	return ret;
 }
+
+void tr_fd_private_call(void (*fn)(void *), void *arg)
+{
+	if (tr_fd_private_run(fn, arg) != 0)
+		fn(arg);
+}

@@ -229,8 +229,7 @@ static void log_file_write(const char *buf, size_t n)
 		path = p;
 	}
 	struct log_call c = { path, buf, n };
-	if (tr_fd_private_run(log_file_io, &c) != 0)
-		log_file_io(&c);   /* no private table (clone refused): here */
+	tr_fd_private_call(log_file_io, &c);
 }
 
 void tr_log_notice_write(const char *buf, size_t n)

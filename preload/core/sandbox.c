@@ -135,8 +135,7 @@ static void priv_drop(uid_t euid)
 		return;
 	int saved = errno;
 	struct handover h = { euid, 0 };
-	if (tr_fd_private_run(chown_archive, &h) != 0)
-		chown_archive(&h);
+	tr_fd_private_call(chown_archive, &h);
 	tr_log_debug("the archive directory was handed to uid %u (the process drops its privileges)", (unsigned)euid);
 	errno = saved;
 }

@@ -194,6 +194,8 @@ void tr_thread_end(struct tr_thread *t);
  * across two calls). 0 done, -1 not run (the caller runs fn itself, with
  * its files at a high number). In place when already inside such a call. */
 int tr_fd_private_run(void (*fn)(void *), void *arg);
+/* fn(arg) as tr_fd_private_run, else (no table of our own) here. */
+void tr_fd_private_call(void (*fn)(void *), void *arg);
 /* Sequence numbers shared by ThreadCreate/ThreadBegin/ThreadWait/ThreadEnd. */
 uint64_t tr_thread_reserve_seq(void);
 /* Thread names (pthread_setname_np, prctl(PR_SET_NAME)): the location of the
