@@ -303,6 +303,8 @@ static uint32_t tick(void)
 		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (the tick took %.3f s)",
 			     (double)(t2 - dur_last_pub) / 1e9, (double)(t2 - t1) / 1e9);
 	dur_last_pub = t2;
+	if (t2 - t1 > 1000000)
+		tr_log_debug("TRACER_DURABLE: a tick took %.3f ms", (double)(t2 - t1) / 1e6);
 	return n;
 }
 

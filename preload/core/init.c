@@ -181,10 +181,17 @@ static void get_hostname(void)
 	tr_proc.hostname[sizeof(tr_proc.hostname) - 1] = 0;
 }
 
-/* Defined (non-zero) by a program that links the preload/ objects
- * themselves (the white-box tests, tests/core/unit_test.c): then nothing
+/* A program that links the preload/ objects without ctor.c (the
+ * white-box tests, tests/core/unit_test.c) called tr_init_tool: nothing
  * starts by itself. */
-extern int tr_tool_mode __attribute__((weak));
+static int tool_mode;
+
+void tr_init_tool(void)
+{
+	tool_mode = 1;
+	tr_mem_init();   /* the white-box tests call the core's functions */
+	tr_real_init();
+}
 
 /* MPI launchers and their helper daemons (Open MPI: mpirun starts one per
  * node, a singleton MPI_Init starts one too; MPICH: Hydra's proxy) inherit
@@ -210,11 +217,8 @@ static int launcher_helper(void)
 
 void tr_init(void)
 {
-	if (&tr_tool_mode && tr_tool_mode) {
-		tr_mem_init();   /* the white-box tests call the core's functions */
-		tr_real_init();
+	if (tool_mode)
 		return;
-	}
 	if (tr_g.initialized || __atomic_exchange_n(&tr_g.initializing, 1, __ATOMIC_SEQ_CST))
 		return;
 	int saved = errno;
@@ -272,9 +276,8 @@ void tr_init(void)
 	errno = saved;
 }
 
-__attribute__((constructor(101))) static void tr_ctor(int argc, char **argv, char **envp)
+void tr_init_ctor(int argc, char **argv)
 {
-	(void)envp;
 	ctor_argc = argc;
 	ctor_argv = argv;
 	tr_init();
@@ -309,8 +312,7 @@ static void sanitizer_hook(void)
 	set_cb(tr_on_sanitizer_death);
 }
 
-/* Last constructor of libtracer.so: every module registered by now. */
-__attribute__((constructor(65535))) static void tr_ctor_modules(void)
+void tr_init_modules(void)
 {
 	tr_modules_start();
 	if (tr_g.active)

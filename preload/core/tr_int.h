@@ -274,6 +274,14 @@ int tr_archive_save_tdefs(void);   /* MPI rank: rank<r>.tdefs now (durable tick)
 
 /* init.c */
 void tr_init(void);
+/* The constructors of libtracer.so (ctor.c): the first one's arguments,
+ * then after every module registered (the last one). */
+void tr_init_ctor(int argc, char **argv);
+void tr_init_modules(void);
+/* A program linking the core's objects without ctor.c (the white-box
+ * tests): the memory and the real functions, and later tr_init calls
+ * start nothing. */
+void tr_init_tool(void);
 
 /* events.c: the modules (struct tr_module, tracer.h) */
 void tr_modules_start(void);    /* after every constructor registered its module */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * unit_test.c - criterion unit tests of preload/ linked as a library (the
- * objects of tr_preload; tr_tool_mode keeps the constructor from tracing
- * the test runner): option parsers, registry deduplication and dense ids,
+ * objects of tr_preload, without its constructors: tr_init_tool, so that
+ * nothing traces the test runner): option parsers, registry deduplication and dense ids,
  * pack / merge / install round trips. Memory the core hands out is its
  * heap's (tr_free, preload/core/tr_real.h), never the C library's.
  */
@@ -11,7 +11,11 @@
 #include <string.h>
 #include "tr_int.h"
 
-int tr_tool_mode = 1;
+/* Before criterion's main: a lazy start-up in the core starts nothing. */
+__attribute__((constructor)) static void tool_mode(void)
+{
+	tr_init_tool();
+}
 
 Test(config, sizes)
 {
