@@ -24,9 +24,12 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "objsyms.h"
 #include "otf2r.h"
@@ -249,39 +252,34 @@ bad:
 	return -1;
 }
 
-/* The whole file at path (*len bytes), NULL when it cannot be read. */
+/* The whole file at path (*len bytes), NULL when it cannot be read
+ * (read_full: recover.c). */
 static uint8_t *slurp(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
 	uint8_t *buf = NULL;
-	size_t cap = 0, got;
-	int bad = !f;
 	*len = 0;
-	while (!bad) {
-		if (*len == cap) {
-			uint8_t *g = realloc(buf, cap = cap ? 2 * cap : 1 << 20);
-			if (!(bad = !g))
-				buf = g;
+	if (fd >= 0 && fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < INT_MAX &&
+	    (buf = malloc((size_t)st.st_size)) != NULL) {
+		if (read_full(fd, buf, (size_t)st.st_size, 0) == (int)st.st_size) {
+			*len = (size_t)st.st_size;
+		} else {
+			free(buf);
+			buf = NULL;
 		}
-		if (bad || (got = fread(buf + *len, 1, cap - *len, f)) == 0)
-			break;
-		*len += got;
 	}
-	if (bad || ferror(f)) {
-		free(buf);
-		buf = NULL;
-	}
-	if (f)
-		fclose(f);
+	if (fd >= 0)
+		close(fd);
 	return buf;
 }
 
-/* n bytes into a new file path. 0, or -1. */
+/* n bytes into a new file path (write_full: recover.c). 0, or -1. */
 static int put_file(const char *path, const uint8_t *b, size_t n)
 {
-	FILE *w = fopen(path, "wb");
-	int bad = !w || fwrite(b, 1, n, w) != n;
-	if (w && fclose(w) != 0)
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	int bad = fd < 0 || write_full(fd, b, n, 0) != 0;
+	if (fd >= 0 && close(fd) != 0)
 		bad = 1;
 	return bad ? -1 : 0;
 }
@@ -390,7 +388,12 @@ int tr_recover_name_samples(const char *anchor, FILE *msg)
 	if (dl > 5 && !strcmp(def + dl - 5, ".otf2"))
 		strcpy(def + dl - 5, ".def");
 	if (named && desc != UINT32_MAX)
-		nm.v[nm.nv++] = (struct rename){ desc, strdup(TR_DEFS_PLACEHOLDER_READ), UINT32_MAX, 0 };
+	{
+		char *d = strdup(TR_DEFS_PLACEHOLDER_READ);
+		if (!d)
+			no_memory();
+		nm.v[nm.nv++] = (struct rename){ desc, d, UINT32_MAX, 0 };
+	}
 	if (named && (rc = rewrite_files(apath, def, ndefs, cs, &nm)) != 0 && msg)
 		fprintf(msg, "tracer: recover: %s: the sampled functions could not be named (%s)\n", def,
 			errno ? strerror(errno) : "malformed definitions");

@@ -299,12 +299,15 @@ static uint32_t tick(void)
 	}
 	dur_idx->ticks++;
 	uint64_t t2 = mono_ns();
-	if (dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
-		tr_log_debug("TRACER_DURABLE: positions published %.3f s after the last (the tick took %.3f s)",
-			     (double)(t2 - dur_last_pub) / 1e9, (double)(t2 - t1) / 1e9);
+	/* (the tick may run in a SIGPROF handler: the async-signal-safe log) */
+	if (tr_cfg.verbose >= 2 && dur_last_pub && t2 - dur_last_pub > 2 * dur_interval_ns)
+		tr_log_sigsafe("[%d/%d] TRACER_DURABLE: positions published %llu us after the last (the tick took %llu us)",
+			       (int)tr_self_pid(), (int)gettid(), (unsigned long long)(t2 - dur_last_pub) / 1000,
+			       (unsigned long long)(t2 - t1) / 1000);
+	else if (tr_cfg.verbose >= 2 && t2 - t1 > 1000000)
+		tr_log_sigsafe("[%d/%d] TRACER_DURABLE: a tick took %llu us", (int)tr_self_pid(), (int)gettid(),
+			       (unsigned long long)(t2 - t1) / 1000);
 	dur_last_pub = t2;
-	if (t2 - t1 > 1000000)
-		tr_log_debug("TRACER_DURABLE: a tick took %.3f ms", (double)(t2 - t1) / 1e6);
 	return n;
 }
 
