@@ -389,20 +389,20 @@ static void smp_fini_crash(otf2w_gdef_writer *g)
 }
 
 /* ---- TRACER_DURABLE ------------------------------------------------------------------
- * A tick never reads symbols (the first session of an object takes 0.2 s,
- * seconds under load; libdw allocates with the program's malloc, and a
- * tick may run in the SIGPROF handler): its snapshot names each context
- * not defined yet by a placeholder (tr_smp_snapshot_defs), its object file
- * and address, which `tracer recover` reads the symbols of (after the
- * kill, as perf report does). A normal end defines every context with its
- * symbols (smp_fini). */
+ * A tick never reads symbols: its snapshot names each context not defined
+ * yet by a placeholder (snapshot.c), its object file and address, which
+ * `tracer recover` reads the symbols of (after the kill, as perf report
+ * does). A normal end defines every context with its symbols (smp_fini). */
 
 /* TRACER_DURABLE snapshot (the ticking thread, registry held): the
- * contexts so far, as placeholders for this snapshot. */
+ * contexts so far, as placeholders (the new ones made now); none once
+ * they are defined with their symbols. */
 static void smp_durable_snapshot(void)
 {
 	if (tr_smp_nodes && !tr_smp_frozen)
 		tr_smp_snapshot_defs();
+	else
+		tr_defs_tail_clear();
 }
 
 /* TRACER_DURABLE: nodes made since the last snapshot (a sample or region

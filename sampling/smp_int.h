@@ -89,8 +89,15 @@ uint32_t tr_smp_eh_upper(const struct tr_smp_eh *o, uintptr_t pc, uintptr_t *fde
 /* Returns the distinct contexts defined. Once, at the end, in a descriptor
  * table of our own (libdw's sessions end before it returns). */
 uint32_t tr_smp_define_contexts(uint32_t n);
-/* TRACER_DURABLE snapshot (the ticking thread, registry held): placeholder
- * contexts of the nodes, for that snapshot only. Async-signal-safe. */
+/* For the snapshots: the object of a node's address (its index or
+ * UINT32_MAX; the address in its file, its name and path or NULL), and the
+ * nodes defined with symbols so far with their map (without MPI). Async-
+ * signal-safe. */
+uint32_t tr_smp_obj_at(uint64_t a, uint32_t gen, uint64_t *off, const char **name, const char **path);
+uint32_t tr_smp_defined(const uint32_t **map);
+/* snapshot.c: TRACER_DURABLE snapshot (the ticking thread, registry held):
+ * placeholder contexts of the nodes not defined yet, each made once and
+ * kept in the registry's snapshot tail. Async-signal-safe. */
 void tr_smp_snapshot_defs(void);
 extern uint32_t tr_smp_snap_nodes;   /* the nodes the last snapshot defined */
 void tr_smp_objects_fork_child(void);

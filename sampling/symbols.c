@@ -11,8 +11,8 @@
  * dlclose'd before the end is still resolved against the right file.
  *
  * With TRACER_DURABLE the durability snapshots name every node by its
- * object file and address (tr_smp_snapshot_defs), which `tracer recover`
- * resolves after a kill (tools/recover_syms.c).
+ * object file and address (snapshot.c), which `tracer recover` resolves
+ * after a kill (tools/recover_syms.c).
  * At shut-down (never in the handler) each address is resolved with libdw
  * (libdwfl): the function from the ELF symbol tables (.symtab, .dynsym,
  * MiniDebugInfo, separate debuginfo by build-id), file and line from DWARF,
@@ -680,72 +680,27 @@ unlock:
 	return distinct;
 }
 
-/* ---- TRACER_DURABLE snapshots ------------------------------------------------------ */
+/* ---- for the TRACER_DURABLE snapshots (snapshot.c) ------------------------------ */
 
-/* The calling contexts of the complete nodes, for one snapshot (struct
- * tr_module.durable_snapshot: on the ticking thread, perhaps in its
- * SIGPROF handler, the registry held, dropped after the snapshot): a node
- * of an address gets a Region named by its object file and its address
- * there (no symbol is read), parents first. Async-signal-safe: the object
- * table is read without its lock, smp_def_lock is never taken. */
-uint32_t tr_smp_snap_nodes;
-
-void tr_smp_snapshot_defs(void)
+/* The object of a node's address a (gen: the node's), its index (UINT32_MAX:
+ * none), the address in its file, its display name and file path (NULL: no
+ * file). Async-signal-safe: the table is read without its lock. */
+uint32_t tr_smp_obj_at(uint64_t a, uint32_t gen, uint64_t *off, const char **name, const char **path)
 {
-	static uint32_t *pmap;   /* node -> definition in this snapshot (without MPI) */
-	int by_index = tr_proc.rank >= 0;
-	uint32_t n = __atomic_load_n(&tr_smp_nnodes, __ATOMIC_ACQUIRE);
-	if (n > tr_smp_node_cap)
-		n = tr_smp_node_cap;
-	/* with MPI the ids are the node numbers: those defined so far */
-	uint32_t from = by_index ? tr_defs_count(TR_DEF_CALLING_CONTEXT) : __atomic_load_n(&smp_ndefined, __ATOMIC_ACQUIRE);
-	uint32_t m = from;   /* (the nodes before are complete) */
-	while (m < n && __atomic_load_n(&tr_smp_nodes[m].depth, __ATOMIC_ACQUIRE))
-		m++;
-	n = m;
-	__atomic_store_n(&tr_smp_snap_nodes, n, __ATOMIC_RELEASE);
-	if (from >= n || (!by_index && !pmap && !(pmap = smp_map_new())))
-		return;
-	if (!by_index && from)
-		memcpy(pmap, smp_map, sizeof(*pmap) * from);
-	uint32_t trunc_r = SMP_UNDEF, tracer_r = SMP_UNDEF;
-	for (uint32_t i = from; i < n; i++) {
-		const struct smp_node *nd = &tr_smp_nodes[i];
-		uint32_t r;
-		if (nd->key & SMP_KEY_REGION) {
-			r = (uint32_t)(nd->key & 0xffffffffu);
-		} else if (nd->key == SMP_KEY_TRUNC) {
-			if (trunc_r == SMP_UNDEF)
-				trunc_r = smp_pseudo_region("[truncated]", "frames beyond TRACER_SAMPLING_DEPTH");
-			r = trunc_r;
-		} else if (nd->key & SMP_KEY_PSEUDO) {
-			if (tracer_r == SMP_UNDEF)
-				tracer_r = smp_pseudo_region("[tracer]", "time spent inside libtracer.so");
-			r = tracer_r;
-		} else {
-			/* "0x<address in the file> [<object>]" (a return address
-			 * at the call: ip - 1), the object file as the region's
-			 * source file, which tracer recover names from the file's
-			 * symbols; "0x<address>" outside every known object */
-			char buf[96];
-			uint64_t a = SMP_KEY_ADDR(nd->key);
-			uint64_t look = (nd->key & SMP_KEY_RET) && a ? a - 1 : a;
-			uint32_t oi = smp_obj_of(look, nd->gen);
-			const struct smp_obj *o = oi == UINT32_MAX ? NULL : &smp_objs[oi];
-			if (o && o->path)
-				snprintf(buf, sizeof(buf), "0x%llx [%.60s]", (unsigned long long)(look - o->bias), o->name);
-			else
-				snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)a);
-			r = tr_def_region(buf, buf, TR_DEFS_PLACEHOLDER, OTF2W_ROLE_FUNCTION, OTF2W_PARADIGM_SAMPLING,
-					  OTF2W_REGION_FLAG_NONE, o && o->path ? o->path : NULL, 0, 0);
-		}
-		if (by_index)
-			tr_def_calling_context_new(r, SMP_UNDEF, nd->parent);
-		else
-			pmap[i] = tr_def_calling_context(r, SMP_UNDEF, nd->parent == SMP_UNDEF ? SMP_UNDEF : pmap[nd->parent]);
-	}
-	if (!by_index)
-		tr_def_calling_context_map(pmap, n);
+	uint32_t oi = smp_obj_of(a, gen);
+	const struct smp_obj *o = oi == UINT32_MAX ? NULL : &smp_objs[oi];
+	*off = o ? a - o->bias : a;
+	*name = o ? o->name : NULL;
+	*path = o ? o->path : NULL;
+	return oi;
+}
+
+/* The nodes defined with their symbols so far and (without MPI) their
+ * definitions (smp_map). */
+uint32_t tr_smp_defined(const uint32_t **map)
+{
+	*map = smp_map;
+	return __atomic_load_n(&smp_ndefined, __ATOMIC_ACQUIRE);
 }
 
 /* fork child: another thread of the parent (a refresh, the definitions)

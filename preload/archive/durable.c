@@ -43,6 +43,8 @@ static struct tr_durable_index *dur_idx;   /* mapped NAME.durable */
 static int dur_stopped;
 static uint64_t dur_sig;              /* definitions + locations at the last snapshot */
 static int dur_snap_ok;
+static int dur_snap_behind;   /* a snapshot deferred: the modules' counts are past the one out */
+static int dur_urgent;        /* the tick of a thread about to wait (under dur_ticking): never deferred */
 /* The archive opened in durable mode: ticks on the program's own threads
  * (the event writers call tr_durable_due before a record at or after
  * dur_next, archive clock ticks; the first thread there that may tick
@@ -199,6 +201,14 @@ static void modules_snapshot(void)
 }
 
 static uint64_t dur_last_pub;   /* when positions were last published (CLOCK_MONOTONIC ns) */
+/* The last snapshot written: when it ended and what it cost (CLOCK_MONOTONIC
+ * ns). The next comes no sooner than TR_DURABLE_SNAP_SHARE times its cost
+ * after it (at most 16 intervals): a run that defines something at every
+ * tick (new sampled contexts) spends at most 1/TR_DURABLE_SNAP_SHARE of
+ * its time on snapshots (up to snapshots of 80 ms at the default
+ * interval), and its positions are published that much less often. */
+#define TR_DURABLE_SNAP_SHARE 50
+static uint64_t dur_snap_end, dur_snap_cost;
 
 static uint64_t mono_ns(void)
 {
@@ -254,21 +264,36 @@ static uint32_t tick(void)
 	tr_defs_provisional_begin();
 	uint64_t sig = defs_signature() * 1000003u + tr_defs_version();
 	modules_snapshot();
+	int tail_ok = tr_defs_tail_splice() == 0;   /* (the modules' lasting snapshot definitions) */
 	sig = sig * 1000003u + defs_signature();
 	int saved = 1;
-	if (!dur_snap_ok || sig != dur_sig) {
+	uint64_t t_snap = mono_ns();
+	uint64_t gap = TR_DURABLE_SNAP_SHARE * dur_snap_cost;
+	if (gap > 16 * dur_interval_ns)
+		gap = 16 * dur_interval_ns;
+	if ((!dur_snap_ok || sig != dur_sig) && dur_snap_ok && !dur_urgent && t_snap - dur_snap_end < gap) {
+		/* new definitions, but the last snapshot is too recent for its
+		 * cost: the positions wait for the next one (at most
+		 * 1/TR_DURABLE_SNAP_SHARE of the run goes to snapshots; the
+		 * threads' own publishing too: publish_own) */
+		saved = 0;
+		__atomic_store_n(&dur_snap_behind, 1, __ATOMIC_RELEASE);
+	} else if (!dur_snap_ok || sig != dur_sig) {
 		/* not saved: the positions wait (they may refer to definitions
 		 * the last snapshot lacks); the clock's resolution as measured
 		 * over the run so far */
 		tr_clock_final();
 		dur_wrote = 1;
-		saved = write_snapshot() == 0 && tr_archive_save_tdefs() == 0;
+		saved = tail_ok && write_snapshot() == 0 && tr_archive_save_tdefs() == 0;
 		if (saved) {
 			dur_sig = sig;
 			dur_snap_ok = 1;
+			__atomic_store_n(&dur_snap_behind, 0, __ATOMIC_RELEASE);
 		} else {
 			dur_snap_ok = 0;   /* (the modules' pending counts now name a snapshot that is not out) */
 		}
+		dur_snap_end = mono_ns();
+		dur_snap_cost = dur_snap_end - t_snap;
 	}
 	/* (still holding the registry: what is defined after this is not in
 	 * the snapshot) */
@@ -380,7 +405,7 @@ static int publish_own(struct tr_thread *t)
 	/* after the position: every definition its events refer to existed
 	 * before this read, so an unchanged generation means all are saved */
 	if (tr_defs_generation() != __atomic_load_n(&dur_gen_saved, __ATOMIC_ACQUIRE) || !dur_snap_ok ||
-	    modules_pending())
+	    __atomic_load_n(&dur_snap_behind, __ATOMIC_ACQUIRE) || modules_pending())
 		return -1;
 	struct tr_durable_slot *s = &dur_idx->slot[k];
 	if (s->chunk != chunk || s->bytes != bytes)
@@ -413,7 +438,9 @@ static void idle(struct tr_thread *t, int often)
 	if (publish_own(t) != 0 &&
 	    (!often || !t->dur_slot ||
 	     now >= __atomic_load_n(&dur_last_tick, __ATOMIC_ACQUIRE) + dur_interval_ticks / 16)) {
+		dur_urgent = 1;   /* (what it recorded is out before it blocks) */
 		tick_here(t);
+		dur_urgent = 0;
 		__atomic_store_n(&dur_next, now + dur_interval_ticks, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&dur_ticking, 0, __ATOMIC_RELEASE);
@@ -455,6 +482,7 @@ void tr_durable_open(void)
 		tr_real.munmap(dur_idx, sizeof(*dur_idx));
 	dur_idx = NULL;
 	dur_snap_ok = 0;
+	dur_snap_behind = 0;
 	dur_wrote = 0;
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		t->dur_slot = 0;   /* (a fork child: the parent's index) */

@@ -203,6 +203,10 @@ uint32_t tr_defs_cc_mapped(void);
  * keep the counts (calling-context map), provisional ones excepted. */
 void tr_defs_provisional_begin(void);
 void tr_defs_provisional_end(void);
+/* defs_tail.c: the snapshot tail (tr_registry.h) placed after the
+ * registry's own definitions, after the modules' durable_snapshot;
+ * tr_defs_provisional_end takes it out again. 0, -1: no memory. */
+int tr_defs_tail_splice(void);
 uint64_t tr_defs_version(void);   /* nodes in that map so far (durable.c: snapshot when it grew) */
 uint64_t tr_defs_generation(void);   /* every registry change so far (lock-free read) */
 /* 1: definitions were made after the set was packed for the MPI

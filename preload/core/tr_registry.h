@@ -91,5 +91,17 @@ uint32_t tr_def_calling_context_new(uint32_t region, uint32_t scl, uint32_t pare
  * shut-down. Only without MPI unification (there the unifier deduplicates
  * and ids must be tr_def_calling_context_new's). The map is copied. */
 void tr_def_calling_context_map(const uint32_t *map, uint32_t n);
+/* The snapshot tail (preload/defs/defs_tail.c), for a module's
+ * durable_snapshot only (the registry held): definitions kept for the
+ * TRACER_DURABLE snapshots, each made once and placed after the registry's
+ * own at every snapshot, never in the archive of a normal end. data as
+ * for the registry's classes (a String: its bytes with the NUL); a value
+ * referring to another tail definition is TR_DEFS_TAIL | its index among
+ * the tail's of that class. tr_defs_tail_add returns that index (UNDEF:
+ * no memory); clear drops them all. */
+#define TR_DEFS_TAIL 0x80000000u
+uint32_t tr_defs_tail_add(uint32_t cls, const void *data, uint32_t len);
+uint32_t tr_defs_tail_count(uint32_t cls);
+void tr_defs_tail_clear(void);
 
 #endif /* TR_REGISTRY_H */

@@ -260,13 +260,40 @@ int tr_ds_append(struct defset *s, uint32_t cls, const void *data, uint32_t len)
 	return 0;
 }
 
+/* Definitions owned elsewhere placed after the set's own (tr_ds_splice):
+ * in no hash chain, never freed by the set. */
+#define TR_DS_FOREIGN ((struct def *)1)
+
+int tr_ds_splice(struct defset *s, uint32_t cls, struct def *const *defs, uint32_t n)
+{
+	if (s->n[cls] + n > s->cap[cls]) {
+		uint32_t nc = s->cap[cls] ? s->cap[cls] : 64;
+		while (nc < s->n[cls] + n)
+			nc *= 2;
+		struct def **ni = otf2w_sys.realloc(s->items[cls], nc * sizeof(*ni));
+		if (!ni)
+			return -1;
+		s->items[cls] = ni;
+		s->cap[cls] = nc;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		defs[i]->hnext = TR_DS_FOREIGN;
+		defs[i]->id = s->n[cls];
+		s->items[cls][s->n[cls]++] = defs[i];
+	}
+	return 0;
+}
+
 /* Remove every definition after the first n[cls] of each class (the
- * registry's provisional definitions of a durability snapshot). */
+ * registry's provisional definitions of a durability snapshot; spliced
+ * ones go back to their owner). */
 void tr_ds_truncate(struct defset *s, const uint32_t n[TR_DEF_NCLASSES])
 {
 	for (int c = 0; c < TR_DEF_NCLASSES; c++) {
 		while (s->n[c] > n[c]) {
 			struct def *d = s->items[c][--s->n[c]];
+			if (d->hnext == TR_DS_FOREIGN)
+				continue;
 			struct def **pp = &s->buckets[d->hash & (s->nbuckets - 1)];
 			while (*pp && *pp != d)
 				pp = &(*pp)->hnext;

@@ -107,6 +107,11 @@ struct def *tr_ds_find(const struct defset *s, uint32_t cls, const void *data, u
 uint32_t tr_ds_insert(struct defset *s, uint32_t cls, const void *data, uint32_t len);
 /* Append without deduplication (ids stay as given): 0 or -1. */
 int tr_ds_append(struct defset *s, uint32_t cls, const void *data, uint32_t len);
+/* Place n definitions the caller owns (allocated with otf2w_sys.malloc,
+ * their values final) after the set's own of class cls, ids from there on:
+ * found by no tr_ds_find, taken out again by tr_ds_truncate without being
+ * freed. 0 or -1 (no memory). */
+int tr_ds_splice(struct defset *s, uint32_t cls, struct def *const *defs, uint32_t n);
 /* Drop the definitions after the first n[cls] of every class. */
 void tr_ds_truncate(struct defset *s, const uint32_t n[TR_DEF_NCLASSES]);
 /* Replace the content of an existing definition. */
