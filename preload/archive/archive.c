@@ -421,8 +421,9 @@ void tr_archive_fork_child(void)
 }
 
 /* Drop the archive without writing anything (fork child that execs right
- * away): removes the claimed directory if nothing else is in it. */
-void tr_archive_discard(void)
+ * away, with the environment envp): removes the claimed directory if
+ * nothing else is in it. */
+void tr_archive_discard(char *const envp[])
 {
 	if (tr_g.ar)
 		otf2w_archive_abandon(tr_g.ar);
@@ -449,5 +450,5 @@ void tr_archive_discard(void)
 		tr_rm_rf(ev);
 	}
 	tr_ar_unclaim(tr_g.dir, tr_ar_name);
-	tr_tree_discard();
+	tr_tree_discard(envp);
 }

@@ -21,7 +21,7 @@
 extern char **environ;
 
 void tr_threads_init(void);
-void tr_archive_discard(void);
+void tr_archive_discard(char *const envp[]);
 
 /* The arguments glibc passes to our first constructor (NULL when tr_init
  * runs before it: a wrapper called from another library's constructor). */
@@ -545,7 +545,7 @@ static int execvp_would_run(const char *file, const char *path_env)
 	}
 }
 
-static int tr_exec_prepare(int would_run)
+static int tr_exec_prepare(int would_run, char *const envp[])
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != tr_self_pid())
 		return 0;   /* vfork child or not tracing: touch nothing */
@@ -557,7 +557,7 @@ static int tr_exec_prepare(int would_run)
 		/* fork + exec with nothing recorded in between: no archive */
 		tr_g.finishing = 1;
 		tr_live_update();
-		tr_archive_discard();
+		tr_archive_discard(envp);
 		tr_g.active = 0;
 		tr_g.finished = 1;
 		return 1;
@@ -585,7 +585,7 @@ static int tr_exec_returned(int was, int r)
 static int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
-	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)));
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)), envp);
 	return tr_exec_returned(was, tr_real.execve(path, argv, envp));
 }
 
@@ -597,7 +597,7 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 static int exec_v(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)));
+	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)), environ);
 	return tr_exec_returned(was, tr_real.execv(path, argv));
 }
 
@@ -609,7 +609,7 @@ TR_EXPORT int execv(const char *path, char *const argv[])
 static int exec_vp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)));
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)), environ);
 	return tr_exec_returned(was, tr_real.execvp(file, argv));
 }
 
@@ -621,14 +621,14 @@ TR_EXPORT int execvp(const char *file, char *const argv[])
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
-	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)));
+	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)), envp);
 	return tr_exec_returned(was, tr_real.execvpe(file, argv, envp));
 }
 
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
-	int was = tr_exec_prepare(1);
+	int was = tr_exec_prepare(1, envp);
 	return tr_exec_returned(was, tr_real.fexecve(fd, argv, envp));
 }
 

@@ -369,6 +369,22 @@ void *tr_calloc(size_t n, size_t m)
 	return p;
 }
 
+void tr_mem_zero(void *p, size_t n)
+{
+	uintptr_t a = (uintptr_t)p, e = a + n, pg = 4096;
+	uintptr_t lo = (a + pg - 1) & ~(pg - 1), hi = e & ~(pg - 1);
+	if (hi <= lo) {
+		memset(p, 0, n);
+		return;
+	}
+	memset(p, 0, lo - a);
+	memset((void *)hi, 0, e - hi);
+	int saved = errno;
+	if (tr_syscall(SYS_madvise, lo, hi - lo, MADV_DONTNEED) != 0)
+		memset((void *)lo, 0, hi - lo);
+	errno = saved;
+}
+
 void tr_free(void *p)
 {
 	if (!tr_mem_free(p))

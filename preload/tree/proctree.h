@@ -29,7 +29,7 @@ void tr_tree_started(const char *dir);
 /* Fork child (the archive of the parent is dropped): a new part. 0 or -1. */
 int tr_tree_fork_child(const char *dir);
 /* Fork child that execs with nothing recorded: no part of its own. */
-void tr_tree_discard(void);
+void tr_tree_discard(char *const envp[]);
 /* The image's real end (not at exec), its part written: the last member
  * of the tree unifies. Writes a summary line into line (0: none). crash:
  * async-signal-safe, the unification runs detached. */

@@ -24,7 +24,6 @@
 char tr_reg[64];            /* /tmp/.tracer-<uid> ("" unusable) */
 char tr_tree_dir[4096];     /* DIR (absolute) */
 char tr_env_dir[4096];
-int tr_reg_self = 1;
 char tr_live_own[96];
 int tr_reg_own;
 
@@ -211,8 +210,9 @@ void tr_pt_live_unlink(const char *dir, const char *name)
 }
 
 /* pid's entry in dir; self: written by pid itself (0: by its parent, for
- * a child that has not started the tracer yet) */
-int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int self)
+ * a child that has not started the tracer yet); reg: with its registry
+ * link, for an image whose environment may not name dir */
+int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int self, int reg)
 {
 	char name[96], r[128], t[160];
 	if (part < 0)
@@ -222,10 +222,11 @@ int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int s
 		return -1;
 	if (self && pid == tr_self_pid())
 		snprintf(tr_live_own, sizeof(tr_live_own), "%s", name);
-	/* the link: for every entry but a process's own one at its start when
-	 * its environment names the directory (what most processes of a tree
-	 * are: a file less to make and remove each) */
-	if ((self && pid == tr_self_pid() && !tr_reg_self) || !tr_pt_reg_usable())
+	/* the link: not for a process's own entry at its start when its
+	 * environment names the directory, nor for an exec whose environment
+	 * does (what most processes of a tree are: a file less to make and
+	 * remove each) */
+	if (!reg || !tr_pt_reg_usable())
 		return 0;
 	snprintf(r, sizeof(r), "%s/%d", tr_reg, (int)pid);
 	snprintf(t, sizeof(t), "%s/%d.t%d", tr_reg, (int)pid, (int)tr_self_pid());
@@ -234,6 +235,25 @@ int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int s
 		tr_real.unlink(t);
 	else if (pid == tr_self_pid())
 		tr_reg_own = 1;
+	return 0;
+}
+
+/* envp has TRACER_OUTPUT naming dir (as tr_tree_prepare reads it: an
+ * absolute path, trailing slashes ignored) */
+int tr_pt_env_names(char *const envp[], const char *dir)
+{
+	static const char key[] = "TRACER_OUTPUT=";
+	size_t dl = strlen(dir);
+	for (size_t i = 0; envp && envp[i]; i++) {
+		const char *v = envp[i];
+		if (strncmp(v, key, sizeof(key) - 1))
+			continue;
+		v += sizeof(key) - 1;   /* (the first one is what getenv sees) */
+		size_t l = strlen(v);
+		while (l > 1 && v[l - 1] == '/')
+			l--;
+		return v[0] == '/' && l == dl && !memcmp(v, dir, dl);
+	}
 	return 0;
 }
 

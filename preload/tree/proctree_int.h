@@ -18,11 +18,6 @@ extern char tr_tree_dir[4096];   /* DIR (absolute) */
 /* TRACER_OUTPUT when absolute (trailing slashes off), else "": a process
  * started with it finds its tree's live entries there directly. */
 extern char tr_env_dir[4096];
-/* This process's own live entry needs its registry link too: its tree's
- * directory is not tr_env_dir (a default name, a relative TRACER_OUTPUT,
- * DIR.1 of a second run), so its children could not find it from their
- * environment. */
-extern int tr_reg_self;
 extern char tr_live_own[96];     /* this process's own live entry's name, "" none */
 /* a registry link of its own pid may exist (it made one, or its own live
  * entry was there at its start: a parent's or a pre-exec image's) */
@@ -43,7 +38,8 @@ void tr_pt_unlink_entry(const char *name, void *ud);   /* (a callback: removes u
 int tr_pt_reg_usable(void);   /* made and checked at the first call; tr_reg */
 void tr_pt_reg_drop(const char *dir, pid_t pid);
 void tr_pt_live_dir(char *out, size_t n, const char *dir);
-int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int self);
+int tr_pt_live_write(const char *dir, pid_t pid, uint64_t start, int part, int self, int reg);
+int tr_pt_env_names(char *const envp[], const char *dir);
 void tr_pt_live_unlink(const char *dir, const char *name);
 int tr_pt_live_find(const char *dir, pid_t pid, uint64_t start, struct tr_live_name *e);
 void tr_pt_live_drop_others(const char *dir, pid_t pid, const char *keep);

@@ -5,8 +5,10 @@
  *
  * all: fork (the child prints and exits, no exec), fork + execl of
  * /bin/echo, posix_spawn of /bin/echo, system("/bin/echo ..."), popen of
- * "/bin/echo ..." (read back), vfork + execl of /bin/echo; the parent waits
- * for each and prints what it saw. Exit status 3.
+ * "/bin/echo ..." (read back), vfork + execl of /bin/echo, fork + execve of
+ * /bin/echo with an environment that does not name the archive (no
+ * TRACER_OUTPUT: the image finds its tree through the per-user registry);
+ * the parent waits for each and prints what it saw. Exit status 3.
  * daemon FILE: the parent forks and exits at once; the child forks again
  * (setsid) and exits; the grandchild sleeps 1.5 s, writes FILE and exits:
  * it outlives the root of the tree.
@@ -63,6 +65,22 @@ static int all(void)
 		_exit(127);
 	}
 	printf("vfork+exec: %d\n", wait_child(pid));
+	fflush(stdout);
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **env = calloc(n + 1, sizeof(char *));
+	for (size_t i = 0; env && i < n; i++)
+		if (strncmp(environ[i], "TRACER_OUTPUT=", 14))
+			env[k++] = environ[i];
+	pid = fork();
+	if (pid == 0) {
+		char *eargv[] = { "echo", "fork+execve without TRACER_OUTPUT", NULL };
+		execve("/bin/echo", eargv, env);
+		_exit(127);
+	}
+	printf("fork+execve: %d\n", wait_child(pid));
+	free(env);
 	return 3;
 }
 

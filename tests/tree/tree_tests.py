@@ -235,17 +235,18 @@ def pid_namespace():
 
 @case
 def spawn():
-    """fork (no exec), fork+exec, posix_spawn, system(), popen, vfork+exec of a C program."""
+    """fork (no exec), fork+exec, posix_spawn, system(), popen, vfork+exec, fork+execve without
+    TRACER_OUTPUT in its environment (found through the registry) of a C program."""
     ru, r, prefix = pair('spawn', [rt.bin_('tree_spawn'), 'all'])
     if ru.rc != 3:
         ck.fail('spawn: untraced %s' % ru.status())
     line = one_summary('spawn', r)
-    gs, tr = check_tree(prefix, {'tree_spawn': 2, 'echo': 5, 'sh': 2}, exit_status=3, all_ended=True)
+    gs, tr = check_tree(prefix, {'tree_spawn': 2, 'echo': 6, 'sh': 2}, exit_status=3, all_ended=True)
     root = [g for g in gs.values() if g.creator is None][0]
     direct = sorted(g.prog for g in gs.values() if g.creator == root.ref)
     # fork child, fork+exec (nothing recorded before exec: no part of its
-    # own), posix_spawn, system's sh, popen's sh, vfork+exec
-    if direct != ['echo', 'echo', 'echo', 'sh', 'sh', 'tree_spawn']:
+    # own), posix_spawn, system's sh, popen's sh, vfork+exec, fork+execve
+    if direct != ['echo', 'echo', 'echo', 'echo', 'sh', 'sh', 'tree_spawn']:
         ck.fail('spawn: children of the root %s' % direct)
     for g in gs.values():
         if g.prog == 'echo' and gs[g.creator].prog == 'sh' and gs[g.creator].pid == g.pid:

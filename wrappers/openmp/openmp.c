@@ -322,10 +322,10 @@ static void omp_fini(void)
 static void omp_fork_child(void)
 {
 	/* The child's archive numbers its locks from 0 again. */
-	memset(omp_locks, 0, sizeof(omp_locks));
+	tr_mem_zero(omp_locks, sizeof(omp_locks));
 	memset(&omp_lock_overflow, 0, sizeof(omp_lock_overflow));
 	atomic_store(&omp_next_lock, 0);
-	memset(omp_joins, 0, sizeof(omp_joins));   /* only the forking thread is left */
+	tr_mem_zero(omp_joins, sizeof(omp_joins));   /* only the forking thread is left */
 	tr_omp_ompt_fork_child();
 	tr_omp_gomp_fork_child();
 }

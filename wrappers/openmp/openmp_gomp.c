@@ -147,7 +147,7 @@ void tr_omp_gomp_thread_fini(struct tr_thread *t)
 
 void tr_omp_gomp_fork_child(void)
 {
-	memset(gomp_pend, 0, sizeof(gomp_pend));
+	tr_mem_zero(gomp_pend, sizeof(gomp_pend));
 }
 
 /* ---- parallel regions ---- */

@@ -414,7 +414,7 @@ void tr_omp_ompt_thread_fini(struct tr_thread *t)
 
 void tr_omp_ompt_fork_child(void)
 {
-	memset(ompt_thr, 0, sizeof(ompt_thr));   /* only the forking thread is left */
+	tr_mem_zero(ompt_thr, sizeof(ompt_thr));   /* only the forking thread is left */
 }
 
 static void cb_thread_end(tr_ompt_data *thread_data)
