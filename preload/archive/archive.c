@@ -372,7 +372,11 @@ void tr_set_global_writer(int yes)
 
 /* ---- fork ---- */
 
-void tr_archive_fork_child(void)
+/* The fork child's archive (tr_atfork_child). defer: a part of a tree may
+ * wait for the child's first traced call (tr_archive_fork_open then):
+ * returns 1 when it does (its part number and live entry are taken,
+ * nothing is opened), else 0. */
+int tr_archive_fork_child(int defer)
 {
 	char base[4096];
 	if (tr_g.ar)
@@ -397,13 +401,15 @@ void tr_archive_fork_child(void)
 			tr_ar_set_arname();
 			/* a tree's part: its number, from the tree's counter, is its
 			 * own - no claim file (a create and an unlink less per fork) */
+			if (defer && tr_tree.on && !tr_g.mpi_expected)
+				return 1;
 			if (((tr_tree.on && !tr_g.mpi_expected) || tr_ar_claim(tr_g.dir, tr_ar_name) == 1) &&
 			    tr_archive_open() == 0)
-				return;
+				return 0;
 		}
 		tr_g.active = 0;
 		tr_live_update();
-		return;
+		return 0;
 	}
 	snprintf(base, sizeof(base), "%s", tr_g.dir);
 	snprintf(tr_g.dir, sizeof(tr_g.dir), "%.4000s-fork%d", base, (int)tr_self_pid());
@@ -415,6 +421,17 @@ void tr_archive_fork_child(void)
 	tr_g.global_writer = 1;
 	tr_proc.rank = -1;
 	if (tr_ar_claim(tr_g.dir, "traces") < 0 || tr_archive_open() != 0) {
+		tr_g.active = 0;
+		tr_live_update();
+	}
+	return 0;
+}
+
+/* The archive of a fork child whose part waited (tr_archive_fork_child
+ * returned 1). */
+void tr_archive_fork_open(void)
+{
+	if (tr_archive_open() != 0) {
 		tr_g.active = 0;
 		tr_live_update();
 	}

@@ -200,6 +200,10 @@ void tr_finish_status(int status, int have_status)
 {
 	if (!tr_g.initialized || !tr_g.active || tr_g.pid != tr_self_pid())
 		return;
+	/* a fork child that made no traced call yet: its archive now (its
+	 * ProgramBegin and ProgramEnd, the process in the tree) */
+	if (tr_g.fork_pending && (tr_tls_internal > 0 || tr_tls_creating || !tr_fork_complete()))
+		return;
 	struct tr_thread *me = tr_tls_self;
 	if (tr_tls_internal > 0 || (me && me->in_record)) {
 		/* exit() from a signal handler that interrupted the tracer on this
@@ -391,6 +395,8 @@ static void emergency_call(void *p)
  * signal found may be a small alternate one). */
 static void emergency(int status, int sig)
 {
+	if (tr_g.fork_pending)
+		return;   /* a fork child with nothing recorded: what is in memory is the parent's */
 	struct emergency_call c = { status, sig };
 	tr_crash_stack_run(emergency_call, &c);
 }

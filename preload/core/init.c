@@ -81,7 +81,8 @@ static void read_cmdline(void)
 }
 
 /* ProgramBegin (name = argv[0], arguments = argv[1..]) on the master location. */
-static void program_begin(struct tr_thread *m)
+/* ProgramBegin at now (0: the current time) */
+static void program_begin(struct tr_thread *m, uint64_t now)
 {
 	uint32_t args[256];
 	uint32_t n = 0;
@@ -90,7 +91,8 @@ static void program_begin(struct tr_thread *m)
 	uint32_t name = tr_def_string(tr_proc.argc > 0 ? tr_proc.argv[0] : tr_proc.progname);
 	for (int i = 1; i < tr_proc.argc && n < 256; i++)
 		args[n++] = tr_def_string(tr_proc.argv[i]);
-	uint64_t now = tr_time();
+	if (!now)
+		now = tr_time();
 	if (now < tr_g.t_start)
 		now = tr_g.t_start;
 	/* the first event of the process: ClockProperties.globalOffset */
@@ -133,6 +135,8 @@ void tr_atfork_parent(void)
 	tr_unlock(&tr_g.lock);
 }
 
+static void fork_setup(void);
+
 void tr_atfork_child(void)
 {
 	if (!tr_g.initialized)
@@ -153,25 +157,58 @@ void tr_atfork_child(void)
 	tr_tls_creating++;
 	tr_g.pid = tr_self_pid();
 	tr_g.fork_child = 1;
-	tr_archive_fork_child();
+	tr_g.t_fork = tr_time();
+	/* A part of a tree (no sampling timer or counters to restart at once)
+	 * makes its archive at its first traced call: a fork child that only
+	 * execs (a shell's command) makes none, its part number and live entry
+	 * only (the exec'd image names the fork parent as its creator). */
+	int defer = !tr_cfg.sampling_period_ns && !tr_cfg.metrics[0];
+	struct tr_thread *self = tr_tls_self;
+	if (tr_archive_fork_child(defer) == 1) {
+		tr_g.fork_pending = 1;
+		if (self) {
+			self->w = NULL;   /* (the parent's) */
+			self->state = TR_T_FORKED;
+		}
+	} else {
+		fork_setup();
+	}
+	tr_tls_creating--;
+}
+
+/* The rest of a fork child's start, after its archive was opened (or
+ * waited for): ProgramBegin at the fork's time, the regions open at the
+ * fork again, the modules' fork hooks. Under tr_tls_creating. */
+static void fork_setup(void)
+{
 	tr_defs_fork_child();
-	tr_g.t_start = tr_time();
+	tr_g.t_start = tr_g.t_fork;
 	if (tr_g.active) {
 		tr_threads_fork_child();
 		struct tr_thread *m = tr_g.master;
-		program_begin(m);
+		program_begin(m, tr_g.t_fork);
 		/* re-open the regions that were open at fork: balanced streams */
 		if (m && m->w) {
 			uint32_t d = m->depth < TR_SHADOW_DEPTH ? m->depth : TR_SHADOW_DEPTH;
-			uint64_t now = tr_time();
 			for (uint32_t i = 0; i < d; i++)
-				otf2w_evt_enter(m->w, NULL, now, m->stack[i]);
+				otf2w_evt_enter(m->w, NULL, tr_g.t_start, m->stack[i]);
 			m->depth = d;
 		}
 		tr_modules_fork_child();
 		tr_log_debug("fork child: archive %s", tr_g.dir);
 	}
+}
+
+int tr_fork_complete(void)
+{
+	if (!tr_g.fork_pending || !tr_g.active || tr_g.finishing || tr_g.pid != tr_self_pid())
+		return 0;
+	tr_g.fork_pending = 0;
+	tr_tls_creating++;
+	tr_archive_fork_open();
+	fork_setup();
 	tr_tls_creating--;
+	return tr_g.active;
 }
 
 static void get_hostname(void)
@@ -265,7 +302,7 @@ void tr_init(void)
 	tr_g.initialized = 1;
 	if (tr_g.active) {
 		struct tr_thread *m = tr_thread_create_current(1, 0);
-		program_begin(m);
+		program_begin(m, 0);
 		tr_log_debug("tracing %s (pid %d) into %s, clock %s %llu Hz", tr_proc.progname, (int)tr_self_pid(),
 			     tr_g.dir, tr_clock_is_tsc ? "tsc" : "monotonic",
 			     (unsigned long long)tr_clock_resolution());
@@ -552,6 +589,16 @@ static int tr_exec_prepare(int would_run, char *const envp[])
 	if (!would_run)
 		return 0;   /* the exec fails: tracing goes on */
 	struct tr_thread *m = tr_g.master;
+	if (tr_g.fork_pending) {
+		/* fork + exec with no traced call in between: no archive was made
+		 * (what is in memory is the parent's: left alone) */
+		tr_g.finishing = 1;
+		tr_live_update();
+		tr_tree_discard(envp);
+		tr_g.active = 0;
+		tr_g.finished = 1;
+		return 1;
+	}
 	if (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
 	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
 		/* fork + exec with nothing recorded in between: no archive */

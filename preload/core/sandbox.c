@@ -134,6 +134,7 @@ static void priv_drop(uid_t euid)
 	    tr_g.finishing || !tr_g.dir[0])
 		return;
 	int saved = errno;
+	tr_fork_complete();   /* a fork child's files are made while it may, then handed over */
 	struct handover h = { euid, 0 };
 	tr_fd_private_call(chown_archive, &h);
 	tr_log_debug("the archive directory was handed to uid %u (the process drops its privileges)", (unsigned)euid);

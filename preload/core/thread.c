@@ -247,6 +247,8 @@ static struct tr_thread *hold(struct tr_thread *t)
 struct tr_thread *tr_thread_get_slow(void)
 {
 	struct tr_thread *t = tr_tls_self;
+	if (t && t->state == TR_T_FORKED && !tr_tls_creating && t->guard == 0)
+		return tr_fork_complete() ? hold(t) : NULL;   /* a fork child's first traced call */
 	if (t || tr_tls_creating)
 		return NULL;
 	if (tr_unlikely(!tr_g.initialized)) {

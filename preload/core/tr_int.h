@@ -85,6 +85,8 @@ struct tr_global {
 	int global_writer;          /* this process writes the global definitions */
 	int unified;                /* tr_defs_install_unified done */
 	int fork_child;             /* this process is a traced fork child */
+	int fork_pending;           /* a fork child whose archive waits for its first traced call */
+	uint64_t t_fork;            /* then: the time of the fork (its ProgramBegin) */
 	int dir_from_job;           /* MPI default name from the job id: same on every rank */
 	int rank_side;              /* MPI: a side process of the rank (its fork child, a process its
 				     * holder started: ranks/side<r>-<pid>); 0 once it calls MPI_Init */
@@ -236,7 +238,8 @@ extern TR_TLS int tr_tls_creating;
 /* archive.c */
 int tr_archive_prepare(void);      /* decide the directory, open the archive object */
 int tr_archive_open(void);
-void tr_archive_fork_child(void);
+int tr_archive_fork_child(int defer);
+void tr_archive_fork_open(void);
 void tr_emergency(int sig);         /* crash path */
 void tr_emergency_exit(int status, const char *why);   /* sanitizer death */
 void tr_crash_stack_init(void);     /* crash_stack.c: the crash path's own stack */
@@ -259,6 +262,9 @@ void tr_fd_shared_clone(void); /* a raw clone shares the descriptor table */
 void tr_atfork_prepare(void);
 void tr_atfork_parent(void);
 void tr_atfork_child(void);
+/* A fork child's archive that waited for its first traced call (or its
+ * end): made now. 1 when the process is traced. */
+int tr_fork_complete(void);
 extern TR_TLS int tr_fd_private;   /* 1 inside such a call (in the child too) */
 /* The process's pid, also inside that child (whose getpid() is its own):
  * every pid the tracer records or compares comes from here. */

@@ -46,7 +46,9 @@ uint64_t tr_ticks_to_ns(uint64_t ticks);
 
 /* ---- per-thread state ----------------------------------------------------------- */
 
-enum tr_thread_state { TR_T_UNINIT = 0, TR_T_ACTIVE, TR_T_DYING, TR_T_DEAD };
+/* TR_T_FORKED: a fork child's thread until its first traced call, which
+ * makes the child's archive (tr_fork_complete): nothing is recorded before. */
+enum tr_thread_state { TR_T_UNINIT = 0, TR_T_ACTIVE, TR_T_DYING, TR_T_DEAD, TR_T_FORKED };
 
 struct tr_thread {
 	otf2w_evt_writer *w;       /* this thread's location writer */

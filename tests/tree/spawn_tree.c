@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * spawn_tree.c - a process tree made every way a C program makes one
- * (tests/tree): spawn_tree all | daemon FILE
+ * (tests/tree): spawn_tree all | late FILE | daemon FILE
  *
  * all: fork (the child prints and exits, no exec), fork + execl of
  * /bin/echo, posix_spawn of /bin/echo, system("/bin/echo ..."), popen of
@@ -9,15 +9,23 @@
  * /bin/echo with an environment that does not name the archive (no
  * TRACER_OUTPUT: the image finds its tree through the per-user registry);
  * the parent waits for each and prints what it saw. Exit status 3.
+ * late FILE: two fork children that make no traced call for a while (a
+ * fork child's archive waits for its first one): the first computes for
+ * 200 ms (no system call), then writes FILE and exits 0; the second
+ * waits in the raw pause system call until the parent's SIGTERM (100 ms
+ * later) ends it. Exit status 0.
  * daemon FILE: the parent forks and exits at once; the child forks again
  * (setsid) and exits; the grandchild sleeps 1.5 s, writes FILE and exits:
  * it outlives the root of the tree.
  */
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -84,6 +92,40 @@ static int all(void)
 	return 3;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);   /* (the vDSO: no system call) */
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int late(const char *file)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		volatile unsigned long spin = 0;
+		for (double t0 = now_s(); now_s() - t0 < 0.2;)
+			spin++;
+		FILE *f = fopen(file, "w");
+		if (!f)
+			_exit(1);
+		fprintf(f, "late child %lu\n", spin > 0 ? 1ul : 0ul);
+		_exit(fclose(f) == 0 ? 0 : 1);
+	}
+	printf("late writer: %d\n", wait_child(pid));
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		syscall(SYS_pause);   /* (syscall(): not a traced call) */
+		_exit(2);
+	}
+	usleep(100000);
+	kill(pid, SIGTERM);
+	printf("late waiter: %d\n", wait_child(pid));
+	return 0;
+}
+
 static int daemon_tree(const char *file)
 {
 	pid_t pid = fork();
@@ -107,8 +149,10 @@ int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "all"))
 		return all();
+	if (argc > 2 && !strcmp(argv[1], "late"))
+		return late(argv[2]);
 	if (argc > 2 && !strcmp(argv[1], "daemon"))
 		return daemon_tree(argv[2]);
-	fprintf(stderr, "usage: spawn_tree all | daemon FILE\n");
+	fprintf(stderr, "usage: spawn_tree all | late FILE | daemon FILE\n");
 	return 2;
 }

@@ -255,6 +255,34 @@ def spawn():
 
 
 @case
+def late():
+    """Fork children whose first traced call comes late (their archive waits for it): one computes 200 ms, then
+    writes a file; one is ended by SIGTERM before it made any. Each is a process of the tree with its ProgramBegin
+    at the fork; the writer's I/O is recorded after its 200 ms, the other ends with ProgramEnd 143."""
+    ru, r, prefix = pair('late', [rt.bin_('tree_spawn'), 'late', 'late.txt'])
+    if ru.rc != 0 or b'late writer: 0' not in ru.out or b'late waiter: 143' not in ru.out:
+        ck.fail('late: untraced %s %r' % (ru.status(), ru.out))
+    one_summary('late', r)
+    gs, tr = check_tree(prefix, {'tree_spawn': 3}, exit_status=0, all_ended=True)
+    root = [g for g in gs.values() if g.creator is None][0]
+    kids = sorted((g for g in gs.values() if g.creator == root.ref), key=lambda g: g.pid)
+    if len(kids) != 2:
+        ck.fail('late: children of the root %s' % sorted(g.name for g in gs.values()))
+    res = tr.clock.timer_resolution
+    writer, waiter = [tr.loc(g.master).events for g in kids]
+    io = [e for e in writer if e.kind.startswith('Io')]
+    if not io or (io[0].time - writer[0].time) / res < 0.15:
+        ck.fail('late: the writer\'s I/O %s, %.3f s after its ProgramBegin (expected >= 0.15)' % (
+            [e.kind for e in io][:4], (io[0].time - writer[0].time) / res if io else -1))
+    if writer[-1].ev.exit_status != 0 or waiter[-1].ev.exit_status != 128 + signal.SIGTERM:
+        ck.fail('late: ProgramEnd %d and %d, expected 0 and 143' % (writer[-1].ev.exit_status,
+                                                                     waiter[-1].ev.exit_status))
+    # each child's ProgramBegin is at its fork: before the root's wait for it ends
+    print('ok late: %d groups; the writer\'s first I/O %.3f s after its ProgramBegin, %d I/O events; the waiter: %s' % (
+        len(gs), (io[0].time - writer[0].time) / res, len(io), [e.kind for e in waiter]))
+
+
+@case
 def python_subprocess():
     """python3 subprocess.run (vfork/fork + exec in _posixsubprocess) of a program and a shell pipeline."""
     code = ('import subprocess, sys\n'
