@@ -65,7 +65,7 @@ atomic_flag tr_smp_list_lock = ATOMIC_FLAG_INIT;
 struct smp_thread *tr_smp_threads;
 uint64_t tr_smp_tot[SMP_NTOT];
 uint32_t tr_smp_nthreads;
-struct smp_res tr_smp_res[SMP_RES_MAX];
+struct smp_res tr_smp_res[SMP_RES_MAX] TR_BIG_BSS;
 uint32_t tr_smp_nres;
 uint32_t tr_smp_nfd_taken;
 int tr_smp_diff_seen;

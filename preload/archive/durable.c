@@ -238,8 +238,8 @@ static uint32_t tick(void)
 	/* 1. committed positions now (static: 160 KiB, on no program thread's
 	 * stack - a thread made with a small stack runs the tick too; one tick
 	 * at a time: dur_ticking, or the sampler's helper alone) */
-	static struct tr_durable_slot now[TR_DURABLE_SLOTS];
-	static struct tr_thread *now_thr[TR_DURABLE_SLOTS];
+	static struct tr_durable_slot now[TR_DURABLE_SLOTS] TR_BIG_BSS;
+	static struct tr_thread *now_thr[TR_DURABLE_SLOTS] TR_BIG_BSS;
 	uint32_t n = 0;
 	for (struct tr_thread *t = __atomic_load_n(&tr_g.threads, __ATOMIC_ACQUIRE); t && n < TR_DURABLE_SLOTS;
 	     t = t->next) {

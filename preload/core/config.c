@@ -57,8 +57,8 @@ ssize_t tr_read_file(const char *path, char *buf, size_t size)
 
 static void env_init(void)
 {
-	static char buf[131072];
-	static char *vec[2048];
+	static char buf[131072] TR_BIG_BSS;
+	static char *vec[2048] TR_BIG_BSS;
 	if (environ && environ[0]) {
 		tr_env = environ;
 		return;

@@ -32,7 +32,7 @@ static char **ctor_argv;
  * before main and for every program). */
 static void read_cmdline(void)
 {
-	static char sbuf[65536];
+	static char sbuf[65536] TR_BIG_BSS;
 	char *buf = sbuf;
 	ssize_t n = 0;
 	if (ctor_argv && ctor_argc > 0) {
@@ -582,10 +582,17 @@ static int execvp_would_run(const char *file, const char *path_env)
 	}
 }
 
+/* 1 when an exec of this process ends a traced image (not in a vfork
+ * child, not when not tracing: there nothing is touched, not even the
+ * file to exec, which would_run opens) */
+static int exec_traced(void)
+{
+	return tr_g.initialized && tr_g.active && !tr_g.finishing && tr_g.pid == tr_self_pid();
+}
+
+/* (after exec_traced) */
 static int tr_exec_prepare(int would_run, char *const envp[])
 {
-	if (!tr_g.initialized || !tr_g.active || tr_g.finishing || tr_g.pid != tr_self_pid())
-		return 0;   /* vfork child or not tracing: touch nothing */
 	if (!would_run)
 		return 0;   /* the exec fails: tracing goes on */
 	struct tr_thread *m = tr_g.master;
@@ -632,7 +639,7 @@ static int tr_exec_returned(int was, int r)
 static int exec_ve(const char *path, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execve);
-	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, envp)), envp);
+	int was = exec_traced() && tr_exec_prepare(exec_would_run(path, 0) && args_fit(argv, envp), envp);
 	return tr_exec_returned(was, tr_real.execve(path, argv, envp));
 }
 
@@ -644,7 +651,7 @@ TR_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 static int exec_v(const char *path, char *const argv[])
 {
 	TR_REAL_INIT(execv);
-	int was = tr_exec_prepare(!tr_g.active || (exec_would_run(path, 0) && args_fit(argv, environ)), environ);
+	int was = exec_traced() && tr_exec_prepare(exec_would_run(path, 0) && args_fit(argv, environ), environ);
 	return tr_exec_returned(was, tr_real.execv(path, argv));
 }
 
@@ -656,7 +663,8 @@ TR_EXPORT int execv(const char *path, char *const argv[])
 static int exec_vp(const char *file, char *const argv[])
 {
 	TR_REAL_INIT(execvp);
-	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ)), environ);
+	int was = exec_traced() &&
+		  tr_exec_prepare(execvp_would_run(file, tr_exec_path()) && args_fit(argv, environ), environ);
 	return tr_exec_returned(was, tr_real.execvp(file, argv));
 }
 
@@ -668,14 +676,14 @@ TR_EXPORT int execvp(const char *file, char *const argv[])
 TR_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(execvpe);
-	int was = tr_exec_prepare(!tr_g.active || (execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp)), envp);
+	int was = exec_traced() && tr_exec_prepare(execvp_would_run(file, tr_exec_path()) && args_fit(argv, envp), envp);
 	return tr_exec_returned(was, tr_real.execvpe(file, argv, envp));
 }
 
 TR_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
 	TR_REAL_INIT(fexecve);
-	int was = tr_exec_prepare(1, envp);
+	int was = exec_traced() && tr_exec_prepare(1, envp);
 	return tr_exec_returned(was, tr_real.fexecve(fd, argv, envp));
 }
 

@@ -118,7 +118,7 @@ static char tr_log_path[4200];      /* TRACER_LAUNCHER's file ("": archive dir) 
 static int parent_traced(void)
 {
 	char name[512], path[64];
-	static char buf[65536 + 512];
+	static char buf[65536 + 512] TR_BIG_BSS;
 	const char *self = tr_self_path();
 	if (!self)
 		return 0;

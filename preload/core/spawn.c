@@ -77,7 +77,7 @@ int tr_helper_prepare(struct tr_helper *h, const char *tool, const char *const *
  * action for every caught signal (no handler of the program ever runs in
  * it); it keeps no descriptor of the program (a pipe's reader would never
  * see EOF while a tracer-merge held its write end). */
-static char spawn_stack[32768] __attribute__((aligned(64)));
+static char spawn_stack[32768] __attribute__((aligned(64))) TR_BIG_BSS;
 static int spawn_busy;
 
 /* The kernel's struct sigaction (rt_sigaction): only SIG_DFL is set. */

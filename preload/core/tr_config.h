@@ -15,6 +15,10 @@
 #define tr_likely(x)   __builtin_expect(!!(x), 1)
 #define tr_unlikely(x) __builtin_expect(!!(x), 0)
 #define TR_TLS __thread __attribute__((tls_model("initial-exec")))
+/* A large zero-initialised table: in .lbss, after .bss, so that the small
+ * variables a short process touches share a few pages instead of each
+ * sitting on a page of its own between the tables (a page fault each). */
+#define TR_BIG_BSS __attribute__((section(".lbss")))
 /* The hot path's helpers: inlined whatever the optimizer's size estimate. */
 #define TR_ALWAYS_INLINE inline __attribute__((always_inline))
 

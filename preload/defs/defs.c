@@ -468,7 +468,7 @@ void tr_defs_complete_thread_comms(const struct tr_procinfo *p)
 static struct {
 	struct def d;
 	uint64_t v[5 + 4096];
-} tr_scratch;
+} tr_scratch TR_BIG_BSS;
 
 static const struct def *local_view(const struct defset *s, const struct def *d)
 {

@@ -87,7 +87,7 @@ static uint64_t corrected(uint64_t t)
  * every event and clock offset written so far, on the reference clock
  * (see corrected; a rank's standalone archive has no offsets: there the
  * range is corrected back by tr_defs_write_global). */
-static struct tr_loc tr_crash_locs[16384];
+static struct tr_loc tr_crash_locs[16384] TR_BIG_BSS;
 
 static int local_proc(struct tr_procinfo *p, int crash)
 {

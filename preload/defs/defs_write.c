@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "defset.h"
+#include "tr_config.h"   /* (TR_BIG_BSS) */
 
 #define W(call) do { otf2w_status _s = (call); if (_s != OTF2W_OK && !err) err = _s; } while (0)
 
@@ -24,7 +25,7 @@
  * out_loc; its event and local definition files are named by that id. */
 static const struct defset *tr_gid_set;   /* the unified set being written (NULL: ids as they are) */
 static uint32_t tr_nforeign;
-static uint64_t tr_foreign[4096];
+static uint64_t tr_foreign[4096] TR_BIG_BSS;
 
 /* Position of location id in the unified numbering: the processes'
  * locations, then (foreign) the foreign ones of the set being written. */
@@ -239,7 +240,7 @@ otf2w_status tr_ds_write_set(otf2w_gdef_writer *g, const struct defset *s, int r
 
 	/* System tree: machine -> one node per distinct host name. */
 	uint32_t machine = 0, nnodes = 0;
-	static uint32_t hosts[65536];   /* callers are serialised (registry lock or crash path) */
+	static uint32_t hosts[65536] TR_BIG_BSS;   /* callers are serialised (registry lock or crash path) */
 	W(otf2w_gdef_system_tree_node(g, machine, tr_ds_sid_find(s, "machine"), tr_ds_sid_find(s, "machine"), UNDEF));
 	W(otf2w_gdef_system_tree_node_domain(g, machine, OTF2W_STD_MACHINE));
 	/* no malloc for one process: the crash path (signal handler) comes here */

@@ -113,8 +113,8 @@ static void abt_set_current(struct tr_thread *t, struct tr_abt_task *task)
 static struct tr_abt_task *abt_pool;
 static _Atomic uint64_t abt_free_head;        /* tag << 32 | (index + 1) of freed states */
 static _Atomic uint32_t abt_pool_used;        /* states handed out at least once */
-static _Atomic uintptr_t abt_keys[ABT_MAP_SLOTS];
-static uint32_t abt_vals[ABT_MAP_SLOTS];
+static _Atomic uintptr_t abt_keys[ABT_MAP_SLOTS] TR_BIG_BSS;
+static uint32_t abt_vals[ABT_MAP_SLOTS] TR_BIG_BSS;
 static _Atomic uint64_t abt_lost;             /* units not traced: pool empty */
 
 static tr_abt_query_fn abt_query;

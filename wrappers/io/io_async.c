@@ -62,7 +62,7 @@ struct io_ptab {
 	_Atomic int probe;        /* longest probe an entry was put at (slots freed
 				   * in a run do not end a look-up: no tombstones) */
 };
-static struct io_ptab io_maps, io_aios;
+static struct io_ptab io_maps TR_BIG_BSS, io_aios TR_BIG_BSS;
 
 static size_t io_slot_of(uintptr_t key)
 {

@@ -77,8 +77,8 @@ struct win_slot {
 };
 _Static_assert(offsetof(struct comm_slot, key) == 0 && offsetof(struct win_slot, key) == 0,
 	       "ht_probe finds a slot by its key, first");
-static struct comm_slot comm_tab[HT_SLOTS];
-static struct win_slot win_tab[HT_SLOTS / 4];
+static struct comm_slot comm_tab[HT_SLOTS] TR_BIG_BSS;
+static struct win_slot win_tab[HT_SLOTS / 4] TR_BIG_BSS;
 
 static inline uint32_t ht_hash(uintptr_t k, unsigned bits)
 {

@@ -124,7 +124,7 @@ static struct TR_OMP_LINE omp_joins {
 		_Atomic uint32_t seq;   /* region number (0: being written) */
 		_Atomic uint64_t time;
 	} join[OMP_JOIN_RING];
-} omp_joins[TR_OMP_MAX_THREADS];
+} omp_joins[TR_OMP_MAX_THREADS] TR_BIG_BSS;
 
 uint32_t tr_omp_region_seq(const struct tr_thread *t)
 {
@@ -193,7 +193,7 @@ struct omp_lock {
 	uint32_t pad[3];           /* 32 bytes: a slot never straddles a cache line */
 };
 
-static struct omp_lock omp_locks[OMP_LOCK_SLOTS];
+static struct omp_lock omp_locks[OMP_LOCK_SLOTS] TR_BIG_BSS;
 static struct omp_lock omp_lock_overflow;     /* shared once the table is full */
 static _Atomic uint32_t omp_next_lock;
 

@@ -129,7 +129,7 @@ static struct TR_OMP_LINE gomp_pend {
 	uint32_t master, seq;     /* the region: its master's location index and number */
 	uint32_t base;            /* shadow stack depth before the team began */
 	uint64_t since;           /* the implicit barrier's begin */
-} gomp_pend[TR_OMP_MAX_THREADS];
+} gomp_pend[TR_OMP_MAX_THREADS] TR_BIG_BSS;
 
 static void gomp_pend_end(struct tr_thread *t, int own)
 {

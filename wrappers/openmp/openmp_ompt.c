@@ -111,7 +111,7 @@ struct TR_OMP_LINE ompt_thr {
 	struct ompt_team team[OMPT_MAX_NEST];
 };
 
-static struct ompt_thr ompt_thr[TR_OMP_MAX_THREADS];
+static struct ompt_thr ompt_thr[TR_OMP_MAX_THREADS] TR_BIG_BSS;
 
 static struct ompt_thr *ompt_me(const struct tr_thread *t)
 {

@@ -31,15 +31,15 @@
 
 static atomic_flag vt_lock = ATOMIC_FLAG_INIT;
 
-char *vt_classes[VT_MAX_CLASSES];
+char *vt_classes[VT_MAX_CLASSES] TR_BIG_BSS;
 _Atomic uint32_t vt_nclasses;
-static struct vt_state vt_states[VT_MAX_STATES];
+static struct vt_state vt_states[VT_MAX_STATES] TR_BIG_BSS;
 static _Atomic uint32_t vt_nstates;
-struct vt_scl vt_scls[VT_MAX_SCLS];
+struct vt_scl vt_scls[VT_MAX_SCLS] TR_BIG_BSS;
 _Atomic uint32_t vt_nscls;
 struct vt_counter vt_counters[VT_MAX_COUNTERS];
 _Atomic uint32_t vt_ncounters;
-struct vt_symslot vt_symdefs[VT_SYMDEF_SLOTS];
+struct vt_symslot vt_symdefs[VT_SYMDEF_SLOTS] TR_BIG_BSS;
 
 _Atomic int vt_finalized;
 static uint64_t vt_start_time;
