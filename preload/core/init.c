@@ -80,8 +80,8 @@ static void read_cmdline(void)
 	}
 }
 
-/* ProgramBegin (name = argv[0], arguments = argv[1..]) on the master location. */
-/* ProgramBegin at now (0: the current time) */
+/* ProgramBegin (name = argv[0], arguments = argv[1..]) on the master
+ * location, at now (0: the current time). */
 static void program_begin(struct tr_thread *m, uint64_t now)
 {
 	uint32_t args[256];
@@ -173,12 +173,16 @@ void tr_atfork_child(void)
 	} else {
 		fork_setup();
 	}
+	/* the modules' resets (their tables and locks describe the parent's
+	 * threads) at once, whether the archive waits or not */
+	if (tr_g.active)
+		tr_modules_fork_child();
 	tr_tls_creating--;
 }
 
 /* The rest of a fork child's start, after its archive was opened (or
  * waited for): ProgramBegin at the fork's time, the regions open at the
- * fork again, the modules' fork hooks. Under tr_tls_creating. */
+ * fork again. Under tr_tls_creating. */
 static void fork_setup(void)
 {
 	tr_defs_fork_child();
@@ -194,7 +198,6 @@ static void fork_setup(void)
 				otf2w_evt_enter(m->w, NULL, tr_g.t_start, m->stack[i]);
 			m->depth = d;
 		}
-		tr_modules_fork_child();
 		tr_log_debug("fork child: archive %s", tr_g.dir);
 	}
 }
