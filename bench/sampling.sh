@@ -130,7 +130,7 @@ PYEOF
 	     "TRACER_SAMPLING=1ms ${tw} s wall, ${tc} s CPU, $tn samples"
 	ow=$(col 1 "$work/np.off") oc=$(col 2 "$work/np.off")
 	awk "BEGIN{printf \"numpy sampling: wall ratio %.2f, whole-process CPU ratio %.2f, %.1f us of CPU per sample; handler median %s us, mean %.1f us\n\", $tw / $pw, $tc / $pc, ($tn > 0) ? ($tc - $pc) / $tn * 1e6 : 0, \"$hm\", $hmean / 1000}"
-	awk "BEGIN{printf \"numpy sampling with TRACER_DURABLE=off: wall ratio %.2f, whole-process CPU ratio %.2f (the difference: the durable ticks, each defining every calling context again, in the handlers of the 2 threads)\n\", $ow / $pw, $oc / $pc}"
+	awk "BEGIN{printf \"numpy sampling with TRACER_DURABLE=off: wall ratio %.2f, whole-process CPU ratio %.2f (the difference: the durable ticks in the handlers of the 2 threads, the first defining every calling context made so far, later ones only the new ones)\n\", $ow / $pw, $oc / $pc}"
 else
 	echo "numpy sampling: skipped (no python3-numpy)"
 fi
