@@ -9,7 +9,8 @@
 # the tree (tracer-run runs tracer-merge when the last process has ended),
 # whose seconds tracer-run prints ("unified in S s"): their median too.
 # Then a shell script of 200 short programs (/bin/true) the same way
-# (script200), once more with the previous run's archive removed right
+# (script200; in bash too, bash200: a fork per command where dash
+# vforks), once more with the previous run's archive removed right
 # before each traced run (script200rm: on an ext4 every create then
 # scans the inodes freed within the last ~30 s, 0.1-0.2 ms each, which
 # the untraced run never pays; each traced run of the others writes a
@@ -75,6 +76,11 @@ bench script200 ':' sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1))
 ratio_fresh=$ratio_script200
 reuse=1 bench script200rm ':' sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
 ratio_script200=$ratio_fresh
+# the same script in bash, which forks for each command (dash vforks): the
+# fork children's cost (a fork child that only execs makes no file)
+if command -v bash >/dev/null; then
+	bench bash200 ':' bash -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done'
+fi
 
 # Start-up and exit of one short process: /bin/true 40 times in a row,
 # untraced and under plain LD_PRELOAD (default settings, each its own
