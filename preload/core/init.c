@@ -599,22 +599,18 @@ static int tr_exec_prepare(int would_run, char *const envp[])
 	if (!would_run)
 		return 0;   /* the exec fails: tracing goes on */
 	struct tr_thread *m = tr_g.master;
-	if (tr_g.fork_pending) {
-		/* fork + exec with no traced call in between: no archive was made
-		 * (what is in memory is the parent's: left alone) */
+	int pending = tr_g.fork_pending;
+	if (pending || (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
+			otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth)) {
+		/* fork + exec with nothing recorded in between: no archive (a
+		 * child whose archive waited made none: what is in memory is the
+		 * parent's, left alone; only its live entry is handed on) */
 		tr_g.finishing = 1;
 		tr_live_update();
-		tr_tree_discard(envp);
-		tr_g.active = 0;
-		tr_g.finished = 1;
-		return 1;
-	}
-	if (tr_g.fork_child && tr_g.nthreads == 1 && m && m->w &&
-	    otf2w_evt_writer_count(m->w) <= 1 + (uint64_t)m->depth) {
-		/* fork + exec with nothing recorded in between: no archive */
-		tr_g.finishing = 1;
-		tr_live_update();
-		tr_archive_discard(envp);
+		if (pending)
+			tr_tree_discard(envp);
+		else
+			tr_archive_discard(envp);
 		tr_g.active = 0;
 		tr_g.finished = 1;
 		return 1;
