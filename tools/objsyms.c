@@ -79,6 +79,13 @@ const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line
 	return file;
 }
 
+const char *tool_obj_line(const struct tool_obj *o, GElf_Addr a, int *line)
+{
+	*line = 0;
+	Dwfl_Line *l = o->mod ? dwfl_module_getsrc(o->mod, a) : NULL;
+	return l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+}
+
 void tool_objs_free(struct tool_objs *s)
 {
 	for (size_t i = 0; i < s->n; i++) {

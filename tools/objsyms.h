@@ -3,9 +3,9 @@
  * objsyms.h - the symbols of an object file of a traced process, read
  * after the run with libdw (its symbol tables, or the separate debug
  * information libdw finds by build id), offline as perf report does: the
- * names of static locks (report_locks.c) and of the sampled addresses a
- * killed process left unnamed, with their source files and lines
- * (recover_syms.c).
+ * names of static locks and where the others were made (report_locks.c)
+ * and of the sampled addresses a killed process left unnamed, with their
+ * source files and lines (recover_syms.c).
  */
 #ifndef TRACER_OBJSYMS_H
 #define TRACER_OBJSYMS_H
@@ -39,6 +39,9 @@ const char *tool_obj_symbol(const struct tool_obj *o, GElf_Addr a, GElf_Off *off
  * at its entry (NULL: no line information; valid while o is open) and in
  * *line the DW_AT_decl_line of its DW_TAG_subprogram (0: unknown). */
 const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line);
+/* The source file and line of libdw's address a of o (NULL: no line
+ * information; valid while o is open). */
+const char *tool_obj_line(const struct tool_obj *o, GElf_Addr a, int *line);
 void tool_objs_free(struct tool_objs *s);
 
 #endif

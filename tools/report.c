@@ -622,6 +622,7 @@ void rep_free(struct rep *r)
 		free(r->locks[i].waiters);
 		free(r->locks[i].name);
 		free(r->locks[i].object);
+		free(r->locks[i].init);
 	}
 	free(r->locks);
 	free(r->cc_region);

@@ -132,6 +132,7 @@ struct rep_lock {
 	uint32_t id;
 	uint64_t address;       /* TRACER::LOCK_ADDRESS of its first acquisition, 0 unknown */
 	char *name, *object;    /* its symbol and object (report_locks.c), NULL unknown */
+	char *init;             /* where a heap or stack lock was made: "function (file:line)", NULL unknown */
 	uint64_t acquisitions, wait, max;
 	struct rep_waiter *waiters;
 	size_t nwaiters, capwaiters;

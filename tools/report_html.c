@@ -434,6 +434,11 @@ static void lock_table(const struct rep *r, const struct rep_opts *o, FILE *f)
 			rep_html_str(f, r->groups[l->group].name);
 			fprintf(f, "</td><td class=\"n\">%" PRIu32 "</td><td>0x%" PRIx64 "</td><td>", l->id, l->address);
 			rep_html_str(f, l->name ? l->name : "-");
+			if (!l->name && l->init) {
+				fputs(" <span class=\"obj\">made in ", f);
+				rep_html_str(f, l->init);
+				fputs("</span>", f);
+			}
 			if (l->object) {
 				fputs(" <span class=\"obj\">", f);
 				rep_html_str(f, l->object);

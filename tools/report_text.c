@@ -385,9 +385,12 @@ int rep_print_text(const struct rep *r, const struct rep_opts *o, FILE *f)
 			char a[24] = "-";
 			if (l->address)
 				snprintf(a, sizeof a, "0x%" PRIx64, l->address);
+			char made[160];
+			if (!l->name && l->init)
+				snprintf(made, sizeof made, "- (made in %s)", l->init);
 			fprintf(f, "  %-16s %10" PRIu32 " %18s %-24s %12" PRIu64 " %12.3f %12.3f  ",
-				r->groups[l->group].name, l->id, a, l->name ? l->name : "-", l->acquisitions, rep_ms(r, l->wait),
-				rep_ms(r, l->max) * 1e3);
+				r->groups[l->group].name, l->id, a, l->name ? l->name : l->init ? made : "-",
+				l->acquisitions, rep_ms(r, l->wait), rep_ms(r, l->max) * 1e3);
 			for (size_t w = 0; w < l->nwaiters && w < 3; w++)
 				fprintf(f, "%s%s: %.3f", w ? ", " : "", r->locs[l->waiters[w].loc].name,
 					rep_ms(r, l->waiters[w].wait));
@@ -561,6 +564,8 @@ int rep_print_json(const struct rep *r, const struct rep_opts *o, FILE *f)
 		l->name ? rep_json_str(f, l->name) : (void)fputs("null", f);
 		fputs(",\"object\":", f);
 		l->object ? rep_json_str(f, l->object) : (void)fputs("null", f);
+		fputs(",\"init\":", f);
+		l->init ? rep_json_str(f, l->init) : (void)fputs("null", f);
 		fprintf(f, ",\"acquisitions\":%" PRIu64 ",\"wait\":%" PRIu64 ",\"max\":%" PRIu64 ",\"waiters\":[",
 			l->acquisitions, l->wait, l->max);
 		for (size_t w = 0; w < l->nwaiters; w++)

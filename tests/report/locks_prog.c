@@ -3,9 +3,11 @@
  * locks_prog.c - test_locks.py: two threads take mutexes that live in
  * different places: a file-local one (queue_lock, .bss), a global one
  * (table_lock), one inside an initialized struct (stats.m, .data), one of
- * a shared library (locks_lib.c) and one on the heap. Prints, per lock,
- * "lock <what it is> <address>" (what: the name the report should give,
- * "-" for the heap one), after the threads have joined.
+ * a shared library (locks_lib.c) and one on the heap, made by
+ * pthread_mutex_init in make_heap_lock (the line marked LOCK_INIT: where
+ * the report says it was made). Prints, per lock, "lock <what it is>
+ * <address>" (what: the name the report should give, "-" for the heap
+ * one), after the threads have joined.
  */
 #include <pthread.h>
 #include <stddef.h>
@@ -36,12 +38,19 @@ static void *worker(void *arg)
 	return arg;
 }
 
+static __attribute__((noinline)) pthread_mutex_t *make_heap_lock(void)
+{
+	pthread_mutex_t *m = malloc(sizeof *m);
+	if (m && pthread_mutex_init(m, NULL) != 0) /* LOCK_INIT */
+		return NULL;
+	return m;
+}
+
 int main(void)
 {
 	pthread_t t[2];
 
-	heap_lock = malloc(sizeof *heap_lock);
-	if (!heap_lock || pthread_mutex_init(heap_lock, NULL))
+	if (!(heap_lock = make_heap_lock()))
 		return 1;
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))

@@ -10,8 +10,13 @@ is, by binutils' nm, inside the symbol the program names; none for the
 heap lock. `tracer report --json` names every lock with an address as the
 program does (a struct member as "stats+0x8"; the library's file-local
 lock too) and the heap lock not at all; the text and HTML reports show the
-names. A stripped copy of the program gets "<file>+0x<offset>" for its own
-locks (the nm offsets of the unstripped one) and the library's names.
+names. The heap lock, made by pthread_mutex_init, has one
+TRACER::LOCK_INIT::<id> property, and the report says where it was made:
+"make_heap_lock (locks_prog.c:<the line marked LOCK_INIT>)" in JSON
+(`init`), text and HTML; the static locks have none. A stripped copy of the
+program gets "<file>+0x<offset>" for its own locks (the nm offsets of the
+unstripped one) and the library's names; its heap lock's init site is a
+file offset inside the text of make_heap_lock by nm.
 Environment: TRACER_LIB, TRACER, LOCKS_PROG, LOCKS_STRIPPED, WORK, SRC.
 """
 import json
@@ -50,6 +55,19 @@ def nm_symbols(path):
     return out
 
 
+def nm_text(path):
+    """[(value, size, name)] of the defined function symbols of path (binutils nm)"""
+    p = subprocess.run(['nm', '-S', '--defined-only', path], stdout=subprocess.PIPE, universal_newlines=True)
+    return [(int(f[0], 16), int(f[1], 16), f[3]) for f in (ln.split() for ln in p.stdout.splitlines())
+            if len(f) == 4 and f[2].lower() == 't']
+
+
+def init_line():
+    """the line of locks_prog.c marked LOCK_INIT"""
+    with open(os.path.join(SRC, 'locks_prog.c')) as f:
+        return [i for i, ln in enumerate(f, 1) if '/* LOCK_INIT */' in ln][0]
+
+
 def nm_name(syms, off):
     for v, size, name in syms:
         if v <= off < v + size:
@@ -57,14 +75,14 @@ def nm_name(syms, off):
     return None
 
 
-def sites(archive):
-    """{lock id: (offset, path)} of the master location's TRACER::LOCK_SITE properties (otf2-print -G)"""
+def sites(archive, kind='SITE'):
+    """{lock id: (offset, path)} of the master location's TRACER::LOCK_<kind> properties (otf2-print -G)"""
     p = subprocess.run([OTF2_PRINT, '-G', os.path.join(archive, 'traces.otf2')], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, universal_newlines=True)
     ck.expect(p.returncode == 0, 'otf2-print -G: %s' % p.stderr[-300:])
     out = {}
-    for m in re.finditer(r'Name: "TRACER::LOCK_SITE::(\d+)" <\d+>, Type: STRING, Value: "0x([0-9a-f]+) (.*)" <\d+>',
-                         p.stdout):
+    for m in re.finditer(r'Name: "TRACER::LOCK_%s::(\d+)" <\d+>, Type: STRING, Value: "0x([0-9a-f]+) (.*)" <\d+>'
+                         % kind, p.stdout):
         out[int(m.group(1))] = (int(m.group(2), 16), m.group(3))
     return out
 
@@ -95,7 +113,7 @@ def main():
     ck.expect(len(rows) == 5, 'program output: %r' % rows)
     exe_syms = nm_symbols(prog)
     # the archive: one site per lock in a file, inside the symbol the program names (nm, not libdw)
-    st = sites(out)
+    st, inits = sites(out), sites(out, 'INIT')
     by_addr = {l['address']: l['lock'] for l in locks.values()}
     for want, addr in rows:
         l = locks.get(addr)
@@ -103,10 +121,20 @@ def main():
         if l is None:
             continue
         site = st.get(by_addr[addr])
+        made = inits.get(by_addr[addr])
         if want is None:
             ck.expect(site is None and l['name'] is None and l['object'] is None,
                       'heap lock: site %r, report %r' % (site, l))
+            ck.expect(made is not None and os.path.realpath(made[1]) == os.path.realpath(prog),
+                      'heap lock: init site %r' % (made,))
+            if made:
+                fn = nm_name(nm_text(prog), made[0] - 1)
+                ck.expect(fn and fn.startswith('make_heap_lock+'), 'heap lock: init site %r is %r by nm' % (made, fn))
+            want_init = 'make_heap_lock (locks_prog.c:%d)' % init_line()
+            ck.expect(l.get('init') == want_init, 'heap lock: the report says made in %r, want %r' %
+                      (l.get('init'), want_init))
             continue
+        ck.expect(made is None and l.get('init') is None, '%s: an init site %r %r' % (want, made, l.get('init')))
         ck.expect(site is not None, '%s: no TRACER::LOCK_SITE property' % want)
         if site:
             got = nm_name(nm_symbols(site[1]), site[0])
@@ -117,16 +145,27 @@ def main():
                   ('liblocks_lib.so' if is_lib else os.path.basename(prog)), '%s: object %r' % (want, l['object']))
     p = runcheck.run_untraced([tracer, 'report', out], timeout=120)
     ck.expect('queue_lock' in p.stdout and 'stats+0x8' in p.stdout, 'text report: no lock names')
+    ck.expect('- (made in make_heap_lock (locks_prog.c:%d))' % init_line() in p.stdout,
+              'text report: not where the heap lock was made')
     html = os.path.join(work, 'report.html')
     p = runcheck.run_untraced([tracer, 'report', '--html', html, out], timeout=120)
-    ck.expect(p.returncode == 0 and 'table_lock' in open(html).read(), 'HTML report: no lock names')
+    page = open(html).read() if p.returncode == 0 else ''
+    ck.expect('table_lock' in page, 'HTML report: no lock names')
+    ck.expect('made in make_heap_lock (locks_prog.c:%d)' % init_line() in page, 'HTML report: no init site')
 
     # stripped: the program's own locks by file offset, the library's by name
     out, rows, locks = traced(stripped, work, 'stripped')
     base = os.path.basename(stripped)
     for want, addr in rows:
         l = locks.get(addr, {})
-        if want is None or want == 'lib_lock':
+        if want is None:
+            fn = [v for v, _, n in nm_text(prog) if n == 'make_heap_lock']
+            m = re.match(re.escape(base) + r'\+0x([0-9a-f]+)$', l.get('init') or '')
+            ck.expect(l.get('name') is None and m and fn and fn[0] < int(m.group(1), 16) - 1 < fn[0] + 200,
+                      'stripped: heap lock named %r, made in %r (make_heap_lock at %r)' %
+                      (l.get('name'), l.get('init'), fn))
+            continue
+        if want == 'lib_lock':
             ck.expect(l.get('name') == want, 'stripped: %s named %r' % (want, l.get('name')))
             continue
         sym = [v for v, _, n in exe_syms if n == want.split('+')[0]]

@@ -49,10 +49,23 @@ int tr_pth_lock_overflowed(void);
  * (an overflow slot's id, shared by several locks, or not published yet). */
 uintptr_t tr_pth_lock_address(uint32_t id);
 /* The locks in a file mapping (static or global mutexes) as properties
- * TRACER::LOCK_SITE::<id> of the master location (pthread_site.c): each
- * call looks at the ids seen since the last; reset in a fork child. */
+ * TRACER::LOCK_SITE::<id> of the master location, the others made by an
+ * init call as TRACER::LOCK_INIT::<id> (its caller's code address)
+ * (pthread_site.c): each call looks at the ids seen since the last; reset
+ * in a fork child. */
 void tr_pth_lock_sites(void);
 void tr_pth_lock_sites_reset(void);
+
+/* Where locks were made: the caller of pthread_mutex_init,
+ * pthread_rwlock_init or pthread_spin_init (its return address), by the
+ * lock's address (the first init at an address; a fixed table of
+ * TR_PTH_INIT_SLOTS, beyond which inits are not noted). Never reset: a
+ * fork child's locks were made where its parent's were. No lock, no
+ * malloc. tr_pth_init_pc: 0 when not known. */
+#define TR_PTH_INIT_BITS 16
+#define TR_PTH_INIT_SLOTS (1u << TR_PTH_INIT_BITS)
+void tr_pth_init_note(uintptr_t lock, uintptr_t pc);
+uintptr_t tr_pth_init_pc(uintptr_t lock);
 
 extern struct tr_pth_lock *tr_pth_lock_tab;
 

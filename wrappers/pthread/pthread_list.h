@@ -28,6 +28,9 @@
 #endif
 
 #define TR_PTH_FUNCS(R, N)                                                                              \
+	N(pthread_mutex_init, NULL, int, (pthread_mutex_t *, const pthread_mutexattr_t *))             \
+	N(pthread_rwlock_init, NULL, int, (pthread_rwlock_t *, const pthread_rwlockattr_t *))          \
+	N(pthread_spin_init, NULL, int, (pthread_spinlock_t *, int))                                   \
 	R(pthread_mutex_lock, MUTEX_LOCK, FUNCTION, NULL, int, (pthread_mutex_t *))                     \
 	R(pthread_mutex_trylock, MUTEX_TRYLOCK, FUNCTION, NULL, int, (pthread_mutex_t *))               \
 	N(pthread_mutex_unlock, NULL, int, (pthread_mutex_t *))                                        \

@@ -16,6 +16,7 @@
 
 #include "pthread_int.h"
 #include "tr_real.h"   /* tr_syscall: the table is mapped without the C library's mmap */
+#include "tr_config.h"   /* TR_BIG_BSS */
 
 #if defined(__x86_64__) || defined(__i386__)
 #define pth_cpu_relax() __builtin_ia32_pause()
@@ -137,4 +138,48 @@ uintptr_t tr_pth_lock_address(uint32_t id)
 int tr_pth_lock_overflowed(void)
 {
 	return atomic_load_explicit(&pth_overflowed, memory_order_relaxed);
+}
+
+/* ---- where locks were made (pthread_int.h) ----
+ * Open addressing by the lock's address; a slot is claimed with one CAS on
+ * its key, its pc stored after (a reader at the end may see a claimed slot
+ * without its pc yet: 0, not known). 1 MiB of zero pages in .lbss, touched
+ * only by programs that make locks with an init call. */
+#define PTH_INIT_PROBES 64
+static struct {
+	_Atomic uintptr_t key, pc;
+} pth_init[TR_PTH_INIT_SLOTS] TR_BIG_BSS;
+
+static inline uint32_t pth_init_hash(uintptr_t a)
+{
+	return (uint32_t)(((uint64_t)a * 0x9e3779b97f4a7c15ull) >> (64 - TR_PTH_INIT_BITS));
+}
+
+void tr_pth_init_note(uintptr_t lock, uintptr_t pc)
+{
+	uint32_t i = pth_init_hash(lock);
+	for (unsigned n = 0; lock && n < PTH_INIT_PROBES; n++, i = (i + 1) & (TR_PTH_INIT_SLOTS - 1)) {
+		uintptr_t k = atomic_load_explicit(&pth_init[i].key, memory_order_acquire);
+		if (k == lock)
+			return;   /* made before: the first init names it */
+		if (k == 0 && atomic_compare_exchange_strong(&pth_init[i].key, &k, lock)) {
+			atomic_store_explicit(&pth_init[i].pc, pc, memory_order_release);
+			return;
+		}
+		if (k == lock)
+			return;
+	}
+}
+
+uintptr_t tr_pth_init_pc(uintptr_t lock)
+{
+	uint32_t i = pth_init_hash(lock);
+	for (unsigned n = 0; lock && n < PTH_INIT_PROBES; n++, i = (i + 1) & (TR_PTH_INIT_SLOTS - 1)) {
+		uintptr_t k = atomic_load_explicit(&pth_init[i].key, memory_order_acquire);
+		if (k == lock)
+			return atomic_load_explicit(&pth_init[i].pc, memory_order_acquire);
+		if (k == 0)
+			return 0;
+	}
+	return 0;
 }

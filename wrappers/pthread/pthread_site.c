@@ -14,7 +14,15 @@
  * the file offset into the symbol offline (libdw, the separate debug
  * information too), as perf report does: nothing is resolved in the
  * process. A lock on the heap or a stack has no site (its address is in
- * TRACER::LOCK_ADDRESS). Never on a hot path; no lock another thread may
+ * TRACER::LOCK_ADDRESS); one made by pthread_mutex_init,
+ * pthread_rwlock_init or pthread_spin_init (interposed here: the caller's
+ * return address noted by the lock's address, pthread_lock.c) gets
+ *
+ *     TRACER::LOCK_INIT::<lock id> = "0x<offset> <path>"
+ *
+ * with the offset of that return address in its object: where the program
+ * made the lock (the function that initialised it, its line), which the
+ * tools resolve as above. Never on a hot path; no lock another thread may
  * hold (the file is read with the real open/read, one descriptor for the
  * read only).
  */
@@ -25,8 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracer.h"
-#include "pthread_int.h"
+#include "pthread_wrap.h"
 
 /* An object's mappings: from its first (file offset 0, the base) to its
  * last, with the anonymous mapping right after it (the part of .bss
@@ -142,16 +149,21 @@ void tr_pth_lock_sites(void)
 	char *text = pth_read_maps();
 	struct pth_map *maps = text ? pth_objects(text, &n) : NULL;
 	for (uint32_t id = pth_sites_done; id < count && maps; id++) {
-		uintptr_t a = tr_pth_lock_address(id);
+		uintptr_t a = tr_pth_lock_address(id), at = a;
+		const char *kind = "SITE";
 		const struct pth_map *m = a ? pth_map_of(maps, n, a) : NULL;
+		if (!m && a && (at = tr_pth_init_pc(a)) != 0) {
+			kind = "INIT";   /* on the heap or a stack: where it was made */
+			m = pth_map_of(maps, n, at);
+		}
 		if (!m)
 			continue;
 		char name[48], *value;
-		snprintf(name, sizeof name, "TRACER::LOCK_SITE::%" PRIu32, id);
+		snprintf(name, sizeof name, "TRACER::LOCK_%s::%" PRIu32, kind, id);
 		size_t len = strlen(m->path) + 24;
 		if (!(value = tr_malloc(len)))
 			break;
-		snprintf(value, len, "0x%" PRIxPTR " %s", a - m->base, m->path);
+		snprintf(value, len, "0x%" PRIxPTR " %s", at - m->base, m->path);
 		tr_def_location_property(tr_location_id(0), name, value);
 		tr_free(value);
 	}
@@ -163,4 +175,39 @@ void tr_pth_lock_sites(void)
 void tr_pth_lock_sites_reset(void)
 {
 	pth_sites_done = 0;
+}
+
+/* ---- the init calls: where a lock was made ----
+ * Nothing recorded (an init is no synchronisation): the caller's return
+ * address is noted for the lock's address, then the real call. A call made
+ * while the real functions are being resolved (dlsym's allocator making
+ * its locks, single-threaded) does what the default attributes do, the
+ * all-zero state of the static initialisers (other attributes: EAGAIN,
+ * which POSIX allows). */
+#define PTH_INIT_BODY(fn, lock, attr_default, ...)                                                  \
+	if (tr_unlikely(!real_##fn)) {                                                               \
+		if (tr_pth_resolving) {                                                              \
+			if (!(attr_default))                                                         \
+				return EAGAIN;                                                       \
+			memset((void *)(lock), 0, sizeof(*(lock)));                                  \
+			return 0;                                                                    \
+		}                                                                                    \
+		PTH_INIT(fn);                                                                        \
+	}                                                                                            \
+	tr_pth_init_note((uintptr_t)(lock), (uintptr_t)__builtin_return_address(0));                 \
+	return real_##fn(__VA_ARGS__)
+
+TR_EXPORT int pthread_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a)
+{
+	PTH_INIT_BODY(pthread_mutex_init, m, !a, m, a);
+}
+
+TR_EXPORT int pthread_rwlock_init(pthread_rwlock_t *l, const pthread_rwlockattr_t *a)
+{
+	PTH_INIT_BODY(pthread_rwlock_init, l, !a, l, a);
+}
+
+TR_EXPORT int pthread_spin_init(pthread_spinlock_t *l, int pshared)
+{
+	PTH_INIT_BODY(pthread_spin_init, l, 1, l, pshared);
 }
