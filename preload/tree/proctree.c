@@ -57,7 +57,6 @@ struct tr_tree tr_tree = { .part = -1, .creator = -1 };
 
 static int tr_tree_deferred;       /* tr_tree_lone_root let NAME.tdefs wait */
 static uint64_t tr_self_start;     /* this process's start time */
-static char tr_lib_name[300];      /* "/libtracer.so\n" as in /proc/<pid>/maps */
 static struct tr_helper tr_merge;  /* bin/tracer-merge --final DIR (spawn.c) */
 static int tr_merge_ok;            /* prepared: the tool is installed */
 static char tr_merge_log[4200];
@@ -78,49 +77,7 @@ int tr_tree_is_ancestor(int pid)
 	return 0;
 }
 
-/* 1 when pid maps libtracer.so (reads /proc/<pid>/maps in blocks), or when
- * its maps cannot be read (a process of another user namespace: a fork
- * child that called unshare(CLONE_NEWUSER) may not read its parent's): such
- * a process counts as alive, never as an untraced one to be unified away. */
-static int maps_tracer(pid_t pid)
-{
-	char path[64], buf[16384 + 320];
-	size_t nl = strlen(tr_lib_name), keep = 0;
-	if (!nl)
-		return 1;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	int fd = tr_real.open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errno != ENOENT && errno != ESRCH;   /* not ours to read (another user namespace): alive */
-	int found = 0;
-	for (;;) {
-		ssize_t r = tr_real.read(fd, buf + keep, sizeof(buf) - 320);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		size_t len = keep + (size_t)r;
-		if (memmem(buf, len, tr_lib_name, nl)) {
-			found = 1;
-			break;
-		}
-		keep = len < nl - 1 ? len : nl - 1;
-		memmove(buf, buf + len - keep, keep);
-	}
-	tr_real.close(fd);
-	return found;
-}
-
 /* ---- start ---- */
-
-static void find_lib_name(void)
-{
-	const char *self = tr_self_path();
-	if (!self)
-		return;
-	const char *base = strrchr(self, '/');
-	snprintf(tr_lib_name, sizeof(tr_lib_name), "/%.280s\n", base ? base + 1 : self);
-}
 
 /* A registry link of a process that is gone (killed by SIGKILL): removed
  * by the next root. */
@@ -149,7 +106,6 @@ int tr_tree_prepare(char *dir, size_t n)
 	 * the registry only) */
 	if (tr_cfg.tree != TR_TREE_ONE || tr_g.mpi_expected || (!tr_env_dir[0] && !tr_pt_reg_usable()))
 		return -1;
-	find_lib_name();
 	tr_tree.on = 1;
 	tr_self_start = tr_pt_proc_start(tr_self_pid(), NULL, NULL);
 	pid_t pp = getppid();
@@ -327,10 +283,14 @@ static void live_entry(const char *name, void *ud)
 	/* a parent's registration that its child has replaced since */
 	if (!gone && !e.self && tr_pt_live_find(sc->dir, (pid_t)e.pid, e.start, &b) == 0 && tr_live_better(&b, &e))
 		gone = 1;
-	/* registered by its parent but not by itself yet (starting), or not
-	 * mapping the tracer (in exec): looked at again; still so after 1 s,
-	 * it runs without tracing (an untraced program, a launcher helper) */
-	if (!gone && (!e.self || !maps_tracer((pid_t)e.pid))) {
+	/* registered by its parent but not by itself yet (starting), or an
+	 * image's entry made before its exec: looked at again; still so after
+	 * 1 s, it runs without tracing (an untraced program, a launcher
+	 * helper). A member's own entry (self) is alive while its process is:
+	 * an image leaves it only through the exec wrappers, which put an
+	 * image's entry (self 0) in its place first (its maps were read here:
+	 * a shell's, once by each of the 200 commands it started). */
+	if (!gone && !e.self) {
 		if (!sc->final) {
 			sc->waiting++;   /* starting, or in exec: looked at again */
 			return;
