@@ -26,6 +26,7 @@
 #include <link.h>
 #include <limits.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,11 +173,24 @@ static int smp_obj_add(const struct smp_cur *c, uint32_t gen)
 
 static void smp_refresh_locked(void);
 
+/* In thread context, with this thread's SIGPROF blocked meanwhile: the
+ * loader's lock that dl_iterate_phdr takes is recursive, but a sample that
+ * lands while it is being released (inside pthread_mutex_unlock, the owner
+ * already cleared, the word not yet) and asks libunwind for the stack (a
+ * signal frame below: the archive written from a SIGTERM handler) waited
+ * for it forever in dl_iterate_phdr, and the other threads' samples for
+ * libunwind's lock behind it (pthread.alloc_tcmalloc_first.sigterm, once
+ * in CI). */
 void tr_smp_objects_refresh(void)
 {
+	sigset_t prof, old;
+	sigemptyset(&prof);
+	sigaddset(&prof, SIGPROF);
+	tr_real.pthread_sigmask(SIG_BLOCK, &prof, &old);
 	while (atomic_flag_test_and_set_explicit(&smp_obj_lock, memory_order_acquire))
 		sched_yield();
 	smp_refresh_locked();
+	tr_real.pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* The SIGPROF handler (smp_stale): a refresh only when no other one runs,
