@@ -19,12 +19,19 @@
  *
  * A rule is what a sampler needs on x86-64: the CFA as rsp or rbp plus an
  * offset (or the *(rbp + k) of a realigned frame, GCC's
- * DW_CFA_def_cfa_expression for main with an aligned stack), the return
+ * DW_CFA_def_cfa_expression for main with an aligned stack; or a PLT
+ * stub's expression, evaluated for the stub's address), the return
  * address at CFA - 8, and where the caller's rbp is (unchanged, at CFA + k,
- * or at *rbp). Any other shape (another CFA register, another expression,
- * a signal frame, an object or address without an FDE, an FDE in a layout
- * not read here) answers -1 and the sampler asks libunwind for the whole
- * stack, as before, so a stack is never cut short by this walker.
+ * or at *rbp); or a signal frame (the C library's rt_sigreturn trampoline,
+ * its CIE marked 'S' and its code checked): the interrupted registers from
+ * the ucontext the kernel left on the stack, and the walk goes on from the
+ * interrupted pc. Any other shape (another CFA register, another
+ * expression, a handler on an alternate stack, an object or address
+ * without an FDE, an FDE in a layout not read here) answers -1 and the
+ * sampler asks libunwind for the whole stack, as before, so a stack is
+ * never cut short by this walker. (Before PLT stubs and signal frames were
+ * read here, a sample in a stub or below a handler went to libunwind:
+ * slower, and libunwind calls dl_iterate_phdr from the handler.)
  *
  * Safety: the handler reads only the objects' mapped unwind tables (under
  * tr_smp_eh_begin, like ehgap.c) and stack memory between the interrupted
@@ -47,7 +54,7 @@
 #define DW_RSP 7
 #define DW_RA 16
 
-enum { UW_NONE = 0, UW_STD, UW_ALIGNED, UW_LAST, UW_OTHER };   /* rule kinds */
+enum { UW_NONE = 0, UW_STD, UW_ALIGNED, UW_LAST, UW_SIGNAL, UW_OTHER };   /* rule kinds */
 enum { RBP_SAME = 0, RBP_CFA, RBP_DEREF };                      /* the caller's rbp */
 
 /* ---- reading the tables --------------------------------------------------------- */
@@ -221,6 +228,20 @@ static int expr_shape(const uint8_t *p, uint64_t n, int64_t *k)
 	return 0;
 }
 
+/* The CFA expression of a PLT stub (binutils' .plt FDE):
+ * "breg7 8; breg16 0; lit15; and; lit<k>; ge; lit3; shl; plus", i.e.
+ * rsp + 8, + 8 more from byte k of each 16-byte entry on (past its push).
+ * Returns k (10 or 11), 0 for any other expression. */
+static int plt_shape(const uint8_t *p, uint64_t n)
+{
+	static const uint8_t pre[] = { 0x77, 0x08, 0x80, 0x00, 0x3f, 0x1a }, post[] = { 0x2a, 0x33, 0x24, 0x22 };
+	if (n != sizeof(pre) + 1 + sizeof(post) || memcmp(p, pre, sizeof(pre)) ||
+	    memcmp(p + sizeof(pre) + 1, post, sizeof(post)))
+		return 0;
+	uint8_t lit = p[sizeof(pre)];
+	return lit == 0x3a || lit == 0x3b ? lit - 0x30 : 0;
+}
+
 static void set_reg(struct row *r, uint64_t reg, int kind, int64_t off)
 {
 	/* kind: 0 undefined, 1 same value, 2 at CFA + off, 3 anything else */
@@ -292,12 +313,24 @@ static int run_cfi(struct cfi_run *cr, const struct cie *ci, const uint8_t *p, c
 			case 0x0c: cr->r.cfa_reg = (uint8_t)uleb(&p, end); cr->r.cfa_off = (int64_t)uleb(&p, end); cr->r.cfa_deref = 0; continue;
 			case 0x0d: cr->r.cfa_reg = (uint8_t)uleb(&p, end); cr->r.cfa_deref = 0; continue;
 			case 0x0e: cr->r.cfa_off = (int64_t)uleb(&p, end); continue;
-			case 0x0f:
+			case 0x0f: {
 				n = uleb(&p, end);
-				if (p + n > end || expr_shape(p, n, &off) != 1) return -1;
-				cr->r.cfa_reg = DW_RBP, cr->r.cfa_off = off, cr->r.cfa_deref = 1;
+				if (p + n > end)
+					return -1;
+				int k = plt_shape(p, n);
+				if (k) {
+					/* evaluated for the address itself (a PLT stub is
+					 * only ever the leaf: its rip is the target) */
+					cr->r.cfa_reg = DW_RSP, cr->r.cfa_off = 8 + ((target & 15) >= (uint64_t)k ? 8 : 0);
+					cr->r.cfa_deref = 0;
+				} else if (expr_shape(p, n, &off) == 1) {
+					cr->r.cfa_reg = DW_RBP, cr->r.cfa_off = off, cr->r.cfa_deref = 1;
+				} else {
+					return -1;
+				}
 				p += n;
 				continue;
+			}
 			case 0x10:
 				reg = uleb(&p, end);
 				n = uleb(&p, end);
@@ -351,7 +384,7 @@ static int find_rule(uintptr_t a, struct smp_uw_ent *e)
 		return 1;
 	memcpy(&cie_off, fde + 4, 4);
 	struct cie ci;
-	if (read_cie(fde + 4 - cie_off, &ci) != 0 || ci.signal)
+	if (read_cie(fde + 4 - cie_off, &ci) != 0)
 		return 1;
 	const uint8_t *p = fde + 8, *end = fde + 4 + len;
 	uint64_t pc0, range;
@@ -359,6 +392,16 @@ static int find_rule(uintptr_t a, struct smp_uw_ent *e)
 		return 1;
 	if (a < pc0 || a >= pc0 + range) {
 		e->kind = UW_NONE;   /* between FDEs: no unwind information */
+		return 1;
+	}
+	if (ci.signal) {
+		/* a signal frame: the C library's return trampoline, whose
+		 * FDE starts one byte before it (a return address - 1 finds
+		 * it); the kernel's ucontext is at its rsp. Only the
+		 * x86-64 rt_sigreturn code, "mov $15, %rax; syscall". */
+		static const uint8_t sigret[] = { 0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05 };
+		if (a + 1 + sizeof(sigret) <= pc0 + range && !memcmp((const void *)(a + 1), sigret, sizeof(sigret)))
+			e->kind = UW_SIGNAL;
 		return 1;
 	}
 	if (ci.has_z) {
@@ -473,6 +516,23 @@ SMP_HOT int tr_smp_cfi_walk(struct smp_thread *s, const void *ucv, void **buf, u
 				return -1;
 			memcpy(&cfa, (const void *)at, 8);
 			break;
+		}
+		case UW_SIGNAL: {
+			/* the interrupted code's registers, from the ucontext the
+			 * kernel left at rsp; it ran on this stack, above (a
+			 * handler on an alternate stack: libunwind decides) */
+			const ucontext_t *u = (const ucontext_t *)rsp;
+			if (rsp > top - sizeof(*u))
+				return -1;
+			uintptr_t ip = (uintptr_t)u->uc_mcontext.gregs[REG_RIP];
+			uintptr_t sp = (uintptr_t)u->uc_mcontext.gregs[REG_RSP];
+			if (sp <= rsp || sp >= top || ip < 0x4000)
+				return -1;
+			buf[n++] = (void *)ip;
+			rsp = sp;
+			rbp = (uintptr_t)u->uc_mcontext.gregs[REG_RBP];
+			a = ip;   /* interrupted there, not a return address */
+			continue;
 		}
 		default:
 			return -1;

@@ -6,8 +6,11 @@
  * omitted) or on %rbp (frame pointer kept), through a function whose stack
  * is realigned to 64 bytes (GCC's DW_CFA_def_cfa_expression), and from a
  * second thread. Compiled -O2 (see CMakeLists.txt); each shape runs
- * SMP_CPU_SECONDS (default 0.3) of CPU.
+ * SMP_CPU_SECONDS (default 0.3) of CPU. "smp_unwind signal": CPU time
+ * in a SIGALRM handler (sig_work, below sig_handler, raised from
+ * sig_raise): the walk crosses the kernel's signal frame.
  */
+#include <signal.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -78,11 +81,35 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(void)
+NOINLINE static void sig_work(void)
+{
+	smp_spin_cpu(seconds);
+}
+
+static void sig_handler(int sig)
+{
+	(void)sig;
+	sig_work();
+	smp_sink += 1;
+}
+
+NOINLINE static int sig_raise(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = sig_handler;
+	if (sigaction(SIGALRM, &sa, NULL) != 0)
+		return 1;
+	return raise(SIGALRM) != 0;
+}
+
+int main(int argc, char **argv)
 {
 	const char *e = getenv("SMP_CPU_SECONDS");
 	if (e)
 		seconds = atof(e);
+	if (argc > 1 && !strcmp(argv[1], "signal"))
+		return sig_raise();
 	run_shapes();
 	pthread_t th;
 	if (pthread_create(&th, NULL, thread_main, NULL) != 0)

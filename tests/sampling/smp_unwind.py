@@ -19,7 +19,10 @@ usage: smp_unwind.py --lib LIB --bindir DIR --src DIR --work DIR
 2. smp_unwind with the default walk: the samples at the end of each chain
    have the chain's whole path (rec_sp x 31 or rec_bp x 31 below
    run_shapes, main or thread_main; aligned_call x 5 then rec_sp x 7), read
-   back with the reference reader.
+   back with the reference reader; "smp_unwind signal" (CPU time in a
+   signal handler) in check mode, 90 % walked from the tables, and its
+   paths through the signal frame (__libc_start_call_main < sig_raise <
+   sig_handler < sig_work).
 3. TRACER_SAMPLING_UNWIND=libunwind walks nothing from the tables.
 """
 import argparse
@@ -135,6 +138,37 @@ def case_libunwind(args):
     print("libunwind alone: %d samples, none walked from the tables" % n)
 
 
+def case_signal(args):
+    """samples in a signal handler (smp_unwind signal): the walk crosses the
+    kernel's signal frame from the unwind tables (check mode: each stack as
+    libunwind's, 90 % of them walked from the tables; before the walk read
+    signal frames every such sample went to libunwind), and each path goes
+    on below the handler: __libc_start_call_main, sig_raise, the handler,
+    sig_work."""
+    prog = os.path.join(args.bindir, "smp_unwind")
+    check_run(args, "unwind_signal", [prog, "signal"], 0.9)
+    anchor, so, se = sc.run_traced(args, "unwind_signal_paths", [prog, "signal"],
+                                   {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"}, timeout=300)
+    info, evs, res = sc.load(anchor)
+    whole = bad = 0
+    for lst in evs.values():
+        for ev in lst:
+            if not isinstance(ev, CallingContextSample):
+                continue
+            p = sc.names(ev.calling_context)
+            if "sig_work" not in p:
+                continue
+            # (main calls sig_raise last: a tail call, not a frame)
+            want = ("__libc_start_call_main", "sig_raise", "sig_handler", "sig_work")
+            ok = all(w in p for w in want) and [p.index(w) for w in want] == sorted(p.index(w) for w in want)
+            whole += ok
+            bad += not ok
+            if not ok and bad == 1:
+                print("a path without the frames below the handler: %s" % p)
+    expect(whole >= 20 and bad == 0, "samples in the handler: %d with the whole path, %d without" % (whole, bad))
+    print("signal: %d samples in the handler, each path through the signal frame down to main" % whole)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lib", required=True)
@@ -166,6 +200,7 @@ def main():
         else:
             print("numpy: not installed, its case left out")
         case_paths(args)
+        case_signal(args)
         case_libunwind(args)
     except rc.CheckFailed as e:
         print("FAIL unwind: %s" % e)
