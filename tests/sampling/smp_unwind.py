@@ -94,34 +94,37 @@ def chain(p, fn):
     return m, k
 
 
+def sampled_paths(args, name, argv, leaf):
+    """(the run's stderr, the names of the calling context of every sample
+    whose path holds leaf): argv traced with the default walk."""
+    anchor, so, se = sc.run_traced(args, name, argv, {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"},
+                                   timeout=300)
+    info, evs, res = sc.load(anchor)
+    paths = [sc.names(ev.calling_context) for lst in evs.values() for ev in lst
+             if isinstance(ev, CallingContextSample)]
+    return se, [p for p in paths if leaf in p]
+
+
 def case_paths(args):
     prog = os.path.join(args.bindir, "smp_unwind")
-    anchor, so, se = sc.run_traced(args, "unwind_paths", [prog],
-                                   {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"}, timeout=300)
+    se, paths = sampled_paths(args, "unwind_paths", [prog], "leaf_spin")
     n, walked, _, _ = walk_counts(se)
     expect(walked >= 0.9 * n, "%d of %d samples walked from the unwind tables" % (walked, n))
-    info, evs, res = sc.load(anchor)
     seen = {"rec_sp": 0, "rec_bp": 0, "aligned": 0}
     bad = []
-    for lst in evs.values():
-        for ev in lst:
-            if not isinstance(ev, CallingContextSample):
-                continue
-            p = sc.names(ev.calling_context)
-            if "leaf_spin" not in p:
-                continue
-            if "aligned_call" in p:
-                m, k = chain(p, "rec_sp")
-                a, k2 = chain(p[:k + 1], "aligned_call")
-                ok = m == 7 and a == 5 and k2 >= 0 and p[k2] == "run_shapes"
-                seen["aligned"] += 1
-            else:
-                fn = "rec_sp" if "rec_sp" in p else "rec_bp"
-                m, k = chain(p, fn)
-                ok = m == 31 and k >= 0 and p[k] == "run_shapes" and k >= 1 and p[k - 1] in ("main", "thread_main")
-                seen[fn] += 1
-            if not ok:
-                bad.append(p)
+    for p in paths:
+        if "aligned_call" in p:
+            m, k = chain(p, "rec_sp")
+            a, k2 = chain(p[:k + 1], "aligned_call")
+            ok = m == 7 and a == 5 and k2 >= 0 and p[k2] == "run_shapes"
+            seen["aligned"] += 1
+        else:
+            fn = "rec_sp" if "rec_sp" in p else "rec_bp"
+            m, k = chain(p, fn)
+            ok = m == 31 and k >= 0 and p[k] == "run_shapes" and k >= 1 and p[k - 1] in ("main", "thread_main")
+            seen[fn] += 1
+        if not ok:
+            bad.append(p)
     expect(not bad, "%d samples with a wrong path, e.g. %s" % (len(bad), bad[:2]))
     expect(all(v >= 20 for v in seen.values()), "samples at the end of each chain: %s" % seen)
     print("paths: %s samples at the chains' ends, every path whole" % seen)
@@ -147,24 +150,16 @@ def case_signal(args):
     sig_work."""
     prog = os.path.join(args.bindir, "smp_unwind")
     check_run(args, "unwind_signal", [prog, "signal"], 0.9)
-    anchor, so, se = sc.run_traced(args, "unwind_signal_paths", [prog, "signal"],
-                                   {"TRACER_SAMPLING": "500us", "TRACER_VERBOSE": "2"}, timeout=300)
-    info, evs, res = sc.load(anchor)
+    _, paths = sampled_paths(args, "unwind_signal_paths", [prog, "signal"], "sig_work")
+    # (main calls sig_raise last: a tail call, not a frame)
+    want = ("__libc_start_call_main", "sig_raise", "sig_handler", "sig_work")
     whole = bad = 0
-    for lst in evs.values():
-        for ev in lst:
-            if not isinstance(ev, CallingContextSample):
-                continue
-            p = sc.names(ev.calling_context)
-            if "sig_work" not in p:
-                continue
-            # (main calls sig_raise last: a tail call, not a frame)
-            want = ("__libc_start_call_main", "sig_raise", "sig_handler", "sig_work")
-            ok = all(w in p for w in want) and [p.index(w) for w in want] == sorted(p.index(w) for w in want)
-            whole += ok
-            bad += not ok
-            if not ok and bad == 1:
-                print("a path without the frames below the handler: %s" % p)
+    for p in paths:
+        ok = all(w in p for w in want) and [p.index(w) for w in want] == sorted(p.index(w) for w in want)
+        whole += ok
+        bad += not ok
+        if not ok and bad == 1:
+            print("a path without the frames below the handler: %s" % p)
     expect(whole >= 20 and bad == 0, "samples in the handler: %d with the whole path, %d without" % (whole, bad))
     print("signal: %d samples in the handler, each path through the signal frame down to main" % whole)
 
