@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "mpi_int.h"
 
@@ -596,6 +599,23 @@ TR_EXPORT int MPI_Finalize(void)
 	return ret;
 }
 
+/* stderr a pipe the launcher reads (Hydra's proxy, Open MPI's daemon):
+ * until what we wrote to it was read, at most 200 ms. At PMPI_Abort the
+ * launcher kills every rank and its forwarder goes with them, dropping
+ * what it had not read yet: the line naming the merged archive was
+ * missing once in CI (mpich_abort_3) although the archive was merged. */
+static void stderr_drained(void)
+{
+	struct stat st;
+	int left = 0;
+	if (tr_real.fstat(2, &st) != 0 || !S_ISFIFO(st.st_mode))
+		return;
+	for (int i = 0; i < 200 && ioctl(2, FIONREAD, &left) == 0 && left > 0; i++) {
+		struct timespec ms = { 0, 1000000 };
+		nanosleep(&ms, NULL);
+	}
+}
+
 /* Before PMPI_Abort: this rank's trace with the Leave of MPI_Abort (its
  * open regions closed) and ProgramEnd (exit status: the error code); the
  * merge of every rank's archive starts (preload/archive/archive.c). */
@@ -605,6 +625,7 @@ void tr_mpi_abort_prepare(int errorcode)
 	tr_log_warn("rank %d: MPI_Abort(%d): writing this rank's trace without unification",
 		    tr_mpi_world_rank, errorcode);
 	tr_finish_status(errorcode, 1);
+	stderr_drained();
 }
 
 /* MPI_Abort does not return and the other ranks are killed: this rank
