@@ -59,7 +59,8 @@ void tr_pth_lock_sites_reset(void);
 /* Where locks were made: the caller of pthread_mutex_init,
  * pthread_rwlock_init or pthread_spin_init (its return address), by the
  * lock's address (the first init at an address; a fixed table of
- * TR_PTH_INIT_SLOTS, beyond which inits are not noted). Never reset: a
+ * TR_PTH_INIT_SLOTS, of which 3/4 are used, then inits are not noted:
+ * one load each). Never reset: a
  * fork child's locks were made where its parent's were. No lock, no
  * malloc. tr_pth_init_pc: 0 when not known. */
 #define TR_PTH_INIT_BITS 16

@@ -149,6 +149,10 @@ int tr_pth_lock_overflowed(void)
 static struct {
 	_Atomic uintptr_t key, pc;
 } pth_init[TR_PTH_INIT_SLOTS] TR_BIG_BSS;
+/* slots claimed; from three quarters on nothing more is noted (a program
+ * making millions of locks at new addresses must not pay a long probe
+ * each, a load then) */
+static _Atomic uint32_t pth_init_used;
 
 static inline uint32_t pth_init_hash(uintptr_t a)
 {
@@ -157,6 +161,8 @@ static inline uint32_t pth_init_hash(uintptr_t a)
 
 void tr_pth_init_note(uintptr_t lock, uintptr_t pc)
 {
+	if (atomic_load_explicit(&pth_init_used, memory_order_relaxed) >= TR_PTH_INIT_SLOTS / 4 * 3)
+		return;
 	uint32_t i = pth_init_hash(lock);
 	for (unsigned n = 0; lock && n < PTH_INIT_PROBES; n++, i = (i + 1) & (TR_PTH_INIT_SLOTS - 1)) {
 		uintptr_t k = atomic_load_explicit(&pth_init[i].key, memory_order_acquire);
@@ -164,6 +170,7 @@ void tr_pth_init_note(uintptr_t lock, uintptr_t pc)
 			return;   /* made before: the first init names it */
 		if (k == 0 && atomic_compare_exchange_strong(&pth_init[i].key, &k, lock)) {
 			atomic_store_explicit(&pth_init[i].pc, pc, memory_order_release);
+			atomic_fetch_add_explicit(&pth_init_used, 1, memory_order_relaxed);
 			return;
 		}
 		if (k == lock)
