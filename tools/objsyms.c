@@ -58,13 +58,20 @@ const char *tool_obj_symbol(const struct tool_obj *o, GElf_Addr a, GElf_Off *off
 	return o->mod ? dwfl_module_addrinfo(o->mod, a, off, sym, NULL, NULL, NULL) : NULL;
 }
 
+const char *tool_obj_line(const struct tool_obj *o, GElf_Addr a, int *line)
+{
+	*line = 0;
+	Dwfl_Line *l = o->mod ? dwfl_module_getsrc(o->mod, a) : NULL;
+	return l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
+}
+
 const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line)
 {
+	int at;
+	const char *file = tool_obj_line(o, entry, &at);
 	*line = 0;
 	if (!o->mod)
 		return NULL;
-	Dwfl_Line *l = dwfl_module_getsrc(o->mod, entry);
-	const char *file = l ? dwfl_lineinfo(l, NULL, NULL, NULL, NULL, NULL) : NULL;
 	Dwarf_Addr bias = 0;
 	Dwarf_Die *cu = dwfl_module_addrdie(o->mod, entry, &bias), *scopes = NULL;
 	int n = cu ? dwarf_getscopes(cu, entry - bias, &scopes) : 0;
@@ -77,13 +84,6 @@ const char *tool_obj_source(const struct tool_obj *o, GElf_Addr entry, int *line
 	}
 	free(scopes);
 	return file;
-}
-
-const char *tool_obj_line(const struct tool_obj *o, GElf_Addr a, int *line)
-{
-	*line = 0;
-	Dwfl_Line *l = o->mod ? dwfl_module_getsrc(o->mod, a) : NULL;
-	return l ? dwfl_lineinfo(l, NULL, line, NULL, NULL, NULL) : NULL;
 }
 
 void tool_objs_free(struct tool_objs *s)

@@ -23,9 +23,12 @@ static struct {
 	uint32_t done[TR_DEF_NCLASSES];   /* resolved for those bases */
 } tail;
 
-/* The tail's definitions live in blocks of 64 KiB, freed together by
- * tr_defs_tail_clear (a malloc each was half of a first tick's 10 ms:
- * 36,000 calling contexts of a numpy run, in a SIGPROF handler). */
+/* The tail's definitions live in blocks of just under 64 KiB (the largest
+ * size class of the tracer's heap, preload/core/mem.c: no mapping of its
+ * own each), freed together by tr_defs_tail_clear (a malloc each was half
+ * of a first tick's 10 ms: 36,000 calling contexts of a numpy run, in a
+ * SIGPROF handler). */
+#define TAIL_BLOCK ((64u << 10) - 64)
 struct tail_block {
 	struct tail_block *next;
 	size_t used, cap;
@@ -37,7 +40,7 @@ static void *tail_alloc(size_t n)
 {
 	n = (n + 7) & ~(size_t)7;
 	if (!blocks || blocks->cap - blocks->used < n) {
-		size_t cap = n > (64u << 10) ? n : (64u << 10);
+		size_t cap = n > TAIL_BLOCK - sizeof(struct tail_block) ? n : TAIL_BLOCK - sizeof(struct tail_block);
 		struct tail_block *b = otf2w_sys.malloc(sizeof(*b) + cap);
 		if (!b)
 			return NULL;
