@@ -356,6 +356,29 @@ static otf2w_status finish_current(struct otf2w_buf *b)
 	return OTF2W_OK;
 }
 
+/* The rest of a partly reserved chunk 0, in place (dgrow). */
+static otf2w_status grow_first(struct otf2w_buf *b)
+{
+	struct grow_call g = { b, b->dlen, b->chunk_size };
+	b->dgrow = 0;
+	otf2w_status st = otf2w__io(b->ar, grow_window, &g);
+	if (st == OTF2W_OK) {
+		b->f.end += b->chunk_size - b->dlen;
+		b->dlen = b->chunk_size;
+	}
+	return st;
+}
+
+otf2w_status otf2w_evt_writer_durable_whole(otf2w_evt_writer *w)
+{
+	if (!w)
+		return OTF2W_E_INVALID_ARGUMENT;
+	struct otf2w_buf *b = &w->b;
+	if (!otf2w__is_durable(b) || b->cur < 0 || !b->dgrow)
+		return OTF2W_OK;
+	return grow_first(b);
+}
+
 /* The record of need bytes does not fit: next chunk (see next_chunk). */
 otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t need)
 {
@@ -370,14 +393,8 @@ otf2w_status otf2w__dur_next_chunk(struct otf2w_buf *b, uint64_t time, size_t ne
 	}
 	/* chunk 0, partly reserved: the rest of it now */
 	if (b->cur >= 0 && b->dgrow) {
-		struct grow_call g = { b, b->dlen, b->chunk_size };
-		b->dgrow = 0;
-		if (otf2w__io(ar, grow_window, &g) == OTF2W_OK) {
-			b->f.end += b->chunk_size - b->dlen;
-			b->dlen = b->chunk_size;
-			if ((size_t)(b->f.end - b->f.pos) >= need)
-				return OTF2W_OK;
-		}
+		if (grow_first(b) == OTF2W_OK && (size_t)(b->f.end - b->f.pos) >= need)
+			return OTF2W_OK;
 		/* no room for it: the next chunk (whose reserving says why) */
 	}
 	uint64_t index = b->cur >= 0 ? b->disk_chunks + 1 : b->disk_chunks;

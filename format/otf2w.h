@@ -287,6 +287,11 @@ otf2w_status otf2w_archive_set_durable_first(otf2w_archive *ar, uint64_t bytes);
  * included). 0 when read, -1 when the owner is switching windows (retry)
  * or w has no window. */
 int otf2w_evt_writer_durable_pos(const otf2w_evt_writer *w, uint64_t *chunk, uint64_t *bytes);
+/* Durable writer, by its owner: a chunk 0 reserved in part (durable_first)
+ * is reserved whole now - records written from a signal handler come
+ * next, and they never grow a window. OTF2W_OK also when there was
+ * nothing to do. */
+otf2w_status otf2w_evt_writer_durable_whole(otf2w_evt_writer *w);
 
 /* ---- attribute lists (caller owned, reusable; no allocation after create) ---- */
 

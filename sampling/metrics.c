@@ -162,13 +162,13 @@ static const char *met_papi_unit(const char *name, const char *papi_unit, int *e
 
 static void met_init(void)
 {
-	if (!tr_cfg.metrics[0])
+	if (!tr_smp_cfg.metrics[0])
 		return;
-	char list[sizeof(tr_cfg.metrics)];
+	char list[sizeof(tr_smp_cfg.metrics)];
 	char rejected[2048] = "", accepted[2048] = "";
 	char papi_req[MET_MAX][128];
 	int npapi_req = 0;
-	snprintf(list, sizeof(list), "%s", tr_cfg.metrics);
+	snprintf(list, sizeof(list), "%s", tr_smp_cfg.metrics);
 
 	for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		while (*tok == ' ')
@@ -434,6 +434,12 @@ static void met_fork_child(void)
 	}
 }
 
+/* The counters restart in a fork child at once: its archive is made then. */
+static int met_fork_records(void)
+{
+	return 1;
+}
+
 static const struct tr_module met_module = {
 	.name = "metrics",
 	.init = met_init,
@@ -444,10 +450,11 @@ static const struct tr_module met_module = {
 	.on_enter = met_on_event,
 	.on_leave = met_on_event,
 	.wakeup = met_wakeup,
+	.fork_records = met_fork_records,
 };
 
 void tr_smp_metrics_register(void)
 {
-	if (tr_cfg.metrics[0])
+	if (tr_smp_cfg.metrics[0])
 		tr_module_register(&met_module);
 }

@@ -244,7 +244,7 @@ SMP_HOT void tr_smp_handler(int sig, siginfo_t *si, void *ucv)
 		tr_smp_objects_refresh_try();
 	uint64_t u0 = tr_time();
 	int n = 0, known_gap = 0, cfi = -1;
-	uint32_t mode = tr_cfg.sampling_unwind;
+	uint32_t mode = tr_smp_cfg.unwind;
 	/* code without unwind information where the walk ended at the pc:
 	 * libunwind is not asked again there (its failed lookups cost more
 	 * than the rest of the sample), but for one sample in 64 */
@@ -400,7 +400,7 @@ void tr_smp_timer_stop(struct smp_thread *s)
 
 static struct smp_thread *smp_state_new(struct tr_thread *t)
 {
-	uint32_t depth = tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64;
+	uint32_t depth = tr_smp_cfg.depth ? tr_smp_cfg.depth : 64;
 	if (depth > 4096)
 		depth = 4096;
 	uint32_t bufcap = depth + SMP_EXTRA;
@@ -539,8 +539,10 @@ void tr_smp_thread_init(struct tr_thread *t)
 	tr_smp_tls = s;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	s->active = 1;
-	if (!tr_smp_callers_only)
+	if (!tr_smp_callers_only) {
+		tr_durable_handler_records(t);   /* (before the first sample it may write) */
 		tr_smp_timer_start(s);
+	}
 	tr_smp_objects_refresh();
 	t->guard--;
 }

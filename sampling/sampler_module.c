@@ -75,12 +75,12 @@ static void smp_on_sigaction(int sig, const void *act)
 
 static void smp_init(void)
 {
-	int sampling = tr_cfg.sampling_period_ns != 0;
-	if (!sampling && !tr_cfg.callers)
+	int sampling = tr_smp_cfg.period_ns != 0;
+	if (!sampling && !tr_smp_cfg.callers)
 		return;
 	const char *why = sampling ? "TRACER_SAMPLING" : "TRACER_CALLERS";
-	uint64_t ns = tr_cfg.sampling_period_ns;
-	if (ns < 10000 && !tr_cfg.sampling_event)
+	uint64_t ns = tr_smp_cfg.period_ns;
+	if (ns < 10000 && !tr_smp_cfg.event)
 		ns = 10000;   /* perf's software events have no shorter period either */
 	if (!smp_unwind_load(why) || !smp_dw_load(why))
 		return;
@@ -103,7 +103,7 @@ static void smp_init(void)
 		tr_smp_callers_only = 1;
 		tr_smp_enabled = 1;
 		tr_log_debug("callers: calling contexts of the traced calls, depth %u",
-			     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
+			     tr_smp_cfg.depth ? tr_smp_cfg.depth : 64);
 		return;
 	}
 
@@ -129,7 +129,7 @@ static void smp_init(void)
 	}
 	tr_smp_handler_installed = 1;
 
-	if (tr_smp_src_setup(ns, tr_cfg.sampling_event, &tr_smp_ig) != 0) {
+	if (tr_smp_src_setup(ns, tr_smp_cfg.event, &tr_smp_ig) != 0) {
 		tr_real.sigaction(SIGPROF, &tr_smp_old_sa, NULL);
 		tr_smp_handler_installed = 0;
 		return;
@@ -137,7 +137,7 @@ static void smp_init(void)
 	tr_smp_enabled = 1;
 	tr_smp_src_process(1);
 	tr_log_debug("sampling: every %llu ns, depth %u", (unsigned long long)ns,
-		     tr_cfg.sampling_depth ? tr_cfg.sampling_depth : 64);
+		     tr_smp_cfg.depth ? tr_smp_cfg.depth : 64);
 }
 
 /* Requested and delivered rate over the threads (exit line), and the
@@ -155,7 +155,7 @@ static int smp_res_cmp(const void *a, const void *b)
 
 static void smp_rate_report(char *out, size_t cap)
 {
-	if (tr_cfg.sampling_event || !tr_smp_period)
+	if (tr_smp_cfg.event || !tr_smp_period)
 		return;     /* counter overflow: no CPU-time expectation */
 	struct smp_res *r = tr_smp_res;
 	uint32_t n = 0;
@@ -288,11 +288,11 @@ static void smp_fini(void)
 			     (unsigned long long)(tr_ticks_to_ns(tot[9]) / tot[8]), (unsigned long long)tot[14],
 			     (unsigned long long)(tot[0] > tot[14] + tot[13] ? tot[0] - tot[14] - tot[13] : 0),
 			     (unsigned long long)tot[13]);
-	if (tr_cfg.sampling_unwind == TR_SMP_UNWIND_CHECK && (was || tot[0]))
+	if (tr_smp_cfg.unwind == TR_SMP_UNWIND_CHECK && (was || tot[0]))
 		tr_log_info("sampling: unwind check: %llu of %llu stacks walked from the unwind tables differ from "
 			    "libunwind's%s", (unsigned long long)tot[15], (unsigned long long)tot[14],
 			    tot[15] ? " (the first below)" : "");
-	if (tr_cfg.sampling_unwind == TR_SMP_UNWIND_CHECK && tot[15])
+	if (tr_smp_cfg.unwind == TR_SMP_UNWIND_CHECK && tot[15])
 		tr_log_info("sampling: unwind check: first difference at frame %llu of %llu (libunwind %llu): "
 			    "%#llx, libunwind %#llx", (unsigned long long)tr_smp_diff[0],
 			    (unsigned long long)tr_smp_diff[1], (unsigned long long)tr_smp_diff[2],
@@ -429,6 +429,12 @@ static void smp_thread_ending(struct tr_thread *t)
 		tr_smp_thread_stop(s, 1);
 }
 
+/* The timer restarts in a fork child at once: its archive is made then. */
+static int smp_fork_records(void)
+{
+	return tr_smp_cfg.period_ns != 0;
+}
+
 static struct tr_module smp_module = {
 	.name = "sampling",
 	.thread_ending = smp_thread_ending,
@@ -442,13 +448,14 @@ static struct tr_module smp_module = {
 	.on_sigaction = smp_on_sigaction,
 	.durable_snapshot = smp_durable_snapshot,
 	.durable_pending = smp_durable_pending,
+	.fork_records = smp_fork_records,
 };
 
 __attribute__((constructor(210))) static void smp_register(void)
 {
 	/* The calling-context record override only when sampling is asked for:
-	 * tr_cfg is parsed by preload/'s constructor (priority < 200). */
-	if (tr_cfg.sampling_period_ns || tr_cfg.callers) {
+	 * tr_smp_cfg is parsed by settings.c's constructor (priority 150). */
+	if (tr_smp_cfg.period_ns || tr_smp_cfg.callers) {
 		smp_module.write_enter = tr_smp_write_enter;
 		smp_module.write_leave = tr_smp_write_leave;
 	}

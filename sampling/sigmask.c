@@ -106,6 +106,6 @@ static const struct tr_module smk_module = {
 
 __attribute__((constructor(205))) static void smk_register(void)
 {
-	if (tr_cfg.sampling_period_ns)
+	if (tr_smp_cfg.period_ns)
 		tr_module_register(&smk_module);
 }

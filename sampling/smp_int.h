@@ -22,6 +22,23 @@
 #include <sys/time.h>
 #include "tracer.h"
 
+/* ---- settings (settings.c: sampling/'s TRACER_* table) ---------------------- */
+enum tr_smp_event { TR_SMP_EVENT_TIME = 0, TR_SMP_EVENT_CYCLES, TR_SMP_EVENT_INSTRUCTIONS };
+/* the stack walk: the unwind tables with libunwind where they do not
+ * suffice (unwind.c), libunwind alone, or both compared */
+enum tr_smp_unwind { TR_SMP_UNWIND_CFI = 0, TR_SMP_UNWIND_LIBUNWIND, TR_SMP_UNWIND_CHECK };
+struct tr_smp_config {
+	uint64_t period_ns;   /* TRACER_SAMPLING (0 = off); events for cycles@N */
+	uint32_t event;       /* TR_SMP_EVENT_*: TRACER_SAMPLING=cycles@N, instructions@N */
+	uint32_t depth;       /* TRACER_SAMPLING_DEPTH (default 64) */
+	uint32_t unwind;      /* TRACER_SAMPLING_UNWIND: TR_SMP_UNWIND_* (default cfi) */
+	int callers;          /* TRACER_CALLERS (default 0): calling contexts of the traced calls */
+	char metrics[1024];   /* TRACER_METRICS ("" = none) */
+};
+/* Parsed when settings.c's constructor (priority 150) registers the table:
+ * before the modules' constructors read it. */
+extern struct tr_smp_config tr_smp_cfg;
+
 /* ---- calling-context nodes ----------------------------------------------------
  *
  * A node is (parent, key). Its index in the global node array is the id of

@@ -465,6 +465,24 @@ void tr_durable_idle_often(struct tr_thread *t)
 
 /* ---- life cycle ---- */
 
+/* Records are written from signal handlers (the sampler), which never
+ * grow a window: every location's first window is reserved whole from now
+ * on (a fork child's too), t's own at once. Thread context, on t. */
+static int dur_whole;
+
+void tr_durable_handler_records(struct tr_thread *t)
+{
+	dur_whole = 1;
+	if (!dur_on || !tr_g.ar)
+		return;
+	otf2w_archive_set_durable_first(tr_g.ar, 0);
+	otf2w_evt_writer *w = t ? t->w : NULL;
+	if (w && tr_rec_begin(t)) {
+		(void)otf2w_evt_writer_durable_whole(w);   /* (a failure: the next record says why) */
+		tr_rec_end(t);
+	}
+}
+
 void tr_durable_open(void)
 {
 	if (!tr_durable_on() || !tr_g.ar)
@@ -486,7 +504,7 @@ void tr_durable_open(void)
 	dur_wrote = 0;
 	for (struct tr_thread *t = tr_g.threads; t; t = t->next)
 		t->dur_slot = 0;   /* (a fork child: the parent's index) */
-	if (!tr_cfg.sampling_period_ns)   /* (samples written in a handler cannot grow a window) */
+	if (!dur_whole)   /* (records written in a handler cannot grow a window) */
 		otf2w_archive_set_durable_first(tr_g.ar, 4096);   /* one block (mapped.c) */
 	/* no thread: the first tick at the first record (so that a process
 	 * killed early is still a part of the recovered tree), in a fork child

@@ -5,8 +5,10 @@
  * The only place that reads the environment. Parsed once (constructor or
  * lazy init). A bad value gives one "tracer:" line naming the variable, the
  * value and what is accepted; the default is used and the program runs on.
- * Unknown TRACER_* names give one warning each. One table (settings[])
- * names each variable once: its parser, the default kept.
+ * Unknown TRACER_* names give one warning each. The core's table
+ * (settings[]) names each of its variables once: its parser, the default
+ * kept; each family registers a table of its own (tr_settings_register,
+ * tr_config.h), parsed by the same code.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -20,13 +22,9 @@ struct tr_config tr_cfg = {
 	.buffer_bytes = 16ull << 20,
 	.chunk_bytes = 1ull << 20,
 	.on_full = TR_ON_FULL_FLUSH,
-	.pthread = 1,
 	.mpi = 1,
-	.openmp = 1,
 	.verbose = 1,
 	.clock = TR_CLOCK_TSC,
-	.sampling_depth = 64,
-	.io = 1,
 };
 
 #define TR_CHUNK_MIN (256ull << 10)
@@ -158,10 +156,9 @@ int tr_cfg_parse_bool(const char *s, int *out)
 	return -1;
 }
 
-static int parse_int(const char *s, long lo, long hi, long *out)
+int tr_cfg_parse_int(const char *s, long lo, long hi, long *out)
 {
 	char *end;
-	/* decimal digits, optionally after '-': no blanks, '+' or base prefix */
 	if (!s || !(isdigit((unsigned char)s[0]) || (s[0] == '-' && isdigit((unsigned char)s[1]))))
 		return -1;
 	long v = strtol(s, &end, 10);
@@ -179,7 +176,7 @@ int tr_env_rank(void)
 	if (!v)
 		v = env_get("PMI_RANK");
 	long r;
-	if (v && parse_int(v, 0, 0x7fffffff, &r) == 0)
+	if (v && tr_cfg_parse_int(v, 0, 0x7fffffff, &r) == 0)
 		return (int)r;
 	return -1;
 }
@@ -190,7 +187,7 @@ static int env_size(void)
 	if (!v)
 		v = env_get("PMI_SIZE");
 	long r;
-	if (v && parse_int(v, 1, 0x7fffffff, &r) == 0)
+	if (v && tr_cfg_parse_int(v, 1, 0x7fffffff, &r) == 0)
 		return (int)r;
 	return 0;
 }
@@ -200,10 +197,12 @@ static int env_size(void)
  * accepted (the line then names the variable, the value, that text and
  * the default kept). */
 
+#define TR_CFG_BOOL_TEXT "on/off/1/0/yes/no/true/false"
+
 static const char *set_verbose(const char *v)
 {
 	long l;
-	if (parse_int(v, 0, 2, &l) == 0)
+	if (tr_cfg_parse_int(v, 0, 2, &l) == 0)
 		tr_cfg.verbose = (int)l;
 	else if (!strcasecmp(v, "quiet") || !strcasecmp(v, "off"))
 		tr_cfg.verbose = 0;
@@ -228,14 +227,6 @@ static const char *set_output(const char *v)
 static const char *set_filter(const char *v)
 {
 	return set_text(v, tr_cfg.filter, sizeof(tr_cfg.filter), "a readable file name");
-}
-
-static const char *set_metrics(const char *v)
-{
-	if (strlen(v) >= sizeof(tr_cfg.metrics))
-		return "a comma-separated list shorter than 1024 bytes";
-	strcpy(tr_cfg.metrics, v);
-	return NULL;
 }
 
 /* TRACER_CHUNK given: TRACER_BUFFER must hold one chunk. Not given: the
@@ -265,9 +256,8 @@ static const char *set_buffer(const char *v)
 	return NULL;
 }
 
-/* One of two words (case-insensitive) -> the first or the second value. */
-static const char *set_choice(const char *v, int *to, const char *a, int va, const char *b, int vb,
-			      const char *accepted)
+const char *tr_cfg_choice(const char *v, int *to, const char *a, int va, const char *b, int vb,
+			  const char *accepted)
 {
 	if (!strcasecmp(v, a))
 		*to = va;
@@ -280,97 +270,22 @@ static const char *set_choice(const char *v, int *to, const char *a, int va, con
 
 static const char *set_on_full(const char *v)
 {
-	return set_choice(v, &tr_cfg.on_full, "flush", TR_ON_FULL_FLUSH, "stop", TR_ON_FULL_STOP, "flush, stop");
+	return tr_cfg_choice(v, &tr_cfg.on_full, "flush", TR_ON_FULL_FLUSH, "stop", TR_ON_FULL_STOP, "flush, stop");
 }
 
 static const char *set_tree(const char *v)
 {
-	return set_choice(v, &tr_cfg.tree, "one", TR_TREE_ONE, "separate", TR_TREE_SEPARATE, "one, separate");
+	return tr_cfg_choice(v, &tr_cfg.tree, "one", TR_TREE_ONE, "separate", TR_TREE_SEPARATE, "one, separate");
 }
-
-static const char *set_io_chars(const char *v)
-{
-	return set_choice(v, &tr_cfg.io_chars, "fold", TR_IO_CHARS_FOLD, "all", TR_IO_CHARS_ALL, "fold, all");
-}
-
-static const char *set_mpi_polling(const char *v)
-{
-	if (!*v)
-		return NULL;
-	const char *bad = set_choice(v, &tr_cfg.mpi_polling, "fold", TR_MPI_POLL_FOLD, "all", TR_MPI_POLL_ALL,
-				     "fold, all");
-	return bad && tr_env_rank() <= 0 ? bad : NULL;   /* one line per run, not one per rank */
-}
-
-#define BOOL_TEXT "on/off/1/0/yes/no/true/false"
-static const char *set_pthread(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.pthread) ? BOOL_TEXT : NULL; }
-static const char *set_mpi(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.mpi) ? BOOL_TEXT : NULL; }
-static const char *set_openmp(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.openmp) ? BOOL_TEXT : NULL; }
-static const char *set_io(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.io) ? BOOL_TEXT : NULL; }
-static const char *set_callers(const char *v) { return tr_cfg_parse_bool(v, &tr_cfg.callers) ? BOOL_TEXT : NULL; }
 
 static const char *set_clock(const char *v)
 {
 	extern int tr_clock_explicit;
-	const char *bad = set_choice(v, &tr_cfg.clock, "tsc", TR_CLOCK_TSC, "monotonic", TR_CLOCK_MONOTONIC,
+	const char *bad = tr_cfg_choice(v, &tr_cfg.clock, "tsc", TR_CLOCK_TSC, "monotonic", TR_CLOCK_MONOTONIC,
 				     "tsc, monotonic");
 	if (!bad && tr_cfg.clock == TR_CLOCK_TSC)
 		tr_clock_explicit = 1;
 	return bad;
-}
-
-static const char *set_sampling(const char *v)
-{
-	uint64_t ns;
-	int b;
-	const char *at = strchr(v, '@');
-	char *end = NULL;
-	tr_cfg.sampling_event = TR_SMP_EVENT_TIME;
-	if (tr_cfg_parse_bool(v, &b) == 0 && b == 0)
-		tr_cfg.sampling_period_ns = 0;
-	else if (tr_cfg_parse_duration(v, &ns) == 0 && (ns == 0 || ns >= 1000))
-		tr_cfg.sampling_period_ns = ns;
-	else if (at && (ns = strtoull(at + 1, &end, 10)) >= 1000 && end && !*end &&
-		 (!strncmp(v, "cycles@", 7) || !strncmp(v, "instructions@", 13))) {
-		tr_cfg.sampling_period_ns = ns;   /* a count of events */
-		tr_cfg.sampling_event = v[0] == 'c' ? TR_SMP_EVENT_CYCLES : TR_SMP_EVENT_INSTRUCTIONS;
-	} else
-		return "off, a period >= 1us (1ms, 250us, 1000Hz, 2s), cycles@N or instructions@N (N >= 1000)";
-	return NULL;
-}
-
-static const char *set_sampling_depth(const char *v)
-{
-	long l;
-	if (parse_int(v, 1, 4096, &l))
-		return "an integer 1..4096";
-	tr_cfg.sampling_depth = (uint32_t)l;
-	return NULL;
-}
-
-static const char *set_sampling_unwind(const char *v)
-{
-	static const char *const nm[] = { "cfi", "libunwind", "check" };
-	for (uint32_t i = 0; i < 3; i++) {
-		if (!strcmp(v, nm[i])) {
-			tr_cfg.sampling_unwind = i;
-			return NULL;
-		}
-	}
-	return "cfi, libunwind or check";
-}
-
-static const char *set_detailed_states(const char *v)
-{
-	long l;
-	int b;
-	if (parse_int(v, 0, 1000, &l) == 0)
-		tr_cfg.detailed_states = (int)l;
-	else if (tr_cfg_parse_bool(v, &b) == 0)
-		tr_cfg.detailed_states = b;
-	else
-		return "an integer level 0..1000 (or on/off)";
-	return NULL;
 }
 
 static const char *set_test_clock_skew(const char *v)
@@ -384,96 +299,143 @@ static const char *set_test_clock_skew(const char *v)
 	return NULL;
 }
 
-/* Every TRACER_* name the library knows, in the order they are read
- * (TRACER_VERBOSE first: it decides what the other checks print;
- * TRACER_CHUNK before TRACER_BUFFER). set NULL: read where it is used
- * (tr_getenv), or by scripts/ and bench/ only (accepted silently). */
-static const struct {
-	const char *name;
-	const char *(*set)(const char *v);
-	const char *dflt;   /* the value kept when the given one is bad */
-} settings[] = {
-	{ "TRACER_VERBOSE", set_verbose, "1" },
-	{ "TRACER_OUTPUT", set_output, "a new directory tracer-<prog>-<time>-<pid>" },
-	{ "TRACER_CHUNK", set_chunk, "1M (at most TRACER_BUFFER)" },
-	{ "TRACER_BUFFER", set_buffer, "16M" },
-	{ "TRACER_ON_FULL", set_on_full, "flush" },
-	{ "TRACER_TREE", set_tree, "one" },
-	{ "TRACER_PTHREAD", set_pthread, "on" },
-	{ "TRACER_MPI", set_mpi, "on" },
-	{ "TRACER_MPI_POLLING", set_mpi_polling, "fold" },
-	{ "TRACER_OPENMP", set_openmp, "on" },
-	{ "TRACER_IO", set_io, "on" },
-	{ "TRACER_IO_CHARS", set_io_chars, "fold" },
-	{ "TRACER_FILTER", set_filter, "no filter" },
-	{ "TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic" },
-	{ "TRACER_SAMPLING", set_sampling, "off" },
-	{ "TRACER_SAMPLING_DEPTH", set_sampling_depth, "64" },
-	{ "TRACER_SAMPLING_UNWIND", set_sampling_unwind, "cfi" },
-	{ "TRACER_CALLERS", set_callers, "off" },
-	{ "TRACER_METRICS", set_metrics, "none" },
-	{ "TRACER_DETAILED_STATES", set_detailed_states, "0" },
-	{ "TRACER_TEST_CLOCK_SKEW", set_test_clock_skew, "0" },
-	{ "TRACER_TEST_DYNSYM", NULL, NULL },   /* real.c: check dynsym.c against dlsym */
-	{ "TRACER_DURABLE", NULL, NULL },    /* durable.c */
-	{ "TRACER_LAUNCHER", NULL, NULL },   /* log.c, proctree.c: set by tracer-run */
-	{ "TRACER_LIB", NULL, NULL },        /* scripts/, bench/ */
-	{ "TRACER_BUILD_DIR", NULL, NULL },
-	{ "TRACER_TOP", NULL, NULL },
+/* The core's TRACER_* names, in the order they are read (TRACER_VERBOSE
+ * first: it decides what the other checks print; TRACER_CHUNK before
+ * TRACER_BUFFER). set NULL: read where it is used (tr_getenv), or by
+ * scripts/ and bench/ only (accepted silently). */
+static const struct tr_setting settings[] = {
+	TR_SETTING("TRACER_VERBOSE", set_verbose, "1"),
+	TR_SETTING("TRACER_OUTPUT", set_output, "a new directory tracer-<prog>-<time>-<pid>"),
+	TR_SETTING("TRACER_CHUNK", set_chunk, "1M (at most TRACER_BUFFER)"),
+	TR_SETTING("TRACER_BUFFER", set_buffer, "16M"),
+	TR_SETTING("TRACER_ON_FULL", set_on_full, "flush"),
+	TR_SETTING("TRACER_TREE", set_tree, "one"),
+	TR_SETTING_ON_OFF("TRACER_MPI", &tr_cfg.mpi, "on"),
+	TR_SETTING("TRACER_FILTER", set_filter, "no filter"),
+	TR_SETTING("TRACER_CLOCK", set_clock, "tsc where invariant, else monotonic"),
+	TR_SETTING("TRACER_TEST_CLOCK_SKEW", set_test_clock_skew, "0"),
+	TR_SETTING_KNOWN("TRACER_TEST_DYNSYM"),   /* real.c: check dynsym.c against dlsym */
+	TR_SETTING_KNOWN("TRACER_DURABLE"),    /* durable.c */
+	TR_SETTING_KNOWN("TRACER_LAUNCHER"),   /* log.c, proctree.c: set by tracer-run */
+	TR_SETTING_KNOWN("TRACER_LIB"),        /* scripts/, bench/ */
+	TR_SETTING_KNOWN("TRACER_BUILD_DIR"),
+	TR_SETTING_KNOWN("TRACER_TOP"),
 };
-#define NSETTINGS (sizeof(settings) / sizeof(settings[0]))
+static const struct tr_settings core_settings = { "core", settings, sizeof(settings) / sizeof(settings[0]) };
 
-/* The value of name among the n TRACER_* entries tv (the environment read
- * once for all settings: a process start scans it once, not per setting). */
-static const char *tracer_var(char *const *tv, size_t n, const char *name)
+/* The tables: the core's first, then the families' as they register. */
+#define TR_MAX_SETTINGS 16
+static const struct tr_settings *tables[TR_MAX_SETTINGS] = { &core_settings };
+static unsigned ntables = 1;
+static struct tr_lock tables_lock = TR_LOCK_INIT;
+
+/* The TRACER_* entries of the environment, found once for every table (a
+ * process start scans the environment once, not per setting); beyond 64
+ * of them each name is looked up in the whole environment. */
+static char *tracer_vars[64];
+static size_t ntracer_vars, tracer_vars_more;
+static int env_scanned;
+
+static void scan_tracer_vars(void)
 {
+	if (env_scanned)
+		return;
+	if (!tr_env)
+		env_init();
+	for (char **e = tr_env; e && *e; e++) {
+		if ((*e)[0] != 'T' || strncmp(*e, "TRACER_", 7))
+			continue;
+		if (ntracer_vars < sizeof(tracer_vars) / sizeof(tracer_vars[0]))
+			tracer_vars[ntracer_vars++] = *e;
+		else
+			tracer_vars_more = 1;
+	}
+	env_scanned = 1;
+}
+
+static const char *tracer_var(const char *name)
+{
+	if (tracer_vars_more)
+		return env_get(name);
 	size_t l = strlen(name);
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(tv[i], name, l) && tv[i][l] == '=')
-			return tv[i] + l + 1;
+	for (size_t i = 0; i < ntracer_vars; i++)
+		if (!strncmp(tracer_vars[i], name, l) && tracer_vars[i][l] == '=')
+			return tracer_vars[i] + l + 1;
 	return NULL;
+}
+
+static void parse_table(const struct tr_settings *t)
+{
+	const char *v, *accepted;
+	for (unsigned i = 0; i < t->n; i++) {
+		const struct tr_setting *e = &t->list[i];
+		if (!e->set && !e->on_off)
+			continue;
+		if (!(v = tracer_var(e->name)))
+			continue;
+		if (e->set)
+			accepted = e->set(v);
+		else
+			accepted = tr_cfg_parse_bool(v, e->on_off) ? TR_CFG_BOOL_TEXT : NULL;
+		if (accepted)
+			tr_log_warn("invalid %s='%s' (accepted: %s); using %s", t->list[i].name, v, accepted,
+				    t->list[i].dflt);
+	}
+}
+
+void tr_settings_register(const struct tr_settings *s)
+{
+	if (!s)
+		return;
+	tr_lock(&tables_lock);
+	for (unsigned i = 0; i < ntables; i++) {
+		if (tables[i] == s) {
+			tr_unlock(&tables_lock);
+			return;   /* registered already (a call before its constructor) */
+		}
+	}
+	if (ntables >= TR_MAX_SETTINGS) {
+		tr_unlock(&tables_lock);
+		tr_log_error("too many settings tables: %s ignored", s->owner);
+		return;
+	}
+	tables[ntables++] = s;
+	scan_tracer_vars();
+	parse_table(s);
+	tr_unlock(&tables_lock);
 }
 
 void tr_cfg_load(void)
 {
-	const char *v, *accepted;
-	char *tv[64];
-	size_t ntv = 0, more = 0;
-
-	env_init();
-	for (char **e = tr_env; e && *e; e++) {
-		if ((*e)[0] != 'T' || strncmp(*e, "TRACER_", 7))
-			continue;
-		if (ntv < sizeof(tv) / sizeof(tv[0]))
-			tv[ntv++] = *e;
-		else
-			more = 1;
-	}
-	for (size_t i = 0; i < NSETTINGS; i++) {
-		if (!settings[i].set)
-			continue;
-		v = more ? env_get(settings[i].name) : tracer_var(tv, ntv, settings[i].name);
-		if (v && (accepted = settings[i].set(v)))
-			tr_log_warn("invalid %s='%s' (accepted: %s); using %s", settings[i].name, v, accepted,
-				    settings[i].dflt);
-	}
+	scan_tracer_vars();
+	parse_table(&core_settings);
 	if (tr_cfg.buffer_bytes < tr_cfg.chunk_bytes)
 		tr_cfg.buffer_bytes = tr_cfg.chunk_bytes;
+	tr_proc.rank = tr_cfg.mpi ? tr_env_rank() : -1;
+	tr_proc.size = tr_proc.rank >= 0 ? env_size() : 0;
+}
 
-	/* Unknown TRACER_* variables: one warning each. */
+/* Unknown TRACER_* variables: one warning each, once every table is
+ * registered (the last constructor: tr_modules_start). */
+void tr_cfg_check_unknown(void)
+{
+	static int done;
+	if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return;
+	scan_tracer_vars();
+	tr_lock(&tables_lock);
 	for (char **e = tr_env; e && *e; e++) {
 		if ((*e)[0] != 'T' || strncmp(*e, "TRACER_", 7))
 			continue;
 		size_t n = strcspn(*e, "=");
 		int known = 0;
-		for (size_t i = 0; i < NSETTINGS && !known; i++)
-			known = strlen(settings[i].name) == n && !strncmp(*e, settings[i].name, n);
+		for (unsigned k = 0; k < ntables && !known; k++)
+			for (unsigned i = 0; i < tables[k]->n && !known; i++)
+				known = strlen(tables[k]->list[i].name) == n && !strncmp(*e, tables[k]->list[i].name, n);
 		if (!known)
 			tr_log_warn("unknown variable %.*s ignored (misspelt? the TRACER_* settings are listed by tracer-run --help)", (int)n, *e);
 	}
-
-	tr_proc.rank = tr_cfg.mpi ? tr_env_rank() : -1;
-	tr_proc.size = tr_proc.rank >= 0 ? env_size() : 0;
+	tr_unlock(&tables_lock);
 }
 
 /* For the other files of preload/ (the only code reading the environment). */

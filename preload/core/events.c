@@ -163,6 +163,7 @@ void tr_modules_start(void)
 {
 	if (!tr_g.initialized)
 		tr_init();
+	tr_cfg_check_unknown();   /* (every family's table is registered by now) */
 	tr_lock(&tr_mod_lock);
 	if (tr_g.modules_started) {
 		tr_unlock(&tr_mod_lock);
@@ -190,6 +191,14 @@ void tr_modules_start(void)
 				tr_g.modules[i]->thread_init(t);
 	if (t)
 		t->guard--;
+}
+
+int tr_modules_fork_records(void)
+{
+	for (int i = 0; i < tr_g.nmodules; i++)
+		if (tr_g.modules[i]->fork_records && tr_g.modules[i]->fork_records())
+			return 1;
+	return 0;
 }
 
 void tr_modules_thread_init(struct tr_thread *t)

@@ -158,11 +158,12 @@ void tr_atfork_child(void)
 	tr_g.pid = tr_self_pid();
 	tr_g.fork_child = 1;
 	tr_g.t_fork = tr_time();
-	/* A part of a tree (no sampling timer or counters to restart at once)
-	 * makes its archive at its first traced call: a fork child that only
-	 * execs (a shell's command) makes none, its part number and live entry
-	 * only (the exec'd image names the fork parent as its creator). */
-	int defer = !tr_cfg.sampling_period_ns && !tr_cfg.metrics[0];
+	/* A part of a tree (no module records in the child at once: a
+	 * sampling timer, counters) makes its archive at its first traced
+	 * call: a fork child that only execs (a shell's command) makes none,
+	 * its part number and live entry only (the exec'd image names the fork
+	 * parent as its creator). */
+	int defer = !tr_modules_fork_records();
 	struct tr_thread *self = tr_tls_self;
 	if (tr_archive_fork_child(defer) == 1) {
 		tr_g.fork_pending = 1;

@@ -147,6 +147,7 @@ int tr_log_notices_on_stderr(void);
 
 /* config.c */
 void tr_cfg_load(void);
+void tr_cfg_check_unknown(void);   /* once every table is registered (tr_modules_start) */
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
 int tr_env_rank(void);       /* rank from OMPI_COMM_WORLD_RANK/PMIX_RANK or -1 */
 const char *tr_getenv(const char *name);
@@ -296,6 +297,7 @@ void tr_init_tool(void);
 /* events.c: the modules (struct tr_module, tracer.h) */
 void tr_modules_start(void);    /* after every constructor registered its module */
 void tr_modules_thread_init(struct tr_thread *t);
+int tr_modules_fork_records(void);   /* a module records in a fork child at once */
 void tr_modules_thread_fini(struct tr_thread *t);
 void tr_modules_thread_ending(struct tr_thread *t);   /* tr_thread_ending, own thread */
 void tr_modules_fork_child(void);

@@ -109,6 +109,10 @@ struct tr_module {
 	 * the process may still use after it (wrappers/io, wrappers/pthread:
 	 * the regions they define at their first call). May be NULL. */
 	void (*defs_freeze)(void);
+	/* 1 when the module records in a fork child at once (the sampler's
+	 * timer, the metrics' counters): the child's archive is made at the
+	 * fork, not at its first traced call. May be NULL. */
+	int (*fork_records)(void);
 };
 /* Called from a module's constructor (priority 200+) or from tr's init; at
  * most 16 modules. */

@@ -57,6 +57,11 @@ double tr_helper_run(const struct tr_helper *h);    /* and waits: its seconds, -
 void tr_archive_prepare_merge(void);
 /* Set by wrappers/mpi: 1 when unification will write the global defs (only rank 0 writes them). */
 void tr_set_global_writer(int yes);
+/* TRACER_DURABLE: the module writes records from signal handlers on t's
+ * location (the sampler), which never grow a window: every first window
+ * is reserved whole from now on, t's own at once (thread context, on t,
+ * before its handler may record; preload/archive/durable.c). */
+void tr_durable_handler_records(struct tr_thread *t);
 
 /* ---- MPI support (wrappers/mpi) ------------------------------------------------
  * - Ranks started by mpirun know their rank from the environment

@@ -689,10 +689,30 @@ uint32_t io_region_define(enum io_rgn r)
 	return id;
 }
 
+/* TRACER_IO (on, off) and TRACER_IO_CHARS (fold, all: io_chars.c) */
+static int io_setting = 1;
+int io_chars_all;
+
+static const char *set_io_chars(const char *v)
+{
+	return tr_cfg_choice(v, &io_chars_all, "fold", 0, "all", 1, "fold, all");
+}
+
+static const struct tr_setting io_settings[] = {
+	TR_SETTING_ON_OFF("TRACER_IO", &io_setting, "on"),
+	TR_SETTING("TRACER_IO_CHARS", set_io_chars, "fold"),
+};
+static const struct tr_settings io_table = { "io", io_settings, 2 };
+
+__attribute__((constructor(150))) static void io_settings_register(void)
+{
+	tr_settings_register(&io_table);
+}
+
 static void io_init(void)
 {
 	io_real_init();
-	if (!tr_cfg.io)
+	if (!io_setting)
 		return;   /* TRACER_IO=off: every wrapper passes through */
 	struct rlimit rl;
 	uint64_t cap = 1u << 16;

@@ -30,7 +30,7 @@ static uint32_t chars_class[2] = { UINT32_MAX, UINT32_MAX }, chars_attr = UINT32
 
 void io_chars_init(void)
 {
-	io_chars_fold = tr_cfg.io_chars == TR_IO_CHARS_FOLD;
+	io_chars_fold = !io_chars_all;
 }
 
 /* The definitions, at the first folded call (an archive without one has

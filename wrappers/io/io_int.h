@@ -176,6 +176,7 @@ struct io_chars {
 	otf2w_attr_list *al;   /* the handle attribute (the thread's, made at its first record) */
 };
 extern int io_chars_fold;
+extern int io_chars_all;   /* TRACER_IO_CHARS=all (io.c: the family's settings) */
 extern TR_TLS struct io_chars io_chars_tls;
 void io_chars_init(void);
 void io_chars_defs_freeze(void);   /* MPI_Finalize: the folding's definitions, for calls after it */

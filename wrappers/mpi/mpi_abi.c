@@ -39,6 +39,32 @@ static void *mpi_dlh;                        /* object where a symbol was last f
 
 /* ---- symbol lookup ------------------------------------------------------------ */
 
+/* The family's settings, parsed once (the layers are built once per ABI). */
+static int polling_all;   /* TRACER_MPI_POLLING: fold (default) or all */
+
+static const char *set_polling(const char *v)
+{
+	if (!*v)
+		return NULL;
+	const char *bad = tr_cfg_choice(v, &polling_all, "fold", 0, "all", 1, "fold, all");
+	return bad && tr_proc.rank <= 0 ? bad : NULL;   /* one line per run, not one per rank */
+}
+
+static const struct tr_setting mpi_settings[] = {
+	TR_SETTING("TRACER_MPI_POLLING", set_polling, "fold"),
+};
+static const struct tr_settings mpi_table = { "mpi", mpi_settings, 1 };
+
+__attribute__((constructor(150))) static void mpi_settings_register(void)
+{
+	tr_settings_register(&mpi_table);
+}
+
+int tr_mpi_polling_all(void)
+{
+	return polling_all;
+}
+
 void *tr_mpi_lookup(const char *name)
 {
 	void *p = dlsym(RTLD_DEFAULT, name);

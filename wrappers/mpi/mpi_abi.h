@@ -44,4 +44,8 @@ extern void *tr_mpi_disp[];
  * mpi4py). NULL if no loaded object has it. */
 void *tr_mpi_lookup(const char *name);
 
+/* TRACER_MPI_POLLING=all (the family's settings, mpi_abi.c: parsed once
+ * for every ABI) */
+int tr_mpi_polling_all(void);
+
 #endif /* TR_MPI_ABI_H */

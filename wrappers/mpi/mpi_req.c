@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include "mpi_int.h"
+#include "mpi_abi.h"
 
 #define REQ_BITS   15                   /* 32Ki slots (1.5 MiB) */
 #define REQ_SLOTS  (1u << REQ_BITS)
@@ -402,7 +403,7 @@ static uint32_t poll_class = UINT32_MAX;
 
 void tr_mpi_poll_init(void)
 {
-	tr_mpi_fold = tr_cfg.mpi_polling == TR_MPI_POLL_FOLD;
+	tr_mpi_fold = !tr_mpi_polling_all();
 	if (!tr_mpi_fold || poll_class != UINT32_MAX)
 		return;
 	uint32_t m[2];

@@ -49,12 +49,34 @@ static const struct {
 	[TR_OMP_CANCELLATION_POINT] = { "omp cancellation point", OTF2W_ROLE_FUNCTION },
 };
 
+static int omp_setting = 1;   /* TRACER_OPENMP */
+
+static const struct tr_setting omp_settings[] = {
+	TR_SETTING_ON_OFF("TRACER_OPENMP", &omp_setting, "on"),
+};
+static const struct tr_settings omp_table = { "openmp", omp_settings, 1 };
+
+int tr_omp_setting(void)
+{
+	static int registered;
+	if (!__atomic_load_n(&registered, __ATOMIC_ACQUIRE)) {
+		tr_settings_register(&omp_table);   /* (a second call is a no-op) */
+		__atomic_store_n(&registered, 1, __ATOMIC_RELEASE);
+	}
+	return omp_setting;
+}
+
+__attribute__((constructor(150))) static void omp_settings_register(void)
+{
+	(void)tr_omp_setting();
+}
+
 int tr_omp_setup(void)
 {
 	static _Atomic int state;       /* 0 new, 1 being made, 2 done */
 	if (tr_likely(tr_omp_ready))
 		return 0;
-	if (!tr_cfg.openmp || !tr_is_active())
+	if (!tr_omp_setting() || !tr_is_active())
 		return -1;
 	int expect = 0;
 	if (atomic_compare_exchange_strong(&state, &expect, 1)) {

@@ -42,6 +42,10 @@ extern int tr_omp_ompt_on;            /* libomp's OMPT tool interface is active 
 
 /* Definitions, once (not hot; idempotent). 0, or -1 when OpenMP tracing is off. */
 int tr_omp_setup(void);
+/* TRACER_OPENMP (on by default), parsed at the first call: the family's
+ * table registered by a constructor, or sooner by libomp's constructor
+ * (ompt_start_tool) */
+int tr_omp_setting(void);
 
 /* Location of a thread the runtime created: named "OpenMP thread N". */
 void tr_omp_name_worker(struct tr_thread *t);

@@ -495,7 +495,7 @@ TR_EXPORT tr_ompt_start_tool_result *ompt_start_tool(unsigned int omp_version, c
 	if (t)
 		tr_thread_put(t);
 	errno = saved;
-	if (!tr_cfg.openmp || !tr_is_active())
+	if (!tr_omp_setting() || !tr_is_active())
 		return NULL;
 	return &result;
 }

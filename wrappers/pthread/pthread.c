@@ -193,9 +193,22 @@ uint32_t tr_pth_region_define(enum tr_pth_rgn r)
 	return id;
 }
 
+/* TRACER_PTHREAD: on (default) or off */
+static int pth_setting = 1;
+
+static const struct tr_setting pth_settings[] = {
+	TR_SETTING_ON_OFF("TRACER_PTHREAD", &pth_setting, "on"),
+};
+static const struct tr_settings pth_table = { "pthread", pth_settings, 1 };
+
+__attribute__((constructor(150))) static void pth_settings_register(void)
+{
+	tr_settings_register(&pth_table);
+}
+
 static void pth_init(void)
 {
-	if (!tr_cfg.pthread)
+	if (!pth_setting)
 		return;   /* TRACER_PTHREAD=off: every wrapper passes through */
 	if (tr_pth_lock_init()) {
 		tr_log_error("pthread: cannot map the lock table (%s); pthread tracing disabled",

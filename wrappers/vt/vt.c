@@ -29,6 +29,8 @@
 
 #include "vt_int.h"
 
+static int vt_detailed_states;   /* TRACER_DETAILED_STATES */
+
 static atomic_flag vt_lock = ATOMIC_FLAG_INIT;
 
 char *vt_classes[VT_MAX_CLASSES] TR_BIG_BSS;
@@ -399,7 +401,7 @@ TR_EXPORT int VT_enterstate(const char *name, int *statehandle, int *truncated)
 		/* first call: define the state as DETAILED-STATES wants it */
 		char path[VT_NAME_MAX];
 		int trunc;
-		int level = tr_cfg.detailed_states < 0 ? 0 : tr_cfg.detailed_states;
+		int level = vt_detailed_states < 0 ? 0 : vt_detailed_states;
 		vt_detailed_name(name, level, path, sizeof(path), &trunc);
 		int idx = vt_state_define(path, trunc);
 		if (idx < 0) {
@@ -629,6 +631,30 @@ static const struct tr_module vt_module = {
 	.fork_child = vt_mod_fork_child,
 	.durable_snapshot = vt_mod_fini,
 };
+
+/* TRACER_DETAILED_STATES: the level of the names' detail (0 by default) */
+static const char *set_detailed_states(const char *v)
+{
+	long l;
+	int b;
+	if (tr_cfg_parse_int(v, 0, 1000, &l) == 0)
+		vt_detailed_states = (int)l;
+	else if (tr_cfg_parse_bool(v, &b) == 0)
+		vt_detailed_states = b;
+	else
+		return "an integer level 0..1000 (or on/off)";
+	return NULL;
+}
+
+static const struct tr_setting vt_settings[] = {
+	TR_SETTING("TRACER_DETAILED_STATES", set_detailed_states, "0"),
+};
+static const struct tr_settings vt_table = { "vt", vt_settings, 1 };
+
+__attribute__((constructor(150))) static void vt_settings_register(void)
+{
+	tr_settings_register(&vt_table);
+}
 
 __attribute__((constructor(201))) static void vt_register(void)
 {
