@@ -20,10 +20,6 @@ extern int tr_ar_tdefs_own;          /* they are tr_ar_tdefs_path (an MPI rank; 
 int tr_ar_write_tdefs(int crash);
 extern const otf2w_memory_callbacks tr_ar_memory;
 const char *tr_ar_parts_dir(void);
-/* 1: this process writes a part of a process tree other than its root
- * (procs/proc<N>: events and packed definitions only,
- * otf2w_archive_set_events_only) */
-int tr_ar_tree_part(void);
 /* The directory of the event files of a tree's parts (not the root's):
  * DIR/procs/parts/<location>.evt (tools/tracer-merge.c, tools/recover.c) */
 #define TR_AR_PARTS_EVENTS TR_PARTS_EVENTS   /* (tree_files.h) */

@@ -163,7 +163,14 @@ static int write_snapshot(void)
 		otf2w_archive_discard(a);
 		return -1;
 	}
-	tr_defs_write_global(g, 0);
+	/* A process tree's part: its definitions are in its .tdefs (written
+	 * with this snapshot: tr_archive_save_tdefs), from which tracer-merge
+	 * unifies it, killed or not; its archive has none of its own (events
+	 * only, like the part of a normal end). The snapshot's own global
+	 * definitions stay empty then: one write of every definition a tick,
+	 * not two. */
+	if (!tr_ar_tree_part())
+		tr_defs_write_global(g, 0);
 	tr_defs_write_cc_maps(a);   /* sampled calling contexts: node -> definition */
 	if (otf2w_archive_close(a) != OTF2W_OK)
 		return -1;
