@@ -66,10 +66,4 @@ static const struct tr_setting smp_settings[] = {
 	TR_SETTING_ON_OFF("TRACER_CALLERS", &tr_smp_cfg.callers, "off"),
 	TR_SETTING("TRACER_METRICS", set_metrics, "none"),
 };
-static const struct tr_settings smp_table = { "sampling", smp_settings,
-					       sizeof(smp_settings) / sizeof(smp_settings[0]) };
-
-__attribute__((constructor(150))) static void smp_settings_register(void)
-{
-	tr_settings_register(&smp_table);
-}
+TR_SETTINGS_TABLE(smp_table, "sampling", smp_settings);

@@ -341,6 +341,9 @@ void tr_finish_status(int status, int have_status)
 	} else if (tn > 0 && !dropped && (print || strncmp(tline, "tracer: archive", 15))) {
 		problem = strncmp(tline, "tracer: archive", 15) != 0;   /* a warning or error */
 		n = snprintf(line, sizeof(line), "%s", tline);
+	} else if (tn == 0 && !dropped && tr_cfg.verbose < 2 && tr_tree_summary_elsewhere()) {
+		/* its totals are in the tree's summary and its files are not the
+		 * archive: no line (it was one append to the log file per process) */
 	} else if (print || dropped) {
 		problem = dropped != 0;
 		char extra[256] = "";

@@ -88,6 +88,16 @@ struct tr_settings {
 	unsigned n;
 };
 void tr_settings_register(const struct tr_settings *s);
+/* A family's table `var` of the rows `rows` (an array), owned by `owner`;
+ * TR_SETTINGS_TABLE registers it from a constructor of priority 150 too. */
+#define TR_SETTINGS_LIST(var, owner, rows) \
+	static const struct tr_settings var = { owner, rows, sizeof(rows) / sizeof((rows)[0]) }
+#define TR_SETTINGS_TABLE(var, owner, rows) \
+	TR_SETTINGS_LIST(var, owner, rows); \
+	__attribute__((constructor(150))) static void var##_register(void) \
+	{ \
+		tr_settings_register(&var); \
+	}
 
 /* Helpers shared by every option parser (return 0 on success, -1 on bad input). */
 int tr_cfg_parse_size(const char *s, uint64_t *out);       /* "16M", "512k", "1G", "4096" */

@@ -149,7 +149,6 @@ int tr_log_notices_on_stderr(void);
 void tr_cfg_load(void);
 void tr_cfg_check_unknown(void);   /* once every table is registered (tr_modules_start) */
 ssize_t tr_read_file(const char *path, char *buf, size_t size);
-int tr_env_rank(void);       /* rank from OMPI_COMM_WORLD_RANK/PMIX_RANK or -1 */
 const char *tr_getenv(const char *name);
 
 /* clock.c */

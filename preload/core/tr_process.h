@@ -19,6 +19,10 @@ struct tr_process {
 	char **argv;              /* copy made at start */
 };
 extern struct tr_process tr_proc;
+/* The rank a launcher put in the environment (OMPI_COMM_WORLD_RANK,
+ * PMIX_RANK, ...), or -1; read also with TRACER_MPI=off (a setting's
+ * message: one per run, by rank 0 or a process that is no rank). */
+int tr_env_rank(void);
 
 /* Location id of thread `index` of this process: (rank or 0) << 32 | index. */
 uint64_t tr_location_id(uint32_t index);

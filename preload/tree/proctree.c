@@ -539,6 +539,13 @@ int tr_tree_end(int crash, uint64_t events, uint32_t nloc, char *line, size_t n)
 	return members_end(crash, b, (size_t)k, events, nloc, line, n);
 }
 
+int tr_tree_summary_elsewhere(void)
+{
+	if (tr_tree.part < 0 || !tr_tree_dir[0] || tr_g.mpi_expected)
+		return 0;
+	return tr_tree.part > 0 || tr_tree.exec || tr_getenv("TRACER_LAUNCHER") != NULL;
+}
+
 void tr_tree_exec_failed(void)
 {
 	char line[8];

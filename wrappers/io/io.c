@@ -702,12 +702,7 @@ static const struct tr_setting io_settings[] = {
 	TR_SETTING_ON_OFF("TRACER_IO", &io_setting, "on"),
 	TR_SETTING("TRACER_IO_CHARS", set_io_chars, "fold"),
 };
-static const struct tr_settings io_table = { "io", io_settings, 2 };
-
-__attribute__((constructor(150))) static void io_settings_register(void)
-{
-	tr_settings_register(&io_table);
-}
+TR_SETTINGS_TABLE(io_table, "io", io_settings);
 
 static void io_init(void)
 {

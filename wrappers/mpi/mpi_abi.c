@@ -47,18 +47,13 @@ static const char *set_polling(const char *v)
 	if (!*v)
 		return NULL;
 	const char *bad = tr_cfg_choice(v, &polling_all, "fold", 0, "all", 1, "fold, all");
-	return bad && tr_proc.rank <= 0 ? bad : NULL;   /* one line per run, not one per rank */
+	return bad && tr_env_rank() <= 0 ? bad : NULL;   /* one line per run, not one per rank */
 }
 
 static const struct tr_setting mpi_settings[] = {
 	TR_SETTING("TRACER_MPI_POLLING", set_polling, "fold"),
 };
-static const struct tr_settings mpi_table = { "mpi", mpi_settings, 1 };
-
-__attribute__((constructor(150))) static void mpi_settings_register(void)
-{
-	tr_settings_register(&mpi_table);
-}
+TR_SETTINGS_TABLE(mpi_table, "mpi", mpi_settings);
 
 int tr_mpi_polling_all(void)
 {

@@ -54,7 +54,7 @@ static int omp_setting = 1;   /* TRACER_OPENMP */
 static const struct tr_setting omp_settings[] = {
 	TR_SETTING_ON_OFF("TRACER_OPENMP", &omp_setting, "on"),
 };
-static const struct tr_settings omp_table = { "openmp", omp_settings, 1 };
+TR_SETTINGS_LIST(omp_table, "openmp", omp_settings);
 
 int tr_omp_setting(void)
 {

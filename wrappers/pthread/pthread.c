@@ -199,12 +199,7 @@ static int pth_setting = 1;
 static const struct tr_setting pth_settings[] = {
 	TR_SETTING_ON_OFF("TRACER_PTHREAD", &pth_setting, "on"),
 };
-static const struct tr_settings pth_table = { "pthread", pth_settings, 1 };
-
-__attribute__((constructor(150))) static void pth_settings_register(void)
-{
-	tr_settings_register(&pth_table);
-}
+TR_SETTINGS_TABLE(pth_table, "pthread", pth_settings);
 
 static void pth_init(void)
 {

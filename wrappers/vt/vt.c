@@ -649,12 +649,7 @@ static const char *set_detailed_states(const char *v)
 static const struct tr_setting vt_settings[] = {
 	TR_SETTING("TRACER_DETAILED_STATES", set_detailed_states, "0"),
 };
-static const struct tr_settings vt_table = { "vt", vt_settings, 1 };
-
-__attribute__((constructor(150))) static void vt_settings_register(void)
-{
-	tr_settings_register(&vt_table);
-}
+TR_SETTINGS_TABLE(vt_table, "vt", vt_settings);
 
 __attribute__((constructor(201))) static void vt_register(void)
 {
