@@ -253,9 +253,9 @@ void tr_ar_save_tdefs(void);
  * rank, a tree part that saved them at a durability tick), 0: records of
  * DIR/procs/parts.tdefs (preload/tree/tree_files.h) */
 int tr_ar_tdefs_in_own_file(void);
-/* archive.c (also durable.c): 1: this process writes a part of a process tree other than its root
- * (procs/proc<N>: events and packed definitions only,
- * otf2w_archive_set_events_only) */
+/* archive.c (also durable.c): 1: this process writes a part of a process
+ * tree other than its root (events in procs/parts/, packed definitions in
+ * parts.tdefs or its own proc<N>.tdefs: otf2w_archive_set_events_only) */
 int tr_ar_tree_part(void);
 
 /* fdtable.c (tr_fd_private_run: tr_thread.h) */

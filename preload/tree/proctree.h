@@ -45,9 +45,10 @@ int tr_tree_lone_root(void);
  * the end of DIR/procs/parts.tdefs (preload/tree/tree_files.h): one write,
  * async-signal-safe. 0, or -1 (errno). */
 int tr_tree_put_record(char kind, const void *buf, size_t n);
-/* After tr_tree_end: 1 when the tree's summary is this image's (a part
- * other than the root, an image that goes on in its next one, any member
- * under tracer-run, which prints the run's line): no line of its own. */
+/* After tr_tree_end: 1 when the tree's summary counts this image and its
+ * own files are not the archive (a part other than the root, an image
+ * that goes on in its next one, any member under tracer-run, which prints
+ * the run's line): it writes no summary line of its own. */
 int tr_tree_summary_elsewhere(void);
 /* An exec failed after the part was written: the traced life has ended. */
 void tr_tree_exec_failed(void);
