@@ -128,5 +128,38 @@ if [ -d /dev/shm ] && shm=$(mktemp -d /dev/shm/tracer-bench-tree.XXXXXX); then
 	printf 'process start-up ms added (archive on tmpfs): %.2f\n' \
 		"$(awk "BEGIN { print $(median <"$work/sh.traced") - $(median <"$work/sh.plain") }")"
 fi
+# Counts that do not depend on the machine's load: system calls and page
+# faults (perf's software events, every process of the run), and the
+# instructions of one traced /bin/true (callgrind). A page first touched
+# costs about 2 us on the VM these were first measured on (zeroing,
+# accounting, freeing at exit), a mapping about 4 us, a cheap system call
+# 0.2 us: the faults are the part of the start-up cost a change can show
+# when the wall times drown in noise.
+if command -v perf >/dev/null && perf stat -x, -e raw_syscalls:sys_enter,page-faults true >/dev/null 2>&1; then
+	# counts CMD...: "syscalls faults" of the whole run
+	counts() {
+		perf stat -x, -e raw_syscalls:sys_enter,page-faults "$@" 2>&1 >/dev/null |
+			awk -F, '$3 ~ /sys_enter/ { s = $1 } $3 ~ /page-faults/ { f = $1 } END { print s, f }'
+	}
+	rm -rf "$work/cnt"*
+	c0=$(counts sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done')
+	c1=$(counts "$run" --lib "$lib" -q -o "$work/cnt" -- sh -c 'i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i + 1)); done')
+	echo "$c0 $c1" | awk '{ printf "tree counts added per process (200-program script, every process of the run): %.0f system calls, %.0f page faults\n", ($3 - $1) / 200, ($4 - $2) / 200 }'
+	b0=$(counts /bin/true)
+	b1=$(LD_PRELOAD="$lib" TRACER_OUTPUT="$work/cnt1" TRACER_VERBOSE=0 counts /bin/true)
+	rm -rf "$work/cnt"*
+	echo "$b0 $b1" | awk '{ printf "process start-up counts: /bin/true untraced %d system calls, %d page faults; traced %d, %d\n", $1, $2, $3, $4 }'
+fi
+if command -v valgrind >/dev/null; then
+	# instr ENV...: the instructions of /bin/true under callgrind
+	instr() {
+		env "$@" valgrind --tool=callgrind --callgrind-out-file=/dev/null /bin/true 2>&1 |
+			sed -n 's/.*I *refs: *\([0-9,]*\).*/\1/p' | tr -d ,
+	}
+	i0=$(instr X=1)
+	i1=$(instr LD_PRELOAD="$lib" TRACER_OUTPUT="$work/cnt2" TRACER_VERBOSE=0)
+	rm -rf "$work/cnt"*
+	[ -n "$i0" ] && [ -n "$i1" ] && printf 'process start-up instructions: /bin/true untraced %d, traced %d (callgrind)\n' "$i0" "$i1"
+fi
 printf 'make -j2 overhead ratio: %.2f\n' "$ratio_make"
 printf 'process tree overhead ratio: %.2f\n' "$ratio_script200"

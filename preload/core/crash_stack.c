@@ -36,9 +36,8 @@ void tr_crash_stack_init(void)
 		return;
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t g = pg > 0 ? (size_t)pg : 4096;
-	void *p = tr_real.mmap(NULL, TR_CRASH_STACK_SIZE + g, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	void *p = tr_mem_space(TR_CRASH_STACK_SIZE + g);
+	if (!p)
 		return;   /* the crash path then runs where it is */
 	mprotect(p, g, PROT_NONE);
 	crash_stack = (char *)p + g;

@@ -318,16 +318,84 @@ void tr_mem_init(void)
 {
 	if (M.res)
 		return;
-	/* the reserve: 4 MiB, less under an address-space limit */
+	/* the reserve: 8 MiB, less under an address-space limit; one mapping
+	 * with the first arena (a system call and a mapping less per process) */
 	size_t want = TR_MEM_RESERVE;
 	struct rlimit rl;
 	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 32 < want)
 		want = page_round(rl.rlim_cur / 32);
-	void *r = map(want);
+	uint8_t *r = map(TR_MEM_ARENA0 + want);
+	if (r) {
+		M.lo[0] = M.bump = (uintptr_t)r;
+		M.hi[0] = M.bump_end = (uintptr_t)r + TR_MEM_ARENA0;
+		M.next_arena = 2 * (uint64_t)TR_MEM_ARENA0;
+		__atomic_store_n(&M.narenas, 1, __ATOMIC_RELEASE);
+		r += TR_MEM_ARENA0;
+	} else {
+		r = map(want);
+	}
 	if (r) {
 		M.res = M.res_start = (uintptr_t)r;
 		M.res_end = (uintptr_t)r + want;
 	}
+}
+
+/* ---- address space for tables (tr_real.h) ---------------------------------- */
+
+/* One reservation (made at the first call) that the fixed tables of the
+ * core and the wrappers are cut from: the definitions arena (256 MiB),
+ * the crash stack, the pthread lock table, the I/O descriptor table. A
+ * mapping each cost a system call, a mapping to tear down at exit and
+ * page-table pages of their own, in every process. None under an
+ * address-space limit (RLIMIT_AS): there each table is mapped alone, as
+ * large as it is, and the definitions arena is not taken at all
+ * (preload/archive/archive.c). */
+#define TR_MEM_SPACE (320u << 20)
+static uintptr_t space_lo, space_hi;
+static uintptr_t space_next;   /* atomic */
+static int space_none;         /* no reservation: an address-space limit, or it failed */
+
+void *tr_mem_space(size_t len)
+{
+	len = page_round(len);
+	if (!len)
+		return NULL;
+	int saved = errno;
+	if (!__atomic_load_n(&space_lo, __ATOMIC_ACQUIRE) && !__atomic_load_n(&space_none, __ATOMIC_RELAXED)) {
+		struct rlimit rl;
+		if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			__atomic_store_n(&space_none, 1, __ATOMIC_RELAXED);
+	}
+	if (!__atomic_load_n(&space_lo, __ATOMIC_ACQUIRE) && !__atomic_load_n(&space_none, __ATOMIC_RELAXED)) {
+		void *p = (void *)tr_syscall(SYS_mmap, NULL, TR_MEM_SPACE, PROT_READ | PROT_WRITE,
+					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		uintptr_t none = 0;
+		if (p != MAP_FAILED) {
+			if (__atomic_compare_exchange_n(&space_next, &none, (uintptr_t)p, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				space_hi = (uintptr_t)p + TR_MEM_SPACE;
+				__atomic_store_n(&space_lo, (uintptr_t)p, __ATOMIC_RELEASE);
+			} else {
+				tr_syscall(SYS_munmap, p, TR_MEM_SPACE);   /* another thread's won */
+			}
+		} else {
+			__atomic_store_n(&space_none, 1, __ATOMIC_RELAXED);
+		}
+	}
+	uintptr_t a = __atomic_load_n(&space_next, __ATOMIC_ACQUIRE);
+	while (a && __atomic_load_n(&space_lo, __ATOMIC_ACQUIRE) && space_hi - a >= len) {
+		if (__atomic_compare_exchange_n(&space_next, &a, a + len, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			errno = saved;
+			return (void *)a;
+		}
+	}
+	/* no reservation (an address-space limit) or not enough left: a mapping of its own */
+	void *p = (void *)tr_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;   /* errno: the mapping's */
+	errno = saved;
+	return p;
 }
 
 void tr_mem_fork_prepare(void)

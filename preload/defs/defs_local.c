@@ -410,8 +410,8 @@ void tr_defs_arena_init(void)
 	if (tr_arena)
 		return;
 	size_t sz = 256u << 20;   /* virtual only: pages are touched on use */
-	void *p = tr_real.mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p != MAP_FAILED) {
+	void *p = tr_mem_space(sz);
+	if (p) {
 		tr_arena = p;
 		tr_arena_size = sz;
 	}

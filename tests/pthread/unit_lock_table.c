@@ -10,6 +10,16 @@
 
 #include "pthread_int.h"
 
+#include <sys/mman.h>
+
+/* The core's table space (preload/core/mem.c), which this test does not
+ * link: a mapping of its own, as mem.c gives when its reservation is full. */
+void *tr_mem_space(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 #define NADDR 10007   /* prime: every stride below visits all addresses */
 #define NTHR 4
 

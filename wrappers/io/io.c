@@ -715,9 +715,8 @@ static void io_init(void)
 		cap = rl.rlim_max;
 	if (cap > (1u << 20))
 		cap = 1u << 20;
-	void *p = tr_real.mmap(NULL, cap * sizeof(struct io_ent), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED) {
+	void *p = tr_mem_space(cap * sizeof(struct io_ent));
+	if (!p) {
 		tr_log_error("io: cannot map the descriptor table (%s); I/O tracing disabled", strerror(errno));
 		return;
 	}

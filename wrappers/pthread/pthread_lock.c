@@ -42,9 +42,8 @@ int tr_pth_lock_init(void)
 	if (tr_pth_lock_tab)
 		return 0;
 	/* Zero pages on demand: only the slots that are hit cost memory. */
-	p = (void *)tr_syscall(SYS_mmap, NULL, sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS + sizeof(uintptr_t) * PTH_NIDS,
-			       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	p = tr_mem_space(sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS + sizeof(uintptr_t) * PTH_NIDS);
+	if (!p)
 		return -1;
 	pth_addr_of = (_Atomic uintptr_t *)((char *)p + sizeof(struct tr_pth_lock) * TR_PTH_LOCK_SLOTS);
 	tr_pth_lock_tab = p;
