@@ -94,6 +94,8 @@ void tr_ar_own_dir(const char *dir, char *out, size_t n)
 		snprintf(out, n, "%.4000s", dir);
 }
 
+static int claim_is_anchor;   /* tr_ar_claim_to_anchor renamed the claim */
+
 /* A process claims NAME.claim (a rank ranks/rank<r>.claim), not its
  * anchor: a process killed before it wrote its archive (e.g. a SIGTERM
  * during start-up, before the signal handlers are installed) leaves no
@@ -113,6 +115,7 @@ int tr_ar_claim(const char *dir, const char *name)
 	if (tr_real.write(fd, b, (size_t)n) != n)
 		(void)0;   /* the pid only tells descendants who holds it */
 	tr_real.close(fd);
+	claim_is_anchor = 0;
 	return 1;
 }
 
@@ -163,11 +166,29 @@ void tr_ar_unclaim(const char *dir, const char *name)
 void tr_ar_drop_claim(void)
 {
 	char od[4200], cl[4400];
-	if (tr_ar_tree_part())
+	if (tr_ar_tree_part() || claim_is_anchor)
 		return;   /* a tree's part claims nothing (archive.c) */
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
 	tr_real.unlink(cl);
+}
+
+/* Right before the writer writes the anchor through NAME.otf2.part: the
+ * claim becomes that file (the writer truncates and fills it), so an
+ * archive costs one file created and one removed less (each a scan of the
+ * recently freed inodes on an ext4 without a journal); the live entries'
+ * links to the claim then share the anchor's inode, names only. Not for
+ * an MPI rank, whose claim other processes read while it runs
+ * (rank_held_above), nor a tree's part (it claims nothing). Async-signal-safe. */
+void tr_ar_claim_to_anchor(void)
+{
+	char od[4200], cl[4400], part[4400];
+	if (tr_ar_tree_part() || tr_g.mpi_expected)
+		return;
+	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
+	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
+	snprintf(part, sizeof(part), "%s/%s.otf2.part", od, tr_ar_name);
+	claim_is_anchor = tr_real.rename(cl, part) == 0;
 }
 
 /* <own dir>/<archive name><suffix> (durable.c's recovery files). */

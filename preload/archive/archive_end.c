@@ -84,6 +84,7 @@ static void close_io(void *p)
 	if (!tr_ar_tree_part())   /* (a part's are its packed definitions) */
 		tr_defs_write_global(tr_g.gdw, 0);
 	tr_defs_write_cc_maps(tr_g.ar);
+	tr_ar_claim_to_anchor();
 	c->st = otf2w_archive_close(tr_g.ar);
 	/* (a tree's part has no files named after it: its events are in
 	 * procs/parts, its definitions appended to procs/parts.tdefs) */
@@ -487,6 +488,7 @@ static void emergency_here(int status, int sig)
 	for (int i = 0; tr_g.gdw && tr_g.modules_started && i < tr_g.nmodules; i++)
 		if (tr_g.modules[i]->fini_crash)
 			tr_g.modules[i]->fini_crash(tr_g.gdw);
+	tr_ar_claim_to_anchor();
 	otf2w_status st = otf2w_archive_close_emergency(tr_g.ar);
 	tr_ar_write_tdefs(1);
 	if (st == OTF2W_OK) {

@@ -36,6 +36,7 @@ int tr_ar_claim(const char *dir, const char *name);
 void tr_ar_claim_io(void *p);   /* struct claim_call */
 void tr_ar_unclaim(const char *dir, const char *name);
 void tr_ar_drop_claim(void);
+void tr_ar_claim_to_anchor(void);
 int tr_ar_choose_dir(void);
 
 /* archive_mpi.c */
