@@ -68,12 +68,12 @@ void tr_free(void *p);
 void *tr_aligned_alloc(size_t align, size_t n);
 int tr_posix_memalign(void **out, size_t align, size_t n);
 char *tr_strdup(const char *s);
+char *tr_strndup(const char *s, size_t max);
 /* len bytes (rounded up to pages) of zero-filled address space whose pages
  * are committed when first touched, for a table that lives as long as the
  * process (never freed; a fork child may map fresh zero pages over it);
  * NULL if there is none. Cut from one reservation (mem.c). */
 void *tr_mem_space(size_t len);
-char *tr_strndup(const char *s, size_t max);
 /* Zero n bytes of zero-initialised (.bss) or anonymous memory without
  * touching the pages the process never wrote: their whole pages are given
  * back (madvise MADV_DONTNEED: they read as zero again), only the partial
