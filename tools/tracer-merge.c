@@ -29,7 +29,10 @@
  * proc<N>/ + proc<N>.tdefs (chunk sizes included; a process that ended
  * appended "#tracer-end events locations") or proc<N>.end per process image
  * (merge_parts.c reads the parts), proc0.otf2 too (the root: standalone); the same merge makes DIR/traces.otf2 (run again, it
- * replaces it: a daemon that outlived the others). --final (tracer-run, or
+ * replaces it: a daemon that outlived the others). A rank merge and a
+ * repeated tree merge write the new archive in DIR/.tracer-merge.<pid>
+ * and move it into place; a tree's first one writes in place, the event
+ * links before the anchor (no temporary directory, no rename per location). --final (tracer-run, or
  * the tree's last process): every process has ended, the live entries and
  * registry links are removed; DIR/procs/unified gets the totals
  * "processes locations events bytes killed".
@@ -166,6 +169,76 @@ static int place(const char *from, const char *to)
 	return -1;
 }
 
+/* The archive written in tmp moved into place: every location's files,
+ * then the global definitions, the anchor last. *noevents, *foreign: the
+ * locations without events of a part, of ranks left out. 1 on failure. */
+static int place_all(const char *tmp, int *noevents, int *foreign)
+{
+	char p1[8400], p2[8400];
+	DIR *d;
+	struct dirent *de;
+	int bad = 0;
+	snprintf(p1, sizeof(p1), "%s/traces", dir);
+	if (tree)
+		tr_rm_rf(p1);   /* an earlier unification of the tree (ids may differ) */
+	mkdir(p1, 0755);
+	for (size_t i = 0; i < nulocs; i++) {
+		unsigned long long id = (unsigned long long)ulocs[i].gid;
+		snprintf(p1, sizeof(p1), "%s/traces/%llu.def", tmp, id);
+		snprintf(p2, sizeof(p2), "%s/traces/%llu.def", dir, id);
+		bad |= place(p1, p2);
+		const struct rank *rk = rank_of(ulocs[i].rank);
+		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
+		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
+			unlink(p1);   /* (none: events_elsewhere) */
+			continue;
+		}
+		/* no events of this location: the empty event file */
+		(*noevents)++;
+		snprintf(p2, sizeof(p2), "%s/traces/%llu.evt", dir, id);
+		bad |= place(p1, p2);
+	}
+	/* locations other ranks refer to (ranks left out): their empty files */
+	snprintf(p1, sizeof(p1), "%s/traces", tmp);
+	d = opendir(p1);
+	while (d && (de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p1, sizeof(p1), "%s/traces/%s", tmp, de->d_name);
+		snprintf(p2, sizeof(p2), "%s/traces/%s", dir, de->d_name);
+		bad |= place(p1, p2);
+		*foreign += strstr(de->d_name, ".evt") != NULL;
+	}
+	if (d)
+		closedir(d);
+	snprintf(p1, sizeof(p1), "%s/traces.def", tmp);
+	snprintf(p2, sizeof(p2), "%s/traces.def", dir);
+	bad |= place(p1, p2);
+	if (!bad) {
+		snprintf(p1, sizeof(p1), "%s/traces.otf2", tmp);
+		snprintf(p2, sizeof(p2), "%s/traces.otf2", dir);
+		bad |= place(p1, p2);
+	}
+	tr_rm_rf(tmp);
+	return bad;
+}
+
+/* Written in place: the event files beyond the unified locations' (ranks
+ * left out: the writer's empty files). */
+static int count_foreign(void)
+{
+	char p[4200];
+	int n = 0;
+	snprintf(p, sizeof(p), "%s/traces", dir);
+	DIR *d = opendir(p);
+	struct dirent *de;
+	while (d && (de = readdir(d)))
+		n += de->d_name[0] != '.' && strstr(de->d_name, ".evt") != NULL;
+	if (d)
+		closedir(d);
+	return n > (int)nulocs ? n - (int)nulocs : 0;
+}
+
 static char lockpath[4200];
 static void unlock_merge(void)
 {
@@ -188,7 +261,11 @@ static void add_part(int r)
 
 static int nkilled;   /* recovered parts among those unified */
 
-static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint64_t def_chunk, const char *tmp)
+static int link_all_events(int *noevents);
+
+/* The archive into tmp (in place: tmp is dir, direct). */
+static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint64_t def_chunk, const char *tmp,
+			 int direct, int *noevents)
 {
 	otf2w_archive_params p;
 	otf2w_archive *a;
@@ -239,6 +316,9 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 		fprintf(stderr, "tracer-merge: writing the unified definitions failed\n");
 		ret = -1;
 	}
+	/* in place: the parts' event files before the anchor */
+	if (direct && !ret && link_all_events(noevents))
+		ret = -1;
 	/* anchor, global defs and empty files of the locations without writers
 	 * and without events of a part */
 	otf2w_archive_set_events_elsewhere(a, events_elsewhere, NULL);
@@ -247,7 +327,34 @@ static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint
 		fprintf(stderr, "tracer-merge: writing %s: %s\n", tmp, otf2w_status_str(st));
 		ret = -1;
 	}
+	if (direct && ret) {   /* no anchor over a location without its events */
+		char p[4200];
+		snprintf(p, sizeof(p), "%s/traces.otf2", dir);
+		unlink(p);
+	}
 	return ret;
+}
+
+/* Every unified location's events: the part's event file linked to
+ * DIR/traces/<id>.evt; *noevents: the locations without (the writer makes
+ * their empty files). 0, or -1 when a link failed. */
+static int link_all_events(int *noevents)
+{
+	char p[4200];
+	int bad = 0;
+	snprintf(p, sizeof(p), "%s/traces", dir);
+	mkdir(p, 0755);   /* (the definition writers made it, if any) */
+	for (size_t i = 0; i < nulocs; i++) {
+		const struct rank *rk = rank_of(ulocs[i].rank);
+		if (!rk || !rk->ok || !rk->evt_chunk ||
+		    access(part_file(rk->r, ulocs[i].id, "evt", p, sizeof(p)), F_OK)) {
+			(*noevents)++;
+			continue;
+		}
+		if (link_events(rk->r, ulocs[i].id, ulocs[i].gid))
+			bad = 1;
+	}
+	return bad ? -1 : 0;
 }
 
 /* ---- process trees ---- */
@@ -431,7 +538,7 @@ int main(int argc, char **argv)
 		}
 		usleep(100000);   /* another merge is running: wait for it */
 	}
-	char p1[8400], p2[8400];
+	char p1[8400];
 	snprintf(p1, sizeof(p1), "%s/traces.otf2", dir);
 	struct stat ast;
 	if (!tree && stat(p1, &ast) == 0 && ast.st_size > 0) {   /* (0 bytes: a placeholder) */
@@ -546,64 +653,39 @@ int main(int argc, char **argv)
 		if (ranks[i].ok && (part_end(ranks[i].r, &k), k))
 			nkilled++;
 	}
-	/* new archive in a temporary directory, then moved into place (anchor last) */
+	/* new archive in a temporary directory, then moved into place (anchor
+	 * last). A process tree's first unification (no anchor there yet) is
+	 * written in place, its event files linked before the writer writes
+	 * the anchor: no temporary directories to make and remove, no rename
+	 * per location (on an ext4 without a journal ~40 us each, and every
+	 * inode removed slows the creates of the next 30 s) */
 	char tmp[4200];
-	snprintf(tmp, sizeof(tmp), "%s/.tracer-merge.%d", dir, (int)getpid());
-	tr_rm_rf(tmp);
-	int wrote = write_archive(ubuf, ulen, evt_chunk, def_chunk, tmp);
+	snprintf(p1, sizeof(p1), "%s/traces.otf2", dir);
+	int direct = tree && access(p1, F_OK) != 0;
+	int bad = 0, noevents = 0, foreign = 0;
+	if (direct) {
+		snprintf(tmp, sizeof(tmp), "%s", dir);
+		snprintf(p1, sizeof(p1), "%s/traces", dir);
+		tr_rm_rf(p1);   /* (of a unification killed before its anchor) */
+	} else {
+		snprintf(tmp, sizeof(tmp), "%s/.tracer-merge.%d", dir, (int)getpid());
+		tr_rm_rf(tmp);
+	}
+	int wrote = write_archive(ubuf, ulen, evt_chunk, def_chunk, tmp, direct, &noevents);
 	free(ubuf);
 	for (int i = 0; i < nranks; i++) {
 		free(ranks[i].buf);
 		tr_defs_mapped_free(&ranks[i].m);
 	}
 	if (wrote) {
-		tr_rm_rf(tmp);
+		if (!direct)
+			tr_rm_rf(tmp);
 		return 1;
 	}
-	snprintf(p1, sizeof(p1), "%s/traces", dir);
-	if (tree)
-		tr_rm_rf(p1);   /* an earlier unification of the tree (ids may differ) */
-	mkdir(p1, 0755);
-	int bad = 0, noevents = 0;
-	for (size_t i = 0; i < nulocs; i++) {
-		unsigned long long id = (unsigned long long)ulocs[i].gid;
-		snprintf(p1, sizeof(p1), "%s/traces/%llu.def", tmp, id);
-		snprintf(p2, sizeof(p2), "%s/traces/%llu.def", dir, id);
-		bad |= place(p1, p2);
-		const struct rank *rk = rank_of(ulocs[i].rank);
-		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
-		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
-			unlink(p1);   /* (none: events_elsewhere) */
-			continue;
-		}
-		/* no events of this location: the empty event file */
-		noevents++;
-		snprintf(p2, sizeof(p2), "%s/traces/%llu.evt", dir, id);
-		bad |= place(p1, p2);
-	}
-	/* locations other ranks refer to (ranks left out): their empty files */
-	int foreign = 0;
-	snprintf(p1, sizeof(p1), "%s/traces", tmp);
-	d = opendir(p1);
-	while (d && (de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p1, sizeof(p1), "%s/traces/%s", tmp, de->d_name);
-		snprintf(p2, sizeof(p2), "%s/traces/%s", dir, de->d_name);
-		bad |= place(p1, p2);
-		foreign += strstr(de->d_name, ".evt") != NULL;
-	}
-	if (d)
-		closedir(d);
-	snprintf(p1, sizeof(p1), "%s/traces.def", tmp);
-	snprintf(p2, sizeof(p2), "%s/traces.def", dir);
-	bad |= place(p1, p2);
-	if (!bad) {
-		snprintf(p1, sizeof(p1), "%s/traces.otf2", tmp);
-		snprintf(p2, sizeof(p2), "%s/traces.otf2", dir);
-		bad |= place(p1, p2);
-	}
-	tr_rm_rf(tmp);
+	if (direct)
+		foreign = count_foreign();
+	else
+		bad = place_all(tmp, &noevents, &foreign);
 	free(ulocs);
 	if (bad)
 		return 1;
