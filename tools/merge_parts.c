@@ -43,10 +43,35 @@ const char *part(int r)
 /* The file <loc>.<ext> of part r: in its directory, or (the parts of a
  * process tree other than its root) in DIR/procs/parts, the one directory
  * of their event and local definition files (preload/archive/archive.c). */
+static signed char *own_dir;   /* per part: 1 has DIR/procs/proc<N>/, -1 has not, 0 not asked */
+static size_t n_own_dir;
+
+/* Whether part r of a tree has a directory of its own (asked once: a
+ * member's files are all in parts/, and a probe per file cost a path
+ * lookup each, for every location of the tree). */
+static int has_own_dir(int r)
+{
+	if (r < 0)
+		return 1;
+	if ((size_t)r >= n_own_dir) {
+		size_t n = (size_t)r + 256;
+		own_dir = xrealloc(own_dir, n);
+		memset(own_dir + n_own_dir, 0, n - n_own_dir);
+		n_own_dir = n;
+	}
+	if (!own_dir[r]) {
+		char p[4200];
+		struct stat st;
+		snprintf(p, sizeof(p), "%.4000s/%s", rdir, part(r));
+		own_dir[r] = stat(p, &st) == 0 && S_ISDIR(st.st_mode) ? 1 : -1;
+	}
+	return own_dir[r] > 0;
+}
+
 const char *part_file(int r, uint64_t loc, const char *ext, char *out, size_t n)
 {
 	snprintf(out, n, "%.4000s/%s/%llu.%s", rdir, part(r), (unsigned long long)loc, ext);
-	if (tree && access(out, F_OK) != 0)
+	if (tree && (!has_own_dir(r) || access(out, F_OK) != 0))
 		snprintf(out, n, "%.4000s/parts/%llu.%s", rdir, (unsigned long long)loc, ext);
 	return out;
 }

@@ -112,8 +112,6 @@ static int link_events(int r, uint64_t loc, uint64_t gid)
 	char from[4200], to[4200];
 	part_file(r, loc, "evt", from, sizeof(from));
 	snprintf(to, sizeof(to), "%s/traces/%llu.evt", dir, (unsigned long long)gid);
-	if (access(from, F_OK))
-		return -1;
 	if (tr_link_or_copy(from, to)) {
 		fprintf(stderr, "tracer-merge: cannot copy %s to %s: %s\n", from, to, strerror(errno));
 		return -1;
@@ -125,6 +123,7 @@ static int link_events(int r, uint64_t loc, uint64_t gid)
 struct uloc {
 	uint64_t gid, id;
 	int32_t rank;
+	int evt;   /* its part's event file: 1 there, -1 not, 0 not asked */
 };
 static struct uloc *ulocs;
 static size_t nulocs;
@@ -135,6 +134,7 @@ static void collect_loc(uint64_t gid, uint64_t loc, int32_t rank, void *ud)
 	ulocs[nulocs].gid = gid;
 	ulocs[nulocs].id = loc;
 	ulocs[nulocs].rank = rank;
+	ulocs[nulocs].evt = 0;
 	nulocs++;
 }
 
@@ -146,17 +146,27 @@ static const struct rank *rank_of(int32_t r)
 	return NULL;
 }
 
-/* The event file of unified location gid comes from a part (linked in
- * place after the close): no empty file for it in the new archive. */
-static int events_elsewhere(uint64_t gid, void *ud)
+/* Unified location u has events in a usable part's file (looked at once). */
+static int uloc_events(struct uloc *u)
 {
 	char p[4200];
+	const struct rank *rk = rank_of(u->rank);
+	if (!u->evt)
+		u->evt = rk && rk->ok && rk->evt_chunk && access(part_file(rk->r, u->id, "evt", p, sizeof(p)), F_OK) == 0
+			 ? 1 : -1;
+	return u->evt > 0;
+}
+
+/* The event file of unified location gid comes from a part (linked
+ * before the close when in place, else after it): no empty file for it
+ * in the new archive. */
+static int events_elsewhere(uint64_t gid, void *ud)
+{
 	(void)ud;
 	for (size_t i = gid < nulocs && ulocs[gid].gid == gid ? gid : 0; i < nulocs; i++) {   /* (ids 0, 1, ...) */
 		if (ulocs[i].gid != gid)
 			continue;
-		const struct rank *rk = rank_of(ulocs[i].rank);
-		return rk && rk->ok && rk->evt_chunk && access(part_file(rk->r, ulocs[i].id, "evt", p, sizeof(p)), F_OK) == 0;
+		return uloc_events(&ulocs[i]);
 	}
 	return 0;
 }
@@ -189,7 +199,7 @@ static int place_all(const char *tmp, int *noevents, int *foreign)
 		bad |= place(p1, p2);
 		const struct rank *rk = rank_of(ulocs[i].rank);
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
-		if (rk && rk->ok && rk->evt_chunk && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
+		if (uloc_events(&ulocs[i]) && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
 			unlink(p1);   /* (none: events_elsewhere) */
 			continue;
 		}
@@ -346,8 +356,7 @@ static int link_all_events(int *noevents)
 	mkdir(p, 0755);   /* (the definition writers made it, if any) */
 	for (size_t i = 0; i < nulocs; i++) {
 		const struct rank *rk = rank_of(ulocs[i].rank);
-		if (!rk || !rk->ok || !rk->evt_chunk ||
-		    access(part_file(rk->r, ulocs[i].id, "evt", p, sizeof(p)), F_OK)) {
+		if (!uloc_events(&ulocs[i])) {
 			(*noevents)++;
 			continue;
 		}
