@@ -179,6 +179,8 @@ static int place(const char *from, const char *to)
 	return -1;
 }
 
+static int link_all_events(int *noevents);
+
 /* The archive written in tmp moved into place: every location's files,
  * then the global definitions, the anchor last. *noevents, *foreign: the
  * locations without events of a part, of ranks left out. 1 on failure. */
@@ -191,20 +193,19 @@ static int place_all(const char *tmp, int *noevents, int *foreign)
 	snprintf(p1, sizeof(p1), "%s/traces", dir);
 	if (tree)
 		tr_rm_rf(p1);   /* an earlier unification of the tree (ids may differ) */
-	mkdir(p1, 0755);
+	if (link_all_events(noevents))
+		bad = 1;
 	for (size_t i = 0; i < nulocs; i++) {
 		unsigned long long id = (unsigned long long)ulocs[i].gid;
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.def", tmp, id);
 		snprintf(p2, sizeof(p2), "%s/traces/%llu.def", dir, id);
 		bad |= place(p1, p2);
-		const struct rank *rk = rank_of(ulocs[i].rank);
 		snprintf(p1, sizeof(p1), "%s/traces/%llu.evt", tmp, id);
-		if (uloc_events(&ulocs[i]) && link_events(rk->r, ulocs[i].id, ulocs[i].gid) == 0) {
-			unlink(p1);   /* (none: events_elsewhere) */
+		if (uloc_events(&ulocs[i])) {
+			unlink(p1);   /* (none: events_elsewhere; never over the link) */
 			continue;
 		}
 		/* no events of this location: the empty event file */
-		(*noevents)++;
 		snprintf(p2, sizeof(p2), "%s/traces/%llu.evt", dir, id);
 		bad |= place(p1, p2);
 	}
@@ -270,8 +271,6 @@ static void add_part(int r)
 }
 
 static int nkilled;   /* recovered parts among those unified */
-
-static int link_all_events(int *noevents);
 
 /* The archive into tmp (in place: tmp is dir, direct). */
 static int write_archive(const void *ubuf, size_t ulen, uint64_t evt_chunk, uint64_t def_chunk, const char *tmp,

@@ -126,12 +126,23 @@ static void mem_unlock(void)
 	__atomic_store_n(&M.lock, 0, __ATOMIC_RELEASE);
 }
 
+/* flags: MAP_NORESERVE or 0. errno kept when it succeeds, the mapping's when not. */
+static void *map_flags(size_t len, int flags)
+{
+	int saved = errno;
+	void *p = (void *)tr_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	errno = saved;
+	return p;
+}
+
 static void *map(size_t len)
 {
 	int saved = errno;
-	void *p = (void *)tr_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *p = map_flags(len, 0);
 	errno = saved;
-	return p == MAP_FAILED ? NULL : p;
+	return p;
 }
 
 static size_t page_round(size_t n)
@@ -314,6 +325,11 @@ static size_t our_size(void *p)
 	return b ? b->size : 0;
 }
 
+/* the table space (tr_mem_space, below) */
+static uintptr_t space_lo, space_hi;
+static uintptr_t space_next;   /* atomic */
+static int space_none;         /* no reservation: an address-space limit, or it failed */
+
 void tr_mem_init(void)
 {
 	if (M.res)
@@ -322,7 +338,10 @@ void tr_mem_init(void)
 	 * with the first arena (a system call and a mapping less per process) */
 	size_t want = TR_MEM_RESERVE;
 	struct rlimit rl;
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 32 < want)
+	int as_limited = getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY;
+	if (as_limited)
+		space_none = 1;   /* no table reservation either (tr_mem_space) */
+	if (as_limited && rl.rlim_cur / 32 < want)
 		want = page_round(rl.rlim_cur / 32);
 	uint8_t *r = map(TR_MEM_ARENA0 + want);
 	if (r) {
@@ -351,9 +370,6 @@ void tr_mem_init(void)
  * large as it is, and the definitions arena is not taken at all
  * (preload/archive/archive.c). */
 #define TR_MEM_SPACE (320u << 20)
-static uintptr_t space_lo, space_hi;
-static uintptr_t space_next;   /* atomic */
-static int space_none;         /* no reservation: an address-space limit, or it failed */
 
 void *tr_mem_space(size_t len)
 {
@@ -361,16 +377,11 @@ void *tr_mem_space(size_t len)
 	if (!len)
 		return NULL;
 	int saved = errno;
+	tr_mem_init();   /* (once: it tells an address-space limit) */
 	if (!__atomic_load_n(&space_lo, __ATOMIC_ACQUIRE) && !__atomic_load_n(&space_none, __ATOMIC_RELAXED)) {
-		struct rlimit rl;
-		if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-			__atomic_store_n(&space_none, 1, __ATOMIC_RELAXED);
-	}
-	if (!__atomic_load_n(&space_lo, __ATOMIC_ACQUIRE) && !__atomic_load_n(&space_none, __ATOMIC_RELAXED)) {
-		void *p = (void *)tr_syscall(SYS_mmap, NULL, TR_MEM_SPACE, PROT_READ | PROT_WRITE,
-					     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *p = map_flags(TR_MEM_SPACE, MAP_NORESERVE);
 		uintptr_t none = 0;
-		if (p != MAP_FAILED) {
+		if (p) {
 			if (__atomic_compare_exchange_n(&space_next, &none, (uintptr_t)p, 0, __ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE)) {
 				space_hi = (uintptr_t)p + TR_MEM_SPACE;
@@ -389,13 +400,9 @@ void *tr_mem_space(size_t len)
 			return (void *)a;
 		}
 	}
-	/* no reservation (an address-space limit) or not enough left: a mapping of its own */
-	void *p = (void *)tr_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;   /* errno: the mapping's */
 	errno = saved;
-	return p;
+	/* no reservation (an address-space limit) or not enough left: a mapping of its own */
+	return map_flags(len, MAP_NORESERVE);
 }
 
 void tr_mem_fork_prepare(void)
