@@ -94,7 +94,17 @@ void tr_ar_own_dir(const char *dir, char *out, size_t n)
 		snprintf(out, n, "%.4000s", dir);
 }
 
-static int claim_is_anchor;   /* tr_ar_claim_to_anchor renamed the claim */
+/* this process's own claim (NAME.claim of tr_ar_name): 1 held, 2 renamed
+ * into the anchor (tr_ar_claim_to_anchor), 0 none (a tree's part with
+ * TRACER_DURABLE claims nothing); own_claim_pid: the process that made it
+ * (a fork child inherits the variables, not the claim) */
+static int own_claim;
+static pid_t own_claim_pid;
+
+static int claim_held(void)
+{
+	return own_claim == 1 && own_claim_pid == tr_self_pid();
+}
 
 /* A process claims NAME.claim (a rank ranks/rank<r>.claim), not its
  * anchor: a process killed before it wrote its archive (e.g. a SIGTERM
@@ -115,7 +125,10 @@ int tr_ar_claim(const char *dir, const char *name)
 	if (tr_real.write(fd, b, (size_t)n) != n)
 		(void)0;   /* the pid only tells descendants who holds it */
 	tr_real.close(fd);
-	claim_is_anchor = 0;
+	if (!strcmp(name, tr_ar_name)) {
+		own_claim = 1;
+		own_claim_pid = tr_self_pid();
+	}
 	return 1;
 }
 
@@ -158,16 +171,20 @@ void tr_ar_unclaim(const char *dir, const char *name)
 	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
 	if (tr_real.stat(p, &st) == 0 && (st.st_size == 0 || claim_pid(p) == tr_self_pid()))
 		tr_real.unlink(p);
+	if (!strcmp(name, tr_ar_name))
+		own_claim = 0;
 	rmdir(od);    /* only if empty */
 	rmdir(dir);
 }
 
-/* The anchor is written: remove the claim. Async-signal-safe. */
+/* The anchor (a tree's part: its records) is written: remove the claim,
+ * if any is left. Async-signal-safe. */
 void tr_ar_drop_claim(void)
 {
 	char od[4200], cl[4400];
-	if (tr_ar_tree_part() || claim_is_anchor)
-		return;   /* a tree's part claims nothing (archive.c) */
+	if (!claim_held())
+		return;
+	own_claim = 0;
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
 	tr_real.unlink(cl);
@@ -183,12 +200,13 @@ void tr_ar_drop_claim(void)
 void tr_ar_claim_to_anchor(void)
 {
 	char od[4200], cl[4400], part[4400];
-	if (tr_ar_tree_part() || tr_g.mpi_expected)
+	if (!claim_held() || tr_ar_tree_part() || tr_g.mpi_expected)
 		return;
 	tr_ar_own_dir(tr_g.dir, od, sizeof(od));
 	snprintf(cl, sizeof(cl), "%s/%s.claim", od, tr_ar_name);
 	snprintf(part, sizeof(part), "%s/%s.otf2.part", od, tr_ar_name);
-	claim_is_anchor = tr_real.rename(cl, part) == 0;
+	if (tr_real.rename(cl, part) == 0)
+		own_claim = 2;
 }
 
 /* <own dir>/<archive name><suffix> (durable.c's recovery files). */

@@ -63,6 +63,11 @@ def case_basic():
     check(len(tracer_lines(p.stderr)) == 1, 'extra tracer lines: %r' % tracer_lines(p.stderr))
     # the location's event count in the definitions
     check(m.number_of_events == len(m.events), 'numberOfEvents %d vs %d' % (m.number_of_events, len(m.events)))
+    # a lone process leaves its archive and nothing else: no procs/, no
+    # claim (it became the anchor), no .part
+    check(sorted(os.listdir(d)) == ['traces', 'traces.def', 'traces.otf2'], 'archive files %r' % sorted(os.listdir(d)))
+    check(sorted(os.listdir(os.path.join(d, 'traces'))) == ['0.def', '0.evt'],
+          'location files %r' % sorted(os.listdir(os.path.join(d, 'traces'))))
 
 
 def case_threads():

@@ -110,6 +110,14 @@ def check_tree(prefix, progs=None, exit_status=None, min_groups=1, all_ended=Fal
     anchor = os.path.join(prefix, 'traces.otf2')
     if not os.path.exists(anchor):
         ck.fail('%s: no traces.otf2 (%s)' % (prefix, sorted(os.listdir(prefix))))
+    # no leftover of the unification (written in place, or aside and
+    # moved) or of a claim (it becomes the root's anchor)
+    left = [f for f in os.listdir(prefix) if f.startswith('.tracer-merge.') or f.endswith('.part')]
+    if os.path.isdir(os.path.join(prefix, 'procs')):
+        left += ['procs/' + f for f in os.listdir(os.path.join(prefix, 'procs'))
+                 if f.endswith('.part') or (all_ended and f.endswith('.claim'))]
+    if left:
+        ck.fail('%s: leftovers %r' % (prefix, sorted(left)))
     # all_ended (no process was killed): every part is events and packed
     # definitions, an anchor and global definitions only the root's (part
     # 0: standalone when alone; a killed member's are recovered from its
