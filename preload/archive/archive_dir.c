@@ -171,8 +171,6 @@ void tr_ar_unclaim(const char *dir, const char *name)
 	snprintf(p, sizeof(p), "%.4000s/%.60s.claim", od, name);
 	if (tr_real.stat(p, &st) == 0 && (st.st_size == 0 || claim_pid(p) == tr_self_pid()))
 		tr_real.unlink(p);
-	if (!strcmp(name, tr_ar_name))
-		own_claim = 0;
 	rmdir(od);    /* only if empty */
 	rmdir(dir);
 }
